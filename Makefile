@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# fvbpf: `make` builds, `make demo` shows it, `make test` proves it.
+
+BUILD    ?= build
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+PYTHON   ?= python3
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+# Privileged steps go through sudo unless we are root already.
+SUDO     := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WARN     := -Wall -Wextra -Werror
+CPPFLAGS := -Iinclude -Iuser -I$(BUILD)
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -MMD -MP $(CPPFLAGS)
+LDLIBS   := -lbpf -lelf -lz -ljson-c -lpthread
+SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+CORE_SRCS := $(filter-out user/fvbpf.c,$(wildcard user/*.c))
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
+SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/asan/%.o)
+LIB_SRCS  := $(wildcard user/lib/*.c)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.pic.o)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%) \
+             $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/asan/%)
+WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(wildcard tests/workloads/*.c))
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
+SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
+
+.DELETE_ON_ERROR:
+.PHONY: all deps demo test unit bench install clean check-nop
+
+all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS)
+
+# Debian packages needed to build, test, demo and benchmark.
+DEB_PKGS := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+            libjson-c-dev pkg-config binutils python3 bats bats-assert \
+            bats-support bats-file bpftrace procps util-linux
+deps:
+	$(Q)missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:" $$missing; \
+		$(SUDO) apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)test -r /sys/kernel/btf/vmlinux || { echo "fvbpf: kernel BTF missing (/sys/kernel/btf/vmlinux): use a kernel built with CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-MMD -MP -Iinclude -I$(BUILD) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(BUILD)/user/%.o: user/%.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/user/%.o: user/%.c | $(SKELS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) -c $< -o $@
+
+$(BUILD)/fvbpf: $(BUILD)/user/fvbpf.o $(CORE_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# The in-process library depends on libc only.
+$(BUILD)/user/lib/%.pic.o: user/lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposition -c $< -o $@
+
+$(BUILD)/libfvbpf.so: $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -o $@ $^
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/asan/test_%: tests/unit/test_%.c $(SAN_OBJS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) -Itests/unit -o $@ $^ $(LDLIBS)
+
+# Workloads link the library by path so they find it without installing.
+$(BUILD)/tests/%: tests/workloads/%.c $(BUILD)/libfvbpf.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..' -lpthread -lm
+
+unit: $(UNIT_BINS)
+	$(Q)tests/run-unit.sh $(UNIT_BINS)
+
+demo: deps all
+	$(Q)$(SUDO) tests/demo.sh $(BUILD)
+
+test: deps all $(UNIT_BINS)
+	$(Q)$(SUDO) env BUILD=$(BUILD) tests/run.sh
+
+bench: deps all
+	$(Q)$(SUDO) tests/bench/bench.sh $(BUILD)
+
+install: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/fvbpf
+	install -m 0755 $(BUILD)/fvbpf $(DESTDIR)$(PREFIX)/bin/fvbpf
+	install -m 0755 $(BUILD)/libfvbpf.so $(DESTDIR)$(PREFIX)/lib/libfvbpf.so
+	install -m 0644 include/fvbpf/fvbpf.h $(DESTDIR)$(PREFIX)/include/fvbpf/fvbpf.h
+	pyver=$$($(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])'); \
+	dest=$(DESTDIR)$(PREFIX)/lib/$$pyver/site-packages/fvbpf; \
+	install -d $$dest && install -m 0644 python/fvbpf/*.py $$dest/ && \
+	install -m 0755 $(BUILD)/libfvbpf.so $$dest/libfvbpf.so
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * Records that BPF writes into the ring buffer, shared verbatim by the BPF
+ * programs and the loader.  Fixed-width types, explicit padding, a size
+ * assertion per struct, and a version in every header so that a loader never
+ * misreads a stream written by other BPF code.
+ */
+#ifndef FVBPF_EVENTS_H
+#define FVBPF_EVENTS_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u8 ... __u64 */
+#else
+#include <linux/types.h>
+#endif
+
+#define FVBPF_EVENT_VERSION 1
+
+/* Upper bounds that size BPF maps; the loader may lower them. */
+#define FVBPF_MAX_REGIONS 256
+#define FVBPF_MAX_PROCS 1024
+
+enum fvbpf_event_type {
+	FVBPF_EV_REGION_BEGIN = 1,
+	FVBPF_EV_REGION_END = 2,
+	FVBPF_EV_THREAD_SYNC = 3,
+};
+
+/*
+ * Each thread of the target keeps the names of its open regions (pointers
+ * only, about 1 ns a marker).  On its first marker after an attach it hands
+ * that stack to BPF once, so fvbpf learns which regions were already open
+ * when it attached instead of mistaking their children for outermost ones.
+ */
+#define FVBPF_STACK_MAX 8       /* names kept per thread (static TLS is scarce) */
+#define FVBPF_SYNC_NAMES 8      /* names BPF copies out, outermost first */
+#define FVBPF_NAME_LEN 64
+
+struct fvbpf_thread_stack {
+	__u32 depth;            /* open regions; may exceed FVBPF_STACK_MAX */
+	__u32 epoch;            /* fvbpf_attach_epoch when this thread last synced */
+	__u64 names[FVBPF_STACK_MAX];
+};
+
+struct fvbpf_event_hdr {
+	__u16 type;     /* enum fvbpf_event_type */
+	__u16 version;  /* FVBPF_EVENT_VERSION */
+	__u32 size;     /* bytes of the whole record */
+	__u32 tgid;
+	__u32 tid;
+	__u64 ts_ns;    /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+};
+
+struct fvbpf_region_event {
+	struct fvbpf_event_hdr hdr;
+	__u32 region_id;  /* index into the loader's registry */
+	__s32 depth;      /* BPF's per-process depth after this event */
+	__u64 name_hash;  /* fvbpf_region_hash() of the name the target passed */
+};
+
+struct fvbpf_sync_event {
+	struct fvbpf_event_hdr hdr;
+	__u32 depth;      /* regions open on the thread before this marker */
+	__u32 nnames;     /* names copied below */
+	char names[FVBPF_SYNC_NAMES][FVBPF_NAME_LEN];
+};
+
+/* Per traced process state kept by BPF (map "procs"). */
+struct fvbpf_proc_state {
+	__s32 depth;        /* open enabled regions in this process */
+	__u32 flags;        /* FVBPF_PROC_* */
+	__u64 drops;        /* ring-buffer reserve failures for this process */
+	__u64 unbalanced;   /* region ends seen at depth 0 */
+};
+
+#define FVBPF_PROC_ARMED 1u  /* set once every probe of the process is attached */
+
+#ifndef __BPF__
+_Static_assert(sizeof(struct fvbpf_event_hdr) == 24, "event header layout");
+_Static_assert(sizeof(struct fvbpf_region_event) == 40, "region event layout");
+_Static_assert(sizeof(struct fvbpf_proc_state) == 24, "proc state layout");
+_Static_assert(sizeof(struct fvbpf_sync_event) == 544, "sync event layout");
+_Static_assert(sizeof(struct fvbpf_thread_stack) == 8 + 8 * FVBPF_STACK_MAX, "thread stack layout");
+#endif
+
+#endif /* FVBPF_EVENTS_H */

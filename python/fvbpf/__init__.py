@@ -1,0 +1,284 @@
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+"""fvbpf region markers for Python.
+
+A thin ctypes binding of libfvbpf.so, with the same helpers as FastVideo's
+``fastvideo.profiler``::
+
+    from fvbpf import profile_region, profiler_region
+
+    @profile_region("training_dataloader")
+    def load_batch(): ...
+
+    with profiler_region("training_backward"):
+        loss.backward()
+
+While no fvbpf loader is attached, a marker costs one read of the library's
+semaphore and a branch; the C functions are called only while attached.  If
+the library cannot be found, everything is a silent no-op (after one warning
+at import): profiling must never break the job it observes.
+
+Region names follow the C library's rules (case and surrounding white space
+do not matter, the "profiler_region_" prefix is optional).  Begin and end must
+happen on the same thread and nest properly.
+
+The library is looked up in this order: the path in $FVBPF_LIB, libfvbpf.so
+beside this package, build/libfvbpf.so of the fvbpf source tree this package
+lives in, then the system library path.
+"""
+
+import ctypes
+import ctypes.util
+import functools
+import inspect
+import os
+import warnings
+
+__all__ = [
+    "attached",
+    "library_path",
+    "profile_region",
+    "profiler_region",
+    "region_begin",
+    "region_end",
+]
+__version__ = "0.1.0"
+
+_LIB_NAME = "libfvbpf.so"
+_RTLD_DI_LINKMAP = 2  # glibc <dlfcn.h>
+
+
+class _Detached:
+    """Stands in for the semaphore while no library is loaded."""
+
+    __slots__ = ()
+    value = 0
+
+
+def _noop(*_args):
+    return 0
+
+
+# Rebound by _bind() once a library loads.  The markers look these globals up
+# at call time, so a job that never loads the library pays for a single
+# attribute read per marker.
+_sem = _Detached()
+_begin = _noop
+_end = _noop
+_attached = _noop
+_path = None
+
+
+class _LinkMap(ctypes.Structure):
+    # Leading fields of glibc's struct link_map (<link.h>), a stable ABI.
+    _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
+
+
+def _loaded_path(lib, name):
+    """Absolute path of @lib, opened as @name (a path or a bare soname)."""
+    path = name
+    if "/" not in name:
+        # dlopen() searched the system path: ask the dynamic linker where.
+        try:
+            dlinfo = ctypes.CDLL(None).dlinfo
+            dlinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+            lm = ctypes.POINTER(_LinkMap)()
+            if (dlinfo(lib._handle, _RTLD_DI_LINKMAP, ctypes.byref(lm)) == 0
+                    and lm and lm.contents.l_name):
+                path = os.fsdecode(lm.contents.l_name)
+        except Exception:
+            pass
+    return os.path.abspath(path) if "/" in path else path
+
+
+def _open(name):
+    """Load @name and look up the fvbpf symbols; raises on any failure."""
+    # PyDLL, not CDLL: it keeps the GIL across the call.  The markers are tiny
+    # and never block, and dropping the GIL on each one would let other
+    # threads take over mid-step and skew the very timings being measured.
+    lib = ctypes.PyDLL(name)
+    sem = ctypes.c_uint16.in_dll(lib, "fvbpf_semaphore")
+    begin = lib.fvbpf_region_begin
+    end = lib.fvbpf_region_end
+    att = lib.fvbpf_attached
+    for fn in (begin, end):
+        fn.argtypes = [ctypes.c_char_p]
+        fn.restype = None
+    att.argtypes = []
+    att.restype = ctypes.c_int
+    return lib, sem, begin, end, att
+
+
+def _candidates():
+    """Yield (name, from_env); lazily, since find_library() spawns tools."""
+    env = os.environ.get("FVBPF_LIB")
+    if env:
+        yield env, True
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (os.path.join(here, _LIB_NAME),
+                 os.path.join(os.path.dirname(os.path.dirname(here)),
+                              "build", _LIB_NAME)):
+        if os.path.exists(path):
+            yield path, False
+    # Plain dlopen() first: it covers LD_LIBRARY_PATH and ld.so.cache at no
+    # cost; find_library() adds what only ldconfig/gcc/ld know about.
+    yield _LIB_NAME, False
+    found = ctypes.util.find_library("fvbpf")
+    if found:
+        yield found, False
+
+
+def _load():
+    global _sem, _begin, _end, _attached, _path
+
+    env_error = None  # why $FVBPF_LIB failed, if it did
+    errors = []       # candidates that exist but would not load
+    for name, from_env in _candidates():
+        try:
+            lib, sem, begin, end, att = _open(name)
+        except (OSError, AttributeError, ValueError) as e:
+            why = str(e)
+            if why.startswith(name + ": "):  # dlerror() names the file
+                why = why[len(name) + 2:]
+            if from_env:
+                env_error = "FVBPF_LIB=%s could not be loaded: %s" % (
+                    name, why)
+            elif "/" in name:
+                errors.append("%s: %s" % (name, why))
+            continue
+        _sem, _begin, _end, _attached = sem, begin, end, att
+        _path = _loaded_path(lib, name)
+        if env_error:
+            _warn("fvbpf: %s. Using %s instead." % (env_error, _path))
+        return
+
+    if env_error:
+        errors.insert(0, env_error)
+    details = "".join(" %s." % d for d in errors)
+    _warn("fvbpf: no usable %s, region markers are disabled.%s Build it with "
+          "`make` in the fvbpf source tree, or set FVBPF_LIB to its path."
+          % (_LIB_NAME, details))
+
+
+def _warn(message, stacklevel=4):
+    # Default: past _warn(), _load() and the module body to the user's import
+    # statement (the warnings module skips the import machinery in between).
+    warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
+
+
+try:
+    _load()
+except Exception as e:  # never let the profiler break the job's import
+    _warn("fvbpf: region markers are disabled (%s: %s)."
+          % (type(e).__name__, e), stacklevel=3)
+
+
+def _encode(name):
+    if isinstance(name, bytes):
+        return name
+    # "replace": a lone surrogate must not raise in the middle of a job.
+    return str(name).encode("utf-8", "replace")
+
+
+def _check_name(name, who):
+    # Catches the bare "@profile_region" (no name) when the code is defined,
+    # not in the middle of a run.
+    if not isinstance(name, (str, bytes)):
+        raise TypeError("%s() takes a region name (str), got %r; write "
+                        "%s(\"name\")" % (who, type(name).__name__, who))
+    return _encode(name)
+
+
+def attached():
+    """True while an fvbpf loader has its probes attached to this process."""
+    return bool(_attached())
+
+
+def library_path():
+    """Path of the loaded libfvbpf.so, or None when markers are no-ops."""
+    return _path
+
+
+def region_begin(name):
+    """Mark the start of region @name (str or bytes) on this thread."""
+    if _sem.value:
+        _begin(_encode(name))
+
+
+def region_end(name):
+    """Mark the end of region @name (str or bytes) on this thread."""
+    if _sem.value:
+        _end(_encode(name))
+
+
+class profiler_region:
+    """Context manager marking a region: ``with profiler_region("name"):``.
+
+    Reusable and reentrant; one instance may be shared between threads.  Begin
+    and end each check the semaphore, so a loader attaching or detaching
+    mid-region sees an unbalanced marker, which it tolerates.  Exceptions
+    propagate; the end marker is still emitted.
+    """
+
+    __slots__ = ("name", "_name")
+
+    def __init__(self, name):
+        self._name = _check_name(name, "profiler_region")  # encoded once
+        self.name = name if isinstance(name, str) else \
+            name.decode("utf-8", "replace")
+
+    def __enter__(self):
+        if _sem.value:
+            _begin(self._name)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if _sem.value:
+            _end(self._name)
+        return False
+
+    def __repr__(self):
+        return "profiler_region(%r)" % (self.name,)
+
+
+def profile_region(name):
+    """Decorator marking each call of a function as region @name.
+
+    Works on functions and methods, and on staticmethod/classmethod objects
+    too.  A coroutine function is marked from its first step to its return,
+    awaits included: coroutines of one region running concurrently on an event
+    loop would then interleave, so mark only ones that run one at a time.  On
+    a generator function only the creation of the generator is marked.
+    """
+    encoded = _check_name(name, "profile_region")
+
+    def decorate(fn):
+        if isinstance(fn, (staticmethod, classmethod)):
+            return type(fn)(decorate(fn.__func__))
+        if not callable(fn):
+            raise TypeError("profile_region(%r) must decorate a callable, "
+                            "got %r" % (name, type(fn).__name__))
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def async_wrapper(*args, **kwargs):
+                if _sem.value:
+                    _begin(encoded)
+                try:
+                    return await fn(*args, **kwargs)
+                finally:
+                    if _sem.value:
+                        _end(encoded)
+            return async_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if _sem.value:
+                _begin(encoded)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                if _sem.value:
+                    _end(encoded)
+        return wrapper
+
+    return decorate

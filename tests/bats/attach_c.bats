@@ -1,0 +1,243 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# End to end on the C workload: real BPF, real uprobes, real files.
+
+load helpers
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+@test "segments and annotations equal the workload's own counts" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 6 --step-ms 12 --wait-signal --idle --threads
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 6 \
+		-r training_train_one_step,training_forward,training_backward,training_dataloader,training_optimizer
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	wait_for grep -q '^counts' "$WL_LOG"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=6 incomplete=0"
+	assert_line "who rank0=6"
+	[ "$(chk_count 'region training_train_one_step' "$output")" = "$(wl_count train_one_step)" ]
+	[ "$(chk_count 'region training_forward' "$output")" = "$(wl_count forward)" ]
+	[ "$(chk_count 'region training_backward' "$output")" = "$(wl_count backward)" ]
+	[ "$(chk_count 'region training_optimizer' "$output")" = "$(wl_count optimizer)" ]
+	# the main thread's and the worker thread's dataloader regions
+	[ "$(chk_count 'region training_dataloader' "$output")" = \
+	  "$(( $(wl_count dataloader) + $(wl_count worker_dataloader) ))" ]
+	# callbacks was not requested, the unregistered name is unknown
+	refute_line --partial "region training_callbacks"
+	refute_line --partial "not_a_registered_region"
+	assert_line "max_threads=2"
+	assert_file_exists "$OUT/trace_rank0_segment0000_training_train_one_step.json"
+	assert_file_exists "$OUT/summary_rank0_segment0005_training_train_one_step.txt"
+	assert_file_exists "$OUT/summary_rank0_segment0005_training_train_one_step.json"
+	assert_file_not_exists "$OUT/trace_rank0_segment0006_training_train_one_step.json"
+}
+
+@test "the worker thread's slices sit on their own named track" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 2 --step-ms 12 --wait-signal --idle --threads
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 2 -r training_train_one_step,training_dataloader
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	run python3 - "$OUT/trace_rank0_segment0001_training_train_one_step.json" "$WL_PID" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1])); pid = int(sys.argv[2])
+names = {e["tid"]: e["args"]["name"] for e in t["traceEvents"] if e.get("name") == "thread_name"}
+dl = [e for e in t["traceEvents"] if e.get("ph") == "X" and e["name"].endswith("training_dataloader")]
+tids = sorted({e["tid"] for e in dl})
+print("tids", len(tids), "worker_named", any(names.get(x) == "dl_worker" for x in tids),
+      "main", pid in tids, "pid_ok", all(e["pid"] == pid for e in dl))
+PY
+	assert_success
+	assert_output "tids 2 worker_named True main True pid_ok True"
+}
+
+@test "target keeps running after detach and fvbpf_attached() is back to 0" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 2 --step-ms 6 --wait-signal --idle
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 2 -r training_train_one_step
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	wait_for grep -q '^attached=1' "$WL_LOG"
+	local lines
+	lines=$(wc -l <"$WL_LOG")
+	# new lines after fvbpf left, and they say 0
+	wait_for bash -c "[ \$(wc -l <'$WL_LOG') -gt $((lines + 2)) ]"
+	kill -0 "$WL_PID"
+	[ "$(tail -n 1 "$WL_LOG")" = "attached=0" ]
+	# the kernel's semaphore count is back to zero: attaching again works
+	start_fvbpf -p "$WL_PID" -o "$OUT/again" -r training_train_one_step -d 0.3
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	kill -0 "$WL_PID"
+}
+
+@test "RANK from the target's environment names the files" {
+	RANK=3 start_workload "$WL_LOG" "$TRAINER" --steps 1 --step-ms 6 --wait-signal --idle
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 1 -r training_train_one_step
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	assert_file_exists "$OUT/trace_rank3_segment0000_training_train_one_step.json"
+	run python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['otherData']['rank'])" \
+		"$OUT/trace_rank3_segment0000_training_train_one_step.json"
+	assert_output "3"
+}
+
+@test "two processes of one rank are named by pid, both traced" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 2 --step-ms 6 --wait-signal --idle
+	local p1=$WL_PID
+	start_workload "$WL_LOG.2" "$TRAINER" --steps 3 --step-ms 6 --wait-signal --idle
+	local p2=$WL_PID
+	start_fvbpf -p "$p1,$p2" -o "$OUT" -r training_train_one_step,training_forward -n 2
+	kill -USR1 "$p1" "$p2"
+	wait_for grep -q '^counts' "$WL_LOG.2"
+	wait_fvbpf
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "who pid$p1=2"
+	assert_line "who pid$p2=2"
+	refute_line --partial "who rank"
+}
+
+@test "an enabled outer region makes one segment with every step inside" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 4 --step-ms 6 --wait-signal --idle --train
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 1 -r training_train,training_train_one_step,training_forward
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=1 incomplete=0"
+	assert_line "region training_train=1"
+	assert_line "region training_train_one_step=4"
+	assert_line "region training_forward=4"
+	assert_file_exists "$OUT/trace_rank0_segment0000_training_train.json"
+}
+
+@test "a region that is not enabled never opens a segment" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 2 --step-ms 6 --wait-signal --idle
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 2 -r training_forward
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	# train_one_step is not enabled, so every forward is its own segment
+	assert_line "segments=2 incomplete=0"
+	assert_file_exists "$OUT/trace_rank0_segment0001_training_forward.json"
+	refute_line --partial "region training_train_one_step"
+}
+
+@test "-r falls back to FASTVIDEO_TORCH_PROFILE_REGIONS" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 1 --step-ms 6 --wait-signal --idle
+	FASTVIDEO_TORCH_PROFILE_REGIONS=profiler_region_training_train_one_step,profiler_region_training_forward \
+		start_fvbpf -p "$WL_PID" -o "$OUT" -n 1
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	run python3 "$CHECK" "$OUT"
+	assert_line "region training_forward=1"
+}
+
+@test "--region-file adds regions, and an odd name is escaped in JSON" {
+	cat >"$BATS_TEST_TMPDIR/regions.txt" <<'R'
+# custom regions
+my_step  a step of my own
+R
+	run "$FVBPF" regions --region-file "$BATS_TEST_TMPDIR/regions.txt"
+	assert_success
+	assert_line --partial "my_step"
+	assert_line --partial "training_train_one_step"
+	[ "${#lines[@]}" -eq 19 ]
+}
+
+@test "SIGINT mid-segment writes it as incomplete and exits 0" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 2 --step-ms 6 --wait-signal --hang-in-region
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_train_one_step,training_forward
+	kill -USR1 "$WL_PID"
+	wait_for grep -q '^hanging' "$WL_LOG"
+	kill -INT "$FV_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=3 incomplete=1"
+	assert_line "region training_forward=3"
+	grep -q "PID $WL_PID was still inside segment 2 (training_train_one_step): written as incomplete" "$FV_ERR"
+	kill -0 "$WL_PID"
+}
+
+@test "a second SIGINT stops fvbpf at once and the target is restored" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 0 --step-ms 30 --wait-signal --idle
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_train_one_step
+	kill -USR1 "$WL_PID"
+	# Held stopped, the two signals are both pending when it resumes (two
+	# SIGINTs would merge into one): the second one must kill it.
+	kill -STOP "$FV_PID"
+	kill -INT "$FV_PID"
+	kill -TERM "$FV_PID"
+	kill -CONT "$FV_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -ge 128 ]
+	kill -0 "$WL_PID"
+	kill -TERM "$WL_PID"
+	wait_for grep -q '^attached=0' "$WL_LOG"
+}
+
+@test "a target that exits mid-segment gives an incomplete segment and exit 0" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 2 --step-ms 6 --wait-signal --exit-in-region
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_train_one_step,training_forward
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=3 incomplete=1"
+	grep -q "PID $WL_PID exited inside segment 2" "$FV_ERR"
+	run python3 -c "import json,sys; t=json.load(open(sys.argv[1])); print(t['otherData']['incomplete'], [e['args'].get('incomplete') for e in t['traceEvents'] if e.get('ph')=='X'])" \
+		"$OUT/trace_rank0_segment0002_training_train_one_step.json"
+	assert_output "True [True, True]"
+}
+
+@test "-d stops after the duration" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 0 --step-ms 20 --idle
+	local t0=$SECONDS
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_train_one_step -d 1
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	[ $((SECONDS - t0)) -le 4 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line --regexp "^segments=(2[0-9]|[3-9][0-9]) incomplete=[01]$"
+}
+
+@test "attached mid-region: the open region is a segment marked as started before attach" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 1 --step-ms 6 --hang-in-region
+	wait_for grep -q '^hanging' "$WL_LOG"
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_train_one_step,training_forward
+	# the workload leaves forward and the step, then exits: fvbpf must learn
+	# that both were open before it attached
+	kill -TERM "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=1 incomplete=0"
+	assert_line "region training_train_one_step=1"
+	assert_line "region training_forward=1"
+	run python3 -c "import json,sys; t=json.load(open(sys.argv[1])); print(t['otherData']['started_before_attach'], sorted((e['args']['region'], e['args'].get('started_before_attach')) for e in t['traceEvents'] if e.get('ph')=='X'))" \
+		"$OUT/trace_rank0_segment0000_training_train_one_step.json"
+	assert_output "True [('training_forward', True), ('training_train_one_step', True)]"
+	grep -q "started before attach" "$FV_OUT"
+	refute_output --partial "unbalanced"
+}
+
+@test "-n counts only segments whose start was seen" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 0 --step-ms 40 --idle
+	# attach while a step is running most of the time
+	sleep 0.1
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 2 -r training_train_one_step
+	wait_fvbpf
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 -c "import json,sys; m=json.load(open(sys.argv[1])); print(sum(not f['started_before_attach'] for f in m['files']), sum(f['started_before_attach'] for f in m['files']) <= 1)" "$OUT/manifest.json"
+	assert_output "2 True"
+}

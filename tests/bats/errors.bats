@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# Every error a user can cause: a one-line message naming cause and fix,
+# and the exit status the README promises.
+
+load helpers
+
+setup() { common_setup; }
+teardown() {
+	common_teardown
+	[ -n "${MNT:-}" ] && umount "$MNT" 2>/dev/null
+	[ -n "${NR_DIR:-}" ] && rm -rf "$NR_DIR"
+	return 0
+}
+
+start_idle_trainer() {
+	start_workload "$WL_LOG" "$TRAINER" --steps 0 --step-ms 10 --idle
+}
+
+@test "not root: says to use sudo" {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
+	# bats' own temporary directories are private to root
+	NR_DIR=$(mktemp -d /tmp/fvbpf-nonroot.XXXXXX)
+	chmod 755 "$NR_DIR"
+	cp "$FVBPF" "$NR_DIR/fvbpf"
+	start_idle_trainer
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$NR_DIR/fvbpf" attach \
+		-p "$WL_PID" -r training_forward -o "$NR_DIR/out"
+	assert_failure 1
+	assert_output "fvbpf: error: fvbpf attach needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE): run it with sudo"
+}
+
+@test "no BTF: names the kernel option" {
+	start_idle_trainer
+	FVBPF_BTF_PATH=/nonexistent/vmlinux run "$FVBPF" attach -p "$WL_PID" -r training_forward -o "$OUT"
+	assert_failure 1
+	assert_output --partial "kernel BTF not found at /nonexistent/vmlinux: boot a kernel built with CONFIG_DEBUG_INFO_BTF=y"
+}
+
+@test "no such PID" {
+	local pid=$(( $(cat /proc/sys/kernel/pid_max) - 1 ))
+	while kill -0 "$pid" 2>/dev/null; do pid=$((pid - 1)); done
+	run "$FVBPF" attach -p "$pid" -r training_forward -o "$OUT"
+	assert_failure 1
+	assert_output "fvbpf: error: no process with PID $pid: check the PID (ps -p $pid)"
+}
+
+@test "a PID without markers: says how to load them" {
+	start_workload "$WL_LOG" bash -c 'echo pid=$$; exec sleep 30'
+	run "$FVBPF" attach -p "$WL_PID" -r training_forward -o "$OUT"
+	assert_failure 1
+	assert_output --partial "PID $WL_PID (sleep) has no fvbpf markers mapped: link it with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, or import fvbpf in Python"
+}
+
+@test "unknown region: a warning, the valid ones are traced" {
+	start_idle_trainer
+	run "$FVBPF" attach -p "$WL_PID" -r Training_Forward,no_such_region -o "$OUT" -n 2
+	assert_success
+	assert_line "fvbpf: warning: unknown region 'no_such_region' ignored (see 'fvbpf regions', or add it with --region-file)"
+	assert_file_exists "$OUT/trace_rank0_segment0001_training_forward.json"
+}
+
+@test "no valid region: an error that lists the registry" {
+	start_idle_trainer
+	run "$FVBPF" attach -p "$WL_PID" -r bogus,worse -o "$OUT"
+	assert_failure 1
+	assert_line --partial "fvbpf: error: no valid region in 'bogus,worse'; known regions: model_loading, inference_denoising"
+	assert_line --partial "dmd2_critic_loss"
+}
+
+@test "no region at all: says how to give them" {
+	start_idle_trainer
+	FASTVIDEO_TORCH_PROFILE_REGIONS= run "$FVBPF" attach -p "$WL_PID" -o "$OUT"
+	assert_failure 1
+	assert_output --partial "no regions given: use -r"
+}
+
+@test "bad arguments are usage errors" {
+	run "$FVBPF" attach -p abc -r training_forward
+	assert_failure 2
+	assert_output --partial "invalid PID 'abc'"
+	run "$FVBPF" attach -r training_forward
+	assert_failure 2
+	assert_output --partial "no process given: use -p PID"
+	run "$FVBPF" attach -p 1 -r training_forward -n 0
+	assert_failure 2
+	run "$FVBPF" frobnicate
+	assert_failure 2
+	assert_output --partial "unknown command 'frobnicate'"
+}
+
+@test "output directory not writable: refused before attaching" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 1 --step-ms 6 --idle
+	MNT=$BATS_TEST_TMPDIR/ro
+	mkdir -p "$MNT"
+	mount -t tmpfs -o ro,size=1m tmpfs "$MNT"
+	run "$FVBPF" attach -p "$WL_PID" -r training_forward -o "$MNT"
+	assert_failure 1
+	assert_output --partial "output directory $MNT is not writable: Read-only file system; choose another with -o"
+	refute_output --partial "attached to PID"
+	# and the target's semaphore was never raised
+	wait_for grep -q '^attached=0' "$WL_LOG"
+	run grep -c '^attached=1' "$WL_LOG"
+	assert_output "0"
+}
+
+@test "disk full: segments that cannot be written are reported, exit 1" {
+	start_idle_trainer
+	MNT=$BATS_TEST_TMPDIR/full
+	mkdir -p "$MNT"
+	mount -t tmpfs -o size=8k tmpfs "$MNT"
+	run "$FVBPF" attach -p "$WL_PID" -r training_train_one_step,training_forward -o "$MNT" -n 8
+	assert_failure 1
+	assert_output --partial "No space left on device (disk full: free space or choose another -o)"
+	assert_output --regexp "fvbpf: error: [0-9]+ segments? could not be written to $MNT: disk full; free space or choose another -o"
+	# nothing half-written is left behind
+	run bash -c "ls -A '$MNT' | grep -c '\.tmp\.'"
+	assert_output "0"
+}
+
+@test "a requested region never entered is reported at exit" {
+	start_idle_trainer
+	run "$FVBPF" attach -p "$WL_PID" -r training_train_one_step,training_validation -o "$OUT" -d 0.5
+	assert_success
+	assert_line "fvbpf: warning: region 'training_validation' was never entered while attached: check the name and that the target runs that code"
+	run python3 "$CHECK" "$OUT"
+	assert_line "never_entered=training_validation"
+}

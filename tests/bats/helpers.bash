@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# Shared set-up of the end-to-end tests: start a workload, attach fvbpf,
+# wait for things without fixed sleeps where a condition can be polled.
+
+load /usr/lib/bats/bats-support/load
+load /usr/lib/bats/bats-assert/load
+load /usr/lib/bats/bats-file/load
+
+ROOT=${FVBPF_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+FVBPF=$BUILD/fvbpf
+TRAINER=$BUILD/tests/marker_trainer
+CHECK=$ROOT/tests/lib/trace_check.py
+
+common_setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	OUT=$BATS_TEST_TMPDIR/out
+	WL_LOG=$BATS_TEST_TMPDIR/workload.log
+	FV_OUT=$BATS_TEST_TMPDIR/fvbpf.out
+	FV_ERR=$BATS_TEST_TMPDIR/fvbpf.err
+	WL_PIDS=()
+	FV_PID=
+}
+
+common_teardown() {
+	local p
+	[ -n "${FV_PID:-}" ] && kill -KILL "$FV_PID" 2>/dev/null
+	for p in "${WL_PIDS[@]:-}"; do
+		[ -n "$p" ] && kill -KILL "$p" 2>/dev/null
+	done
+	return 0
+}
+
+# wait_for CMD... : poll a condition for up to 10 s.
+wait_for() {
+	local i
+	for i in $(seq 200); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	echo "timed out waiting for: $*" >&2
+	return 1
+}
+
+# start_workload LOG CMD...: start it in the background, set WL_PID from its
+# own "pid=" line (the PID of the process that holds the markers).
+start_workload() {
+	local log=$1
+	shift
+	"$@" >"$log" 2>&1 &
+	WL_PIDS+=($!)
+	disown # no "Killed" notices from teardown
+	wait_for grep -q '^pid=' "$log"
+	WL_PID=$(sed -n 's/^pid=//p' "$log" | head -n1)
+}
+
+# start_fvbpf ARGS...: attach in the background, return once it traces.
+start_fvbpf() {
+	"$FVBPF" attach "$@" >"$FV_OUT" 2>"$FV_ERR" &
+	FV_PID=$!
+	wait_for grep -q 'fvbpf: tracing' "$FV_ERR" || { cat "$FV_ERR" >&2; return 1; }
+}
+
+# wait_fvbpf: wait for fvbpf to exit by itself (10 s), return its status.
+wait_fvbpf() {
+	local i
+	for i in $(seq 200); do
+		kill -0 "$FV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$FV_PID" 2>/dev/null; then
+		echo "fvbpf did not stop" >&2
+		return 99
+	fi
+	FV_STATUS=0
+	wait "$FV_PID" || FV_STATUS=$?
+	FV_PID=
+	return 0
+}
+
+# The workload's own count for a name, from its "counts ..." line.
+wl_count() {
+	sed -n 's/^counts .*\b'"$1"'=\([0-9]*\).*/\1/p' "${2:-$WL_LOG}"
+}
+
+# The checker's count for a line like "region training_forward=5".
+chk_count() { # key output
+	sed -n 's/^'"$1"'=\([0-9]*\).*/\1/p' <<<"$2"
+}

@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#
+# `make bench`: what a region marker costs, with and without fvbpf, next to
+# bpftrace on the very same probes.  A benchmark, not a test: it prints
+# figures and exits 0 unless a run failed (a tool that did not attach, a
+# workload that died, a trace that recorded nothing).
+#
+# Method
+#   Workload: build/tests/bench_markers (tests/workloads/bench_markers.c).  One
+#   round opens the enabled outer region "training_train", runs HITS/2
+#   begin/end pairs of the enabled inner region "training_forward" (each call
+#   a marker hit inside a segment), then closes the outer region.  Only the
+#   inner loop is timed, in the process, with CLOCK_MONOTONIC; a run reports
+#   the median ns per pair over ROUNDS rounds.
+#
+#   1. Not attached: the markers as a job runs them with no tool present (one
+#      load of the semaphore and a branch), in C and, if python/fvbpf imports,
+#      in Python (no loader attached, no ctypes call made).
+#   2. baseline: the semaphore forced on by the workload itself and no probe
+#      attached, so the markers hash the name and call the probe functions (a
+#      5-byte NOP and a ret): the code path of the two traced runs, minus the
+#      uprobes.
+#   3. fvbpf: `fvbpf attach -r training_train,training_forward` (the kernel
+#      raises the semaphore); one segment per round is written and checked.
+#   4. bpftrace: `@ = count()` on the same two probe functions of the same
+#      library (bpftrace does not raise the semaphore: the workload forces
+#      it, as in the baseline); the count is checked.
+#   ns per hit = (ns per pair of the traced run - ns per pair of the
+#   baseline) / 2.  The three runs are interleaved (baseline, fvbpf, bpftrace)
+#   and the set is repeated SETS times; each figure is the median over the
+#   sets.  The target is an fvbpf cost per hit at most 1.25x bpftrace's.
+#
+# Usage: tests/bench/bench.sh [BUILD_DIR]     (root: uprobes, bpftrace)
+# Environment: BENCH_HITS (marker hits per round, default 400000),
+#   BENCH_ROUNDS (5), BENCH_SETS (3), BENCH_IDLE_HITS (hits of the
+#   not-attached C run, default 40000000).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${1:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+FVBPF=$BUILD/fvbpf
+LIB=$BUILD/libfvbpf.so
+WL=$BUILD/tests/bench_markers
+HITS=${BENCH_HITS:-400000}
+ROUNDS=${BENCH_ROUNDS:-5}
+SETS=${BENCH_SETS:-3}
+IDLE_HITS=${BENCH_IDLE_HITS:-40000000}
+REGIONS=training_train,training_forward
+TARGET=1.25
+
+die() { echo "bench: FAILED: $*" >&2; exit 1; }
+note() { echo "bench: $*" >&2; }
+
+[ "$(id -u)" -eq 0 ] || die "run as root (uprobes, bpftrace): sudo $0 $*"
+for f in "$FVBPF" "$LIB" "$WL"; do
+	[ -e "$f" ] || die "$f missing: run 'make' first"
+done
+command -v bpftrace >/dev/null || die "bpftrace not found (make deps installs it)"
+command -v python3 >/dev/null || die "python3 not found (checks fvbpf's summaries)"
+LIB=$(readlink -f "$LIB")
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing ||
+	die "cannot mount tracefs on /sys/kernel/tracing (bpftrace needs it)"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-bench.XXXXXX")
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]:-}"; do
+		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -INT "$p" 2>/dev/null || true
+	done
+	sleep 0.2
+	for p in "${PIDS[@]:-}"; do
+		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# wait_for FILE PATTERN SECONDS PID: until FILE has PATTERN; fails when PID dies.
+wait_for() {
+	local file=$1 pat=$2 secs=$3 pid=$4 i
+	for ((i = 0; i < secs * 20; i++)); do
+		grep -q -- "$pat" "$file" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || { sleep 0.1; grep -q -- "$pat" "$file" 2>/dev/null; return; }
+		sleep 0.05
+	done
+	return 1
+}
+
+# reap PID SECONDS: wait for PID to exit (SIGKILL after SECONDS); sets RC.
+reap() {
+	local pid=$1 secs=$2 i
+	for ((i = 0; i < secs * 20; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid" 2>/dev/null || true; }
+	RC=0
+	wait "$pid" || RC=$?
+}
+
+# start_workload OUT ARGS...: sets WPID once the workload has printed its pid.
+start_workload() {
+	local out=$1
+	shift
+	"$WL" "$@" >"$out" 2>&1 &
+	WPID=$!
+	PIDS+=("$WPID")
+	wait_for "$out" '^pid=' 10 "$WPID" || { cat "$out" >&2; die "workload did not start"; }
+}
+
+# finish_workload OUT: waits, checks, sets NSPP (ns per pair) and SEM.
+finish_workload() {
+	local out=$1
+	reap "$WPID" 120
+	[ "$RC" -eq 0 ] || { cat "$out" >&2; die "workload exited with status $RC"; }
+	NSPP=$(sed -n 's/^ns_per_pair=\([0-9.]*\) .*/\1/p' "$out")
+	SEM=$(sed -n 's/^semaphore=//p' "$out")
+	[ -n "$NSPP" ] || { cat "$out" >&2; die "workload printed no ns_per_pair"; }
+}
+
+run_baseline() { # -> NSPP
+	local out=$TMP/base.$1.out
+	start_workload "$out" --hits "$HITS" --rounds "$ROUNDS" --force-semaphore
+	finish_workload "$out"
+}
+
+FV_DROPS=0
+FV_WARN=""
+run_fvbpf() { # -> NSPP; checks the segments fvbpf wrote
+	local set=$1 out=$TMP/fvbpf.$1.out dir=$TMP/fvbpf.$1 fpid drops check
+	start_workload "$out" --hits "$HITS" --rounds "$ROUNDS" --wait-signal
+	"$FVBPF" attach -p "$WPID" -r "$REGIONS" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
+	fpid=$!
+	PIDS+=("$fpid")
+	wait_for "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
+		{ cat "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not attach"; }
+	sleep 0.5
+	kill -USR1 "$WPID"
+	finish_workload "$out"
+	kill -INT "$fpid" 2>/dev/null || true
+	reap "$fpid" 120
+	[ "$RC" -eq 0 ] || { cat "$dir.stdout" "$dir.stderr" >&2; die "fvbpf exited with status $RC"; }
+	[ "${SEM:-0}" != 0 ] || die "fvbpf was attached but the semaphore stayed 0"
+	drops=$(sed -n 's/^ *loss: \([0-9]*\) ring-buffer drops.*/\1/p' "$dir.stdout")
+	[ -n "$drops" ] || { cat "$dir.stdout" "$dir.stderr" >&2; die "fvbpf printed no loss line"; }
+	FV_DROPS=$((FV_DROPS + drops))
+	# One segment per round, each with HITS/2 training_forward slices.
+	check=$(python3 - "$dir" "$ROUNDS" $(((HITS + 1) / 2)) "$drops" <<-'EOF'
+		import glob, json, sys
+		d, rounds, pairs, drops = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+		files = sorted(glob.glob(d + "/summary_*_training_train.json"))
+		counts = []
+		for f in files:
+		    with open(f) as fh:
+		        rows = json.load(fh)["rows"]
+		    counts.append(sum(r["count"] for r in rows if r["name"] == "training_forward"))
+		ok = len(files) == rounds and all(c == pairs for c in counts)
+		if ok:
+		    print("ok")
+		elif drops and counts and any(counts):
+		    print("warn %d segments, training_forward counts %s (expected %d x %d), %d drops"
+		          % (len(files), counts, rounds, pairs, drops))
+		else:
+		    print("bad %d segments, training_forward counts %s (expected %d x %d), %d drops"
+		          % (len(files), counts, rounds, pairs, drops))
+	EOF
+	)
+	case $check in
+	ok) ;;
+	warn*) FV_WARN="$FV_WARN; set $set: ${check#warn }" ;;
+	*) cat "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not record the run: ${check#bad }" ;;
+	esac
+	rm -rf "$dir" # traces of a few hundred thousand slices: keep the disk clean
+}
+
+run_bpftrace() { # -> NSPP; checks bpftrace's count
+	local out=$TMP/bt.$1.out bout=$TMP/bt.$1.stdout bpid count want
+	start_workload "$out" --hits "$HITS" --rounds "$ROUNDS" --wait-signal --force-semaphore
+	bpftrace -p "$WPID" -e "uprobe:$LIB:fvbpf_probe_region_begin { @ = count(); }
+		uprobe:$LIB:fvbpf_probe_region_end { @ = count(); }" >"$bout" 2>"$bout.err" &
+	bpid=$!
+	PIDS+=("$bpid")
+	wait_for "$bout" 'Attaching' 30 "$bpid" ||
+		{ cat "$bout" "$bout.err" >&2; die "bpftrace did not attach"; }
+	sleep 1
+	kill -USR1 "$WPID"
+	finish_workload "$out"
+	kill -INT "$bpid" 2>/dev/null || true
+	reap "$bpid" 30
+	# bpftrace may exit on its own once the -p process is gone.
+	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { cat "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC"; }
+	count=$(sed -n 's/^@: *\([0-9]*\)/\1/p' "$bout")
+	want=$((ROUNDS * (2 * ((HITS + 1) / 2) + 2)))
+	[ "${count:-0}" -eq "$want" ] ||
+		{ cat "$bout" "$bout.err" >&2; die "bpftrace counted ${count:-nothing}, expected $want hits"; }
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+echo "fvbpf marker benchmark: $HITS hits/round (in $((ROUNDS)) rounds, median), $SETS interleaved sets, $(nproc) CPUs, $(uname -r)"
+echo "library: $LIB"
+
+# --- 1. not attached ---------------------------------------------------------
+start_workload "$TMP/idle.out" --hits "$IDLE_HITS" --rounds "$ROUNDS" --gap-ms 0
+finish_workload "$TMP/idle.out"
+[ "$SEM" = 0 ] || note "warning: semaphore was $SEM in the not-attached run (another tracer attached?)"
+C_IDLE=$NSPP
+
+py_out=$(cd "$TMP" && FVBPF_LIB=$LIB PYTHONPATH=$ROOT/python python3 - 2>&1 <<-'EOF'
+	import statistics, timeit, warnings
+	warnings.simplefilter("error")
+	try:
+	    import fvbpf
+	    from fvbpf import profiler_region, region_begin
+	    sem = fvbpf._sem
+	    if fvbpf.library_path() is None or sem.value:
+	        raise RuntimeError("library not loaded" if fvbpf.library_path() is None
+	                           else "semaphore is set")
+	except Exception as e:
+	    print("SKIP %s: %s" % (type(e).__name__, e))
+	    raise SystemExit(0)
+	N = 200000
+	def ns(stmt, setup="pass", n=N):
+	    t = timeit.Timer(stmt, setup, globals=globals())
+	    return statistics.median(t.repeat(7, n)) / n * 1e9
+	empty = ns("pass")
+	pr = profiler_region("training_forward")
+	with_new = ns("with profiler_region('training_forward'):\n    pass") - empty
+	with_reused = ns("with pr:\n    pass") - empty
+	call = ns("region_begin('training_forward')") - empty
+	check = ns("if sem.value:\n    pass") - empty
+	sem.value = 1  # forced on, no probes attached: the ctypes calls a traced job makes
+	try:
+	    with_forced = ns("with pr:\n    pass", n=N // 4) - empty
+	finally:
+	    sem.value = 0
+	print("ROW with profiler_region(name) (new instance) | %.1f ns per with-block" % with_new)
+	print("ROW with <reused profiler_region> | %.1f ns per with-block" % with_reused)
+	print("ROW region_begin(name) | %.1f ns per call" % call)
+	print("ROW semaphore check `if _sem.value` (no foreign call) | %.1f ns per check" % check)
+	print("ROW with <reused>, semaphore forced, no probes (2 ctypes calls) | %.1f ns per with-block" % with_forced)
+EOF
+) || py_out="SKIP python3 failed: $(echo "$py_out" | tail -1)"
+
+echo
+echo "1. markers, not attached"
+printf '   %-62s %9.2f ns per pair, %.2f ns per call\n' "C fvbpf_region_begin+end" "$C_IDLE" "$(awk "BEGIN{print $C_IDLE/2}")"
+if [[ $py_out == SKIP* ]]; then
+	echo "   Python: skipped (python/fvbpf not usable: ${py_out#SKIP })"
+else
+	while IFS= read -r l; do
+		[[ $l == ROW* ]] || continue
+		l=${l#ROW }
+		printf '   %-62s %9s %s\n' "Python ${l%% | *}" "${l##* | }" "" | sed 's/  *$//'
+	done <<<"$py_out"
+fi
+
+# --- 2.-4. traced, interleaved ----------------------------------------------
+B=() F=() T=()
+for ((s = 1; s <= SETS; s++)); do
+	run_baseline "$s"; B+=("$NSPP")
+	run_fvbpf "$s"; F+=("$NSPP")
+	run_bpftrace "$s"; T+=("$NSPP")
+	note "set $s/$SETS: ns/pair baseline ${B[-1]}, fvbpf ${F[-1]}, bpftrace ${T[-1]}"
+done
+MB=$(median "${B[@]}") MF=$(median "${F[@]}") MT=$(median "${T[@]}")
+HF=$(awk "BEGIN{printf \"%.1f\", ($MF-$MB)/2}")
+HT=$(awk "BEGIN{printf \"%.1f\", ($MT-$MB)/2}")
+
+echo
+echo "2.-4. marker hits inside a segment ($REGIONS; ns per begin+end pair, median of $ROUNDS rounds per run)"
+printf '   %-40s %-30s %10s %14s\n' "run" "per set" "median" "ns per hit"
+row() { printf '   %-40s %-30s %10.1f %14s\n' "$1" "$2" "$3" "$4"; }
+row "baseline: semaphore forced, no probes" "${B[*]}" "$MB" "-"
+row "fvbpf attach" "${F[*]}" "$MF" "$HF"
+row "bpftrace @ = count()" "${T[*]}" "$MT" "$HT"
+echo "   fvbpf ring-buffer drops: $FV_DROPS over $SETS runs${FV_WARN:+ (WARNING$FV_WARN)}"
+
+echo
+if awk "BEGIN{exit !($HT > 0)}"; then
+	RATIO=$(awk "BEGIN{printf \"%.2f\", $HF/$HT}")
+	if awk "BEGIN{exit !($RATIO <= $TARGET)}"; then VERDICT=PASS; else VERDICT="ABOVE TARGET"; fi
+	echo "fvbpf / bpftrace cost per hit: ${RATIO}x   (target: at most ${TARGET}x)   $VERDICT"
+else
+	echo "fvbpf / bpftrace cost per hit: n/a (bpftrace's cost is within noise of the baseline)   (target: at most ${TARGET}x)"
+fi
+exit 0

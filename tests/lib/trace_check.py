@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+"""Independent checker of an fvbpf output directory, used by the BATS tests.
+
+It parses every trace and summary, checks the rules of design.md (file names,
+strict nesting per thread track, slices inside their segment, summaries that
+agree with the traces, manifest) and prints counts that the tests compare
+with what the workload says it did:
+
+    segments=5 incomplete=0
+    region training_forward=5
+    ...
+Exit status 1 and "error: ..." lines when a rule is broken.
+"""
+import collections
+import glob
+import json
+import os
+import re
+import sys
+
+NAME_RE = re.compile(r"^trace_(rank\d+|pid\d+)_segment(\d{4})_([A-Za-z0-9._-]+)\.json$")
+EPS = 0.0015  # us: three decimals on each side
+
+
+def check_nesting(events, errors, fname):
+    tracks = collections.defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X":
+            tracks[(e["pid"], e["tid"])].append(e)
+    for key, evs in tracks.items():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in evs:
+            # Leave the parents that ended before this slice starts.
+            while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - EPS and e["dur"] > 0:
+                stack.pop()
+            if stack:
+                p = stack[-1]
+                if e["ts"] + e["dur"] > p["ts"] + p["dur"] + EPS:
+                    errors.append("%s: %s overlaps %s on tid %s" % (fname, e["name"], p["name"], key[1]))
+                if e["args"].get("depth") is not None and p["args"].get("depth") is not None and \
+                        e["args"]["depth"] != p["args"]["depth"] + 1:
+                    errors.append("%s: depth of %s is %s inside %s at depth %s" %
+                                  (fname, e["name"], e["args"]["depth"], p["name"], p["args"]["depth"]))
+            elif e["args"].get("depth", 0) != 0:
+                errors.append("%s: %s at depth %s has no parent" % (fname, e["name"], e["args"]["depth"]))
+            stack.append(e)
+    return len(tracks)
+
+
+def main():
+    outdir = sys.argv[1]
+    errors = []
+    regions = collections.Counter()
+    segments = incomplete = 0
+    max_threads = 0
+    per_who = collections.Counter()
+    traces = sorted(glob.glob(os.path.join(outdir, "trace_*.json")))
+    for path in traces:
+        fname = os.path.basename(path)
+        m = NAME_RE.match(fname)
+        if not m:
+            errors.append("bad trace file name " + fname)
+            continue
+        who, seq, region = m.groups()
+        per_who[who] += 1
+        try:
+            with open(path) as f:
+                trace = json.load(f)
+        except ValueError as exc:
+            errors.append("%s does not parse: %s" % (fname, exc))
+            continue
+        meta = trace.get("otherData", {})
+        events = trace.get("traceEvents")
+        if not isinstance(events, list):
+            errors.append(fname + ": no traceEvents")
+            continue
+        for key in ("rank", "pid", "hostname", "command", "region", "segment", "start_us",
+                    "end_us", "incomplete", "ringbuf_drops", "clock"):
+            if key not in meta:
+                errors.append("%s: metadata lacks %s" % (fname, key))
+        if meta.get("segment") != int(seq):
+            errors.append("%s: segment %s in metadata" % (fname, meta.get("segment")))
+        if meta.get("region") != region:
+            errors.append("%s: region %s in metadata" % (fname, meta.get("region")))
+        segments += 1
+        incomplete += bool(meta.get("incomplete"))
+        names = {e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
+        if not names:
+            errors.append(fname + ": no thread names")
+        slices = [e for e in events if e.get("ph") == "X"]
+        count = collections.Counter()
+        for e in slices:
+            if e.get("cat") != "user_annotation" or not e["name"].startswith("fvbpf.region::"):
+                continue
+            count[e["name"][len("fvbpf.region::"):]] += 1
+            if e["ts"] < meta["start_us"] - EPS or e["ts"] + e["dur"] > meta["end_us"] + EPS:
+                errors.append("%s: %s lies outside its segment" % (fname, e["name"]))
+        outer = [e for e in slices if e["ts"] <= meta["start_us"] + EPS and e["args"].get("depth") == 0]
+        if not any(e["args"]["region"] == region for e in outer):
+            errors.append("%s: segment does not start with its region %s" % (fname, region))
+        regions.update(count)
+        max_threads = max(max_threads, check_nesting(events, errors, fname))
+        # The summaries must agree with the trace.
+        base = fname[len("trace_"):-len(".json")]
+        spath = os.path.join(outdir, "summary_" + base + ".json")
+        tpath = os.path.join(outdir, "summary_" + base + ".txt")
+        if not os.path.exists(tpath):
+            errors.append("missing " + os.path.basename(tpath))
+        else:
+            with open(tpath) as f:
+                text = f.read()
+            for name, n in count.items():
+                if not re.search(r"^%s\s+%d\s" % (re.escape(name), n), text, re.M):
+                    errors.append("%s: no row '%s %d'" % (os.path.basename(tpath), name, n))
+        try:
+            with open(spath) as f:
+                summary = json.load(f)
+        except (OSError, ValueError) as exc:
+            errors.append("summary %s: %s" % (os.path.basename(spath), exc))
+            continue
+        rows = {r["name"]: r for r in summary["rows"]}
+        for name, n in count.items():
+            r = rows.get(name)
+            if not r or r["count"] != n:
+                errors.append("%s: row %s count %s, trace has %d" % (os.path.basename(spath), name,
+                                                                   r and r["count"], n))
+            for key in ("shapes", "self_cpu_us", "cpu_us", "self_device_us", "device_us"):
+                if r is not None and key not in r:
+                    errors.append("%s: row %s lacks %s" % (os.path.basename(spath), name, key))
+            if r is not None and r["self_cpu_us"] > r["cpu_us"] + EPS:
+                errors.append("%s: self time above total for %s" % (os.path.basename(spath), name))
+    for path in glob.glob(os.path.join(outdir, "*")):
+        base = os.path.basename(path)
+        if base.startswith(".") and ".tmp." in base:
+            errors.append("temporary file left behind: " + base)
+    mpath = os.path.join(outdir, "manifest.json")
+    if os.path.exists(mpath):
+        with open(mpath) as f:
+            manifest = json.load(f)
+        listed = {x["trace"] for x in manifest["files"]}
+        present = {os.path.basename(p) for p in traces}
+        if listed != present:
+            errors.append("manifest lists %s, directory has %s" % (sorted(listed), sorted(present)))
+        print("manifest_warnings=%d" % len(manifest["warnings"]))
+        print("never_entered=%s" % ",".join(manifest["regions_never_entered"]))
+    print("segments=%d incomplete=%d" % (segments, incomplete))
+    for who, n in sorted(per_who.items()):
+        print("who %s=%d" % (who, n))
+    for name, n in sorted(regions.items()):
+        print("region %s=%d" % (name, n))
+    print("max_threads=%d" % max_threads)
+    for e in errors:
+        print("error: " + e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

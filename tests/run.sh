@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# The whole test suite: C unit tests (plain and ASan/UBSan), the Python
+# binding self-check, and the BATS end-to-end tests (real BPF, needs root).
+# Every runner speaks TAP; this script adds them up and ends with
+# "N passed, N failed, N skipped".
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export BUILD FVBPF_ROOT=$PWD
+
+passed=0 failed=0 skipped=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# Reads TAP on stdin, echoes it, and adds its ok/not ok/skip lines.
+count_tap() {
+	local line
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in
+		"not ok"*) failed=$((failed + 1)) ;;
+		"ok "*"# skip"* | "ok "*"# SKIP"*) skipped=$((skipped + 1)) ;;
+		"ok "*) passed=$((passed + 1)) ;;
+		esac
+	done
+}
+
+run_tap() { # name command...
+	local name=$1 rc
+	shift
+	echo "# --- $name"
+	"$@" >"$log" 2>&1
+	rc=$?
+	count_tap <"$log"
+	if [ $rc -ne 0 ] && ! grep -q '^not ok' "$log"; then
+		echo "not ok - $name exited with status $rc"
+		failed=$((failed + 1))
+	fi
+}
+
+for t in "$BUILD"/tests/test_* "$BUILD"/tests/asan/test_*; do
+	[ -x "$t" ] || continue
+	run_tap "unit ${t#"$BUILD"/tests/}" "$t"
+done
+
+run_tap "python binding" python3 tests/workloads/py_binding_check.py "$BUILD/libfvbpf.so"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "# BATS end-to-end tests need root (BPF): run 'make test' (it uses sudo)"
+	echo "not ok - end-to-end tests not run: not root"
+	failed=$((failed + 1))
+else
+	mountpoint -q /sys/kernel/tracing 2>/dev/null ||
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+	run_tap "bats" bats --tap tests/bats
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

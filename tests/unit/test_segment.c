@@ -1,0 +1,726 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/* The per-process segment state machine (user/segment.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry.h"
+#include "segment.h"
+#include "unit.h"
+
+#define PID 4242
+#define MAXSEG 16
+
+static struct region_registry reg;
+static uint32_t STEP, FWD, BWD, OPT, LOAD, TRAIN;
+
+/* Takes the closed segments, as the writer would. */
+struct sink {
+	struct segment *segs[MAXSEG];
+	int n;
+};
+
+static void on_close(struct segment *seg, void *ctx)
+{
+	struct sink *k = ctx;
+
+	if (k->n < MAXSEG)
+		k->segs[k->n++] = seg;
+	else
+		segment_free(seg);
+}
+
+static void sink_free(struct sink *k)
+{
+	int i;
+
+	for (i = 0; i < k->n; i++)
+		segment_free(k->segs[i]);
+	k->n = 0;
+}
+
+static uint32_t idx(const char *name)
+{
+	int i = registry_find(&reg, name);
+
+	CHECK(i >= 0);
+	return i < 0 ? 0 : (uint32_t)i;
+}
+
+/* A registry where @enabled (comma list) are enabled. */
+static void setup(const char *enabled)
+{
+	registry_init(&reg);
+	CHECK(registry_enable_list(&reg, enabled, NULL, NULL) > 0);
+	STEP = idx("training_train_one_step");
+	FWD = idx("training_forward");
+	BWD = idx("training_backward");
+	OPT = idx("training_optimizer");
+	LOAD = idx("training_dataloader");
+	TRAIN = idx("training_train");
+}
+
+#define ALL "training_train_one_step,training_forward,training_backward,training_optimizer,training_dataloader"
+
+static int check_slice(const struct seg_slice *s, uint32_t tid, uint32_t region,
+		       uint64_t start, uint64_t end, uint32_t depth, uint32_t flags, int line)
+{
+	if (s->tid == tid && s->region == region && s->start_ns == start &&
+	    s->end_ns == end && s->depth == depth && s->flags == flags)
+		return 1;
+	printf("# line %d: slice {tid %u region %u %llu-%llu depth %u flags %#x}, want "
+	       "{tid %u region %u %llu-%llu depth %u flags %#x}\n", line,
+	       s->tid, s->region, (unsigned long long)s->start_ns, (unsigned long long)s->end_ns,
+	       s->depth, s->flags, tid, region, (unsigned long long)start,
+	       (unsigned long long)end, depth, flags);
+	return 0;
+}
+
+#define CHECK_SLICE(seg, i, tid, region, start, end, depth, flags)                     \
+	do {                                                                           \
+		CHECK((seg)->nslices > (size_t)(i));                                   \
+		if ((seg)->nslices > (size_t)(i))                                      \
+			CHECK(check_slice(&(seg)->slices[i], tid, region, start, end,  \
+					  depth, flags, __LINE__));                    \
+	} while (0)
+
+static void test_simple_nesting(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct segment *s;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	CHECK_EQ(seg_on_begin(&t, 1, STEP, 100), 0);
+	CHECK(t.cur != NULL);
+	CHECK_EQ(seg_on_begin(&t, 1, FWD, 110), 0);
+	CHECK_EQ(seg_on_end(&t, 1, FWD, 200), 0);
+	CHECK_EQ(seg_on_begin(&t, 1, BWD, 210), 0);
+	CHECK_EQ(seg_on_end(&t, 1, BWD, 300), 0);
+	CHECK_EQ(k.n, 0); /* still open */
+	CHECK_EQ(seg_on_end(&t, 1, STEP, 400), 0);
+	CHECK_EQ(k.n, 1);
+	CHECK(t.cur == NULL);
+	CHECK_EQ(t.depth, 0);
+	CHECK_EQ(t.unbalanced, 0);
+	if (k.n == 1) {
+		s = k.segs[0];
+		CHECK_EQ(s->pid, PID);
+		CHECK_EQ(s->seq, 0);
+		CHECK_EQ(s->region, STEP);
+		CHECK_EQ(s->start_ns, 100);
+		CHECK_EQ(s->end_ns, 400);
+		CHECK(!s->incomplete);
+		CHECK_EQ(s->nslices, 3);
+		CHECK_EQ(s->unbalanced, 0);
+		CHECK_EQ(s->forced, 0);
+		CHECK_EQ(s->drops, 0);
+		CHECK_SLICE(s, 0, 1, STEP, 100, 400, 0, 0);
+		CHECK_SLICE(s, 1, 1, FWD, 110, 200, 1, 0);
+		CHECK_SLICE(s, 2, 1, BWD, 210, 300, 1, 0);
+	}
+	seg_tracker_finish(&t, 1000); /* nothing open: no segment */
+	CHECK_EQ(k.n, 1);
+	CHECK(!seg_tracker_done(&t)); /* unlimited */
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_consecutive_steps(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	uint64_t ts = 1000;
+	int i;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	for (i = 0; i < 3; i++) {
+		seg_on_begin(&t, 7, STEP, ts);
+		seg_on_begin(&t, 7, FWD, ts + 10);
+		seg_on_end(&t, 7, FWD, ts + 20);
+		seg_on_end(&t, 7, STEP, ts + 30);
+		CHECK_EQ(k.n, i + 1);
+		/* A disabled region between steps opens nothing. */
+		seg_on_begin(&t, 7, TRAIN, ts + 40);
+		CHECK(t.cur == NULL);
+		seg_on_end(&t, 7, TRAIN, ts + 50);
+		ts += 100;
+	}
+	CHECK_EQ(k.n, 3);
+	for (i = 0; i < k.n && i < 3; i++) {
+		CHECK_EQ(k.segs[i]->seq, i);
+		CHECK_EQ(k.segs[i]->pid, PID);
+		CHECK_EQ(k.segs[i]->region, STEP);
+		CHECK_EQ(k.segs[i]->nslices, 2);
+		CHECK_EQ(k.segs[i]->start_ns, 1000 + i * 100);
+		CHECK_EQ(k.segs[i]->end_ns, 1030 + i * 100);
+		CHECK_SLICE(k.segs[i], 1, 7, FWD, 1010 + i * 100, 1020 + i * 100, 1, 0);
+	}
+	/* An enabled region on its own between steps is a segment of its own. */
+	seg_on_begin(&t, 7, OPT, ts);
+	CHECK(t.cur != NULL);
+	seg_on_end(&t, 7, OPT, ts + 5);
+	CHECK_EQ(k.n, 4);
+	if (k.n == 4) {
+		CHECK_EQ(k.segs[3]->seq, 3);
+		CHECK_EQ(k.segs[3]->region, OPT);
+	}
+	CHECK_EQ(t.next_seq, 4);
+	CHECK_EQ(t.unbalanced, 0);
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_disabled_inside(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct segment *s;
+
+	setup("training_train_one_step,training_forward");
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_begin(&t, 1, BWD, 110);   /* disabled */
+	seg_on_begin(&t, 1, FWD, 120);
+	seg_on_end(&t, 1, FWD, 130);
+	seg_on_end(&t, 1, BWD, 140);     /* disabled: not unbalanced either */
+	seg_on_end(&t, 1, OPT, 150);     /* disabled, never begun */
+	seg_on_begin(&t, 1, 9999, 155);  /* not a region index */
+	seg_on_end(&t, 1, 9999, 156);
+	CHECK_EQ(k.n, 0);
+	seg_on_end(&t, 1, STEP, 160);
+	CHECK_EQ(k.n, 1);
+	CHECK_EQ(t.unbalanced, 0);
+	if (k.n == 1) {
+		s = k.segs[0];
+		CHECK_EQ(s->nslices, 2);
+		CHECK_EQ(s->unbalanced, 0);
+		CHECK_SLICE(s, 0, 1, STEP, 100, 160, 0, 0);
+		/* The disabled region does not count as a nesting level. */
+		CHECK_SLICE(s, 1, 1, FWD, 120, 130, 1, 0);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_disabled_outside(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct segment *s;
+
+	setup("training_forward,training_backward");
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, TRAIN, 10);  /* disabled */
+	seg_on_begin(&t, 1, STEP, 100);  /* disabled */
+	CHECK(t.cur == NULL);
+	seg_on_begin(&t, 1, FWD, 110);   /* opens the segment */
+	CHECK(t.cur != NULL);
+	seg_on_end(&t, 1, FWD, 200);
+	CHECK_EQ(k.n, 1);
+	seg_on_begin(&t, 1, BWD, 210);   /* and another one */
+	seg_on_end(&t, 1, BWD, 300);
+	seg_on_end(&t, 1, STEP, 400);
+	seg_on_end(&t, 1, TRAIN, 500);
+	CHECK_EQ(k.n, 2);
+	CHECK_EQ(t.unbalanced, 0);
+	if (k.n == 2) {
+		s = k.segs[0];
+		CHECK_EQ(s->seq, 0);
+		CHECK_EQ(s->region, FWD);
+		CHECK_EQ(s->start_ns, 110);
+		CHECK_EQ(s->end_ns, 200);
+		CHECK_EQ(s->nslices, 1);
+		CHECK_SLICE(s, 0, 1, FWD, 110, 200, 0, 0);
+		s = k.segs[1];
+		CHECK_EQ(s->seq, 1);
+		CHECK_EQ(s->region, BWD);
+		CHECK_SLICE(s, 0, 1, BWD, 210, 300, 0, 0);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_threads(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct segment *s;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_begin(&t, 2, LOAD, 105);  /* a loader thread */
+	seg_on_begin(&t, 1, FWD, 110);
+	seg_on_begin(&t, 2, FWD, 115);   /* same region, other thread */
+	seg_on_end(&t, 2, FWD, 120);
+	seg_on_end(&t, 2, LOAD, 150);
+	seg_on_begin(&t, 3, OPT, 160);
+	seg_on_end(&t, 3, OPT, 165);
+	seg_on_end(&t, 1, FWD, 170);
+	seg_on_end(&t, 1, STEP, 200);
+	CHECK_EQ(k.n, 1);
+	CHECK_EQ(t.unbalanced, 0);
+	if (k.n == 1) {
+		s = k.segs[0];
+		CHECK_EQ(s->region, STEP);
+		CHECK_EQ(s->start_ns, 100);
+		CHECK_EQ(s->end_ns, 200);
+		CHECK_EQ(s->nslices, 5);
+		CHECK_EQ(s->forced, 0);
+		CHECK_SLICE(s, 0, 1, STEP, 100, 200, 0, 0);
+		CHECK_SLICE(s, 1, 2, LOAD, 105, 150, 0, 0);
+		CHECK_SLICE(s, 2, 1, FWD, 110, 170, 1, 0);
+		CHECK_SLICE(s, 3, 2, FWD, 115, 120, 1, 0);
+		CHECK_SLICE(s, 4, 3, OPT, 160, 165, 0, 0);
+	}
+	/* The next segment starts with fresh per-thread depths. */
+	seg_on_begin(&t, 2, FWD, 300);
+	seg_on_end(&t, 2, FWD, 310);
+	CHECK_EQ(k.n, 2);
+	if (k.n == 2) {
+		CHECK_EQ(k.segs[1]->seq, 1);
+		CHECK_SLICE(k.segs[1], 0, 2, FWD, 300, 310, 0, 0);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_open_while_other_thread_holds(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct segment *s;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_begin(&t, 2, LOAD, 110);
+	seg_on_end(&t, 1, STEP, 150);    /* the opener is done ... */
+	CHECK_EQ(k.n, 0);                /* ... but thread 2 is still inside */
+	CHECK(t.cur != NULL);
+	seg_on_begin(&t, 1, FWD, 160);   /* still part of the same segment */
+	seg_on_end(&t, 1, FWD, 170);
+	CHECK_EQ(k.n, 0);
+	seg_on_end(&t, 2, LOAD, 180);
+	CHECK_EQ(k.n, 1);
+	CHECK(t.cur == NULL);
+	if (k.n == 1) {
+		s = k.segs[0];
+		CHECK_EQ(s->region, STEP);
+		CHECK_EQ(s->start_ns, 100);
+		CHECK_EQ(s->end_ns, 180);
+		CHECK(!s->incomplete);
+		CHECK_EQ(s->nslices, 3);
+		CHECK_SLICE(s, 0, 1, STEP, 100, 150, 0, 0);
+		CHECK_SLICE(s, 1, 2, LOAD, 110, 180, 0, 0);
+		CHECK_SLICE(s, 2, 1, FWD, 160, 170, 0, 0);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_unbalanced(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	/* Ends before any begin (fvbpf attached in the middle of a region). */
+	CHECK_EQ(seg_on_end(&t, 1, FWD, 50), 0);
+	CHECK_EQ(seg_on_end(&t, 1, STEP, 60), 0);
+	CHECK_EQ(t.unbalanced, 2);
+	CHECK(t.cur == NULL);
+	CHECK_EQ(k.n, 0);
+	/* Inside a segment. */
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_end(&t, 1, FWD, 110);
+	CHECK_EQ(t.unbalanced, 3);
+	CHECK(t.cur != NULL);
+	seg_on_end(&t, 1, STEP, 200);
+	CHECK_EQ(k.n, 1);
+	if (k.n == 1) {
+		CHECK_EQ(k.segs[0]->unbalanced, 1);
+		CHECK_EQ(k.segs[0]->nslices, 1);
+		CHECK_SLICE(k.segs[0], 0, 1, STEP, 100, 200, 0, 0);
+		CHECK(!k.segs[0]->incomplete);
+	}
+	/* The next segment starts with its own count. */
+	seg_on_begin(&t, 1, STEP, 300);
+	seg_on_end(&t, 1, STEP, 400);
+	CHECK_EQ(k.n, 2);
+	if (k.n == 2)
+		CHECK_EQ(k.segs[1]->unbalanced, 0);
+	CHECK_EQ(t.unbalanced, 3);
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_end_other_region_or_thread(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct segment *s;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_begin(&t, 1, FWD, 110);
+	seg_on_begin(&t, 2, BWD, 115);
+	seg_on_end(&t, 1, OPT, 120);     /* never begun anywhere */
+	seg_on_end(&t, 1, BWD, 125);     /* open, but on thread 2 only */
+	seg_on_end(&t, 3, STEP, 127);    /* a thread never seen */
+	CHECK_EQ(t.unbalanced, 3);
+	CHECK_EQ(t.depth, 3);            /* nothing was closed */
+	seg_on_end(&t, 2, BWD, 130);
+	seg_on_end(&t, 1, FWD, 140);
+	seg_on_end(&t, 1, STEP, 150);
+	CHECK_EQ(k.n, 1);
+	if (k.n == 1) {
+		s = k.segs[0];
+		CHECK_EQ(s->unbalanced, 3);
+		CHECK_EQ(s->forced, 0);
+		CHECK_SLICE(s, 0, 1, STEP, 100, 150, 0, 0);
+		CHECK_SLICE(s, 1, 1, FWD, 110, 140, 1, 0);
+		CHECK_SLICE(s, 2, 2, BWD, 115, 130, 0, 0);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_misnested_end(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct segment *s;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	/* step > fwd > bwd; fwd ends while bwd is open. */
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_begin(&t, 1, FWD, 110);
+	seg_on_begin(&t, 1, BWD, 120);
+	seg_on_end(&t, 1, FWD, 130);
+	CHECK_EQ(t.depth, 1);
+	CHECK(t.cur != NULL);
+	seg_on_end(&t, 1, BWD, 135);     /* already force-closed: unbalanced */
+	CHECK_EQ(t.unbalanced, 1);
+	/* A region open twice: an end closes the innermost one. */
+	seg_on_begin(&t, 1, OPT, 140);
+	seg_on_begin(&t, 1, OPT, 145);
+	seg_on_end(&t, 1, OPT, 150);
+	CHECK_EQ(t.depth, 2);
+	/* The outer region ends while OPT (outer instance) is open. */
+	seg_on_end(&t, 1, STEP, 160);
+	CHECK_EQ(k.n, 1);
+	CHECK(t.cur == NULL);
+	if (k.n == 1) {
+		s = k.segs[0];
+		CHECK(!s->incomplete);
+		CHECK_EQ(s->end_ns, 160);
+		CHECK_EQ(s->forced, 2);
+		CHECK_EQ(s->unbalanced, 1);
+		CHECK_EQ(s->nslices, 5);
+		CHECK_SLICE(s, 0, 1, STEP, 100, 160, 0, 0);
+		CHECK_SLICE(s, 1, 1, FWD, 110, 130, 1, 0);
+		CHECK_SLICE(s, 2, 1, BWD, 120, 130, 2, SLICE_FORCED_CLOSE);
+		CHECK_SLICE(s, 3, 1, OPT, 140, 160, 1, SLICE_FORCED_CLOSE);
+		CHECK_SLICE(s, 4, 1, OPT, 145, 150, 2, 0);
+	}
+	/* The late end of the force-closed OPT: outside any segment now. */
+	seg_on_end(&t, 1, OPT, 170);
+	CHECK_EQ(t.unbalanced, 2);
+	CHECK_EQ(k.n, 1);
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_misnested_other_thread_untouched(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct segment *s;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_begin(&t, 1, FWD, 110);
+	seg_on_begin(&t, 2, BWD, 115);
+	seg_on_end(&t, 1, STEP, 120);    /* forces FWD on thread 1 only */
+	CHECK_EQ(k.n, 0);                /* thread 2 still inside */
+	seg_on_end(&t, 2, BWD, 130);
+	CHECK_EQ(k.n, 1);
+	if (k.n == 1) {
+		s = k.segs[0];
+		CHECK_EQ(s->forced, 1);
+		CHECK_EQ(s->end_ns, 130);
+		CHECK_SLICE(s, 0, 1, STEP, 100, 120, 0, 0);
+		CHECK_SLICE(s, 1, 1, FWD, 110, 120, 1, SLICE_FORCED_CLOSE);
+		CHECK_SLICE(s, 2, 2, BWD, 115, 130, 0, 0);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_finish_incomplete(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct segment *s;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_begin(&t, 1, FWD, 110);
+	seg_on_end(&t, 1, FWD, 120);
+	seg_on_begin(&t, 1, BWD, 130);
+	seg_on_begin(&t, 2, LOAD, 140);
+	seg_tracker_finish(&t, 500);
+	CHECK_EQ(k.n, 1);
+	CHECK(t.cur == NULL);
+	CHECK_EQ(t.depth, 0);
+	if (k.n == 1) {
+		s = k.segs[0];
+		CHECK(s->incomplete);
+		CHECK_EQ(s->start_ns, 100);
+		CHECK_EQ(s->end_ns, 500);
+		CHECK_EQ(s->forced, 0);
+		CHECK_EQ(s->nslices, 4);
+		CHECK_SLICE(s, 0, 1, STEP, 100, 500, 0, SLICE_OPEN_AT_END);
+		CHECK_SLICE(s, 1, 1, FWD, 110, 120, 1, 0);
+		CHECK_SLICE(s, 2, 1, BWD, 130, 500, 1, SLICE_OPEN_AT_END);
+		CHECK_SLICE(s, 3, 2, LOAD, 140, 500, 0, SLICE_OPEN_AT_END);
+	}
+	/* A second finish, and ends arriving after it, change nothing but counters. */
+	seg_tracker_finish(&t, 600);
+	CHECK_EQ(k.n, 1);
+	seg_on_end(&t, 1, BWD, 610);
+	CHECK_EQ(t.unbalanced, 1);
+	/* The tracker can go on: the next segment is complete and numbered 1. */
+	seg_on_begin(&t, 1, STEP, 700);
+	seg_on_end(&t, 1, STEP, 800);
+	CHECK_EQ(k.n, 2);
+	if (k.n == 2) {
+		CHECK_EQ(k.segs[1]->seq, 1);
+		CHECK(!k.segs[1]->incomplete);
+		CHECK_SLICE(k.segs[1], 0, 1, STEP, 700, 800, 0, 0);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_max_segments(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	int i;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	t.max_segments = 2;
+	CHECK(!seg_tracker_done(&t));
+	for (i = 0; i < 3; i++) {
+		seg_on_begin(&t, 1, STEP, 100 * (i + 1));
+		if (i == 1)
+			CHECK(!seg_tracker_done(&t)); /* the last one is still open */
+		seg_on_end(&t, 1, STEP, 100 * (i + 1) + 50);
+		if (i == 0)
+			CHECK(!seg_tracker_done(&t));
+	}
+	CHECK_EQ(k.n, 2);
+	CHECK_EQ(t.ignored_after_limit, 1);
+	CHECK(seg_tracker_done(&t));
+	CHECK(t.cur == NULL);
+	if (k.n == 2) {
+		CHECK_EQ(k.segs[0]->seq, 0);
+		CHECK_EQ(k.segs[1]->seq, 1);
+		CHECK_EQ(k.segs[1]->start_ns, 200);
+	}
+	seg_tracker_finish(&t, 1000);
+	CHECK_EQ(k.n, 2);
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+/*
+ * After the limit, an outermost begin is ignored together with what it
+ * encloses: one ignored invocation, and its own ends are not "unbalanced".
+ */
+static void test_max_segments_nested_ignored(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	t.max_segments = 1;
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_begin(&t, 1, FWD, 110);
+	seg_on_end(&t, 1, FWD, 120);
+	seg_on_end(&t, 1, STEP, 130);
+	CHECK_EQ(k.n, 1);
+	CHECK(seg_tracker_done(&t));
+	/* The second step, past the limit. */
+	seg_on_begin(&t, 1, STEP, 200);
+	seg_on_begin(&t, 1, FWD, 210);
+	seg_on_end(&t, 1, FWD, 220);
+	seg_on_end(&t, 1, STEP, 230);
+	CHECK_EQ(k.n, 1);
+	CHECK(t.cur == NULL);
+	CHECK(seg_tracker_done(&t));
+	CHECK_EQ(t.ignored_after_limit, 1);
+	CHECK_EQ(t.unbalanced, 0);
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_many_slices_and_deep_nesting(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct segment *s;
+	int i, ok = 1;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, STEP, 1);
+	/* 40 levels of FWD on thread 1: the thread stack must grow. */
+	for (i = 0; i < 40; i++)
+		CHECK_EQ(seg_on_begin(&t, 1, FWD, 10 + i), 0);
+	CHECK_EQ(t.depth, 41);
+	for (i = 39; i >= 0; i--)
+		seg_on_end(&t, 1, FWD, 100 + (39 - i));
+	/* 100 slices on 20 threads: the slice array and the thread table grow. */
+	for (i = 0; i < 100; i++) {
+		seg_on_begin(&t, 100 + i % 20, BWD, 1000 + 2 * i);
+		seg_on_end(&t, 100 + i % 20, BWD, 1001 + 2 * i);
+	}
+	seg_on_end(&t, 1, STEP, 5000);
+	CHECK_EQ(k.n, 1);
+	CHECK_EQ(t.unbalanced, 0);
+	if (k.n == 1) {
+		s = k.segs[0];
+		CHECK_EQ(s->nslices, 141);
+		CHECK_EQ(s->forced, 0);
+		for (i = 0; i < 40 && s->nslices == 141; i++)
+			ok &= check_slice(&s->slices[1 + i], 1, FWD, 10 + i, 100 + (39 - i),
+					  (uint32_t)(i + 1), 0, __LINE__);
+		for (i = 0; i < 100 && s->nslices == 141; i++)
+			ok &= check_slice(&s->slices[41 + i], 100 + i % 20, BWD, 1000 + 2 * i,
+					  1001 + 2 * i, 0, 0, __LINE__);
+		CHECK(ok);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_free_open_and_no_callback(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+
+	setup(ALL);
+	/* An open segment is freed by seg_tracker_free, never handed out. */
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_begin(&t, 2, FWD, 110);
+	seg_tracker_free(&t);
+	CHECK_EQ(k.n, 0);
+	CHECK(t.cur == NULL);
+	seg_tracker_free(&t); /* twice is harmless */
+
+	/* Without a callback the tracker frees closed segments itself. */
+	seg_tracker_init(&t, PID, &reg, NULL, NULL);
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_end(&t, 1, STEP, 200);
+	seg_on_begin(&t, 1, STEP, 300);
+	seg_tracker_finish(&t, 400);
+	CHECK_EQ(t.next_seq, 2);
+	seg_tracker_free(&t);
+	segment_free(NULL);
+}
+
+/* Attached while a step and its forward were open on thread 1. */
+static void test_open_before_attach(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+
+	setup("training_train_one_step,training_forward");
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	t.max_segments = 1;
+	CHECK_EQ(seg_on_open_before_attach(&t, 1, STEP, 100), 0);
+	CHECK_EQ(seg_on_open_before_attach(&t, 1, FWD, 100), 0);
+	CHECK_EQ(seg_on_end(&t, 1, FWD, 150), 0);
+	CHECK_EQ(seg_on_end(&t, 1, STEP, 200), 0);
+	CHECK_EQ(k.n, 1);
+	CHECK_EQ(t.unbalanced, 0);
+	if (k.n == 1) {
+		CHECK(k.segs[0]->started_before_attach);
+		CHECK(!k.segs[0]->incomplete);
+		CHECK_EQ(k.segs[0]->region, STEP);
+		CHECK_EQ(k.segs[0]->start_ns, 100);
+		CHECK_EQ(k.segs[0]->nslices, 2);
+		CHECK_SLICE(k.segs[0], 0, 1, STEP, 100, 200, 0, SLICE_BEFORE_ATTACH);
+		CHECK_SLICE(k.segs[0], 1, 1, FWD, 100, 150, 1, SLICE_BEFORE_ATTACH);
+	}
+	/* it does not count towards -n: the next whole step still opens */
+	CHECK(!seg_tracker_done(&t));
+	CHECK_EQ(seg_on_begin(&t, 1, STEP, 300), 0);
+	CHECK_EQ(seg_on_end(&t, 1, STEP, 400), 0);
+	CHECK_EQ(k.n, 2);
+	if (k.n == 2) {
+		CHECK(!k.segs[1]->started_before_attach);
+		CHECK_EQ(k.segs[1]->seq, 1);
+		CHECK_SLICE(k.segs[1], 0, 1, STEP, 300, 400, 0, 0);
+	}
+	CHECK(seg_tracker_done(&t));
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+/* Another thread's pre-attach region pulls an open segment's start back. */
+static void test_open_before_attach_other_thread(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+
+	setup("training_train_one_step,training_dataloader");
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	CHECK_EQ(seg_on_begin(&t, 1, STEP, 500), 0);
+	CHECK_EQ(seg_on_open_before_attach(&t, 2, LOAD, 100), 0);
+	CHECK_EQ(seg_on_end(&t, 2, LOAD, 600), 0);
+	CHECK_EQ(seg_on_end(&t, 1, STEP, 700), 0);
+	CHECK_EQ(k.n, 1);
+	if (k.n == 1) {
+		CHECK_EQ(k.segs[0]->start_ns, 100);
+		CHECK(!k.segs[0]->started_before_attach);
+		CHECK_EQ(k.segs[0]->nslices, 2);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+int main(void)
+{
+	RUN(test_simple_nesting);
+	RUN(test_consecutive_steps);
+	RUN(test_disabled_inside);
+	RUN(test_disabled_outside);
+	RUN(test_threads);
+	RUN(test_open_while_other_thread_holds);
+	RUN(test_unbalanced);
+	RUN(test_end_other_region_or_thread);
+	RUN(test_misnested_end);
+	RUN(test_misnested_other_thread_untouched);
+	RUN(test_finish_incomplete);
+	RUN(test_max_segments);
+	RUN(test_max_segments_nested_ignored);
+	RUN(test_many_slices_and_deep_nesting);
+	RUN(test_free_open_and_no_callback);
+	RUN(test_open_before_attach);
+	RUN(test_open_before_attach_other_thread);
+	UNIT_DONE();
+}

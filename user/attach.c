@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * The attach session: check, load, attach per process, consume the ring
+ * buffer, hand closed segments to the writer thread, detach, report.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "fvbpf.skel.h"
+#include "log.h"
+#include "manifest.h"
+#include "output_files.h"
+#include "preflight.h"
+#include "proc_info.h"
+#include "registry.h"
+#include "seg_writer.h"
+#include "segment.h"
+#include "session.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	if (stop_requested) {
+		/* Second signal: leave now; closing our fds detaches every probe. */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	stop_requested = 1;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_verbosity < 2)
+		return 0;
+	if (level == LIBBPF_INFO && log_verbosity < 1)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static struct session_target *find_target(struct session *s, uint32_t tgid)
+{
+	int i;
+
+	for (i = 0; i < s->ntargets; i++)
+		if ((uint32_t)s->targets[i].proc.pid == tgid)
+			return &s->targets[i];
+	return NULL;
+}
+
+static uint64_t proc_drops(struct session *s, pid_t pid)
+{
+	struct fvbpf_proc_state st;
+	uint32_t key = (uint32_t)pid;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &key, &st))
+		return 0;
+	return st.drops;
+}
+
+static void on_segment_closed(struct segment *seg, void *ctx)
+{
+	struct session_target *t = ctx;
+	uint64_t drops = proc_drops(t->session, t->proc.pid);
+
+	seg->drops = drops - t->drops_seen;
+	t->drops_seen = drops;
+	t->segments++;
+	if (seg->incomplete)
+		t->incomplete++;
+	log_debug("pid %d: segment %u (%s) closed, %zu slices%s", seg->pid, seg->seq,
+		  t->session->reg.defs[seg->region].name, seg->nslices,
+		  seg->incomplete ? ", incomplete" : "");
+	if (seg_writer_submit(&t->session->writer, seg, &t->proc))
+		log_warn("out of memory queueing segment of pid %d", t->proc.pid);
+}
+
+/* A thread's first marker since attach: which enabled regions were open. */
+static int handle_sync(struct session *s, struct session_target *t,
+		       const struct fvbpf_sync_event *ev)
+{
+	char name[FVBPF_NAME_LEN + 1];
+	uint32_t i;
+	int idx, err;
+
+	if (ev->depth > ev->nnames && !t->deep_stack_warned) {
+		t->deep_stack_warned = true;
+		log_warn("PID %d thread %u had %u regions open when fvbpf attached; only the outer %u "
+			 "are known", t->proc.pid, ev->hdr.tid, ev->depth, ev->nnames);
+	}
+	for (i = 0; i < ev->nnames && i < FVBPF_SYNC_NAMES; i++) {
+		memcpy(name, ev->names[i], FVBPF_NAME_LEN);
+		name[FVBPF_NAME_LEN] = '\0';
+		idx = registry_find(&s->reg, name);
+		if (idx < 0 || !s->reg.defs[idx].enabled)
+			continue;
+		log_debug("pid %d: thread %u was inside %s when fvbpf attached", t->proc.pid,
+			  ev->hdr.tid, s->reg.defs[idx].name);
+		err = seg_on_open_before_attach(&t->tracker, ev->hdr.tid, (uint32_t)idx, t->attach_ns);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	const struct fvbpf_event_hdr *h = data;
+	const struct fvbpf_region_event *re = data;
+	struct session *s = ctx;
+	struct session_target *t;
+	int err = 0;
+
+	if (size < sizeof(*h) || h->version != FVBPF_EVENT_VERSION || h->size > size) {
+		s->bad_records++;
+		return 0;
+	}
+	t = find_target(s, h->tgid);
+	if (!t || t->finished) {
+		s->bad_records += !t;
+		return 0;
+	}
+	switch (h->type) {
+	case FVBPF_EV_REGION_BEGIN:
+	case FVBPF_EV_REGION_END:
+		if (size < sizeof(*re) || re->region_id >= s->reg.count) {
+			s->bad_records++;
+			return 0;
+		}
+		if (h->type == FVBPF_EV_REGION_BEGIN) {
+			s->reg.defs[re->region_id].entered++;
+			err = seg_on_begin(&t->tracker, h->tid, re->region_id, h->ts_ns);
+		} else {
+			err = seg_on_end(&t->tracker, h->tid, re->region_id, h->ts_ns);
+		}
+		break;
+	case FVBPF_EV_THREAD_SYNC:
+		if (size < sizeof(struct fvbpf_sync_event)) {
+			s->bad_records++;
+			return 0;
+		}
+		err = handle_sync(s, t, data);
+		break;
+	default:
+		s->bad_records++;
+	}
+	if (err)
+		log_warn("pid %d: cannot record region event: %s", t->proc.pid, strerror(-err));
+	return 0;
+}
+
+static int check_targets(struct session *s, const struct attach_opts *o)
+{
+	struct session_target *t;
+	int i, j, err;
+
+	s->targets = calloc((size_t)o->npids, sizeof(*s->targets));
+	if (!s->targets)
+		return -ENOMEM;
+	for (i = 0; i < o->npids; i++) {
+		for (j = 0; j < s->ntargets; j++)
+			if (s->targets[j].proc.pid == o->pids[i])
+				break;
+		if (j < s->ntargets)
+			continue; /* the same PID twice */
+		t = &s->targets[s->ntargets];
+		t->session = s;
+		t->pidfd = -1;
+		err = proc_target_init(&t->proc, o->pids[i]);
+		if (err == -ESRCH || err == -ENOENT) {
+			log_error("no process with PID %d: check the PID (ps -p %d)", o->pids[i], o->pids[i]);
+			return -ESRCH;
+		}
+		if (err) {
+			log_error("cannot read /proc/%d: %s", o->pids[i], strerror(-err));
+			return err;
+		}
+		err = proc_find_marker_lib(t->proc.pid, &t->proc.marker);
+		if (err) {
+			log_error("PID %d (%s) has no fvbpf markers mapped: link it with -lfvbpf, start it "
+				  "with LD_PRELOAD=libfvbpf.so, or import fvbpf in Python before attaching",
+				  t->proc.pid, t->proc.comm);
+			return -ENOENT;
+		}
+		s->ntargets++;
+	}
+	/* Two targets with one rank would overwrite each other's files. */
+	for (i = 0; i < s->ntargets; i++)
+		for (j = 0; j < s->ntargets; j++)
+			if (i != j && s->targets[i].proc.rank == s->targets[j].proc.rank)
+				s->targets[i].proc.name_by_pid = true;
+	return 0;
+}
+
+static int setup_bpf(struct session *s, const struct attach_opts *o)
+{
+	unsigned int i;
+	int err, fd;
+
+	s->skel = fvbpf_bpf__open();
+	if (!s->skel) {
+		log_error("cannot open the BPF object: %s", strerror(errno));
+		return -errno;
+	}
+	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
+	s->skel->rodata->wakeup_threshold = ((uint64_t)o->ringbuf_mb << 20) / 4;
+	err = fvbpf_bpf__load(s->skel);
+	if (err) {
+		log_error("cannot load the BPF programs: %s (run with -vv for the verifier log)",
+			  strerror(-err));
+		return err;
+	}
+	fd = bpf_map__fd(s->skel->maps.enabled_regions);
+	for (i = 0; i < s->reg.count; i++) {
+		if (!s->reg.defs[i].enabled)
+			continue;
+		err = bpf_map_update_elem(fd, &s->reg.defs[i].hash, &i, BPF_ANY);
+		if (err) {
+			log_error("cannot fill the region map: %s", strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int attach_target(struct session *s, struct session_target *t)
+{
+	const struct marker_lib *m = &t->proc.marker;
+	struct fvbpf_proc_state st = {};
+	uint32_t key = (uint32_t)t->proc.pid;
+	int fd = bpf_map__fd(s->skel->maps.procs), err;
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off);
+
+	uint32_t epoch = 0;
+
+	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
+		return -errno;
+	/*
+	 * An even epoch keeps the markers away from the probes while they go
+	 * in; the odd one written once all are live makes every thread report
+	 * its open regions (a sync) before its first region event.
+	 */
+	if (proc_read_u32(t->proc.pid, m->epoch_addr, &epoch) ||
+	    proc_write_u32(t->proc.pid, m->epoch_addr, (epoch | 1) + 1))
+		goto fail;
+	t->epoch = (epoch | 1) + 2;
+	t->link_sync = bpf_program__attach_uprobe_opts(s->skel->progs.thread_sync, t->proc.pid,
+						       m->open_path, m->syms[MARKER_SYNC].file_off, &uo);
+	if (!t->link_sync)
+		goto fail;
+	t->link_end = bpf_program__attach_uprobe_opts(s->skel->progs.region_end, t->proc.pid,
+						      m->open_path, m->syms[MARKER_END].file_off, &uo);
+	if (!t->link_end)
+		goto fail;
+	t->link_begin = bpf_program__attach_uprobe_opts(s->skel->progs.region_begin, t->proc.pid,
+							m->open_path, m->syms[MARKER_BEGIN].file_off, &uo);
+	if (!t->link_begin)
+		goto fail;
+	st.flags = FVBPF_PROC_ARMED;
+	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
+		goto fail;
+	t->attach_ns = now_ns(CLOCK_MONOTONIC);
+	if (proc_write_u32(t->proc.pid, m->epoch_addr, t->epoch))
+		goto fail;
+	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
+	if (t->pidfd < 0 && errno == ESRCH)
+		goto fail;
+	log_info("attached to PID %d (%s, rank %d%s): markers in %s", t->proc.pid, t->proc.comm,
+		 t->proc.rank, t->proc.rank_from_env ? "" : " by default", m->path);
+	return 0;
+fail:
+	err = -errno;
+	if (!proc_alive(t->proc.pid)) {
+		log_error("PID %d exited while fvbpf was attaching: start it again and re-run", t->proc.pid);
+		return -ESRCH;
+	}
+	log_error("cannot attach to PID %d (%s): %s", t->proc.pid, m->path, strerror(-err));
+	return err;
+}
+
+static void detach_target(struct session_target *t)
+{
+	/* Even again first: markers stop calling the probes before they go. */
+	if (t->epoch && !t->exited)
+		proc_write_u32(t->proc.pid, t->proc.marker.epoch_addr, t->epoch + 1);
+	t->epoch = 0;
+	bpf_link__destroy(t->link_sync);
+	bpf_link__destroy(t->link_begin);
+	bpf_link__destroy(t->link_end);
+	t->link_sync = t->link_begin = t->link_end = NULL;
+}
+
+static void finish_target(struct session *s, struct session_target *t, const char *why)
+{
+	if (t->finished)
+		return;
+	if (t->tracker.cur && why)
+		log_warn("PID %d %s inside segment %u (%s): written as incomplete", t->proc.pid, why,
+			 t->tracker.cur->seq, s->reg.defs[t->tracker.cur->region].name);
+	seg_tracker_finish(&t->tracker, now_ns(CLOCK_MONOTONIC));
+	t->finished = true;
+}
+
+static int setup_epoll(struct session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int i;
+
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return -errno;
+	ev.data.u32 = UINT32_MAX; /* the ring buffer */
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))
+		return -errno;
+	for (i = 0; i < s->ntargets; i++) {
+		if (s->targets[i].pidfd < 0)
+			continue;
+		ev.data.u32 = (uint32_t)i;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->targets[i].pidfd, &ev))
+			return -errno;
+	}
+	return 0;
+}
+
+static bool all_done(struct session *s)
+{
+	int i;
+
+	for (i = 0; i < s->ntargets; i++)
+		if (!s->targets[i].finished && !seg_tracker_done(&s->targets[i].tracker))
+			return false;
+	return true;
+}
+
+/* The consumer loop: the ring is polled on a short timer, since BPF only
+ * wakes us when it fills (see submit_flags() in the BPF code). */
+static void run_loop(struct session *s, const struct attach_opts *o)
+{
+	uint64_t deadline = o->duration_s > 0 ?
+		now_ns(CLOCK_MONOTONIC) + (uint64_t)(o->duration_s * 1e9) : 0;
+	struct epoll_event evs[16];
+	int n, i;
+
+	while (!stop_requested) {
+		n = epoll_wait(s->epfd, evs, 16, 20);
+		ring_buffer__consume(s->rb);
+		for (i = 0; i < n; i++) {
+			struct session_target *t;
+
+			if (evs[i].data.u32 == UINT32_MAX)
+				continue;
+			t = &s->targets[evs[i].data.u32];
+			/* The target is gone: its last events are already in the ring. */
+			ring_buffer__consume(s->rb);
+			log_info("PID %d exited", t->proc.pid);
+			t->exited = true;
+			finish_target(s, t, "exited");
+			epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+		}
+		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline) {
+			log_info("duration of %.1f s reached", o->duration_s);
+			break;
+		}
+		if (all_done(s))
+			break;
+	}
+}
+
+static void init_meta(struct session *s)
+{
+	s->meta.mono_at_start_ns = now_ns(CLOCK_MONOTONIC);
+	s->meta.real_at_start_ns = now_ns(CLOCK_REALTIME);
+	if (gethostname(s->meta.hostname, sizeof(s->meta.hostname) - 1))
+		snprintf(s->meta.hostname, sizeof(s->meta.hostname), "unknown");
+}
+
+static void warn_registry(const char *msg, void *ctx)
+{
+	(void)ctx;
+	log_warn("%s", msg);
+}
+
+static int setup_regions(struct session *s, const struct attach_opts *o)
+{
+	const char *list = o->regions;
+	char err[512], names[4096];
+	unsigned int i;
+
+	registry_init(&s->reg);
+	if (o->region_file && registry_load_file(&s->reg, o->region_file, err, sizeof(err))) {
+		log_error("%s", err);
+		return -EINVAL;
+	}
+	if (!list)
+		list = getenv("FASTVIDEO_TORCH_PROFILE_REGIONS");
+	if (!list || !*list) {
+		log_error("no regions given: use -r training_train_one_step,... or set "
+			  "FASTVIDEO_TORCH_PROFILE_REGIONS (see 'fvbpf regions')");
+		return -EINVAL;
+	}
+	if (registry_enable_list(&s->reg, list, warn_registry, NULL) == 0) {
+		registry_names(&s->reg, names, sizeof(names));
+		log_error("no valid region in '%s'; known regions: %s", list, names);
+		return -EINVAL;
+	}
+	for (i = 0; i < s->reg.count; i++)
+		if (s->reg.defs[i].enabled)
+			s->requested[s->nrequested++] = i;
+	return 0;
+}
+
+static void print_report(struct session *s, const struct attach_opts *o)
+{
+	struct seg_writer *w = &s->writer;
+	unsigned int i;
+	size_t k;
+	int t;
+
+	printf("fvbpf: wrote %zu segment%s into %s\n", w->ndone, w->ndone == 1 ? "" : "s", o->outdir);
+	for (k = 0; k < w->ndone; k++)
+		printf("  %s%s%s\n", w->done[k].trace,
+		       w->done[k].started_before_attach ? "  (started before attach)" : "",
+		       w->done[k].incomplete ? "  (incomplete)" : "");
+	for (t = 0; t < s->ntargets; t++) {
+		struct session_target *st = &s->targets[t];
+
+		printf("  pid %d (rank %d): %u segment%s, %u incomplete, %llu unbalanced region ends%s\n",
+		       st->proc.pid, st->proc.rank, st->segments, st->segments == 1 ? "" : "s",
+		       st->incomplete, (unsigned long long)st->tracker.unbalanced,
+		       st->exited ? ", exited" : "");
+	}
+	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors\n",
+	       (unsigned long long)s->skel->bss->ringbuf_drops,
+	       (unsigned long long)s->bad_records, w->write_errors);
+	for (i = 0; i < s->nrequested; i++)
+		if (!s->reg.defs[s->requested[i]].entered)
+			log_warn("region '%s' was never entered while attached: check the name and that "
+				 "the target runs that code", s->reg.defs[s->requested[i]].name);
+}
+
+static void cleanup_session(struct session *s)
+{
+	int i;
+
+	for (i = 0; i < s->ntargets; i++) {
+		detach_target(&s->targets[i]);
+		seg_tracker_free(&s->targets[i].tracker);
+		proc_target_free(&s->targets[i].proc);
+		if (s->targets[i].pidfd >= 0)
+			close(s->targets[i].pidfd);
+	}
+	seg_writer_free(&s->writer);
+	ring_buffer__free(s->rb);
+	if (s->epfd > 0)
+		close(s->epfd);
+	fvbpf_bpf__destroy(s->skel);
+	free(s->targets);
+}
+
+int attach_run(const struct attach_opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct session s = { .epfd = -1 };
+	char err[512];
+	int i, ret = 1;
+
+	libbpf_set_print(libbpf_print);
+	if (setup_regions(&s, o))
+		goto cleanup;
+	if (preflight_privileges() || preflight_btf())
+		goto cleanup;
+	if (check_targets(&s, o))
+		goto cleanup;
+	if (outdir_prepare(o->outdir, err, sizeof(err))) {
+		log_error("%s", err);
+		goto cleanup;
+	}
+	init_meta(&s);
+	if (setup_bpf(&s, o))
+		goto cleanup;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (seg_writer_start(&s.writer, o->outdir, &s.reg, &s.meta)) {
+		log_error("cannot start the writer thread");
+		goto cleanup;
+	}
+	s.rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), handle_event, &s, NULL);
+	if (!s.rb) {
+		log_error("cannot open the ring buffer: %s", strerror(errno));
+		goto cleanup;
+	}
+	for (i = 0; i < s.ntargets; i++) {
+		seg_tracker_init(&s.targets[i].tracker, (uint32_t)s.targets[i].proc.pid, &s.reg,
+				 on_segment_closed, &s.targets[i]);
+		s.targets[i].tracker.max_segments = o->max_segments;
+		if (attach_target(&s, &s.targets[i]))
+			goto cleanup;
+	}
+	if (setup_epoll(&s)) {
+		log_error("cannot watch the targets: %s", strerror(errno));
+		goto cleanup;
+	}
+	log_info("tracing %u region%s in %d process%s into %s; Ctrl-C to stop", s.nrequested,
+		 s.nrequested == 1 ? "" : "s", s.ntargets, s.ntargets == 1 ? "" : "es", o->outdir);
+
+	run_loop(&s, o);
+
+	/* Detach first so the semaphores fall, then drain what is left. */
+	for (i = 0; i < s.ntargets; i++)
+		detach_target(&s.targets[i]);
+	ring_buffer__consume(s.rb);
+	for (i = 0; i < s.ntargets; i++)
+		finish_target(&s, &s.targets[i], "was still");
+	seg_writer_stop(&s.writer);
+	print_report(&s, o);
+	if (manifest_write(&s, o))
+		log_warn("cannot write %s/manifest.json", o->outdir);
+	ret = 0;
+	if (s.writer.write_errors) {
+		log_error("%u segment%s could not be written to %s: %s", s.writer.write_errors,
+			  s.writer.write_errors == 1 ? "" : "s", o->outdir,
+			  s.writer.first_error == -ENOSPC ? "disk full; free space or choose another -o"
+							  : strerror(-s.writer.first_error));
+		ret = 1;
+	}
+cleanup:
+	cleanup_session(&s);
+	return ret;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+#ifndef FVBPF_ATTACH_H
+#define FVBPF_ATTACH_H
+
+#include <sys/types.h>
+
+#define ATTACH_MAX_PIDS 64
+
+struct attach_opts {
+	pid_t pids[ATTACH_MAX_PIDS];
+	int npids;
+	const char *regions;       /* NULL: FASTVIDEO_TORCH_PROFILE_REGIONS */
+	const char *outdir;
+	double duration_s;         /* 0: until stopped */
+	unsigned int max_segments; /* 0: unlimited */
+	const char *region_file;
+	unsigned int ringbuf_mb;
+};
+
+/* `fvbpf attach ...`: returns the process exit status. */
+int attach_command(int argc, char **argv);
+int attach_run(const struct attach_opts *o);
+
+#endif /* FVBPF_ATTACH_H */

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+#ifndef FVBPF_ELF_SYMBOLS_H
+#define FVBPF_ELF_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_sym_info {
+	bool found;          /* defined here (not just imported) */
+	uint64_t vaddr;      /* st_value */
+	uint64_t size;
+	uint64_t file_off;   /* what uprobes and ref_ctr_offset want */
+};
+
+/*
+ * Look up @n symbols of @path in .dynsym and .symtab, local symbols
+ * included; an undefined (imported) symbol does not count.  Returns how many
+ * were found, or -errno when the file is not a readable ELF.
+ */
+int elf_find_symbols(const char *path, const char *const *names, size_t n,
+		     struct elf_sym_info *out);
+
+#endif /* FVBPF_ELF_SYMBOLS_H */

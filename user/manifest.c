@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <json-c/json.h>
+#include <time.h>
+
+#include "fvbpf.skel.h"
+#include "log.h"
+#include "manifest.h"
+#include "output_files.h"
+
+static json_object *processes_json(struct session *s)
+{
+	json_object *arr = json_object_new_array(), *o;
+	struct session_target *t;
+	int i;
+
+	for (i = 0; i < s->ntargets; i++) {
+		t = &s->targets[i];
+		o = json_object_new_object();
+		json_object_object_add(o, "pid", json_object_new_int(t->proc.pid));
+		json_object_object_add(o, "rank", json_object_new_int(t->proc.rank));
+		json_object_object_add(o, "rank_from_env", json_object_new_boolean(t->proc.rank_from_env));
+		json_object_object_add(o, "files_named_by_pid", json_object_new_boolean(t->proc.name_by_pid));
+		json_object_object_add(o, "comm", json_object_new_string(t->proc.comm));
+		json_object_object_add(o, "command", json_object_new_string(t->proc.cmdline));
+		json_object_object_add(o, "marker_library", json_object_new_string(t->proc.marker.path));
+		json_object_object_add(o, "segments", json_object_new_int((int)t->segments));
+		json_object_object_add(o, "incomplete_segments", json_object_new_int((int)t->incomplete));
+		json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
+		json_object_object_add(o, "ringbuf_drops", json_object_new_int64((int64_t)t->drops_seen));
+		json_object_object_add(o, "unbalanced_region_ends",
+				       json_object_new_int64((int64_t)t->tracker.unbalanced));
+		json_object_object_add(o, "begins_after_segment_limit",
+				       json_object_new_int64((int64_t)t->tracker.ignored_after_limit));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static json_object *files_json(struct session *s)
+{
+	json_object *arr = json_object_new_array(), *o;
+	struct written_segment *w;
+	size_t i;
+
+	for (i = 0; i < s->writer.ndone; i++) {
+		w = &s->writer.done[i];
+		o = json_object_new_object();
+		json_object_object_add(o, "pid", json_object_new_int(w->pid));
+		json_object_object_add(o, "rank", json_object_new_int(w->rank));
+		json_object_object_add(o, "segment", json_object_new_int((int)w->seq));
+		json_object_object_add(o, "incomplete", json_object_new_boolean(w->incomplete));
+		json_object_object_add(o, "started_before_attach",
+				       json_object_new_boolean(w->started_before_attach));
+		json_object_object_add(o, "trace", json_object_new_string(w->trace));
+		json_object_object_add(o, "summary_txt", json_object_new_string(w->summary_txt));
+		json_object_object_add(o, "summary_json", json_object_new_string(w->summary_json));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static json_object *regions_json(struct session *s, json_object **never)
+{
+	json_object *arr = json_object_new_array();
+	const struct region_def *d;
+	unsigned int i;
+
+	*never = json_object_new_array();
+	for (i = 0; i < s->nrequested; i++) {
+		d = &s->reg.defs[s->requested[i]];
+		json_object_array_add(arr, json_object_new_string(d->name));
+		if (!d->entered)
+			json_object_array_add(*never, json_object_new_string(d->name));
+	}
+	return arr;
+}
+
+int manifest_write(struct session *s, const struct attach_opts *o)
+{
+	json_object *root = json_object_new_object(), *loss, *warn, *never;
+	char **warnings, when[48];
+	struct out_file of;
+	size_t nw, i;
+	int ret;
+
+	seg_output_wallclock(&s->meta, s->meta.mono_at_start_ns, when, sizeof(when));
+	json_object_object_add(root, "tool", json_object_new_string("fvbpf"));
+	json_object_object_add(root, "hostname", json_object_new_string(s->meta.hostname));
+	json_object_object_add(root, "started", json_object_new_string(when));
+	json_object_object_add(root, "output_dir", json_object_new_string(o->outdir));
+	json_object_object_add(root, "regions", regions_json(s, &never));
+	json_object_object_add(root, "regions_never_entered", never);
+	json_object_object_add(root, "processes", processes_json(s));
+	json_object_object_add(root, "files", files_json(s));
+
+	loss = json_object_new_object();
+	json_object_object_add(loss, "ringbuf_drops", json_object_new_int64((int64_t)s->skel->bss->ringbuf_drops));
+	json_object_object_add(loss, "unbalanced_region_ends",
+			       json_object_new_int64((int64_t)s->skel->bss->unbalanced_ends));
+	json_object_object_add(loss, "bad_records", json_object_new_int64((int64_t)s->bad_records));
+	json_object_object_add(loss, "write_errors", json_object_new_int((int)s->writer.write_errors));
+	json_object_object_add(root, "loss", loss);
+
+	warn = json_object_new_array();
+	nw = log_warnings(&warnings);
+	for (i = 0; i < nw; i++)
+		json_object_array_add(warn, json_object_new_string(warnings[i]));
+	log_free_warnings(warnings, nw);
+	json_object_object_add(root, "warnings", warn);
+
+	ret = out_open(&of, o->outdir, "manifest.json");
+	if (!ret) {
+		fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+						     JSON_C_TO_STRING_NOSLASHESCAPE), of.f);
+		fputc('\n', of.f);
+		ret = out_commit(&of);
+	}
+	json_object_put(root);
+	return ret;
+}

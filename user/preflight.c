@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "preflight.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+int preflight_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (geteuid() == 0)
+		return 0;
+	if (!syscall(SYS_capget, &hdr, data) &&
+	    (has_cap(data, CAP_SYS_ADMIN) ||
+	     (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))) &&
+	    has_cap(data, CAP_SYS_PTRACE))
+		return 0;
+	log_error("fvbpf attach needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE): run it with sudo");
+	return -EPERM;
+}
+
+int preflight_btf(void)
+{
+	/* FVBPF_BTF_PATH lets the test suite point this check elsewhere. */
+	const char *path = getenv("FVBPF_BTF_PATH");
+
+	if (!path || !*path)
+		path = "/sys/kernel/btf/vmlinux";
+	if (access(path, R_OK) == 0)
+		return 0;
+	log_error("kernel BTF not found at %s: boot a kernel built with CONFIG_DEBUG_INFO_BTF=y", path);
+	return -ENOENT;
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "proc_info.h"
+
+static const char *const marker_names[MARKER_NSYMS] = {
+	[MARKER_BEGIN] = "fvbpf_probe_region_begin",
+	[MARKER_END] = "fvbpf_probe_region_end",
+	[MARKER_SEMAPHORE] = "fvbpf_semaphore",
+	[MARKER_SYNC] = "fvbpf_probe_thread_sync",
+	[MARKER_EPOCH] = "fvbpf_attach_epoch",
+};
+
+bool proc_alive(pid_t pid)
+{
+	char path[64], state = 0, buf[512], *p;
+	FILE *f;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return false;
+	/* A zombie still answers kill(); it is gone for our purposes. */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1])
+		state = p[2];
+	fclose(f);
+	return state && state != 'Z' && state != 'X';
+}
+
+static ssize_t read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n, total = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < len - 1) {
+		n = read(fd, buf + total, len - 1 - (size_t)total);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		total += n;
+	}
+	close(fd);
+	buf[total] = '\0';
+	return total;
+}
+
+int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	n = read_file(path, buf, len);
+	if (n < 0)
+		return (int)n;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int proc_read_cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	n = read_file(path, buf, len);
+	if (n < 0)
+		return (int)n;
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return 0;
+}
+
+int proc_read_rank(pid_t pid, int *rank)
+{
+	char path[64], *buf, *p, *end;
+	size_t cap = 1 << 20;
+	ssize_t n;
+	long v;
+	int ret = -ENOENT;
+
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	n = read_file(path, buf, cap);
+	if (n < 0) {
+		ret = (int)n;
+		goto cleanup;
+	}
+	for (p = buf; p < buf + n; p += strlen(p) + 1) {
+		if (strncmp(p, "RANK=", 5))
+			continue;
+		errno = 0;
+		v = strtol(p + 5, &end, 10);
+		if (!errno && end != p + 5 && !*end && v >= 0 && v <= 1000000) {
+			*rank = (int)v;
+			ret = 0;
+		}
+		break;
+	}
+cleanup:
+	free(buf);
+	return ret;
+}
+
+/* Where file offset @off of @path is mapped in the target, from a maps line. */
+static bool map_line_addr(const char *line, uint64_t off, uint64_t *addr)
+{
+	unsigned long long start, end, pgoff;
+
+	if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &pgoff) != 3)
+		return false;
+	if (off < pgoff || off >= pgoff + (end - start))
+		return false;
+	*addr = start + (off - pgoff);
+	return true;
+}
+
+static int epoch_address(pid_t pid, struct marker_lib *lib)
+{
+	char maps[64], line[PATH_MAX + 256], *path;
+	FILE *f;
+	int ret = -ENOENT;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		path = strchr(line, '/');
+		if (path && !strcmp(path, lib->path) &&
+		    map_line_addr(line, lib->syms[MARKER_EPOCH].file_off, &lib->epoch_addr))
+			ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+int proc_read_u32(pid_t pid, uint64_t addr, uint32_t *val)
+{
+	struct iovec local = { val, sizeof(*val) }, remote = { (void *)(uintptr_t)addr, sizeof(*val) };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof(*val) ? 0 : -errno;
+}
+
+int proc_write_u32(pid_t pid, uint64_t addr, uint32_t val)
+{
+	struct iovec local = { &val, sizeof(val) }, remote = { (void *)(uintptr_t)addr, sizeof(val) };
+
+	return process_vm_writev(pid, &local, 1, &remote, 1, 0) == sizeof(val) ? 0 : -errno;
+}
+
+int proc_find_marker_lib(pid_t pid, struct marker_lib *lib)
+{
+	char maps[64], line[PATH_MAX + 256], last[PATH_MAX] = "", *path;
+	FILE *f;
+	int ret = -ENOENT, n;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		path = strchr(line, '/');
+		if (!path || !strcmp(path, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", path);
+		memset(lib, 0, sizeof(*lib));
+		snprintf(lib->path, sizeof(lib->path), "%s", path);
+		n = snprintf(lib->open_path, sizeof(lib->open_path), "/proc/%d/root%s", pid, path);
+		if (n < 0 || (size_t)n >= sizeof(lib->open_path))
+			continue;
+		n = elf_find_symbols(lib->open_path, marker_names, MARKER_NSYMS, lib->syms);
+		if (n == MARKER_NSYMS) {
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	if (!ret)
+		ret = epoch_address(pid, lib);
+	if (ret)
+		memset(lib, 0, sizeof(*lib));
+	return ret;
+}
+
+int proc_target_init(struct proc_target *t, pid_t pid)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	if (!proc_alive(pid))
+		return -ESRCH;
+	err = proc_read_comm(pid, pid, t->comm, sizeof(t->comm));
+	if (err)
+		return err;
+	proc_read_cmdline(pid, t->cmdline, sizeof(t->cmdline));
+	t->rank_from_env = proc_read_rank(pid, &t->rank) == 0;
+	if (!t->rank_from_env)
+		t->rank = 0;
+	return 0;
+}
+
+const char *proc_thread_name(struct proc_target *t, uint32_t tid)
+{
+	struct tid_name *n;
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return t->threads[i].name;
+	n = realloc(t->threads, (t->nthreads + 1) * sizeof(*n));
+	if (!n)
+		return "?";
+	t->threads = n;
+	n = &t->threads[t->nthreads++];
+	n->tid = tid;
+	if (proc_read_comm(t->pid, (pid_t)tid, n->name, sizeof(n->name)))
+		snprintf(n->name, sizeof(n->name), "thread %u", tid);
+	return n->name;
+}
+
+void proc_target_free(struct proc_target *t)
+{
+	free(t->threads);
+	t->threads = NULL;
+	t->nthreads = 0;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* What fvbpf learns about a target process from /proc. */
+#ifndef FVBPF_PROC_INFO_H
+#define FVBPF_PROC_INFO_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "elf_symbols.h"
+
+enum marker_sym {
+	MARKER_BEGIN,
+	MARKER_END,
+	MARKER_SEMAPHORE,
+	MARKER_SYNC,
+	MARKER_EPOCH,
+	MARKER_NSYMS,
+};
+
+struct marker_lib {
+	char path[PATH_MAX];      /* as the target maps it */
+	uint64_t epoch_addr;      /* fvbpf_attach_epoch in the target's memory */
+	char open_path[PATH_MAX]; /* through /proc/PID/root, for us and the kernel */
+	struct elf_sym_info syms[MARKER_NSYMS];
+};
+
+struct tid_name {
+	uint32_t tid;
+	char name[32];
+};
+
+struct proc_target {
+	pid_t pid;
+	int rank;                 /* RANK from its environment, else 0 */
+	bool rank_from_env;
+	bool name_by_pid;         /* two targets share a rank: name files by pid */
+	char comm[32];
+	char cmdline[1024];
+	struct marker_lib marker;
+	/* thread names, filled lazily by the writer thread */
+	struct tid_name *threads;
+	size_t nthreads;
+};
+
+bool proc_alive(pid_t pid);
+int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+int proc_read_cmdline(pid_t pid, char *buf, size_t len);
+/* RANK from /proc/PID/environ: 0 found, -ENOENT absent, other -errno. */
+int proc_read_rank(pid_t pid, int *rank);
+/* First mapped ELF that defines the marker symbols: 0, -ENOENT, -errno. */
+int proc_find_marker_lib(pid_t pid, struct marker_lib *lib);
+int proc_target_init(struct proc_target *t, pid_t pid);
+/* Read and write a 32-bit variable of the target. */
+int proc_read_u32(pid_t pid, uint64_t addr, uint32_t *val);
+int proc_write_u32(pid_t pid, uint64_t addr, uint32_t val);
+const char *proc_thread_name(struct proc_target *t, uint32_t tid);
+void proc_target_free(struct proc_target *t);
+
+#endif /* FVBPF_PROC_INFO_H */

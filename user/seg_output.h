@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* Everything the trace and summary writers need to describe one segment. */
+#ifndef FVBPF_SEG_OUTPUT_H
+#define FVBPF_SEG_OUTPUT_H
+
+#include <stdint.h>
+
+#include "proc_info.h"
+#include "registry.h"
+#include "segment.h"
+
+struct session_meta {
+	char hostname[256];
+	uint64_t mono_at_start_ns;   /* CLOCK_MONOTONIC ... */
+	uint64_t real_at_start_ns;   /* ... and CLOCK_REALTIME, read together */
+};
+
+struct seg_output_ctx {
+	const struct segment *seg;
+	struct proc_target *proc;
+	const struct region_registry *reg;
+	const struct session_meta *meta;
+};
+
+/* "rank0" or "pid1234" */
+void seg_output_who(const struct proc_target *p, char *buf, size_t len);
+/* "2026-11-30T08:48:13.123456Z" for a CLOCK_MONOTONIC time */
+void seg_output_wallclock(const struct session_meta *m, uint64_t mono_ns, char *buf, size_t len);
+
+#endif /* FVBPF_SEG_OUTPUT_H */

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "output_files.h"
+#include "seg_writer.h"
+#include "summary.h"
+#include "trace_writer.h"
+
+struct seg_job {
+	struct segment *seg;
+	struct proc_target *proc;
+	struct seg_job *next;
+};
+
+enum file_kind { FILE_TRACE, FILE_SUMMARY_TXT, FILE_SUMMARY_JSON };
+
+static int write_one(const char *outdir, const char *name, enum file_kind kind,
+		     const struct seg_output_ctx *c, const struct summary *sum)
+{
+	struct out_file of;
+	int ret;
+
+	ret = out_open(&of, outdir, name);
+	if (ret)
+		return ret;
+	switch (kind) {
+	case FILE_TRACE:
+		ret = trace_write(of.f, c);
+		break;
+	case FILE_SUMMARY_TXT:
+		ret = summary_write_text(of.f, sum, c);
+		break;
+	case FILE_SUMMARY_JSON:
+		ret = summary_write_json(of.f, sum, c);
+		break;
+	}
+	if (ret) {
+		out_abort(&of);
+		return ret;
+	}
+	return out_commit(&of);
+}
+
+int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct written_segment *out)
+{
+	char who[32], region[FVBPF_REGION_NAME_MAX + 1];
+	struct summary sum;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->pid = c->seg->pid;
+	out->rank = c->proc->rank;
+	out->seq = c->seg->seq;
+	out->incomplete = c->seg->incomplete;
+	out->started_before_attach = c->seg->started_before_attach;
+	seg_output_who(c->proc, who, sizeof(who));
+	out_sanitize_name(region, sizeof(region), c->reg->defs[c->seg->region].name);
+	snprintf(out->trace, sizeof(out->trace), "trace_%s_segment%04u_%s.json", who, c->seg->seq, region);
+	snprintf(out->summary_txt, sizeof(out->summary_txt), "summary_%s_segment%04u_%s.txt",
+		 who, c->seg->seq, region);
+	snprintf(out->summary_json, sizeof(out->summary_json), "summary_%s_segment%04u_%s.json",
+		 who, c->seg->seq, region);
+
+	ret = summary_build(&sum, c);
+	if (ret)
+		return ret;
+	ret = write_one(outdir, out->trace, FILE_TRACE, c, &sum);
+	if (!ret)
+		ret = write_one(outdir, out->summary_txt, FILE_SUMMARY_TXT, c, &sum);
+	if (!ret)
+		ret = write_one(outdir, out->summary_json, FILE_SUMMARY_JSON, c, &sum);
+	summary_free(&sum);
+	return ret;
+}
+
+static void process_job(struct seg_writer *w, struct seg_job *job)
+{
+	struct seg_output_ctx c = { .seg = job->seg, .proc = job->proc, .reg = w->reg, .meta = w->meta };
+	struct written_segment ws, *d;
+	int ret;
+
+	ret = seg_write_files(w->outdir, &c, &ws);
+	pthread_mutex_lock(&w->lock);
+	if (ret) {
+		if (!w->write_errors++)
+			w->first_error = ret;
+	} else if ((d = realloc(w->done, (w->ndone + 1) * sizeof(*d)))) {
+		w->done = d;
+		w->done[w->ndone++] = ws;
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (ret)
+		log_warn("cannot write segment %u of pid %d into %s: %s%s", job->seg->seq,
+			 job->seg->pid, w->outdir, strerror(-ret),
+			 ret == -ENOSPC ? " (disk full: free space or choose another -o)" : "");
+	segment_free(job->seg);
+	free(job);
+}
+
+static void *writer_main(void *arg)
+{
+	struct seg_writer *w = arg;
+	struct seg_job *job;
+
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		while (!w->head && !w->stopping)
+			pthread_cond_wait(&w->cond, &w->lock);
+		job = w->head;
+		if (job) {
+			w->head = job->next;
+			if (!w->head)
+				w->tail = NULL;
+		}
+		pthread_mutex_unlock(&w->lock);
+		if (!job)
+			break; /* stopping and drained */
+		process_job(w, job);
+	}
+	return NULL;
+}
+
+int seg_writer_start(struct seg_writer *w, const char *outdir, const struct region_registry *reg,
+		     const struct session_meta *meta)
+{
+	int err;
+
+	memset(w, 0, sizeof(*w));
+	w->outdir = outdir;
+	w->reg = reg;
+	w->meta = meta;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	err = pthread_create(&w->thread, NULL, writer_main, w);
+	if (err)
+		return -err;
+	w->started = true;
+	return 0;
+}
+
+int seg_writer_submit(struct seg_writer *w, struct segment *seg, struct proc_target *proc)
+{
+	struct seg_job *job = calloc(1, sizeof(*job));
+
+	if (!job) {
+		segment_free(seg);
+		return -ENOMEM;
+	}
+	job->seg = seg;
+	job->proc = proc;
+	pthread_mutex_lock(&w->lock);
+	if (w->tail)
+		w->tail->next = job;
+	else
+		w->head = job;
+	w->tail = job;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+void seg_writer_stop(struct seg_writer *w)
+{
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stopping = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	w->started = false;
+}
+
+void seg_writer_free(struct seg_writer *w)
+{
+	seg_writer_stop(w);
+	free(w->done);
+	w->done = NULL;
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+}

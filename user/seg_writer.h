@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * The writer thread: formatting and file I/O never happen in the ring-buffer
+ * consumer.  Closed segments are queued here and written as
+ * trace_*.json and summary_*.{txt,json}.
+ */
+#ifndef FVBPF_SEG_WRITER_H
+#define FVBPF_SEG_WRITER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "seg_output.h"
+
+struct written_segment {
+	pid_t pid;
+	int rank;
+	uint32_t seq;
+	bool incomplete;
+	bool started_before_attach;
+	char trace[256];
+	char summary_txt[256];
+	char summary_json[256];
+};
+
+struct seg_job;
+
+struct seg_writer {
+	const char *outdir;
+	const struct region_registry *reg;
+	const struct session_meta *meta;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct seg_job *head, *tail;
+	bool stopping, started;
+	/* results, read after seg_writer_stop() */
+	struct written_segment *done;
+	size_t ndone;
+	unsigned int write_errors;
+	int first_error;          /* -errno of the first failed write */
+};
+
+int seg_writer_start(struct seg_writer *w, const char *outdir, const struct region_registry *reg,
+		     const struct session_meta *meta);
+/* Takes ownership of @seg; @proc must outlive the writer. */
+int seg_writer_submit(struct seg_writer *w, struct segment *seg, struct proc_target *proc);
+/* Write everything queued, then join the thread. */
+void seg_writer_stop(struct seg_writer *w);
+void seg_writer_free(struct seg_writer *w);
+/* Synchronous write of one segment (used by the thread and by tests). */
+int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct written_segment *out);
+
+#endif /* FVBPF_SEG_WRITER_H */

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "segment.h"
+
+void seg_tracker_init(struct seg_tracker *t, uint32_t pid, const struct region_registry *reg,
+		      seg_close_fn on_close, void *ctx)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->reg = reg;
+	t->on_close = on_close;
+	t->ctx = ctx;
+}
+
+void segment_free(struct segment *seg)
+{
+	if (!seg)
+		return;
+	free(seg->slices);
+	free(seg);
+}
+
+static bool region_enabled(const struct seg_tracker *t, uint32_t region)
+{
+	return region < t->reg->count && t->reg->defs[region].enabled;
+}
+
+bool seg_tracker_done(const struct seg_tracker *t)
+{
+	return t->max_segments && t->counted >= t->max_segments && !t->cur;
+}
+
+static struct seg_thread *thread_get(struct seg_tracker *t, uint32_t tid, bool create)
+{
+	struct seg_thread *th;
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return &t->threads[i];
+	if (!create)
+		return NULL;
+	th = realloc(t->threads, (t->nthreads + 1) * sizeof(*th));
+	if (!th)
+		return NULL;
+	t->threads = th;
+	th = &t->threads[t->nthreads++];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	return th;
+}
+
+static int push_index(struct seg_thread *th, size_t idx)
+{
+	size_t *s;
+
+	if (th->depth == th->cap) {
+		s = realloc(th->stack, (th->cap ? th->cap * 2 : 8) * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		th->stack = s;
+		th->cap = th->cap ? th->cap * 2 : 8;
+	}
+	th->stack[th->depth++] = idx;
+	return 0;
+}
+
+static int add_slice(struct segment *seg, uint32_t tid, uint32_t region, uint64_t ts,
+		     uint32_t depth, size_t *idx)
+{
+	struct seg_slice *s;
+	size_t cap;
+
+	if (seg->nslices == seg->cap) {
+		cap = seg->cap ? seg->cap * 2 : 16;
+		s = realloc(seg->slices, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		seg->slices = s;
+		seg->cap = cap;
+	}
+	s = &seg->slices[seg->nslices];
+	memset(s, 0, sizeof(*s));
+	s->tid = tid;
+	s->region = region;
+	s->start_ns = ts;
+	s->depth = depth;
+	*idx = seg->nslices++;
+	return 0;
+}
+
+static void close_segment(struct seg_tracker *t, uint64_t ts, bool incomplete)
+{
+	struct segment *seg = t->cur;
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++)
+		t->threads[i].depth = 0;
+	t->cur = NULL;
+	t->depth = 0;
+	seg->end_ns = ts;
+	seg->incomplete = incomplete;
+	for (i = 0; i < seg->nslices; i++) {
+		if (!seg->slices[i].end_ns) {
+			seg->slices[i].end_ns = ts;
+			seg->slices[i].flags |= SLICE_OPEN_AT_END;
+		}
+	}
+	if (t->on_close)
+		t->on_close(seg, t->ctx);
+	else
+		segment_free(seg);
+}
+
+static int begin_slice(struct seg_tracker *t, uint32_t tid, uint32_t region, uint64_t ts,
+		       bool before_attach)
+{
+	struct seg_thread *th;
+	size_t idx;
+	int err;
+
+	if (!region_enabled(t, region))
+		return 0;
+	if (!t->cur) {
+		if (t->max_segments && t->counted >= t->max_segments) {
+			if (!t->ignored_depth++)
+				t->ignored_after_limit++;
+			return 0;
+		}
+		t->cur = calloc(1, sizeof(*t->cur));
+		if (!t->cur)
+			return -ENOMEM;
+		t->cur->pid = t->pid;
+		t->cur->seq = t->next_seq++;
+		t->cur->region = region;
+		t->cur->start_ns = ts;
+		t->cur->started_before_attach = before_attach;
+		if (!before_attach)
+			t->counted++;
+	}
+	th = thread_get(t, tid, true);
+	if (!th)
+		return -ENOMEM;
+	if (ts < t->cur->start_ns)
+		t->cur->start_ns = ts; /* another thread's region predates it */
+	err = add_slice(t->cur, tid, region, ts, (uint32_t)th->depth, &idx);
+	if (!err)
+		err = push_index(th, idx);
+	if (err)
+		return err;
+	if (before_attach)
+		t->cur->slices[idx].flags |= SLICE_BEFORE_ATTACH;
+	t->depth++;
+	return 0;
+}
+
+int seg_on_begin(struct seg_tracker *t, uint32_t tid, uint32_t region, uint64_t ts)
+{
+	return begin_slice(t, tid, region, ts, false);
+}
+
+int seg_on_open_before_attach(struct seg_tracker *t, uint32_t tid, uint32_t region,
+			      uint64_t attach_ts)
+{
+	return begin_slice(t, tid, region, attach_ts, true);
+}
+
+int seg_on_end(struct seg_tracker *t, uint32_t tid, uint32_t region, uint64_t ts)
+{
+	struct seg_thread *th;
+	struct seg_slice *s;
+	size_t level;
+
+	if (!region_enabled(t, region))
+		return 0;
+	if (!t->cur && t->ignored_depth > 0) {
+		t->ignored_depth--;
+		return 0;
+	}
+	th = t->cur ? thread_get(t, tid, false) : NULL;
+	/* The innermost open slice of this region on this thread. */
+	for (level = th ? th->depth : 0; level > 0; level--)
+		if (t->cur->slices[th->stack[level - 1]].region == region)
+			break;
+	if (!level) {
+		t->unbalanced++;
+		if (t->cur)
+			t->cur->unbalanced++;
+		return 0;
+	}
+	/* Close it and, to keep the thread's track strictly nested, anything
+	 * still open inside it. */
+	while (th->depth >= level) {
+		s = &t->cur->slices[th->stack[--th->depth]];
+		s->end_ns = ts;
+		if (th->depth >= level) {
+			s->flags |= SLICE_FORCED_CLOSE;
+			t->cur->forced++;
+		}
+		t->depth--;
+	}
+	if (t->depth == 0)
+		close_segment(t, ts, false);
+	return 0;
+}
+
+void seg_tracker_finish(struct seg_tracker *t, uint64_t ts)
+{
+	if (t->cur)
+		close_segment(t, ts, true);
+}
+
+void seg_tracker_free(struct seg_tracker *t)
+{
+	size_t i;
+
+	if (t->cur) {
+		segment_free(t->cur);
+		t->cur = NULL;
+	}
+	for (i = 0; i < t->nthreads; i++)
+		free(t->threads[i].stack);
+	free(t->threads);
+	t->threads = NULL;
+	t->nthreads = 0;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * The per-process segment state machine.  Pure: fed with region begin/end
+ * events in ring-buffer order, it hands out closed segments.  The outermost
+ * enabled region of a process opens a segment; enabled regions inside it
+ * (on any thread of the process) become slices; depth 0 closes it.
+ */
+#ifndef FVBPF_SEGMENT_H
+#define FVBPF_SEGMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "registry.h"
+
+#define SLICE_OPEN_AT_END   0x1u /* still open when the segment was cut off */
+#define SLICE_FORCED_CLOSE  0x2u /* closed because an enclosing region ended */
+#define SLICE_BEFORE_ATTACH 0x4u /* already open when fvbpf attached: start cut */
+
+struct seg_slice {
+	uint32_t tid;
+	uint32_t region;      /* registry index */
+	uint64_t start_ns;
+	uint64_t end_ns;      /* 0 while open */
+	uint32_t depth;       /* nesting level on its thread, 0 = outermost */
+	uint32_t flags;       /* SLICE_* */
+};
+
+struct segment {
+	uint32_t pid;
+	uint32_t seq;         /* 0, 1, ... per process within one attach */
+	uint32_t region;      /* registry index of the outermost region */
+	uint64_t start_ns;
+	uint64_t end_ns;
+	bool incomplete;      /* cut off by exit or stop, not by its end marker */
+	bool started_before_attach; /* its outermost region was open at attach */
+	struct seg_slice *slices;
+	size_t nslices, cap;
+	uint64_t unbalanced;  /* ends that matched no open begin */
+	uint64_t forced;      /* slices closed by an enclosing region's end */
+	uint64_t drops;       /* ring-buffer drops of this process; set by the caller */
+};
+
+struct seg_thread {
+	uint32_t tid;
+	size_t *stack;        /* indexes into cur->slices */
+	size_t depth, cap;
+};
+
+typedef void (*seg_close_fn)(struct segment *seg, void *ctx);
+
+struct seg_tracker {
+	uint32_t pid;
+	uint32_t next_seq;
+	uint32_t max_segments;    /* 0: unlimited; later outermost begins are ignored */
+	uint32_t counted;         /* segments whose start was seen (what -n counts) */
+	int depth;                /* open slices of the current segment */
+	struct segment *cur;
+	struct seg_thread *threads;
+	size_t nthreads;
+	uint64_t unbalanced;      /* over the whole attach, inside or outside segments */
+	uint64_t ignored_after_limit;  /* outermost begins past max_segments */
+	int ignored_depth;             /* nesting inside such an ignored region */
+	const struct region_registry *reg;
+	seg_close_fn on_close;    /* takes ownership of the segment */
+	void *ctx;
+};
+
+void seg_tracker_init(struct seg_tracker *t, uint32_t pid, const struct region_registry *reg,
+		      seg_close_fn on_close, void *ctx);
+int seg_on_begin(struct seg_tracker *t, uint32_t tid, uint32_t region, uint64_t ts);
+int seg_on_end(struct seg_tracker *t, uint32_t tid, uint32_t region, uint64_t ts);
+/*
+ * @region was already open on @tid when fvbpf attached at @attach_ts (the
+ * thread said so in its first sync).  Call outermost first, before any other
+ * event of that thread.
+ */
+int seg_on_open_before_attach(struct seg_tracker *t, uint32_t tid, uint32_t region,
+			      uint64_t attach_ts);
+/* Close an open segment as incomplete at @ts (target exit, fvbpf stop). */
+void seg_tracker_finish(struct seg_tracker *t, uint64_t ts);
+void seg_tracker_free(struct seg_tracker *t);
+bool seg_tracker_done(const struct seg_tracker *t);
+void segment_free(struct segment *seg);
+
+#endif /* FVBPF_SEGMENT_H */

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* State of one `fvbpf attach` run. */
+#ifndef FVBPF_SESSION_H
+#define FVBPF_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proc_info.h"
+#include "registry.h"
+#include "seg_output.h"
+#include "seg_writer.h"
+#include "segment.h"
+
+struct fvbpf_bpf;
+struct ring_buffer;
+struct bpf_link;
+struct session;
+
+struct session_target {
+	struct session *session;
+	struct proc_target proc;
+	struct seg_tracker tracker;
+	struct bpf_link *link_begin, *link_end, *link_sync;
+	int pidfd;
+	bool finished;          /* no more segments will come */
+	bool exited;
+	unsigned int segments, incomplete;
+	uint64_t drops_seen;    /* ring drops already charged to a segment */
+	uint32_t epoch;         /* odd value written to the target's fvbpf_attach_epoch */
+	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
+	bool deep_stack_warned;
+};
+
+struct session {
+	struct fvbpf_bpf *skel;
+	struct ring_buffer *rb;
+	int epfd;
+	struct region_registry reg;
+	unsigned int requested[FVBPF_MAX_REGIONS];
+	unsigned int nrequested;
+	struct session_target *targets;
+	int ntargets;
+	struct seg_writer writer;
+	struct session_meta meta;
+	uint64_t bad_records;   /* records of unknown type, version or process */
+};
+
+#endif /* FVBPF_SESSION_H */

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "summary.h"
+
+static struct summary_row *row_get(struct summary *s, const char *name, const char *kind)
+{
+	struct summary_row *r;
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->rows[i].name, name) && !strcmp(s->rows[i].kind, kind))
+			return &s->rows[i];
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+
+		r = realloc(s->rows, cap * sizeof(*r));
+		if (!r)
+			return NULL;
+		s->rows = r;
+		s->cap = cap;
+	}
+	r = &s->rows[s->n++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->kind = kind;
+	r->cpu_min_ns = UINT64_MAX;
+	r->dev_min_ns = UINT64_MAX;
+	return r;
+}
+
+static void row_add_cpu(struct summary_row *r, uint64_t dur, uint64_t self)
+{
+	r->count++;
+	r->cpu_total_ns += dur;
+	r->cpu_self_ns += self;
+	if (dur < r->cpu_min_ns)
+		r->cpu_min_ns = dur;
+	if (dur > r->cpu_max_ns)
+		r->cpu_max_ns = dur;
+}
+
+/* Time of @i's direct children: later slices on its thread, one level deeper,
+ * up to the next slice at @i's level or above. */
+static uint64_t children_ns(const struct segment *seg, size_t i)
+{
+	const struct seg_slice *p = &seg->slices[i], *q;
+	uint64_t sum = 0;
+	size_t j;
+
+	for (j = i + 1; j < seg->nslices; j++) {
+		q = &seg->slices[j];
+		if (q->tid != p->tid)
+			continue;
+		if (q->depth <= p->depth)
+			break;
+		if (q->depth == p->depth + 1)
+			sum += q->end_ns - q->start_ns;
+	}
+	return sum;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct summary_row *x = a, *y = b;
+
+	if (x->dev_total_ns != y->dev_total_ns)
+		return x->dev_total_ns > y->dev_total_ns ? -1 : 1;
+	if (x->cpu_total_ns != y->cpu_total_ns)
+		return x->cpu_total_ns > y->cpu_total_ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int summary_build(struct summary *s, const struct seg_output_ctx *c)
+{
+	const struct segment *seg = c->seg;
+	struct summary_row *r;
+	uint64_t dur, kids;
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->segment_ns = seg->end_ns - seg->start_ns;
+	for (i = 0; i < seg->nslices; i++) {
+		r = row_get(s, c->reg->defs[seg->slices[i].region].name, "region");
+		if (!r)
+			return -ENOMEM;
+		dur = seg->slices[i].end_ns - seg->slices[i].start_ns;
+		kids = children_ns(seg, i);
+		row_add_cpu(r, dur, kids < dur ? dur - kids : 0);
+	}
+	for (i = 0; i < s->n; i++) {
+		if (s->rows[i].cpu_min_ns == UINT64_MAX)
+			s->rows[i].cpu_min_ns = 0;
+		if (s->rows[i].dev_min_ns == UINT64_MAX)
+			s->rows[i].dev_min_ns = 0;
+	}
+	qsort(s->rows, s->n, sizeof(*s->rows), cmp_rows);
+	return 0;
+}
+
+void summary_free(struct summary *s)
+{
+	free(s->rows);
+	memset(s, 0, sizeof(*s));
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void header_lines(FILE *f, const struct seg_output_ctx *c)
+{
+	const struct segment *seg = c->seg;
+	char when[48];
+
+	seg_output_wallclock(c->meta, seg->start_ns, when, sizeof(when));
+	fprintf(f, "fvbpf segment %04u of rank %d, pid %d (%s), region %s\n", seg->seq,
+		c->proc->rank, seg->pid, c->proc->comm, c->reg->defs[seg->region].name);
+	fprintf(f, "start %s, duration %.3f ms, %s%s, ring-buffer drops %llu, unbalanced region ends %llu\n",
+		when, ms(seg->end_ns - seg->start_ns),
+		seg->started_before_attach ? "STARTED BEFORE ATTACH (start cut), " : "",
+		seg->incomplete ? "INCOMPLETE (cut off by exit or stop)" : "complete",
+		(unsigned long long)seg->drops, (unsigned long long)seg->unbalanced);
+}
+
+int summary_write_text(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
+{
+	const struct summary_row *r;
+	size_t i;
+
+	header_lines(f, c);
+	if (!s->has_device_time)
+		fputs("device time: not collected (needs the CUPTI agent)\n", f);
+	fputc('\n', f);
+	fprintf(f, "%-44s %8s %12s %11s %11s %11s %12s %12s %11s %9s\n", "Name", "Calls",
+		"CPU total", "CPU avg", "CPU min", "CPU max", "Self CPU", "Device total",
+		"Device avg", "% segment");
+	for (i = 0; i < s->n; i++) {
+		r = &s->rows[i];
+		fprintf(f, "%-44s %8llu %9.3f ms %8.3f ms %8.3f ms %8.3f ms %9.3f ms ",
+			r->name, (unsigned long long)r->count, ms(r->cpu_total_ns),
+			ms(r->count ? r->cpu_total_ns / r->count : 0), ms(r->cpu_min_ns),
+			ms(r->cpu_max_ns), ms(r->cpu_self_ns));
+		if (s->has_device_time)
+			fprintf(f, "%9.3f ms %8.3f ms ", ms(r->dev_total_ns),
+				ms(r->count ? r->dev_total_ns / r->count : 0));
+		else
+			fprintf(f, "%12s %11s ", "-", "-");
+		fprintf(f, "%8.1f%%\n", s->segment_ns ?
+			100.0 * (double)(r->dev_total_ns ? r->dev_total_ns : r->cpu_total_ns) /
+			(double)s->segment_ns : 0.0);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+/* Microseconds with exactly three decimals, so nanoseconds survive. */
+static json_object *jus(uint64_t ns)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%llu.%03llu", (unsigned long long)(ns / 1000),
+		 (unsigned long long)(ns % 1000));
+	return json_object_new_double_s((double)ns / 1000.0, text);
+}
+
+static json_object *metadata_json(const struct summary *s, const struct seg_output_ctx *c)
+{
+	const struct segment *seg = c->seg;
+	json_object *m = json_object_new_object();
+	char when[48];
+
+	seg_output_wallclock(c->meta, seg->start_ns, when, sizeof(when));
+	json_object_object_add(m, "rank", json_object_new_int(c->proc->rank));
+	json_object_object_add(m, "pid", json_object_new_int(seg->pid));
+	json_object_object_add(m, "hostname", json_object_new_string(c->meta->hostname));
+	json_object_object_add(m, "command", json_object_new_string(c->proc->cmdline));
+	json_object_object_add(m, "region", json_object_new_string(c->reg->defs[seg->region].name));
+	json_object_object_add(m, "segment", json_object_new_int((int)seg->seq));
+	json_object_object_add(m, "start_us", jus(seg->start_ns));
+	json_object_object_add(m, "end_us", jus(seg->end_ns));
+	json_object_object_add(m, "duration_us", jus(s->segment_ns));
+	json_object_object_add(m, "start_wallclock", json_object_new_string(when));
+	json_object_object_add(m, "incomplete", json_object_new_boolean(seg->incomplete));
+	json_object_object_add(m, "started_before_attach",
+			       json_object_new_boolean(seg->started_before_attach));
+	json_object_object_add(m, "clock", json_object_new_string("CLOCK_MONOTONIC"));
+	json_object_object_add(m, "device_time", json_object_new_string(
+		s->has_device_time ? "cupti" : "not collected (needs the CUPTI agent)"));
+	json_object_object_add(m, "ringbuf_drops", json_object_new_int64((int64_t)seg->drops));
+	json_object_object_add(m, "unbalanced_region_ends", json_object_new_int64((int64_t)seg->unbalanced));
+	json_object_object_add(m, "forced_region_closes", json_object_new_int64((int64_t)seg->forced));
+	return m;
+}
+
+int summary_write_json(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
+{
+	json_object *root = json_object_new_object(), *rows = json_object_new_array(), *o;
+	const struct summary_row *r;
+	size_t i;
+	int ret;
+
+	if (!root || !rows) {
+		json_object_put(root);
+		json_object_put(rows);
+		return -ENOMEM;
+	}
+	json_object_object_add(root, "metadata", metadata_json(s, c));
+	for (i = 0; i < s->n; i++) {
+		r = &s->rows[i];
+		o = json_object_new_object();
+		json_object_object_add(o, "name", json_object_new_string(r->name));
+		json_object_object_add(o, "kind", json_object_new_string(r->kind));
+		json_object_object_add(o, "shapes", json_object_new_string(""));
+		json_object_object_add(o, "self_cpu_us", jus(r->cpu_self_ns));
+		json_object_object_add(o, "cpu_us", jus(r->cpu_total_ns));
+		json_object_object_add(o, "self_device_us", jus(r->dev_self_ns));
+		json_object_object_add(o, "device_us", jus(r->dev_total_ns));
+		json_object_object_add(o, "count", json_object_new_int64((int64_t)r->count));
+		json_object_object_add(o, "cpu_avg_us", jus(r->count ? r->cpu_total_ns / r->count : 0));
+		json_object_object_add(o, "cpu_min_us", jus(r->cpu_min_ns));
+		json_object_object_add(o, "cpu_max_us", jus(r->cpu_max_ns));
+		json_object_object_add(o, "segment_share", json_object_new_double(
+			s->segment_ns ? (double)(r->dev_total_ns ? r->dev_total_ns : r->cpu_total_ns) /
+			(double)s->segment_ns : 0.0));
+		json_object_array_add(rows, o);
+	}
+	json_object_object_add(root, "rows", rows);
+	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), f);
+	fputc('\n', f);
+	json_object_put(root);
+	ret = ferror(f) ? -EIO : 0;
+	return ret;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * Per-segment operator table: one row per name, sorted by device time, then
+ * CPU time, like FastVideo's profiler summaries.
+ */
+#ifndef FVBPF_SUMMARY_H
+#define FVBPF_SUMMARY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "seg_output.h"
+
+struct summary_row {
+	char name[160];
+	const char *kind;        /* "region", ... */
+	uint64_t count;
+	uint64_t cpu_total_ns, cpu_self_ns, cpu_min_ns, cpu_max_ns;
+	uint64_t dev_total_ns, dev_self_ns, dev_min_ns, dev_max_ns;
+};
+
+struct summary {
+	struct summary_row *rows;
+	size_t n, cap;
+	uint64_t segment_ns;
+	int has_device_time;
+};
+
+int summary_build(struct summary *s, const struct seg_output_ctx *c);
+void summary_free(struct summary *s);
+int summary_write_text(FILE *f, const struct summary *s, const struct seg_output_ctx *c);
+int summary_write_json(FILE *f, const struct summary *s, const struct seg_output_ctx *c);
+
+#endif /* FVBPF_SUMMARY_H */

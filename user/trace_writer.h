@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+#ifndef FVBPF_TRACE_WRITER_H
+#define FVBPF_TRACE_WRITER_H
+
+#include <stdio.h>
+
+#include "seg_output.h"
+
+/*
+ * One segment as a Chrome Trace Event Format object (Perfetto UI,
+ * chrome://tracing), following Kineto's conventions.
+ */
+int trace_write(FILE *f, const struct seg_output_ctx *c);
+
+#endif /* FVBPF_TRACE_WRITER_H */
