@@ -46,3 +46,21 @@ teardown() { common_teardown; }
 	kill -0 "$WL_PID"
 	[ "$(tail -n 1 "$WL_LOG")" = "attached=0" ]
 }
+
+@test "python: attached mid-region, the open step is a segment started before attach" {
+	start_workload "$WL_LOG" python3 "$PY_TRAINER" --steps 1 --step-ms 6 --hang-in-region
+	wait_for grep -q '^hanging' "$WL_LOG"
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_train_one_step,training_forward
+	kill -TERM "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=1 incomplete=0"
+	assert_line "region training_forward=1"
+	run python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['otherData']['started_before_attach'])" \
+		"$OUT/trace_rank0_segment0000_training_train_one_step.json"
+	assert_output "True"
+	run grep -c "unbalanced" "$FV_ERR"
+	assert_output "0"
+}

@@ -84,6 +84,9 @@ def main():
     ap.add_argument("--idle", action="store_true",
                     help="after the steps, report attached= every 100 ms "
                          "until SIGTERM/SIGINT")
+    ap.add_argument("--hang-in-region", action="store_true",
+                    help="after the steps, stay inside a step's forward "
+                         "region until SIGTERM/SIGINT, then leave it")
     args = ap.parse_args()
 
     # Signal set-up comes before the pid line: whoever reads the pid may
@@ -92,7 +95,7 @@ def main():
     if args.wait_signal:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     stop = []
-    if args.idle:
+    if args.idle or args.hang_in_region:
         def on_stop(signum, frame):
             stop.append(signum)
         signal.signal(signal.SIGTERM, on_stop)
@@ -112,6 +115,17 @@ def main():
 
     out("counts " + " ".join("%s=%d" % kv for kv in counts.items()))
     out("attached=%d" % attached())
+
+    if args.hang_in_region:
+        # fvbpf attaches while both regions are open: it must learn that
+        # from the library's name stack when they end.
+        with profiler_region("training_train_one_step"):
+            with profiler_region("training_forward"):
+                out("hanging inside a region")
+                while not stop:
+                    time.sleep(IDLE_PERIOD_S)
+        out("attached=%d" % attached())
+        return 0
 
     # time.sleep() resumes after a signal handler (PEP 475), so a stop
     # request is seen within one period.
