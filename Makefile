@@ -25,7 +25,7 @@ WARN     := -Wall -Wextra -Werror
 CPPFLAGS := -Iinclude -Iuser -I$(BUILD)
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -MMD -MP $(CPPFLAGS)
-LDLIBS   := -lbpf -lelf -lz -ljson-c -lpthread
+LDLIBS   := -lbpf -lelf -lz -ljson-c -lpthread -lstdc++
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 CORE_SRCS := $(filter-out user/fvbpf.c,$(wildcard user/*.c))
@@ -37,17 +37,33 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%) \
              $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/asan/%)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(wildcard tests/workloads/*.c))
+
+# CUDA workloads: need the toolkit (headers, libcudart, nvcc), not a GPU.
+CUDA      ?= /usr/local/cuda
+NVCC      ?= $(CUDA)/bin/nvcc
+ifneq ($(wildcard $(CUDA)/include/cuda_runtime_api.h),)
+CUDA_C_SRCS := $(wildcard tests/workloads/cuda_*.c)
+else
+CUDA_C_SRCS :=
+endif
+WORKLOADS := $(filter-out $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(wildcard tests/workloads/cuda_*.c)),$(WORKLOADS)) \
+             $(CUDA_C_SRCS:tests/workloads/%.c=$(BUILD)/tests/%)
+ifneq ($(wildcard $(NVCC)),)
+CU_SRCS   := $(wildcard tests/workloads/*.cu)
+WORKLOADS += $(CU_SRCS:tests/workloads/%.cu=$(BUILD)/tests/%_shared) \
+             $(CU_SRCS:tests/workloads/%.cu=$(BUILD)/tests/%_static)
+endif
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test unit bench install clean check-nop
+.PHONY: all deps demo test unit bench install clean regen-cuda-errors
 
 all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS)
 
 # Debian packages needed to build, test, demo and benchmark.
-DEB_PKGS := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
             libjson-c-dev pkg-config binutils python3 bats bats-assert \
             bats-support bats-file bpftrace procps util-linux
 deps:
@@ -115,6 +131,25 @@ $(BUILD)/tests/%: tests/workloads/%.c $(BUILD)/libfvbpf.so
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..' -lpthread -lm
 
+# Workloads that call libcudart directly link the toolkit's copy.
+$(BUILD)/tests/cuda_%: tests/workloads/cuda_%.c $(BUILD)/libfvbpf.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..' \
+		-L$(CUDA)/lib64 -lcudart -Wl,-rpath,$(CUDA)/lib64 -ldl -lpthread
+
+# Real <<<>>> launches, with libcudart.so and with cudart linked in.
+$(BUILD)/tests/%_shared: tests/workloads/%.cu $(BUILD)/libfvbpf.so
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) -cudart shared -Iinclude -o $@ $< -L$(BUILD) -lfvbpf \
+		-Xlinker -rpath='$$ORIGIN/..' -Xlinker -rpath=$(CUDA)/lib64
+
+$(BUILD)/tests/%_static: tests/workloads/%.cu $(BUILD)/libfvbpf.so
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) -cudart static -Iinclude -o $@ $< -L$(BUILD) -lfvbpf -Xlinker -rpath='$$ORIGIN/..'
+
 unit: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
 
@@ -136,6 +171,18 @@ install: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so
 	dest=$(DESTDIR)$(PREFIX)/lib/$$pyver/site-packages/fvbpf; \
 	install -d $$dest && install -m 0644 python/fvbpf/*.py $$dest/ && \
 	install -m 0755 $(BUILD)/libfvbpf.so $$dest/libfvbpf.so
+
+# user/cuda_errors.c is generated from the toolkit's headers and committed,
+# so that fvbpf builds without CUDA installed.
+regen-cuda-errors:
+	@gen() { grep -oE "$$1" "$$2" | awk '{print $$3+0, $$1}' | sort -n -u -k1,1 | \
+		awk '{printf "\t{ %d, \"%s\" },\n", $$1, $$2}'; }; \
+	{ sed -n '1,/cuda_runtime_errors\[\] = {/p' user/cuda_errors.c; \
+	  gen '^\s+cuda(Success|Error[A-Za-z0-9]+)\s+=\s+[0-9]+' $(CUDA)/include/driver_types.h; \
+	  printf '\t{ -1, NULL },\n};\n\nconst struct cuda_error_name cuda_driver_errors[] = {\n'; \
+	  gen '^\s+CUDA_(SUCCESS|ERROR_[A-Z0-9_]+)\s+=\s+[0-9]+' $(CUDA)/include/cuda.h; \
+	  printf '\t{ -1, NULL },\n};\n'; } > $(BUILD)/cuda_errors.c.new && \
+	mv $(BUILD)/cuda_errors.c.new user/cuda_errors.c
 
 clean:
 	rm -rf $(BUILD)

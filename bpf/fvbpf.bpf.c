@@ -32,6 +32,18 @@ struct {
 	__type(value, struct fvbpf_proc_state);
 } procs SEC(".maps");
 
+/* api_id -> what to capture beyond the registers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FVBPF_MAX_APIS);
+	__type(key, __u32);
+	__type(value, struct fvbpf_api_cfg);
+} api_cfg SEC(".maps");
+
+/* Session uprobes (kernel 6.13+): one program sees entry and return. */
+extern bool bpf_session_is_return(void) __ksym;
+extern __u64 *bpf_session_cookie(void) __ksym;
+
 /* Loss counters, read by the loader at exit. */
 __u64 ringbuf_drops = 0;
 __u64 unbalanced_ends = 0;
@@ -117,7 +129,8 @@ int BPF_KPROBE(region_end, const char *name, __u64 hash)
  * so it may be slow; the loader decides which of them are enabled.
  */
 SEC("uprobe")
-int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth)
+int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
+	       const __u64 *hashes)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, i, n;
@@ -135,6 +148,16 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth)
 		return 0;
 	}
 	n = depth < FVBPF_SYNC_NAMES ? depth : FVBPF_SYNC_NAMES;
+	/* Enabled regions already open count towards "inside a segment". */
+	for (i = 0; i < FVBPF_SYNC_NAMES; i++) {
+		__u64 h = 0;
+
+		if (i >= n)
+			break;
+		bpf_probe_read_user(&h, sizeof(h), &hashes[i]);
+		if (h && bpf_map_lookup_elem(&enabled_regions, &h))
+			__sync_fetch_and_add(&ps->depth, 1);
+	}
 	ev->hdr.type = FVBPF_EV_THREAD_SYNC;
 	ev->hdr.version = FVBPF_EVENT_VERSION;
 	ev->hdr.size = sizeof(*ev);
@@ -153,5 +176,99 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth)
 			bpf_probe_read_user_str(ev->names[i], FVBPF_NAME_LEN, (const void *)name);
 	}
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+static __always_inline void fill_hdr(struct fvbpf_event_hdr *h, __u16 type, __u32 size,
+				     __u64 pid_tgid)
+{
+	h->type = type;
+	h->version = FVBPF_EVENT_VERSION;
+	h->size = size;
+	h->tgid = pid_tgid >> 32;
+	h->tid = (__u32)pid_tgid;
+	h->ts_ns = bpf_ktime_get_ns();
+}
+
+static __always_inline int api_return(struct pt_regs *ctx, struct fvbpf_proc_state *ps,
+				      __u64 pid_tgid)
+{
+	__u64 *cookie = bpf_session_cookie();
+	struct fvbpf_api_exit *ev;
+	__u64 out = 0;
+
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		__sync_fetch_and_add(&ps->drops, 1);
+		__sync_fetch_and_add(&ringbuf_drops, 1);
+		return 0;
+	}
+	/* The entry left the out-pointer (cudaMalloc's void **) in the cookie. */
+	if (cookie && *cookie)
+		bpf_probe_read_user(&out, sizeof(out), (const void *)*cookie);
+	fill_hdr(&ev->hdr, FVBPF_EV_API_EXIT, sizeof(*ev), pid_tgid);
+	ev->api_id = (__u32)bpf_get_attach_cookie(ctx);
+	ev->ret = (__s32)PT_REGS_RC(ctx);
+	ev->out = out;
+	bpf_ringbuf_submit(ev, submit_flags());
+	return 0;
+}
+
+/*
+ * Every probed CUDA/NCCL function, entry and return.  Outside a segment the
+ * entry returns 1, which tells the kernel not to hijack the return: a call
+ * then costs no more than a plain uprobe.
+ */
+SEC("uprobe")
+int api_call(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, api;
+	struct fvbpf_proc_state *ps;
+	struct fvbpf_api_enter *ev;
+	struct fvbpf_api_cfg *cfg;
+	__u64 *cookie;
+	__u64 ptr;
+
+	ps = bpf_map_lookup_elem(&procs, &tgid);
+	if (!ps)
+		return 1;
+	if (bpf_session_is_return())
+		return api_return(ctx, ps, pid_tgid);
+	if (!(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0)
+		return 1;
+
+	api = (__u32)bpf_get_attach_cookie(ctx);
+	cfg = bpf_map_lookup_elem(&api_cfg, &api);
+	if (!cfg)
+		return 1;
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		/* No entry record: skip the return too, keeping pairs whole. */
+		__sync_fetch_and_add(&ps->drops, 1);
+		__sync_fetch_and_add(&ringbuf_drops, 1);
+		return 1;
+	}
+	fill_hdr(&ev->hdr, FVBPF_EV_API_ENTER, sizeof(*ev), pid_tgid);
+	ev->api_id = api;
+	ev->args[0] = PT_REGS_PARM1(ctx);
+	ev->args[1] = PT_REGS_PARM2(ctx);
+	ev->args[2] = PT_REGS_PARM3(ctx);
+	ev->args[3] = PT_REGS_PARM4(ctx);
+	ev->args[4] = PT_REGS_PARM5(ctx);
+	ev->args[5] = ctx->r9;
+	/* Arguments 7 on sit above the return address. */
+	if (bpf_probe_read_user(&ev->args[6], 4 * sizeof(__u64), (const void *)(PT_REGS_SP(ctx) + 8)))
+		__builtin_memset(&ev->args[6], 0, 4 * sizeof(__u64));
+	ev->deref_len = 0;
+	if (cfg->deref_len && cfg->deref_arg < FVBPF_API_ARGS) {
+		ptr = ev->args[cfg->deref_arg & 15];
+		if (ptr && !bpf_probe_read_user(ev->deref, FVBPF_API_DEREF, (const void *)ptr))
+			ev->deref_len = cfg->deref_len;
+	}
+	cookie = bpf_session_cookie();
+	if (cookie)
+		*cookie = cfg->out_arg < FVBPF_API_ARGS ? ev->args[cfg->out_arg & 15] : 0;
+	bpf_ringbuf_submit(ev, submit_flags());
 	return 0;
 }

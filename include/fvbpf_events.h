@@ -19,11 +19,14 @@
 /* Upper bounds that size BPF maps; the loader may lower them. */
 #define FVBPF_MAX_REGIONS 256
 #define FVBPF_MAX_PROCS 1024
+#define FVBPF_MAX_APIS 256      /* rows of the CUDA/NCCL call table, variants included */
 
 enum fvbpf_event_type {
 	FVBPF_EV_REGION_BEGIN = 1,
 	FVBPF_EV_REGION_END = 2,
 	FVBPF_EV_THREAD_SYNC = 3,
+	FVBPF_EV_API_ENTER = 4,
+	FVBPF_EV_API_EXIT = 5,
 };
 
 /*
@@ -65,6 +68,39 @@ struct fvbpf_sync_event {
 	char names[FVBPF_SYNC_NAMES][FVBPF_NAME_LEN];
 };
 
+/*
+ * A CUDA runtime/driver or NCCL call, in two records: its entry with the raw
+ * arguments (System V: six registers, then the stack), its return with the
+ * result.  Only calls made while the process is inside a segment are
+ * recorded; the loader pairs them per thread and decodes the arguments.
+ */
+#define FVBPF_API_ARGS 10       /* 6 registers + 4 stack slots */
+#define FVBPF_API_DEREF 48      /* bytes read behind one pointer argument */
+
+struct fvbpf_api_enter {
+	struct fvbpf_event_hdr hdr;
+	__u32 api_id;           /* row of the loader's table (the uprobe cookie) */
+	__u32 deref_len;        /* valid bytes in deref */
+	__u64 args[FVBPF_API_ARGS];
+	__u8 deref[FVBPF_API_DEREF];
+};
+
+struct fvbpf_api_exit {
+	struct fvbpf_event_hdr hdr;
+	__u32 api_id;
+	__s32 ret;              /* cudaError_t / CUresult / ncclResult_t */
+	__u64 out;              /* value behind the out-pointer argument, if any */
+};
+
+/* What BPF must capture for one table row (map "api_cfg"). */
+struct fvbpf_api_cfg {
+	__u8 deref_arg;         /* argument index to read FVBPF_API_DEREF bytes behind, */
+	__u8 deref_len;         /* ... this many (0: none) */
+	__u8 out_arg;           /* argument index of an out-pointer, FVBPF_NO_ARG if none */
+	__u8 pad;
+};
+#define FVBPF_NO_ARG 0xff
+
 /* Per traced process state kept by BPF (map "procs"). */
 struct fvbpf_proc_state {
 	__s32 depth;        /* open enabled regions in this process */
@@ -80,6 +116,9 @@ _Static_assert(sizeof(struct fvbpf_event_hdr) == 24, "event header layout");
 _Static_assert(sizeof(struct fvbpf_region_event) == 40, "region event layout");
 _Static_assert(sizeof(struct fvbpf_proc_state) == 24, "proc state layout");
 _Static_assert(sizeof(struct fvbpf_sync_event) == 544, "sync event layout");
+_Static_assert(sizeof(struct fvbpf_api_enter) == 24 + 8 + 80 + 48, "api enter layout");
+_Static_assert(sizeof(struct fvbpf_api_exit) == 40, "api exit layout");
+_Static_assert(sizeof(struct fvbpf_api_cfg) == 4, "api cfg layout");
 _Static_assert(sizeof(struct fvbpf_thread_stack) == 8 + 8 * FVBPF_STACK_MAX, "thread stack layout");
 #endif
 

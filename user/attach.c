@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "api_pairing.h"
+#include "cuda_api.h"
+#include "uprobe_multi.h"
 #include "fvbpf.skel.h"
 #include "log.h"
 #include "manifest.h"
@@ -27,6 +30,7 @@
 #include "seg_writer.h"
 #include "segment.h"
 #include "session.h"
+#include "symbolizer.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -122,6 +126,36 @@ static int handle_sync(struct session *s, struct session_target *t,
 	return 0;
 }
 
+/* The kernel a runtime launch names, symbolised once per address. */
+static uint32_t kernel_of(struct session *s, struct session_target *t, const struct api_call *c)
+{
+	uint64_t func = cuda_api_launch_func(c);
+	char name[512];
+	uint32_t id;
+
+	id = addr_cache_get(&t->kernels, func);
+	if (id)
+		return id;
+	if (symbolizer_lookup(s->sym, t->proc.pid, func, name, sizeof(name)))
+		s->kernels_unknown++;
+	id = name_table_intern(&s->knames, name);
+	if (id)
+		addr_cache_put(&t->kernels, func, id);
+	return id;
+}
+
+static void record_call(struct session *s, struct session_target *t, struct api_call *c)
+{
+	const struct api_row *r = cuda_api_row(c->api_id);
+
+	if (r && (r->decoder == DEC_LAUNCH_RT || r->decoder == DEC_LAUNCH_RT_EXC))
+		c->kernel = kernel_of(s, t, c);
+	if (seg_add_call(&t->tracker, c))
+		t->calls_outside++;
+	else
+		t->calls++;
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	const struct fvbpf_event_hdr *h = data;
@@ -153,6 +187,24 @@ static int handle_event(void *ctx, void *data, size_t size)
 			err = seg_on_end(&t->tracker, h->tid, re->region_id, h->ts_ns);
 		}
 		break;
+	case FVBPF_EV_API_ENTER:
+		if (size < sizeof(struct fvbpf_api_enter)) {
+			s->bad_records++;
+			return 0;
+		}
+		err = api_pairing_enter(&t->pairing, data);
+		break;
+	case FVBPF_EV_API_EXIT: {
+		struct api_call call;
+
+		if (size < sizeof(struct fvbpf_api_exit)) {
+			s->bad_records++;
+			return 0;
+		}
+		if (api_pairing_exit(&t->pairing, data, &call) == 1)
+			record_call(s, t, &call);
+		break;
+	}
 	case FVBPF_EV_THREAD_SYNC:
 		if (size < sizeof(struct fvbpf_sync_event)) {
 			s->bad_records++;
@@ -211,23 +263,57 @@ static int check_targets(struct session *s, const struct attach_opts *o)
 	return 0;
 }
 
+static int open_load(struct session *s, const struct attach_opts *o, bool with_api)
+{
+	int err;
+
+	s->skel = fvbpf_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		log_error("cannot open the BPF object: %s", strerror(errno));
+		return err;
+	}
+	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
+	s->skel->rodata->wakeup_threshold = ((uint64_t)o->ringbuf_mb << 20) / 4;
+	if (with_api)
+		bpf_program__set_expected_attach_type(s->skel->progs.api_call,
+						      FVBPF_ATTACH_UPROBE_SESSION);
+	else
+		bpf_program__set_autoload(s->skel->progs.api_call, false);
+	err = fvbpf_bpf__load(s->skel);
+	if (err) {
+		fvbpf_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	return err;
+}
+
 static int setup_bpf(struct session *s, const struct attach_opts *o)
 {
 	unsigned int i;
 	int err, fd;
 
-	s->skel = fvbpf_bpf__open();
-	if (!s->skel) {
-		log_error("cannot open the BPF object: %s", strerror(errno));
-		return -errno;
+	/* CUDA call probes are session uprobes (kernel 6.13+); without them
+	 * fvbpf still traces regions. */
+	s->api_probes = true;
+	err = open_load(s, o, true);
+	if (err && s->skel == NULL) {
+		log_debug("loading with CUDA call probes failed: %s", strerror(-err));
+		err = open_load(s, o, false);
+		if (!err) {
+			s->api_probes = false;
+			log_warn("this kernel lacks session uprobes (Linux 6.13+): CUDA and NCCL "
+				 "calls are not traced, regions are");
+		}
 	}
-	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
-	s->skel->rodata->wakeup_threshold = ((uint64_t)o->ringbuf_mb << 20) / 4;
-	err = fvbpf_bpf__load(s->skel);
 	if (err) {
 		log_error("cannot load the BPF programs: %s (run with -vv for the verifier log)",
 			  strerror(-err));
 		return err;
+	}
+	if (s->api_probes && cuda_api_fill_cfg(bpf_map__fd(s->skel->maps.api_cfg))) {
+		log_error("cannot fill the CUDA call table: %s", strerror(errno));
+		return -errno;
 	}
 	fd = bpf_map__fd(s->skel->maps.enabled_regions);
 	for (i = 0; i < s->reg.count; i++) {
@@ -240,6 +326,23 @@ static int setup_bpf(struct session *s, const struct attach_opts *o)
 		}
 	}
 	return 0;
+}
+
+/* Attach to CUDA/NCCL functions mapped since the last look. */
+static void scan_cuda(struct session *s, struct session_target *t, bool first)
+{
+	int n;
+
+	if (first)
+		cuda_probes_init(&t->cuda, t->proc.pid, bpf_program__fd(s->skel->progs.api_call));
+	n = cuda_probes_scan(&t->cuda);
+	if (n > 0)
+		symbolizer_forget_pid(s->sym, t->proc.pid); /* new mappings */
+	if (first && !t->cuda.attached && !t->cuda.warned_none) {
+		t->cuda.warned_none = true;
+		log_warn("PID %d (%s) has no CUDA library mapped: regions are traced, and fvbpf "
+			 "looks again every second", t->proc.pid, t->proc.comm);
+	}
 }
 
 static int attach_target(struct session *s, struct session_target *t)
@@ -278,6 +381,8 @@ static int attach_target(struct session *s, struct session_target *t)
 	st.flags = FVBPF_PROC_ARMED;
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		goto fail;
+	if (s->api_probes)
+		scan_cuda(s, t, true);
 	t->attach_ns = now_ns(CLOCK_MONOTONIC);
 	if (proc_write_u32(t->proc.pid, m->epoch_addr, t->epoch))
 		goto fail;
@@ -303,6 +408,7 @@ static void detach_target(struct session_target *t)
 	if (t->epoch && !t->exited)
 		proc_write_u32(t->proc.pid, t->proc.marker.epoch_addr, t->epoch + 1);
 	t->epoch = 0;
+	cuda_probes_detach(&t->cuda);
 	bpf_link__destroy(t->link_sync);
 	bpf_link__destroy(t->link_begin);
 	bpf_link__destroy(t->link_end);
@@ -313,10 +419,16 @@ static void finish_target(struct session *s, struct session_target *t, const cha
 {
 	if (t->finished)
 		return;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct api_call call;
+
 	if (t->tracker.cur && why)
 		log_warn("PID %d %s inside segment %u (%s): written as incomplete", t->proc.pid, why,
 			 t->tracker.cur->seq, s->reg.defs[t->tracker.cur->region].name);
-	seg_tracker_finish(&t->tracker, now_ns(CLOCK_MONOTONIC));
+	/* Calls still open when the target left: in the segment, cut off. */
+	while (api_pairing_drain(&t->pairing, now, &call))
+		record_call(s, t, &call);
+	seg_tracker_finish(&t->tracker, now);
 	t->finished = true;
 }
 
@@ -375,6 +487,12 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 			t->exited = true;
 			finish_target(s, t, "exited");
 			epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+		}
+		if (s->api_probes && now_ns(CLOCK_MONOTONIC) - s->last_scan_ns >= 1000000000ULL) {
+			s->last_scan_ns = now_ns(CLOCK_MONOTONIC);
+			for (i = 0; i < s->ntargets; i++)
+				if (!s->targets[i].finished)
+					scan_cuda(s, &s->targets[i], false);
 		}
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline) {
 			log_info("duration of %.1f s reached", o->duration_s);
@@ -464,6 +582,8 @@ static void cleanup_session(struct session *s)
 	for (i = 0; i < s->ntargets; i++) {
 		detach_target(&s->targets[i]);
 		seg_tracker_free(&s->targets[i].tracker);
+		api_pairing_free(&s->targets[i].pairing);
+		addr_cache_free(&s->targets[i].kernels);
 		proc_target_free(&s->targets[i].proc);
 		if (s->targets[i].pidfd >= 0)
 			close(s->targets[i].pidfd);
@@ -474,6 +594,9 @@ static void cleanup_session(struct session *s)
 		close(s->epfd);
 	fvbpf_bpf__destroy(s->skel);
 	free(s->targets);
+	if (s->sym)
+		symbolizer_free(s->sym);
+	name_table_free(&s->knames);
 }
 
 int attach_run(const struct attach_opts *o)
@@ -484,6 +607,12 @@ int attach_run(const struct attach_opts *o)
 	int i, ret = 1;
 
 	libbpf_set_print(libbpf_print);
+	name_table_init(&s.knames);
+	s.sym = symbolizer_new();
+	if (!s.sym) {
+		log_error("out of memory");
+		goto cleanup;
+	}
 	if (setup_regions(&s, o))
 		goto cleanup;
 	if (preflight_privileges() || preflight_btf())
@@ -500,7 +629,7 @@ int attach_run(const struct attach_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (seg_writer_start(&s.writer, o->outdir, &s.reg, &s.meta)) {
+	if (seg_writer_start(&s.writer, o->outdir, &s.reg, &s.meta, &s.knames)) {
 		log_error("cannot start the writer thread");
 		goto cleanup;
 	}

@@ -93,3 +93,62 @@ cleanup:
 	close(fd);
 	return ret;
 }
+
+static int walk_functions(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, elf_sym_cb cb, void *ctx)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, count;
+	const char *name;
+	uint64_t off;
+	GElf_Sym sym;
+	int ret;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	count = sh->sh_size / sh->sh_entsize;
+	for (i = 0; i < count; i++) {
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !*name || vaddr_to_off(elf, sym.st_value, &off))
+			continue;
+		ret = cb(name, off, sym.st_size, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int elf_for_each_function(const char *path, elf_sym_cb cb, void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf *elf = NULL;
+	int fd, ret = 0;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		ret = -ENOEXEC;
+		goto cleanup;
+	}
+	while (!ret && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
+			ret = walk_functions(elf, scn, &sh, cb, ctx);
+	scn = NULL;
+	while (!ret && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			ret = walk_functions(elf, scn, &sh, cb, ctx);
+	if (ret > 0)
+		ret = 0;
+cleanup:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}

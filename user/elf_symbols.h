@@ -21,4 +21,12 @@ struct elf_sym_info {
 int elf_find_symbols(const char *path, const char *const *names, size_t n,
 		     struct elf_sym_info *out);
 
+/*
+ * Call @cb for every defined function symbol of @path (.dynsym, then
+ * .symtab), with its file offset.  @cb returns non-zero to stop.  Returns 0
+ * or -errno when the file is not a readable ELF.
+ */
+typedef int (*elf_sym_cb)(const char *name, uint64_t file_off, uint64_t size, void *ctx);
+int elf_for_each_function(const char *path, elf_sym_cb cb, void *ctx);
+
 #endif /* FVBPF_ELF_SYMBOLS_H */

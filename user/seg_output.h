@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "name_table.h"
 #include "proc_info.h"
 #include "registry.h"
 #include "segment.h"
@@ -20,6 +21,7 @@ struct seg_output_ctx {
 	struct proc_target *proc;
 	const struct region_registry *reg;
 	const struct session_meta *meta;
+	struct name_table *knames;  /* kernel names of the calls */
 };
 
 /* "rank0" or "pid1234" */

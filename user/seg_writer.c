@@ -78,7 +78,8 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 
 static void process_job(struct seg_writer *w, struct seg_job *job)
 {
-	struct seg_output_ctx c = { .seg = job->seg, .proc = job->proc, .reg = w->reg, .meta = w->meta };
+	struct seg_output_ctx c = { .seg = job->seg, .proc = job->proc, .reg = w->reg, .meta = w->meta,
+				    .knames = w->knames };
 	struct written_segment ws, *d;
 	int ret;
 
@@ -124,7 +125,7 @@ static void *writer_main(void *arg)
 }
 
 int seg_writer_start(struct seg_writer *w, const char *outdir, const struct region_registry *reg,
-		     const struct session_meta *meta)
+		     const struct session_meta *meta, struct name_table *knames)
 {
 	int err;
 
@@ -132,6 +133,7 @@ int seg_writer_start(struct seg_writer *w, const char *outdir, const struct regi
 	w->outdir = outdir;
 	w->reg = reg;
 	w->meta = meta;
+	w->knames = knames;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	err = pthread_create(&w->thread, NULL, writer_main, w);

@@ -29,6 +29,7 @@ struct seg_writer {
 	const char *outdir;
 	const struct region_registry *reg;
 	const struct session_meta *meta;
+	struct name_table *knames;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -42,7 +43,7 @@ struct seg_writer {
 };
 
 int seg_writer_start(struct seg_writer *w, const char *outdir, const struct region_registry *reg,
-		     const struct session_meta *meta);
+		     const struct session_meta *meta, struct name_table *knames);
 /* Takes ownership of @seg; @proc must outlive the writer. */
 int seg_writer_submit(struct seg_writer *w, struct segment *seg, struct proc_target *proc);
 /* Write everything queued, then join the thread. */

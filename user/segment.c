@@ -20,6 +20,7 @@ void segment_free(struct segment *seg)
 	if (!seg)
 		return;
 	free(seg->slices);
+	free(seg->calls);
 	free(seg);
 }
 
@@ -226,4 +227,24 @@ void seg_tracker_free(struct seg_tracker *t)
 	free(t->threads);
 	t->threads = NULL;
 	t->nthreads = 0;
+}
+
+int seg_add_call(struct seg_tracker *t, const struct api_call *c)
+{
+	struct segment *seg = t->cur;
+	struct api_call *n;
+	size_t cap;
+
+	if (!seg)
+		return -ENOENT;
+	if (seg->ncalls == seg->capcalls) {
+		cap = seg->capcalls ? seg->capcalls * 2 : 64;
+		n = realloc(seg->calls, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		seg->calls = n;
+		seg->capcalls = cap;
+	}
+	seg->calls[seg->ncalls++] = *c;
+	return 0;
 }

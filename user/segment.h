@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cuda_api.h"
 #include "registry.h"
 
 #define SLICE_OPEN_AT_END   0x1u /* still open when the segment was cut off */
@@ -40,6 +41,8 @@ struct segment {
 	uint64_t unbalanced;  /* ends that matched no open begin */
 	uint64_t forced;      /* slices closed by an enclosing region's end */
 	uint64_t drops;       /* ring-buffer drops of this process; set by the caller */
+	struct api_call *calls;   /* CUDA/NCCL calls made inside the segment */
+	size_t ncalls, capcalls;
 };
 
 struct seg_thread {
@@ -81,6 +84,8 @@ int seg_on_open_before_attach(struct seg_tracker *t, uint32_t tid, uint32_t regi
 /* Close an open segment as incomplete at @ts (target exit, fvbpf stop). */
 void seg_tracker_finish(struct seg_tracker *t, uint64_t ts);
 void seg_tracker_free(struct seg_tracker *t);
+/* Add a probed call to the open segment: 0, -ENOENT when none is open. */
+int seg_add_call(struct seg_tracker *t, const struct api_call *c);
 bool seg_tracker_done(const struct seg_tracker *t);
 void segment_free(struct segment *seg);
 

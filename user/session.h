@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api_pairing.h"
+#include "cuda_probes.h"
+#include "name_table.h"
 #include "proc_info.h"
 #include "registry.h"
 #include "seg_output.h"
@@ -16,6 +19,7 @@ struct fvbpf_bpf;
 struct ring_buffer;
 struct bpf_link;
 struct session;
+struct symbolizer;
 
 struct session_target {
 	struct session *session;
@@ -30,6 +34,11 @@ struct session_target {
 	uint32_t epoch;         /* odd value written to the target's fvbpf_attach_epoch */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
 	bool deep_stack_warned;
+	struct cuda_probes cuda;
+	struct api_pairing pairing;
+	struct addr_cache kernels;  /* launch function address -> kernel name id */
+	uint64_t calls;             /* recorded inside segments */
+	uint64_t calls_outside;     /* returned when no segment was open */
 };
 
 struct session {
@@ -44,6 +53,11 @@ struct session {
 	struct seg_writer writer;
 	struct session_meta meta;
 	uint64_t bad_records;   /* records of unknown type, version or process */
+	bool api_probes;        /* CUDA/NCCL call probes loaded */
+	struct symbolizer *sym;
+	struct name_table knames;   /* kernel names, read by the writer too */
+	uint64_t kernels_unknown;   /* launches whose function had no symbol */
+	uint64_t last_scan_ns;
 };
 
 #endif /* FVBPF_SESSION_H */

@@ -91,6 +91,27 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 		kids = children_ns(seg, i);
 		row_add_cpu(r, dur, kids < dur ? dur - kids : 0);
 	}
+	for (i = 0; i < seg->ncalls; i++) {
+		const struct api_call *call = &seg->calls[i];
+		const struct api_row *ar = cuda_api_row(call->api_id);
+		char kernel[160];
+
+		/* A driver call inside a runtime call is in its parent's time. */
+		if (!ar || call->depth)
+			continue;
+		dur = call->end_ns - call->start_ns;
+		r = row_get(s, cuda_api_symbol(call->api_id), cuda_api_layer_cat(ar->layer));
+		if (!r)
+			return -ENOMEM;
+		row_add_cpu(r, dur, dur);
+		if (call->kernel && c->knames) {
+			name_table_get(c->knames, call->kernel, kernel, sizeof(kernel));
+			r = row_get(s, kernel, "kernel");
+			if (!r)
+				return -ENOMEM;
+			row_add_cpu(r, dur, dur);
+		}
+	}
 	for (i = 0; i < s->n; i++) {
 		if (s->rows[i].cpu_min_ns == UINT64_MAX)
 			s->rows[i].cpu_min_ns = 0;
@@ -134,11 +155,12 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 
 	header_lines(f, c);
 	if (!s->has_device_time)
-		fputs("device time: not collected (needs the CUPTI agent)\n", f);
+		fputs("device time: not collected (needs the CUPTI agent); kernel rows give the CPU "
+		      "time of their launching calls\n", f);
 	fputc('\n', f);
-	fprintf(f, "%-44s %8s %12s %11s %11s %11s %12s %12s %11s %9s\n", "Name", "Calls",
+	fprintf(f, "%-44s %8s %12s %11s %11s %11s %12s %12s %11s %9s  %s\n", "Name", "Calls",
 		"CPU total", "CPU avg", "CPU min", "CPU max", "Self CPU", "Device total",
-		"Device avg", "% segment");
+		"Device avg", "% segment", "Kind");
 	for (i = 0; i < s->n; i++) {
 		r = &s->rows[i];
 		fprintf(f, "%-44s %8llu %9.3f ms %8.3f ms %8.3f ms %8.3f ms %9.3f ms ",
@@ -150,9 +172,9 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 				ms(r->count ? r->dev_total_ns / r->count : 0));
 		else
 			fprintf(f, "%12s %11s ", "-", "-");
-		fprintf(f, "%8.1f%%\n", s->segment_ns ?
+		fprintf(f, "%8.1f%%  %s\n", s->segment_ns ?
 			100.0 * (double)(r->dev_total_ns ? r->dev_total_ns : r->cpu_total_ns) /
-			(double)s->segment_ns : 0.0);
+			(double)s->segment_ns : 0.0, r->kind);
 	}
 	return ferror(f) ? -EIO : 0;
 }

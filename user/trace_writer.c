@@ -36,11 +36,13 @@ static void thread_metadata(FILE *f, const struct seg_output_ctx *c)
 	size_t i, n = 0;
 	long sort;
 
-	tids = malloc((s->nslices ? s->nslices : 1) * sizeof(*tids));
+	tids = malloc((s->nslices + s->ncalls + 1) * sizeof(*tids));
 	if (!tids)
 		return;
 	for (i = 0; i < s->nslices; i++)
 		tids[n++] = s->slices[i].tid;
+	for (i = 0; i < s->ncalls; i++)
+		tids[n++] = s->calls[i].tid;
 	qsort(tids, n, sizeof(*tids), cmp_u32);
 	for (i = 0; i < n; i++) {
 		if (i && tids[i] == tids[i - 1])
@@ -82,6 +84,39 @@ static void region_slices(FILE *f, const struct seg_output_ctx *c)
 	}
 }
 
+static void api_slices(FILE *f, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	const struct api_call *call;
+	const struct api_row *r;
+	char kernel[512], ret[32];
+	size_t i;
+
+	for (i = 0; i < s->ncalls; i++) {
+		call = &s->calls[i];
+		r = cuda_api_row(call->api_id);
+		if (!r)
+			continue;
+		fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%u,\"ts\":",
+			cuda_api_layer_cat(r->layer), cuda_api_symbol(call->api_id), s->pid, call->tid);
+		json_write_us(f, call->start_ns);
+		fputs(",\"dur\":", f);
+		json_write_us(f, call->end_ns - call->start_ns);
+		fputs(",\"args\":{\"return\":", f);
+		json_write_string(f, call->no_return ? "(did not return)" :
+				  cuda_api_ret_name(call, ret, sizeof(ret)));
+		if (call->kernel) {
+			name_table_get(c->knames, call->kernel, kernel, sizeof(kernel));
+			fputs(",\"kernel\":", f);
+			json_write_string(f, kernel);
+		}
+		cuda_api_write_args(f, call);
+		if (call->depth)
+			fprintf(f, ",\"nested_in_call\":true");
+		fputs("}}", f);
+	}
+}
+
 static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
@@ -108,9 +143,9 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 	fprintf(f, ",\"start_wallclock\":\"%s\",\"incomplete\":%s,\"started_before_attach\":%s,"
 		"\"clock\":\"CLOCK_MONOTONIC\","
 		"\"ringbuf_drops\":%" PRIu64 ",\"unbalanced_region_ends\":%" PRIu64
-		",\"forced_region_closes\":%" PRIu64 "},\n",
+		",\"forced_region_closes\":%" PRIu64 ",\"cuda_calls\":%zu},\n",
 		when, s->incomplete ? "true" : "false", s->started_before_attach ? "true" : "false",
-		s->drops, s->unbalanced, s->forced);
+		s->drops, s->unbalanced, s->forced, s->ncalls);
 }
 
 int trace_write(FILE *f, const struct seg_output_ctx *c)
@@ -133,6 +168,7 @@ int trace_write(FILE *f, const struct seg_output_ctx *c)
 	meta_event(f, s->pid, 0, "process_sort_index", "sort_index", NULL, c->proc->rank);
 	thread_metadata(f, c);
 	region_slices(f, c);
+	api_slices(f, c);
 	fputs("\n]\n}\n", f);
 	return ferror(f) ? -EIO : 0;
 }

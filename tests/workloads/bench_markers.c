@@ -15,7 +15,8 @@
  *                      rounded up to an even number), default 400000
  *   --rounds R         rounds, default 5
  *   --gap-ms MS        pause between rounds, default 200
- *   --force-semaphore  raise libfvbpf's semaphore ourselves, so that the markers
+ *   --force-semaphore  raise libfvbpf's semaphore ourselves (and make its
+ *                      attach epoch odd, if it has one), so that the markers
  *                      call the probe functions with no loader attached (the
  *                      baseline, and the run under bpftrace, which does not
  *                      raise the semaphore)
@@ -23,7 +24,7 @@
  *                      attaches meanwhile)
  *
  * Output (stdout, one line each): "pid=PID" at start, then
- * "semaphore=V" when the rounds start, then
+ * "semaphore=V epoch=E" when the rounds start (E: 0 without an epoch), then
  * "ns_per_pair=F pairs=N rounds=R hits=H min_ns_per_pair=F max_ns_per_pair=F".
  */
 #define _GNU_SOURCE
@@ -48,18 +49,45 @@
  * the library's handle returns the library's own variable.
  */
 static volatile unsigned short *semaphore;
+/*
+ * Optional: a library that also gates its markers on an odd
+ * fvbpf_attach_epoch (written by the loader once its probes are in place)
+ * has this symbol; forcing the markers on then means making it odd too.
+ */
+static volatile unsigned int *epoch;
+static unsigned int saved_epoch;
 
 static void find_semaphore(void)
 {
 	void *h = dlopen("libfvbpf.so", RTLD_LAZY | RTLD_NOLOAD);
 
-	if (h)
+	if (h) {
 		semaphore = dlsym(h, "fvbpf_semaphore");
+		epoch = dlsym(h, "fvbpf_attach_epoch");
+	}
 	if (!semaphore) {
 		fprintf(stderr, "bench_markers: fvbpf_semaphore not found in libfvbpf.so: %s\n",
-			dlerror());
+			h ? dlerror() : "library not loaded");
 		exit(1);
 	}
+}
+
+/* Make the markers call the probe functions as if a loader were attached. */
+static void force_on(void)
+{
+	(*semaphore)++; /* counted like the kernel does: a loader's count survives */
+	if (epoch) {
+		saved_epoch = *epoch;
+		if (!(saved_epoch & 1))
+			*epoch = saved_epoch + 1;
+	}
+}
+
+static void force_off(void)
+{
+	(*semaphore)--;
+	if (epoch)
+		*epoch = saved_epoch;
 }
 
 #define MAX_ROUNDS 1000
@@ -161,10 +189,9 @@ int main(int argc, char **argv)
 		}
 	}
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	/* Counted like the kernel does, so a loader's own count survives. */
 	if (force)
-		(*semaphore)++;
-	printf("semaphore=%u\n", (unsigned int)*semaphore);
+		force_on();
+	printf("semaphore=%u epoch=%u\n", (unsigned int)*semaphore, epoch ? *epoch : 0);
 	if (!!*semaphore != !!fvbpf_attached()) {
 		fprintf(stderr, "bench_markers: the markers do not see the semaphore\n");
 		return 1;
@@ -185,7 +212,7 @@ int main(int argc, char **argv)
 	}
 
 	if (force)
-		(*semaphore)--;
+		force_off();
 	qsort(per_pair, (size_t)rounds, sizeof(per_pair[0]), cmp_double);
 	med = rounds % 2 ? per_pair[rounds / 2]
 			 : (per_pair[rounds / 2 - 1] + per_pair[rounds / 2]) / 2;

@@ -39,7 +39,7 @@ static __thread struct fvbpf_thread_stack thread_stack
  * that no compiler flag (endbr64, frame pointers, profiling hooks) can put
  * another instruction first.  BPF reads their arguments from registers:
  * region probes get (name, fvbpf_region_hash(name)), the sync probe gets
- * (&thread_stack, depth).
+ * (&thread_stack, depth, hashes of the outer FVBPF_SYNC_NAMES names).
  */
 #define FVBPF_PROBE_FN(name)                                   \
 	"	.globl " #name "\n"                            \
@@ -57,7 +57,21 @@ __asm__("	.text\n"
 
 FVBPF_EXPORT void fvbpf_probe_region_begin(const char *name, uint64_t hash);
 FVBPF_EXPORT void fvbpf_probe_region_end(const char *name, uint64_t hash);
-FVBPF_EXPORT void fvbpf_probe_thread_sync(const struct fvbpf_thread_stack *st, uint32_t depth);
+FVBPF_EXPORT void fvbpf_probe_thread_sync(const struct fvbpf_thread_stack *st, uint32_t depth,
+					  const uint64_t *hashes);
+
+/* Rare (once per thread per attach): hash the open names so that BPF knows
+ * whether the process is already inside a segment. */
+static __attribute__((noinline)) void report_stack(void)
+{
+	uint64_t hashes[FVBPF_SYNC_NAMES] = { 0 };
+	uint32_t i, n = thread_stack.depth;
+
+	for (i = 0; i < n && i < FVBPF_SYNC_NAMES; i++)
+		if (thread_stack.names[i])
+			hashes[i] = fvbpf_region_hash((const char *)(uintptr_t)thread_stack.names[i]);
+	fvbpf_probe_thread_sync(&thread_stack, n, hashes);
+}
 
 /* True when the probes may be called; syncs the thread first if needed. */
 static inline int probes_ready(void)
@@ -71,7 +85,7 @@ static inline int probes_ready(void)
 		return 0;
 	if (__builtin_expect(thread_stack.epoch != epoch, 0)) {
 		thread_stack.epoch = epoch;
-		fvbpf_probe_thread_sync(&thread_stack, thread_stack.depth);
+		report_stack();
 	}
 	return 1;
 }

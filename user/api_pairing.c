@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_pairing.h"
+
+static struct api_thread *thread_of(struct api_pairing *p, uint32_t tid, int create)
+{
+	struct api_thread *t;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	if (!create)
+		return NULL;
+	t = realloc(p->threads, (p->n + 1) * sizeof(*t));
+	if (!t)
+		return NULL;
+	p->threads = t;
+	t = &p->threads[p->n++];
+	t->tid = tid;
+	t->depth = 0;
+	return t;
+}
+
+int api_pairing_enter(struct api_pairing *p, const struct fvbpf_api_enter *e)
+{
+	struct api_thread *t = thread_of(p, e->hdr.tid, 1);
+	struct api_call *c;
+
+	if (!t)
+		return -ENOMEM;
+	if (t->depth == API_STACK_MAX) {
+		p->too_deep++;
+		return 0;
+	}
+	c = &t->stack[t->depth];
+	memset(c, 0, sizeof(*c));
+	c->tid = e->hdr.tid;
+	c->api_id = e->api_id;
+	c->start_ns = e->hdr.ts_ns;
+	memcpy(c->args, e->args, sizeof(c->args));
+	c->deref_len = e->deref_len <= FVBPF_API_DEREF ? e->deref_len : FVBPF_API_DEREF;
+	memcpy(c->deref, e->deref, c->deref_len);
+	c->depth = t->depth++;
+	return 0;
+}
+
+int api_pairing_exit(struct api_pairing *p, const struct fvbpf_api_exit *x, struct api_call *out)
+{
+	struct api_thread *t = thread_of(p, x->hdr.tid, 0);
+	uint32_t level;
+
+	/* The innermost open call of that function on this thread; calls
+	 * above it lost their return record. */
+	for (level = t ? t->depth : 0; level > 0; level--)
+		if (t->stack[level - 1].api_id == x->api_id)
+			break;
+	if (!level) {
+		p->unmatched_exits++;
+		return 0;
+	}
+	p->lost_returns += t->depth - level;
+	t->depth = level - 1;
+	*out = t->stack[t->depth];
+	out->end_ns = x->hdr.ts_ns;
+	out->ret = x->ret;
+	out->out = x->out;
+	return 1;
+}
+
+int api_pairing_drain(struct api_pairing *p, uint64_t ts, struct api_call *out)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		struct api_thread *t = &p->threads[i];
+
+		if (!t->depth)
+			continue;
+		*out = t->stack[--t->depth];
+		out->end_ns = ts;
+		out->no_return = true;
+		p->lost_returns++;
+		return 1;
+	}
+	return 0;
+}
+
+void api_pairing_free(struct api_pairing *p)
+{
+	free(p->threads);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * Pairs the entry and return records of probed calls, per thread, into
+ * whole calls.  A call entered while another is open on the same thread (a
+ * driver call inside a runtime call) is its child: depth 1, counted once.
+ */
+#ifndef FVBPF_API_PAIRING_H
+#define FVBPF_API_PAIRING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_api.h"
+
+#define API_STACK_MAX 8
+
+struct api_thread {
+	uint32_t tid;
+	uint32_t depth;
+	struct api_call stack[API_STACK_MAX];
+};
+
+struct api_pairing {
+	struct api_thread *threads;
+	size_t n;
+	uint64_t unmatched_exits;   /* a return whose entry we never saw */
+	uint64_t lost_returns;      /* entries closed without their return */
+	uint64_t too_deep;          /* entries past API_STACK_MAX */
+};
+
+int api_pairing_enter(struct api_pairing *p, const struct fvbpf_api_enter *e);
+/* 1 and @out filled when @x completes a call, 0 otherwise. */
+int api_pairing_exit(struct api_pairing *p, const struct fvbpf_api_exit *x, struct api_call *out);
+/* Take one call still open (target gone), ended at @ts: 1, or 0 when none. */
+int api_pairing_drain(struct api_pairing *p, uint64_t ts, struct api_call *out);
+void api_pairing_free(struct api_pairing *p);
+
+#endif /* FVBPF_API_PAIRING_H */

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cuda_api.h"
+#include "cuda_errors.h"
+
+#define R LAYER_RUNTIME
+#define D LAYER_DRIVER
+#define N LAYER_NCCL
+
+/* Adding a call is one row. */
+static const struct api_row rows[] = {
+	/* runtime: launches */
+	{ "cudaLaunchKernel", R, CAT_LAUNCH, DEC_LAUNCH_RT, API_ASYNC, 7, NULL },
+	{ "cudaLaunchKernelExC", R, CAT_LAUNCH, DEC_LAUNCH_RT_EXC, API_ASYNC, -1, NULL },
+	{ "cudaLaunchCooperativeKernel", R, CAT_LAUNCH, DEC_LAUNCH_RT, API_ASYNC, 7, NULL },
+	{ "cudaGraphLaunch", R, CAT_GRAPH, DEC_GRAPH, API_ASYNC, 1, NULL },
+	/* runtime: copies and sets */
+	{ "cudaMemcpy", R, CAT_MEMCPY, DEC_MEMCPY, 0, -1, NULL },
+	{ "cudaMemcpyAsync", R, CAT_MEMCPY, DEC_MEMCPY, API_ASYNC, 4, NULL },
+	{ "cudaMemcpy2D", R, CAT_MEMCPY, DEC_MEMCPY2D, 0, -1, NULL },
+	{ "cudaMemcpy2DAsync", R, CAT_MEMCPY, DEC_MEMCPY2D, API_ASYNC, 7, NULL },
+	{ "cudaMemset", R, CAT_MEMSET, DEC_MEMSET, 0, -1, NULL },
+	{ "cudaMemsetAsync", R, CAT_MEMSET, DEC_MEMSET, API_ASYNC, 3, NULL },
+	/* runtime: memory */
+	{ "cudaMalloc", R, CAT_ALLOC, DEC_ALLOC, 0, -1, NULL },
+	{ "cudaFree", R, CAT_FREE, DEC_FREE, 0, -1, NULL },
+	{ "cudaMallocAsync", R, CAT_ALLOC, DEC_ALLOC, API_ASYNC, 2, NULL },
+	{ "cudaFreeAsync", R, CAT_FREE, DEC_FREE, API_ASYNC, 1, NULL },
+	{ "cudaMallocHost", R, CAT_ALLOC, DEC_ALLOC, 0, -1, NULL },
+	{ "cudaHostAlloc", R, CAT_ALLOC, DEC_ALLOC, 0, -1, NULL },
+	{ "cudaFreeHost", R, CAT_FREE, DEC_FREE, 0, -1, NULL },
+	/* runtime: synchronisation and events */
+	{ "cudaDeviceSynchronize", R, CAT_SYNC, DEC_NONE, 0, -1, NULL },
+	{ "cudaStreamSynchronize", R, CAT_SYNC, DEC_STREAM, 0, 0, NULL },
+	{ "cudaEventSynchronize", R, CAT_SYNC, DEC_EVENT, 0, -1, NULL },
+	{ "cudaEventRecord", R, CAT_EVENT, DEC_EVENT, API_ASYNC, 1, NULL },
+	{ "cudaStreamWaitEvent", R, CAT_EVENT, DEC_STREAM_EVENT, API_ASYNC, 0, NULL },
+	/* driver */
+	{ "cuLaunchKernel", D, CAT_LAUNCH, DEC_LAUNCH_DRV, API_ASYNC, 8, NULL },
+	{ "cuLaunchKernelEx", D, CAT_LAUNCH, DEC_LAUNCH_DRV_EX, API_ASYNC, -1, NULL },
+	{ "cuGraphLaunch", D, CAT_GRAPH, DEC_GRAPH, API_ASYNC, 1, NULL },
+	{ "cuMemcpyHtoD_v2", D, CAT_MEMCPY, DEC_MEMCPY_DRV, 0, -1, "HtoD" },
+	{ "cuMemcpyDtoH_v2", D, CAT_MEMCPY, DEC_MEMCPY_DRV, 0, -1, "DtoH" },
+	{ "cuMemcpyDtoD_v2", D, CAT_MEMCPY, DEC_MEMCPY_DRV, 0, -1, "DtoD" },
+	{ "cuMemcpyHtoDAsync_v2", D, CAT_MEMCPY, DEC_MEMCPY_DRV, API_ASYNC, 3, "HtoD" },
+	{ "cuMemcpyDtoHAsync_v2", D, CAT_MEMCPY, DEC_MEMCPY_DRV, API_ASYNC, 3, "DtoH" },
+	{ "cuMemcpyDtoDAsync_v2", D, CAT_MEMCPY, DEC_MEMCPY_DRV, API_ASYNC, 3, "DtoD" },
+	{ "cuMemAlloc_v2", D, CAT_ALLOC, DEC_ALLOC, 0, -1, NULL },
+	{ "cuMemFree_v2", D, CAT_FREE, DEC_FREE, 0, -1, NULL },
+	{ "cuMemAllocAsync", D, CAT_ALLOC, DEC_ALLOC, API_ASYNC, 2, NULL },
+	{ "cuCtxSynchronize", D, CAT_SYNC, DEC_NONE, 0, -1, NULL },
+	{ "cuStreamSynchronize", D, CAT_SYNC, DEC_STREAM, 0, 0, NULL },
+	{ "cuEventSynchronize", D, CAT_SYNC, DEC_EVENT, 0, -1, NULL },
+	/* NCCL */
+	{ "ncclAllReduce", N, CAT_COLLECTIVE, DEC_NCCL_RED, API_ASYNC, 6, NULL },
+	{ "ncclAllGather", N, CAT_COLLECTIVE, DEC_NCCL_GATHER, API_ASYNC, 5, NULL },
+	{ "ncclReduceScatter", N, CAT_COLLECTIVE, DEC_NCCL_RED, API_ASYNC, 6, NULL },
+	{ "ncclBroadcast", N, CAT_COLLECTIVE, DEC_NCCL_BCAST, API_ASYNC, 6, NULL },
+	{ "ncclReduce", N, CAT_COLLECTIVE, DEC_NCCL_REDUCE, API_ASYNC, 7, NULL },
+	{ "ncclSend", N, CAT_COLLECTIVE, DEC_NCCL_P2P, API_ASYNC, 5, NULL },
+	{ "ncclRecv", N, CAT_COLLECTIVE, DEC_NCCL_P2P, API_ASYNC, 5, NULL },
+	{ "ncclGroupStart", N, CAT_GROUP, DEC_NONE, 0, -1, NULL },
+	{ "ncclGroupEnd", N, CAT_GROUP, DEC_NONE, 0, -1, NULL },
+};
+
+#undef R
+#undef D
+#undef N
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static const char *const variants[API_VARIANTS] = { "", "_ptsz", "_ptds" };
+
+_Static_assert(NROWS * API_VARIANTS <= FVBPF_MAX_APIS, "api ids fit the BPF map");
+
+unsigned int cuda_api_count(void)
+{
+	return NROWS * API_VARIANTS;
+}
+
+const struct api_row *cuda_api_row(unsigned int api_id)
+{
+	return api_id < cuda_api_count() ? &rows[api_id / API_VARIANTS] : NULL;
+}
+
+const char *cuda_api_symbol(unsigned int api_id)
+{
+	static __thread char buf[API_VARIANTS * 64][64];
+	const struct api_row *r = cuda_api_row(api_id);
+	char *b;
+
+	if (!r)
+		return "unknown";
+	if (api_id % API_VARIANTS == 0)
+		return r->symbol;
+	b = buf[api_id % (API_VARIANTS * 64)];
+	snprintf(b, 64, "%s%s", r->symbol, variants[api_id % API_VARIANTS]);
+	return b;
+}
+
+int cuda_api_find(const char *symbol)
+{
+	size_t i, v, len;
+
+	for (i = 0; i < NROWS; i++) {
+		len = strlen(rows[i].symbol);
+		if (strncmp(symbol, rows[i].symbol, len))
+			continue;
+		for (v = 0; v < API_VARIANTS; v++)
+			if (!strcmp(symbol + len, variants[v]))
+				return (int)(i * API_VARIANTS + v);
+	}
+	return -1;
+}
+
+const char *cuda_api_layer_cat(enum api_layer layer)
+{
+	switch (layer) {
+	case LAYER_RUNTIME: return "cuda_runtime";
+	case LAYER_DRIVER: return "cuda_driver";
+	case LAYER_NCCL: return "nccl";
+	}
+	return "?";
+}
+
+bool cuda_api_is_launch(unsigned int api_id)
+{
+	const struct api_row *r = cuda_api_row(api_id);
+
+	return r && r->category == CAT_LAUNCH;
+}
+
+int cuda_api_fill_cfg(int map_fd)
+{
+	struct fvbpf_api_cfg cfg;
+	const struct api_row *r;
+	uint32_t id;
+
+	for (id = 0; id < cuda_api_count(); id++) {
+		r = cuda_api_row(id);
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.out_arg = FVBPF_NO_ARG;
+		if (r->decoder == DEC_LAUNCH_RT_EXC || r->decoder == DEC_LAUNCH_DRV_EX) {
+			cfg.deref_arg = 0; /* the launch config struct */
+			cfg.deref_len = FVBPF_API_DEREF;
+		}
+		if (r->decoder == DEC_ALLOC)
+			cfg.out_arg = 0;
+		if (bpf_map_update_elem(map_fd, &id, &cfg, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static uint32_t lo32(uint64_t v) { return (uint32_t)v; }
+static uint32_t hi32(uint64_t v) { return (uint32_t)(v >> 32); }
+
+static uint32_t deref_u32(const struct api_call *c, size_t off)
+{
+	uint32_t v = 0;
+
+	if (c->deref_len >= off + sizeof(v))
+		memcpy(&v, c->deref + off, sizeof(v));
+	return v;
+}
+
+static uint64_t deref_u64(const struct api_call *c, size_t off)
+{
+	uint64_t v = 0;
+
+	if (c->deref_len >= off + sizeof(v))
+		memcpy(&v, c->deref + off, sizeof(v));
+	return v;
+}
+
+uint64_t cuda_api_launch_func(const struct api_call *c)
+{
+	const struct api_row *r = cuda_api_row(c->api_id);
+
+	if (!r)
+		return 0;
+	switch (r->decoder) {
+	case DEC_LAUNCH_RT:
+	case DEC_LAUNCH_DRV:
+		return c->args[0];
+	case DEC_LAUNCH_RT_EXC:
+	case DEC_LAUNCH_DRV_EX:
+		return c->args[1];
+	default:
+		return 0;
+	}
+}
+
+/* Host-side functions are symbolised; a CUfunction is a driver handle. */
+static bool launch_func_is_host_stub(const struct api_row *r)
+{
+	return r->decoder == DEC_LAUNCH_RT || r->decoder == DEC_LAUNCH_RT_EXC;
+}
+
+uint64_t cuda_api_bytes(const struct api_call *c)
+{
+	const struct api_row *r = cuda_api_row(c->api_id);
+
+	if (!r)
+		return 0;
+	switch (r->decoder) {
+	case DEC_MEMCPY:
+	case DEC_MEMSET:
+	case DEC_MEMCPY_DRV:
+		return c->args[2];
+	case DEC_MEMCPY2D:
+		return c->args[4] * c->args[5];
+	case DEC_ALLOC:
+		return c->args[1];
+	default:
+		return 0;
+	}
+}
+
+static const char *memcpy_kind(uint64_t kind)
+{
+	static const char *const names[] = {
+		"HostToHost", "HostToDevice", "DeviceToHost", "DeviceToDevice", "Default",
+	};
+
+	return kind < 5 ? names[kind] : "unknown";
+}
+
+static const char *nccl_dtype(uint64_t t)
+{
+	static const char *const names[] = {
+		"int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32",
+		"float64", "bfloat16", "float8e4m3", "float8e5m2",
+	};
+
+	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
+}
+
+static const char *nccl_op(uint64_t op)
+{
+	static const char *const names[] = { "sum", "prod", "max", "min", "avg" };
+
+	return op < 5 ? names[op] : "custom";
+}
+
+static void write_dims(FILE *f, const char *key, uint32_t x, uint32_t y, uint32_t z)
+{
+	fprintf(f, ",\"%s\":[%u,%u,%u]", key, x, y, z);
+}
+
+static void write_launch(FILE *f, const struct api_call *c, const struct api_row *r)
+{
+	switch (r->decoder) {
+	case DEC_LAUNCH_RT:
+		write_dims(f, "grid", lo32(c->args[1]), hi32(c->args[1]), lo32(c->args[2]));
+		write_dims(f, "block", lo32(c->args[3]), hi32(c->args[3]), lo32(c->args[4]));
+		fprintf(f, ",\"shared_memory\":%" PRIu64, c->args[6]);
+		break;
+	case DEC_LAUNCH_RT_EXC: /* cudaLaunchConfig_t: dim3, dim3, size_t smem, stream */
+		write_dims(f, "grid", deref_u32(c, 0), deref_u32(c, 4), deref_u32(c, 8));
+		write_dims(f, "block", deref_u32(c, 12), deref_u32(c, 16), deref_u32(c, 20));
+		fprintf(f, ",\"shared_memory\":%" PRIu64 ",\"stream\":\"0x%" PRIx64 "\"",
+			deref_u64(c, 24), deref_u64(c, 32));
+		break;
+	case DEC_LAUNCH_DRV:
+		write_dims(f, "grid", lo32(c->args[1]), lo32(c->args[2]), lo32(c->args[3]));
+		write_dims(f, "block", lo32(c->args[4]), lo32(c->args[5]), lo32(c->args[6]));
+		fprintf(f, ",\"shared_memory\":%u", lo32(c->args[7]));
+		break;
+	case DEC_LAUNCH_DRV_EX: /* CUlaunchConfig: 7 x u32, then the stream at 32 */
+		write_dims(f, "grid", deref_u32(c, 0), deref_u32(c, 4), deref_u32(c, 8));
+		write_dims(f, "block", deref_u32(c, 12), deref_u32(c, 16), deref_u32(c, 20));
+		fprintf(f, ",\"shared_memory\":%u,\"stream\":\"0x%" PRIx64 "\"", deref_u32(c, 24),
+			deref_u64(c, 32));
+		break;
+	default:
+		break;
+	}
+	if (!launch_func_is_host_stub(r))
+		fprintf(f, ",\"function\":\"0x%" PRIx64 "\"", cuda_api_launch_func(c));
+}
+
+void cuda_api_write_args(FILE *f, const struct api_call *c)
+{
+	const struct api_row *r = cuda_api_row(c->api_id);
+	const uint64_t *a = c->args;
+
+	if (!r)
+		return;
+	switch (r->decoder) {
+	case DEC_NONE:
+		break;
+	case DEC_LAUNCH_RT:
+	case DEC_LAUNCH_RT_EXC:
+	case DEC_LAUNCH_DRV:
+	case DEC_LAUNCH_DRV_EX:
+		write_launch(f, c, r);
+		break;
+	case DEC_GRAPH:
+		fprintf(f, ",\"graph_exec\":\"0x%" PRIx64 "\"", a[0]);
+		break;
+	case DEC_MEMCPY:
+		fprintf(f, ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\",\"dst\":\"0x%" PRIx64
+			"\",\"src\":\"0x%" PRIx64 "\"", a[2], memcpy_kind(a[3]), a[0], a[1]);
+		break;
+	case DEC_MEMCPY2D:
+		fprintf(f, ",\"bytes\":%" PRIu64 ",\"width\":%" PRIu64 ",\"height\":%" PRIu64
+			",\"kind\":\"%s\"", a[4] * a[5], a[4], a[5], memcpy_kind(a[6]));
+		break;
+	case DEC_MEMCPY_DRV:
+		fprintf(f, ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\"", a[2], r->direction);
+		break;
+	case DEC_MEMSET:
+		fprintf(f, ",\"bytes\":%" PRIu64 ",\"value\":%d,\"ptr\":\"0x%" PRIx64 "\"", a[2],
+			(int)a[1], a[0]);
+		break;
+	case DEC_ALLOC:
+		fprintf(f, ",\"bytes\":%" PRIu64 ",\"ptr\":\"0x%" PRIx64 "\"", a[1], c->out);
+		break;
+	case DEC_FREE:
+		fprintf(f, ",\"ptr\":\"0x%" PRIx64 "\"", a[0]);
+		break;
+	case DEC_STREAM:
+		break;
+	case DEC_EVENT:
+		fprintf(f, ",\"event\":\"0x%" PRIx64 "\"", a[0]);
+		break;
+	case DEC_STREAM_EVENT:
+		fprintf(f, ",\"event\":\"0x%" PRIx64 "\"", a[1]);
+		break;
+	case DEC_NCCL_RED:
+		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"op\":\"%s\",\"comm\":\"0x%"
+			PRIx64 "\"", a[2], nccl_dtype(a[3]), nccl_op(a[4]), a[5]);
+		break;
+	case DEC_NCCL_GATHER:
+		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"comm\":\"0x%" PRIx64 "\"",
+			a[2], nccl_dtype(a[3]), a[4]);
+		break;
+	case DEC_NCCL_BCAST:
+		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"root\":%d,\"comm\":\"0x%"
+			PRIx64 "\"", a[2], nccl_dtype(a[3]), (int)a[4], a[5]);
+		break;
+	case DEC_NCCL_REDUCE:
+		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"op\":\"%s\",\"root\":%d,"
+			"\"comm\":\"0x%" PRIx64 "\"", a[2], nccl_dtype(a[3]), nccl_op(a[4]), (int)a[5], a[6]);
+		break;
+	case DEC_NCCL_P2P:
+		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"peer\":%d,\"comm\":\"0x%"
+			PRIx64 "\"", a[1], nccl_dtype(a[2]), (int)a[3], a[4]);
+		break;
+	}
+	if (r->stream_arg >= 0 && r->stream_arg < FVBPF_API_ARGS)
+		fprintf(f, ",\"stream\":\"0x%" PRIx64 "\"", a[r->stream_arg]);
+}
+
+static const char *table_name(const struct cuda_error_name *t, int code)
+{
+	for (; t->name; t++)
+		if (t->code == code)
+			return t->name;
+	return NULL;
+}
+
+const char *cuda_api_ret_name(const struct api_call *c, char *buf, size_t len)
+{
+	static const char *const nccl[] = {
+		"ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+		"ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError", "ncclInProgress",
+	};
+	const struct api_row *r = cuda_api_row(c->api_id);
+	const char *name = NULL;
+
+	if (r && r->layer == LAYER_RUNTIME)
+		name = table_name(cuda_runtime_errors, c->ret);
+	else if (r && r->layer == LAYER_DRIVER)
+		name = table_name(cuda_driver_errors, c->ret);
+	else if (r && c->ret >= 0 && c->ret < 8)
+		name = nccl[c->ret];
+	if (name)
+		return name;
+	snprintf(buf, len, "error %d", c->ret);
+	return buf;
+}

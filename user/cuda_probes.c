@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda_api.h"
+#include "cuda_probes.h"
+#include "elf_symbols.h"
+#include "log.h"
+#include "uprobe_multi.h"
+
+struct found {
+	uint64_t offsets[FVBPF_MAX_APIS];
+	uint64_t cookies[FVBPF_MAX_APIS];
+	size_t n;
+};
+
+void cuda_probes_init(struct cuda_probes *cp, pid_t pid, int prog_fd)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->pid = pid;
+	cp->prog_fd = prog_fd;
+}
+
+/* Keep one api id per offset: aliases and the .dynsym/.symtab twins of a
+ * function must not record a call twice. */
+static int on_function(const char *name, uint64_t off, uint64_t size, void *ctx)
+{
+	struct found *fd = ctx;
+	size_t i;
+	int id;
+
+	(void)size;
+	if (name[0] != 'c' && name[0] != 'n')
+		return 0; /* cheap filter: cu*, cuda*, nccl* */
+	id = cuda_api_find(name);
+	if (id < 0)
+		return 0;
+	for (i = 0; i < fd->n; i++) {
+		if (fd->offsets[i] != off)
+			continue;
+		if ((uint64_t)id < fd->cookies[i])
+			fd->cookies[i] = (uint64_t)id;
+		return 0;
+	}
+	if (fd->n == FVBPF_MAX_APIS)
+		return 1;
+	fd->offsets[fd->n] = off;
+	fd->cookies[fd->n] = (uint64_t)id;
+	fd->n++;
+	return 0;
+}
+
+static int keep_link(struct cuda_probes *cp, int lfd)
+{
+	int *l = realloc(cp->links, (cp->nlinks + 1) * sizeof(*l));
+
+	if (!l) {
+		close(lfd);
+		return -ENOMEM;
+	}
+	cp->links = l;
+	cp->links[cp->nlinks++] = lfd;
+	return 0;
+}
+
+/* One link for the file; if the kernel refuses it, one per function, so
+ * that a single bad offset costs only itself. */
+static void attach_file(struct cuda_probes *cp, struct cuda_file *f, const char *open_path,
+			const struct found *fd)
+{
+	size_t i;
+	int lfd;
+
+	f->nsyms = (unsigned int)fd->n;
+	lfd = uprobe_session_attach(cp->prog_fd, open_path, cp->pid, fd->offsets, fd->cookies, fd->n);
+	if (lfd >= 0 && !keep_link(cp, lfd)) {
+		cp->attached += f->nsyms;
+		return;
+	}
+	log_debug("pid %d: one link for %s failed (%s); attaching one by one", cp->pid, f->path,
+		  strerror(lfd < 0 ? -lfd : ENOMEM));
+	for (i = 0; i < fd->n; i++) {
+		lfd = uprobe_session_attach(cp->prog_fd, open_path, cp->pid, &fd->offsets[i],
+					    &fd->cookies[i], 1);
+		if (lfd < 0 || keep_link(cp, lfd)) {
+			f->failed++;
+			log_debug("pid %d: cannot attach %s in %s: %s", cp->pid,
+				  cuda_api_symbol((unsigned int)fd->cookies[i]), f->path,
+				  strerror(lfd < 0 ? -lfd : ENOMEM));
+		}
+	}
+	cp->attached += f->nsyms - f->failed;
+	cp->failed += f->failed;
+}
+
+static bool known(const struct cuda_probes *cp, unsigned long long dev, unsigned long long ino)
+{
+	size_t i;
+
+	for (i = 0; i < cp->nfiles; i++)
+		if (cp->files[i].dev == dev && cp->files[i].ino == ino)
+			return true;
+	return false;
+}
+
+static int examine(struct cuda_probes *cp, const char *path, unsigned long long dev,
+		   unsigned long long ino)
+{
+	char open_path[PATH_MAX];
+	struct cuda_file *f;
+	struct found *fd;
+	unsigned int before = cp->attached;
+	int n;
+
+	f = realloc(cp->files, (cp->nfiles + 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	cp->files = f;
+	f = &cp->files[cp->nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->dev = dev;
+	f->ino = ino;
+	snprintf(f->path, sizeof(f->path), "%s", path);
+
+	n = snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", cp->pid, path);
+	if (n < 0 || (size_t)n >= sizeof(open_path))
+		return 0;
+	fd = calloc(1, sizeof(*fd));
+	if (!fd)
+		return -ENOMEM;
+	if (elf_for_each_function(open_path, on_function, fd) == 0 && fd->n) {
+		attach_file(cp, f, open_path, fd);
+		log_info("pid %d: %u CUDA/NCCL functions probed in %s%s", cp->pid,
+			 cp->attached - before, path, cp->failed ? " (some failed: -v lists them)" : "");
+	}
+	free(fd);
+	return (int)(cp->attached - before);
+}
+
+int cuda_probes_scan(struct cuda_probes *cp)
+{
+	char maps[64], line[PATH_MAX + 256], *path;
+	unsigned long long ino;
+	unsigned int maj, min;
+	int added = 0, ret;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", cp->pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		path = strchr(line, '/');
+		if (!path || sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) != 3 || !ino)
+			continue;
+		if (known(cp, ((unsigned long long)maj << 32) | min, ino))
+			continue;
+		ret = examine(cp, path, ((unsigned long long)maj << 32) | min, ino);
+		if (ret > 0)
+			added += ret;
+	}
+	fclose(f);
+	return added;
+}
+
+void cuda_probes_detach(struct cuda_probes *cp)
+{
+	size_t i;
+
+	for (i = 0; i < cp->nlinks; i++)
+		close(cp->links[i]);
+	free(cp->links);
+	cp->links = NULL;
+	cp->nlinks = 0;
+	free(cp->files);
+	cp->files = NULL;
+	cp->nfiles = 0;
+}
