@@ -227,7 +227,7 @@ int api_call(struct pt_regs *ctx)
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_api_enter *ev;
 	struct fvbpf_api_cfg *cfg;
-	__u64 *cookie;
+	__u64 *cookie, attach_cookie;
 	__u64 ptr;
 
 	ps = bpf_map_lookup_elem(&procs, &tgid);
@@ -235,10 +235,12 @@ int api_call(struct pt_regs *ctx)
 		return 1;
 	if (bpf_session_is_return())
 		return api_return(ctx, ps, pid_tgid);
-	if (!(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0)
+	attach_cookie = bpf_get_attach_cookie(ctx);
+	/* Bit 32 of the cookie: record even outside segments. */
+	if (!(ps->flags & FVBPF_PROC_ARMED) || (ps->depth <= 0 && !(attach_cookie >> 32)))
 		return 1;
 
-	api = (__u32)bpf_get_attach_cookie(ctx);
+	api = (__u32)attach_cookie;
 	cfg = bpf_map_lookup_elem(&api_cfg, &api);
 	if (!cfg)
 		return 1;

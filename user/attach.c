@@ -126,10 +126,9 @@ static int handle_sync(struct session *s, struct session_target *t,
 	return 0;
 }
 
-/* The kernel a runtime launch names, symbolised once per address. */
-static uint32_t kernel_of(struct session *s, struct session_target *t, const struct api_call *c)
+/* The kernel a host function names, symbolised once per address. */
+static uint32_t kernel_of(struct session *s, struct session_target *t, uint64_t func)
 {
-	uint64_t func = cuda_api_launch_func(c);
 	char name[512];
 	uint32_t id;
 
@@ -147,9 +146,18 @@ static uint32_t kernel_of(struct session *s, struct session_target *t, const str
 static void record_call(struct session *s, struct session_target *t, struct api_call *c)
 {
 	const struct api_row *r = cuda_api_row(c->api_id);
+	uint32_t id;
 
+	if (r && r->decoder == DEC_GET_KERNEL) {
+		/* Plumbing, not shown: remember what the handle stands for. */
+		if (c->out && !c->no_return && (id = kernel_of(s, t, c->args[1]))) {
+			addr_cache_put(&t->kernels, c->out, id);
+			t->kernel_handles++;
+		}
+		return;
+	}
 	if (r && (r->decoder == DEC_LAUNCH_RT || r->decoder == DEC_LAUNCH_RT_EXC))
-		c->kernel = kernel_of(s, t, c);
+		c->kernel = kernel_of(s, t, cuda_api_launch_func(c));
 	if (seg_add_call(&t->tracker, c))
 		t->calls_outside++;
 	else
@@ -398,7 +406,11 @@ fail:
 		log_error("PID %d exited while fvbpf was attaching: start it again and re-run", t->proc.pid);
 		return -ESRCH;
 	}
-	log_error("cannot attach to PID %d (%s): %s", t->proc.pid, m->path, strerror(-err));
+	if (err == -EINVAL)
+		log_error("cannot attach to PID %d (%s): another tracer (bpftrace?) probes the fvbpf "
+			  "markers without their semaphore; stop it and retry", t->proc.pid, m->path);
+	else
+		log_error("cannot attach to PID %d (%s): %s", t->proc.pid, m->path, strerror(-err));
 	return err;
 }
 

@@ -65,6 +65,12 @@ static const struct api_row rows[] = {
 	{ "ncclRecv", N, CAT_COLLECTIVE, DEC_NCCL_P2P, API_ASYNC, 5, NULL },
 	{ "ncclGroupStart", N, CAT_GROUP, DEC_NONE, 0, -1, NULL },
 	{ "ncclGroupEnd", N, CAT_GROUP, DEC_NONE, 0, -1, NULL },
+	/*
+	 * CUDA 13's <<<>>> passes cudaLaunchKernel a handle made once per
+	 * kernel by __cudaGetKernel(&handle, host_stub): seeing that call
+	 * maps the handle back to the stub, whose symbol names the kernel.
+	 */
+	{ "__cudaGetKernel", R, CAT_LAUNCH, DEC_GET_KERNEL, API_ALWAYS, -1, NULL },
 };
 
 #undef R
@@ -127,6 +133,13 @@ const char *cuda_api_layer_cat(enum api_layer layer)
 	return "?";
 }
 
+uint64_t cuda_api_cookie(unsigned int api_id)
+{
+	const struct api_row *r = cuda_api_row(api_id);
+
+	return api_id | (r && (r->flags & API_ALWAYS) ? API_COOKIE_ALWAYS : 0);
+}
+
 bool cuda_api_is_launch(unsigned int api_id)
 {
 	const struct api_row *r = cuda_api_row(api_id);
@@ -148,7 +161,7 @@ int cuda_api_fill_cfg(int map_fd)
 			cfg.deref_arg = 0; /* the launch config struct */
 			cfg.deref_len = FVBPF_API_DEREF;
 		}
-		if (r->decoder == DEC_ALLOC)
+		if (r->decoder == DEC_ALLOC || r->decoder == DEC_GET_KERNEL)
 			cfg.out_arg = 0;
 		if (bpf_map_update_elem(map_fd, &id, &cfg, BPF_ANY))
 			return -errno;
@@ -347,6 +360,9 @@ void cuda_api_write_args(FILE *f, const struct api_call *c)
 	case DEC_NCCL_REDUCE:
 		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"op\":\"%s\",\"root\":%d,"
 			"\"comm\":\"0x%" PRIx64 "\"", a[2], nccl_dtype(a[3]), nccl_op(a[4]), (int)a[5], a[6]);
+		break;
+	case DEC_GET_KERNEL:
+		fprintf(f, ",\"handle\":\"0x%" PRIx64 "\",\"function\":\"0x%" PRIx64 "\"", c->out, a[1]);
 		break;
 	case DEC_NCCL_P2P:
 		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"peer\":%d,\"comm\":\"0x%"

@@ -42,9 +42,14 @@ enum api_decoder {
 	DEC_NCCL_BCAST,     /* send, recv, count, dtype, root, comm, stream */
 	DEC_NCCL_REDUCE,    /* send, recv, count, dtype, op, root, comm, stream */
 	DEC_NCCL_P2P,       /* buf, count, dtype, peer, comm, stream */
+	DEC_GET_KERNEL,     /* cudaKernel_t *handle (out), const void *host function */
 };
 
 #define API_ASYNC 0x1u      /* takes a stream after the listed arguments */
+#define API_ALWAYS 0x2u     /* recorded outside segments too (plumbing, not shown) */
+
+/* The uprobe cookie: api id, plus flags BPF tests without a map lookup. */
+#define API_COOKIE_ALWAYS (1ull << 32)
 
 struct api_row {
 	const char *symbol;
@@ -67,6 +72,8 @@ const char *cuda_api_symbol(unsigned int api_id);
 int cuda_api_find(const char *symbol);
 const char *cuda_api_layer_cat(enum api_layer layer); /* "cuda_runtime", ... */
 bool cuda_api_is_launch(unsigned int api_id);
+/* The uprobe cookie of an api id. */
+uint64_t cuda_api_cookie(unsigned int api_id);
 /* Fill BPF's api_cfg map: what to read behind pointers. */
 int cuda_api_fill_cfg(int map_fd);
 

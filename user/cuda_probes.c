@@ -33,22 +33,22 @@ static int on_function(const char *name, uint64_t off, uint64_t size, void *ctx)
 	int id;
 
 	(void)size;
-	if (name[0] != 'c' && name[0] != 'n')
-		return 0; /* cheap filter: cu*, cuda*, nccl* */
+	if (name[0] != 'c' && name[0] != 'n' && name[0] != '_')
+		return 0; /* cheap filter: cu*, cuda*, nccl*, __cuda* */
 	id = cuda_api_find(name);
 	if (id < 0)
 		return 0;
 	for (i = 0; i < fd->n; i++) {
 		if (fd->offsets[i] != off)
 			continue;
-		if ((uint64_t)id < fd->cookies[i])
-			fd->cookies[i] = (uint64_t)id;
+		if (cuda_api_cookie((unsigned int)id) < fd->cookies[i])
+			fd->cookies[i] = cuda_api_cookie((unsigned int)id);
 		return 0;
 	}
 	if (fd->n == FVBPF_MAX_APIS)
 		return 1;
 	fd->offsets[fd->n] = off;
-	fd->cookies[fd->n] = (uint64_t)id;
+	fd->cookies[fd->n] = cuda_api_cookie((unsigned int)id);
 	fd->n++;
 	return 0;
 }
@@ -88,7 +88,7 @@ static void attach_file(struct cuda_probes *cp, struct cuda_file *f, const char 
 		if (lfd < 0 || keep_link(cp, lfd)) {
 			f->failed++;
 			log_debug("pid %d: cannot attach %s in %s: %s", cp->pid,
-				  cuda_api_symbol((unsigned int)fd->cookies[i]), f->path,
+				  cuda_api_symbol((unsigned int)(fd->cookies[i] & 0xffffffffu)), f->path,
 				  strerror(lfd < 0 ? -lfd : ENOMEM));
 		}
 	}

@@ -39,6 +39,7 @@ struct session_target {
 	struct addr_cache kernels;  /* launch function address -> kernel name id */
 	uint64_t calls;             /* recorded inside segments */
 	uint64_t calls_outside;     /* returned when no segment was open */
+	uint64_t kernel_handles;    /* __cudaGetKernel handles mapped to kernels */
 };
 
 struct session {

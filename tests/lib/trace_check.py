@@ -53,6 +53,9 @@ def main():
     outdir = sys.argv[1]
     errors = []
     regions = collections.Counter()
+    apis = collections.Counter()
+    kernels = collections.Counter()
+    arg_values = collections.defaultdict(set)
     segments = incomplete = 0
     max_threads = 0
     per_who = collections.Counter()
@@ -97,6 +100,25 @@ def main():
             count[e["name"][len("fvbpf.region::"):]] += 1
             if e["ts"] < meta["start_us"] - EPS or e["ts"] + e["dur"] > meta["end_us"] + EPS:
                 errors.append("%s: %s lies outside its segment" % (fname, e["name"]))
+        api_count = collections.Counter()
+        kernel_count = collections.Counter()
+        for e in slices:
+            if e.get("cat") not in ("cuda_runtime", "cuda_driver", "nccl"):
+                continue
+            if "return" not in e["args"]:
+                errors.append("%s: %s without a return value" % (fname, e["name"]))
+            if e["ts"] < meta["start_us"] - EPS or e["ts"] + e["dur"] > meta["end_us"] + EPS:
+                errors.append("%s: call %s lies outside its segment" % (fname, e["name"]))
+            if e["args"].get("nested_in_call"):
+                continue
+            api_count[e["name"]] += 1
+            if "kernel" in e["args"]:
+                kernel_count[e["args"]["kernel"]] += 1
+            for key in ("bytes", "grid", "block", "shared_memory", "stream", "kind", "kernel", "return"):
+                if key in e["args"]:
+                    arg_values["%s.%s" % (e["name"], key)].add(json.dumps(e["args"][key], separators=(",", ":")))
+        apis.update(api_count)
+        kernels.update(kernel_count)
         outer = [e for e in slices if e["ts"] <= meta["start_us"] + EPS and e["args"].get("depth") == 0]
         if not any(e["args"]["region"] == region for e in outer):
             errors.append("%s: segment does not start with its region %s" % (fname, region))
@@ -120,7 +142,19 @@ def main():
         except (OSError, ValueError) as exc:
             errors.append("summary %s: %s" % (os.path.basename(spath), exc))
             continue
-        rows = {r["name"]: r for r in summary["rows"]}
+        rows = {(r["kind"], r["name"]): r for r in summary["rows"]}
+        for kind, counts in (("kernel", kernel_count),):
+            for name, n in counts.items():
+                r = rows.get((kind, name))
+                if not r or r["count"] != n:
+                    errors.append("%s: %s row %s count %s, trace has %d" %
+                                  (os.path.basename(spath), kind, name, r and r["count"], n))
+        for name, n in api_count.items():
+            r = [x for (k, nm), x in rows.items() if nm == name and k.startswith(("cuda", "nccl"))]
+            if not r or r[0]["count"] != n:
+                errors.append("%s: call row %s count %s, trace has %d" %
+                              (os.path.basename(spath), name, r and r[0]["count"], n))
+        rows = {nm: r for (k, nm), r in rows.items() if k == "region"}
         for name, n in count.items():
             r = rows.get(name)
             if not r or r["count"] != n:
@@ -150,6 +184,12 @@ def main():
         print("who %s=%d" % (who, n))
     for name, n in sorted(regions.items()):
         print("region %s=%d" % (name, n))
+    for name, n in sorted(apis.items()):
+        print("api %s=%d" % (name, n))
+    for name, n in sorted(kernels.items()):
+        print("kernel %s=%d" % (name, n))
+    for key, vals in sorted(arg_values.items()):
+        print("arg %s=%s" % (key, "|".join(sorted(vals))))
     print("max_threads=%d" % max_threads)
     for e in errors:
         print("error: " + e)

@@ -1,0 +1,189 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# CUDA runtime calls inside segments, against the real libcudart of the
+# toolkit: without a GPU every call returns 35, yet each one is entered.
+
+load helpers
+
+CUDA=${CUDA:-/usr/local/cuda}
+REGIONS=training_train_one_step,training_forward
+
+setup() {
+	common_setup
+	[ -e "$CUDA/lib64/libcudart.so.13" ] || skip "no CUDA toolkit at $CUDA"
+	BT_OUT=$BATS_TEST_TMPDIR/bpftrace.out
+	BT_PID=
+}
+teardown() {
+	[ -n "${BT_PID:-}" ] && kill -INT "$BT_PID" 2>/dev/null
+	common_teardown
+	[ -n "${MNT:-}" ] && umount "$MNT" 2>/dev/null
+	return 0
+}
+
+# The workload's count of NAME on its LINE ("counts", "outside", ...).
+wl_line_count() { # line name
+	sed -n 's/^'"$1"' .*\b'"$2"'=\([0-9]*\).*/\1/p' "$WL_LOG"
+}
+
+# A run of WORKLOAD ARGS... with fvbpf attached for STEPS segments.
+run_attached() { # steps workload args...
+	local steps=$1
+	shift
+	start_workload "$WL_LOG" "$@" --steps "$steps" --wait-signal --idle
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n "$steps" -r "$REGIONS"
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	wait_for grep -q '^counts' "$WL_LOG"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	CHECK_OUT=$output
+}
+
+@test "C trainer: every call inside segments, with its arguments; none from outside" {
+	run_attached 3 "$BUILD/tests/cuda_trainer"
+	local api n
+	for api in cudaMalloc cudaFree cudaMemcpy cudaMemcpyAsync cudaMemcpy2D cudaMemset \
+		cudaMemsetAsync cudaLaunchKernel cudaDeviceSynchronize cudaStreamSynchronize \
+		cudaEventRecord cudaStreamWaitEvent cudaMallocHost cudaFreeHost; do
+		n=$(chk_count "api $api" "$CHECK_OUT")
+		echo "$api: fvbpf ${n:-none}, workload $(wl_line_count counts $api)"
+		[ "${n:-0}" = "$(wl_line_count counts $api)" ]
+		[ "$(wl_line_count outside $api)" -gt 0 ] # the workload did call it outside too
+	done
+	output=$CHECK_OUT
+	assert_line 'arg cudaMalloc.bytes=1048576'
+	assert_line 'arg cudaMemcpy.bytes=4096'
+	assert_line 'arg cudaMemcpy.kind="HostToDevice"'
+	assert_line 'arg cudaMemcpyAsync.bytes=8192'
+	assert_line 'arg cudaMemcpyAsync.kind="DeviceToHost"'
+	assert_line 'arg cudaMemcpyAsync.stream="0x1234"'
+	assert_line 'arg cudaMemset.bytes=2048'
+	assert_line 'arg cudaMemcpy2D.bytes=1024'
+	assert_line 'arg cudaLaunchKernel.grid=[4,2,1]'
+	assert_line 'arg cudaLaunchKernel.block=[128,1,1]'
+	assert_line 'arg cudaLaunchKernel.shared_memory=256'
+	assert_line 'arg cudaLaunchKernel.kernel="scale_stub"'
+	assert_line 'arg cudaMalloc.return="cudaErrorInsufficientDriver"'
+	# the summary has one row per API and per kernel
+	run grep -cE '^(cudaMalloc|scale_stub) ' "$OUT/summary_rank0_segment0000_training_train_one_step.txt"
+	assert_output "2"
+}
+
+@test "C trainer: fvbpf's counts agree with bpftrace on the same run" {
+	command -v bpftrace >/dev/null || skip "bpftrace missing"
+	start_workload "$WL_LOG" "$BUILD/tests/cuda_trainer" --steps 3 --wait-signal --idle
+	local lib=$CUDA/lib64/libcudart.so.13
+	bpftrace -p "$WL_PID" -e "
+		uprobe:$lib:cudaMalloc, uprobe:$lib:cudaMemcpy, uprobe:$lib:cudaLaunchKernel,
+		uprobe:$lib:cudaMemsetAsync { @enter[probe] = count(); }
+		uretprobe:$lib:cudaMalloc, uretprobe:$lib:cudaMemcpy, uretprobe:$lib:cudaLaunchKernel,
+		uretprobe:$lib:cudaMemsetAsync { @ret[probe] = count(); }" >"$BT_OUT" 2>&1 &
+	BT_PID=$!
+	wait_for grep -q 'Attaching' "$BT_OUT"
+	sleep 1
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 3 -r "$REGIONS"
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	wait_for grep -q '^counts' "$WL_LOG"
+	kill -INT "$BT_PID"
+	wait "$BT_PID" || true
+	BT_PID=
+	cat "$BT_OUT"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	local api total inside
+	for api in cudaMalloc cudaMemcpy cudaLaunchKernel cudaMemsetAsync; do
+		# bpftrace saw every call, both ways; fvbpf those inside segments
+		total=$(sed -n 's/^@enter\[uprobe:.*:'"$api"'\]: \([0-9]*\)$/\1/p' "$BT_OUT")
+		[ "$total" = "$(sed -n 's/^@ret\[uretprobe:.*:'"$api"'\]: \([0-9]*\)$/\1/p' "$BT_OUT")" ]
+		inside=$(chk_count "api $api" "$output")
+		echo "$api: bpftrace $total, fvbpf $inside, workload inside $(wl_line_count counts $api)" \
+			"validation $(wl_line_count validation $api) outside $(wl_line_count outside $api)"
+		[ "$inside" = "$(wl_line_count counts $api)" ]
+		[ "$total" -eq $((inside + $(wl_line_count validation $api) + $(wl_line_count outside $api))) ]
+	done
+}
+
+@test "nvcc, shared cudart: <<<>>> launches named by their demangled kernels" {
+	[ -x "$BUILD/tests/kernels_shared" ] || skip "nvcc missing"
+	run_attached 3 "$BUILD/tests/kernels_shared"
+	output=$CHECK_OUT
+	assert_line "kernel scale(float*, float, int)=$(wl_count scale)"
+	assert_line "kernel void fv::tmpl<7>(int*)=$(wl_count tmpl)"
+	assert_line "api cudaLaunchKernel=$(wl_count cudaLaunchKernel)"
+	assert_line 'arg cudaLaunchKernel.grid=[2,1,1]|[3,1,1]|[8,1,1]'
+}
+
+@test "nvcc, static cudart: local symbols in the executable are probed" {
+	[ -x "$BUILD/tests/kernels_static" ] || skip "nvcc missing"
+	# no libcudart.so anywhere in this process
+	run_attached 2 "$BUILD/tests/kernels_static"
+	! grep -q libcudart "/proc/$WL_PID/maps"
+	grep -q "CUDA/NCCL functions probed in $BUILD/tests/kernels_static" "$FV_ERR"
+	output=$CHECK_OUT
+	assert_line "kernel scale(float*, float, int)=$(wl_count scale)"
+	assert_line "kernel void fv::tmpl<7>(int*)=$(wl_count tmpl)"
+	assert_line "api cudaLaunchKernel=$(wl_count cudaLaunchKernel)"
+	assert_line "api cudaDeviceSynchronize=$(wl_count cudaDeviceSynchronize)"
+}
+
+@test "python ctypes on libcudart" {
+	run_attached 3 python3 "$ROOT/tests/workloads/py_cuda.py"
+	local api
+	for api in cudaMalloc cudaMemcpy cudaMemset cudaDeviceSynchronize cudaFree; do
+		[ "$(chk_count "api $api" "$CHECK_OUT")" = "$(wl_line_count counts $api)" ]
+	done
+	output=$CHECK_OUT
+	assert_line 'arg cudaMalloc.bytes=1048576'
+}
+
+@test "a libcudart loaded after attach is picked up" {
+	start_workload "$WL_LOG" "$BUILD/tests/late_cuda" --steps 3 --wait-signal --after-load-ms 1500 --idle
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 3 -r "$REGIONS"
+	grep -q "PID $WL_PID (late_cuda) has no CUDA library mapped" "$FV_ERR"
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	grep -q "CUDA/NCCL functions probed in .*libcudart.so.13" "$FV_ERR"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	local api
+	for api in cudaMalloc cudaMemcpy cudaMemset cudaDeviceSynchronize cudaFree; do
+		[ "$(chk_count "api $api" "$output")" = "$(wl_line_count counts $api)" ]
+	done
+}
+
+@test "a library reached through another mount namespace is found" {
+	MNT=$BATS_TEST_TMPDIR/nslib
+	mkdir -p "$MNT"
+	# the workload sees libcudart at $MNT/, which is empty for everyone else
+	start_workload "$WL_LOG" unshare -m --propagation private bash -c \
+		"mount --bind '$CUDA/lib64' '$MNT' && exec '$BUILD/tests/late_cuda' --cudart '$MNT/libcudart.so.13' --steps 2 --wait-signal --after-load-ms 1500 --idle"
+	wait_for grep -q '^mapped=0' "$WL_LOG"
+	[ ! -e "$MNT/libcudart.so.13" ]
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 2 -r "$REGIONS"
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	grep -q "CUDA/NCCL functions probed in $MNT/libcudart.so.13" "$FV_ERR"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	[ "$(chk_count 'api cudaMalloc' "$output")" = "$(wl_line_count counts cudaMalloc)" ]
+	MNT=
+}
+
+@test "a process without CUDA: warned once, regions still traced" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 2 --step-ms 6 --wait-signal --idle
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 2 -r "$REGIONS"
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run grep -c "has no CUDA library mapped: regions are traced" "$FV_ERR"
+	assert_output "1"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=2 incomplete=0"
+	refute_line --partial "api "
+}
