@@ -18,15 +18,15 @@ struct {
 
 /* fvbpf_region_hash(name) -> registry index, enabled regions only. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, FVBPF_MAX_REGIONS);
-	__type(key, __u64);
-	__type(value, __u32);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FVBPF_REGION_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fvbpf_region_slot);
 } enabled_regions SEC(".maps");
 
-/* tgid -> state; only traced processes have an entry. */
+/* Slot (from the uprobe cookie) -> state of a traced process. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, FVBPF_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, struct fvbpf_proc_state);
@@ -48,35 +48,51 @@ extern __u64 *bpf_session_cookie(void) __ksym;
 __u64 ringbuf_drops = 0;
 __u64 unbalanced_ends = 0;
 
-/* Ring-buffer fill above which a record wakes the reader at once. */
-const volatile __u64 wakeup_threshold = 1 << 20;
+/*
+ * A wakeup per record costs several times the probe itself: records are
+ * submitted without one and the reader drains the ring on a short timer.
+ */
+#define SUBMIT_FLAGS BPF_RB_NO_WAKEUP
 
-static __always_inline __u64 submit_flags(void)
+/* The traced process this probe hit belongs to, or NULL. */
+static __always_inline struct fvbpf_proc_state *proc_of(__u64 cookie, __u32 tgid)
 {
-	/*
-	 * A wakeup per record costs several times the probe itself; the
-	 * reader polls on a short timer and is only kicked when the ring
-	 * starts to fill.
-	 */
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_threshold)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
+	__u32 slot = (__u32)(cookie & 0xffff);
+	struct fvbpf_proc_state *ps = bpf_map_lookup_elem(&procs, &slot);
+
+	return ps && ps->tgid == tgid ? ps : NULL;
 }
 
-static __always_inline int on_region(__u64 hash, __u16 type)
+static __always_inline bool region_enabled(__u64 hash, __u32 *region)
+{
+	__u32 k = fvbpf_region_slot1(hash);
+	struct fvbpf_region_slot *rs = bpf_map_lookup_elem(&enabled_regions, &k);
+
+	if (rs && rs->hash == hash) {
+		*region = rs->region_id;
+		return true;
+	}
+	k = fvbpf_region_slot2(hash);
+	rs = bpf_map_lookup_elem(&enabled_regions, &k);
+	if (rs && rs->hash == hash) {
+		*region = rs->region_id;
+		return true;
+	}
+	return false;
+}
+
+static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
+	__u32 tgid = pid_tgid >> 32, region;
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_region_event *ev;
-	__u32 *region;
 	__s32 depth;
 
-	ps = bpf_map_lookup_elem(&procs, &tgid);
+	ps = proc_of(bpf_get_attach_cookie(ctx), tgid);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
-	region = bpf_map_lookup_elem(&enabled_regions, &hash);
-	if (!region)
+	if (!hash || !region_enabled(hash, &region))
 		return 0;
 
 	if (type == FVBPF_EV_REGION_BEGIN) {
@@ -104,23 +120,23 @@ static __always_inline int on_region(__u64 hash, __u16 type)
 	ev->hdr.tgid = tgid;
 	ev->hdr.tid = (__u32)pid_tgid;
 	ev->hdr.ts_ns = bpf_ktime_get_ns();
-	ev->region_id = *region;
+	ev->region_id = region;
 	ev->depth = depth;
 	ev->name_hash = hash;
-	bpf_ringbuf_submit(ev, submit_flags());
+	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(region_begin, const char *name, __u64 hash)
 {
-	return on_region(hash, FVBPF_EV_REGION_BEGIN);
+	return on_region(ctx, hash, FVBPF_EV_REGION_BEGIN);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(region_end, const char *name, __u64 hash)
 {
-	return on_region(hash, FVBPF_EV_REGION_END);
+	return on_region(ctx, hash, FVBPF_EV_REGION_END);
 }
 
 /*
@@ -137,8 +153,9 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_sync_event *ev;
 	__u64 name;
+	__u32 region;
 
-	ps = bpf_map_lookup_elem(&procs, &tgid);
+	ps = proc_of(bpf_get_attach_cookie(ctx), tgid);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
@@ -155,7 +172,7 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 		if (i >= n)
 			break;
 		bpf_probe_read_user(&h, sizeof(h), &hashes[i]);
-		if (h && bpf_map_lookup_elem(&enabled_regions, &h))
+		if (h && region_enabled(h, &region))
 			__sync_fetch_and_add(&ps->depth, 1);
 	}
 	ev->hdr.type = FVBPF_EV_THREAD_SYNC;
@@ -210,7 +227,7 @@ static __always_inline int api_return(struct pt_regs *ctx, struct fvbpf_proc_sta
 	ev->api_id = (__u32)bpf_get_attach_cookie(ctx);
 	ev->ret = (__s32)PT_REGS_RC(ctx);
 	ev->out = out;
-	bpf_ringbuf_submit(ev, submit_flags());
+	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;
 }
 
@@ -230,14 +247,14 @@ int api_call(struct pt_regs *ctx)
 	__u64 *cookie, attach_cookie;
 	__u64 ptr;
 
-	ps = bpf_map_lookup_elem(&procs, &tgid);
+	attach_cookie = bpf_get_attach_cookie(ctx);
+	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, tgid);
 	if (!ps)
 		return 1;
 	if (bpf_session_is_return())
 		return api_return(ctx, ps, pid_tgid);
-	attach_cookie = bpf_get_attach_cookie(ctx);
-	/* Bit 32 of the cookie: record even outside segments. */
-	if (!(ps->flags & FVBPF_PROC_ARMED) || (ps->depth <= 0 && !(attach_cookie >> 32)))
+	if (!(ps->flags & FVBPF_PROC_ARMED) ||
+	    (ps->depth <= 0 && !(attach_cookie & FVBPF_COOKIE_ALWAYS)))
 		return 1;
 
 	api = (__u32)attach_cookie;
@@ -271,6 +288,6 @@ int api_call(struct pt_regs *ctx)
 	cookie = bpf_session_cookie();
 	if (cookie)
 		*cookie = cfg->out_arg < FVBPF_API_ARGS ? ev->args[cfg->out_arg & 15] : 0;
-	bpf_ringbuf_submit(ev, submit_flags());
+	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;
 }

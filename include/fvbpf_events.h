@@ -101,20 +101,46 @@ struct fvbpf_api_cfg {
 };
 #define FVBPF_NO_ARG 0xff
 
-/* Per traced process state kept by BPF (map "procs"). */
+/*
+ * Per traced process state kept by BPF: an array map indexed by the
+ * process's slot, which every probe of that process carries in its uprobe
+ * cookie (an array lookup is inlined; a hash lookup per hit was measurable).
+ */
 struct fvbpf_proc_state {
 	__s32 depth;        /* open enabled regions in this process */
 	__u32 flags;        /* FVBPF_PROC_* */
 	__u64 drops;        /* ring-buffer reserve failures for this process */
 	__u64 unbalanced;   /* region ends seen at depth 0 */
+	__u32 tgid;         /* owner of the slot, checked on every hit */
+	__u32 pad;
 };
+
+/*
+ * Enabled regions: a direct-indexed table, the name hash's low bits first,
+ * the next bits as second choice; the loader refuses a third collision.
+ */
+#define FVBPF_REGION_SLOTS 1024
+struct fvbpf_region_slot {
+	__u64 hash;         /* 0: empty */
+	__u32 region_id;
+	__u32 pad;
+};
+
+static inline __u32 fvbpf_region_slot1(__u64 hash) { return (__u32)(hash & (FVBPF_REGION_SLOTS - 1)); }
+static inline __u32 fvbpf_region_slot2(__u64 hash) { return (__u32)((hash >> 10) & (FVBPF_REGION_SLOTS - 1)); }
+
+/* Uprobe cookies: region probes carry the slot; CUDA probes carry
+ * api id (bits 0-31), FVBPF_COOKIE_ALWAYS and the slot (bits 40-55). */
+#define FVBPF_COOKIE_ALWAYS (1ull << 32)
+#define FVBPF_COOKIE_SLOT_SHIFT 40
 
 #define FVBPF_PROC_ARMED 1u  /* set once every probe of the process is attached */
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct fvbpf_event_hdr) == 24, "event header layout");
 _Static_assert(sizeof(struct fvbpf_region_event) == 40, "region event layout");
-_Static_assert(sizeof(struct fvbpf_proc_state) == 24, "proc state layout");
+_Static_assert(sizeof(struct fvbpf_proc_state) == 32, "proc state layout");
+_Static_assert(sizeof(struct fvbpf_region_slot) == 16, "region slot layout");
 _Static_assert(sizeof(struct fvbpf_sync_event) == 544, "sync event layout");
 _Static_assert(sizeof(struct fvbpf_api_enter) == 24 + 8 + 80 + 48, "api enter layout");
 _Static_assert(sizeof(struct fvbpf_api_exit) == 40, "api exit layout");

@@ -71,12 +71,11 @@ static struct session_target *find_target(struct session *s, uint32_t tgid)
 	return NULL;
 }
 
-static uint64_t proc_drops(struct session *s, pid_t pid)
+static uint64_t proc_drops(struct session *s, uint32_t slot)
 {
 	struct fvbpf_proc_state st;
-	uint32_t key = (uint32_t)pid;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &key, &st))
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &slot, &st))
 		return 0;
 	return st.drops;
 }
@@ -84,7 +83,7 @@ static uint64_t proc_drops(struct session *s, pid_t pid)
 static void on_segment_closed(struct segment *seg, void *ctx)
 {
 	struct session_target *t = ctx;
-	uint64_t drops = proc_drops(t->session, t->proc.pid);
+	uint64_t drops = proc_drops(t->session, (uint32_t)(t - t->session->targets));
 
 	seg->drops = drops - t->drops_seen;
 	t->drops_seen = drops;
@@ -282,7 +281,6 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 		return err;
 	}
 	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
-	s->skel->rodata->wakeup_threshold = ((uint64_t)o->ringbuf_mb << 20) / 4;
 	if (with_api)
 		bpf_program__set_expected_attach_type(s->skel->progs.api_call,
 						      FVBPF_ATTACH_UPROBE_SESSION);
@@ -294,6 +292,23 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 		s->skel = NULL;
 	}
 	return err;
+}
+
+/* Into the first of its two table slots that is free. */
+static int place_region(int fd, uint64_t hash, uint32_t region)
+{
+	struct fvbpf_region_slot slot = { .hash = hash, .region_id = region }, cur;
+	uint32_t keys[2] = { fvbpf_region_slot1(hash), fvbpf_region_slot2(hash) };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (bpf_map_lookup_elem(fd, &keys[i], &cur))
+			return -errno;
+		if (cur.hash && cur.hash != hash)
+			continue;
+		return bpf_map_update_elem(fd, &keys[i], &slot, BPF_ANY) ? -errno : 0;
+	}
+	return -EEXIST;
 }
 
 static int setup_bpf(struct session *s, const struct attach_opts *o)
@@ -327,10 +342,12 @@ static int setup_bpf(struct session *s, const struct attach_opts *o)
 	for (i = 0; i < s->reg.count; i++) {
 		if (!s->reg.defs[i].enabled)
 			continue;
-		err = bpf_map_update_elem(fd, &s->reg.defs[i].hash, &i, BPF_ANY);
+		err = place_region(fd, s->reg.defs[i].hash, i);
 		if (err) {
-			log_error("cannot fill the region map: %s", strerror(errno));
-			return -errno;
+			log_error("cannot enable region '%s': %s", s->reg.defs[i].name,
+				  err == -EEXIST ? "its hash collides with other enabled regions; "
+				  "enable fewer regions at once" : strerror(-err));
+			return err;
 		}
 	}
 	return 0;
@@ -342,7 +359,8 @@ static void scan_cuda(struct session *s, struct session_target *t, bool first)
 	int n;
 
 	if (first)
-		cuda_probes_init(&t->cuda, t->proc.pid, bpf_program__fd(s->skel->progs.api_call));
+		cuda_probes_init(&t->cuda, t->proc.pid, (unsigned int)(t - s->targets),
+				 bpf_program__fd(s->skel->progs.api_call));
 	n = cuda_probes_scan(&t->cuda);
 	if (n > 0)
 		symbolizer_forget_pid(s->sym, t->proc.pid); /* new mappings */
@@ -356,10 +374,12 @@ static void scan_cuda(struct session *s, struct session_target *t, bool first)
 static int attach_target(struct session *s, struct session_target *t)
 {
 	const struct marker_lib *m = &t->proc.marker;
-	struct fvbpf_proc_state st = {};
-	uint32_t key = (uint32_t)t->proc.pid;
+	uint32_t key = (uint32_t)(t - s->targets);
+	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
 	int fd = bpf_map__fd(s->skel->maps.procs), err;
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off);
+	/* The cookie takes BPF straight to this process's slot. */
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off,
+		    .bpf_cookie = key);
 
 	uint32_t epoch = 0;
 
@@ -475,8 +495,8 @@ static bool all_done(struct session *s)
 	return true;
 }
 
-/* The consumer loop: the ring is polled on a short timer, since BPF only
- * wakes us when it fills (see submit_flags() in the BPF code). */
+/* The consumer loop: the ring is drained on a short timer, since BPF submits
+ * records without waking us (see SUBMIT_FLAGS in the BPF code). */
 static void run_loop(struct session *s, const struct attach_opts *o)
 {
 	uint64_t deadline = o->duration_s > 0 ?
@@ -577,10 +597,17 @@ static void print_report(struct session *s, const struct attach_opts *o)
 		       st->proc.pid, st->proc.rank, st->segments, st->segments == 1 ? "" : "s",
 		       st->incomplete, (unsigned long long)st->tracker.unbalanced,
 		       st->exited ? ", exited" : "");
+		if (s->api_probes)
+			printf("    CUDA: %u functions probed, %llu calls in segments, %llu returns "
+			       "without entry, %llu entries without return\n", st->cuda.attached,
+			       (unsigned long long)st->calls,
+			       (unsigned long long)st->pairing.unmatched_exits,
+			       (unsigned long long)st->pairing.lost_returns);
 	}
-	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors\n",
-	       (unsigned long long)s->skel->bss->ringbuf_drops,
-	       (unsigned long long)s->bad_records, w->write_errors);
+	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors, %llu kernels "
+	       "without symbol\n", (unsigned long long)s->skel->bss->ringbuf_drops,
+	       (unsigned long long)s->bad_records, w->write_errors,
+	       (unsigned long long)s->kernels_unknown);
 	for (i = 0; i < s->nrequested; i++)
 		if (!s->reg.defs[s->requested[i]].entered)
 			log_warn("region '%s' was never entered while attached: check the name and that "

@@ -133,11 +133,12 @@ const char *cuda_api_layer_cat(enum api_layer layer)
 	return "?";
 }
 
-uint64_t cuda_api_cookie(unsigned int api_id)
+uint64_t cuda_api_cookie(unsigned int api_id, unsigned int slot)
 {
 	const struct api_row *r = cuda_api_row(api_id);
 
-	return api_id | (r && (r->flags & API_ALWAYS) ? API_COOKIE_ALWAYS : 0);
+	return api_id | (r && (r->flags & API_ALWAYS) ? FVBPF_COOKIE_ALWAYS : 0) |
+	       ((uint64_t)slot << FVBPF_COOKIE_SLOT_SHIFT);
 }
 
 bool cuda_api_is_launch(unsigned int api_id)

@@ -48,8 +48,6 @@ enum api_decoder {
 #define API_ASYNC 0x1u      /* takes a stream after the listed arguments */
 #define API_ALWAYS 0x2u     /* recorded outside segments too (plumbing, not shown) */
 
-/* The uprobe cookie: api id, plus flags BPF tests without a map lookup. */
-#define API_COOKIE_ALWAYS (1ull << 32)
 
 struct api_row {
 	const char *symbol;
@@ -72,8 +70,8 @@ const char *cuda_api_symbol(unsigned int api_id);
 int cuda_api_find(const char *symbol);
 const char *cuda_api_layer_cat(enum api_layer layer); /* "cuda_runtime", ... */
 bool cuda_api_is_launch(unsigned int api_id);
-/* The uprobe cookie of an api id. */
-uint64_t cuda_api_cookie(unsigned int api_id);
+/* The uprobe cookie of an api id for the process in @slot. */
+uint64_t cuda_api_cookie(unsigned int api_id, unsigned int slot);
 /* Fill BPF's api_cfg map: what to read behind pointers. */
 int cuda_api_fill_cfg(int map_fd);
 

@@ -15,12 +15,14 @@ struct found {
 	uint64_t offsets[FVBPF_MAX_APIS];
 	uint64_t cookies[FVBPF_MAX_APIS];
 	size_t n;
+	unsigned int slot;
 };
 
-void cuda_probes_init(struct cuda_probes *cp, pid_t pid, int prog_fd)
+void cuda_probes_init(struct cuda_probes *cp, pid_t pid, unsigned int slot, int prog_fd)
 {
 	memset(cp, 0, sizeof(*cp));
 	cp->pid = pid;
+	cp->slot = slot;
 	cp->prog_fd = prog_fd;
 }
 
@@ -41,14 +43,14 @@ static int on_function(const char *name, uint64_t off, uint64_t size, void *ctx)
 	for (i = 0; i < fd->n; i++) {
 		if (fd->offsets[i] != off)
 			continue;
-		if (cuda_api_cookie((unsigned int)id) < fd->cookies[i])
-			fd->cookies[i] = cuda_api_cookie((unsigned int)id);
+		if (cuda_api_cookie((unsigned int)id, fd->slot) < fd->cookies[i])
+			fd->cookies[i] = cuda_api_cookie((unsigned int)id, fd->slot);
 		return 0;
 	}
 	if (fd->n == FVBPF_MAX_APIS)
 		return 1;
 	fd->offsets[fd->n] = off;
-	fd->cookies[fd->n] = cuda_api_cookie((unsigned int)id);
+	fd->cookies[fd->n] = cuda_api_cookie((unsigned int)id, fd->slot);
 	fd->n++;
 	return 0;
 }
@@ -131,6 +133,7 @@ static int examine(struct cuda_probes *cp, const char *path, unsigned long long 
 	fd = calloc(1, sizeof(*fd));
 	if (!fd)
 		return -ENOMEM;
+	fd->slot = cp->slot;
 	if (elf_for_each_function(open_path, on_function, fd) == 0 && fd->n) {
 		attach_file(cp, f, open_path, fd);
 		log_info("pid %d: %u CUDA/NCCL functions probed in %s%s", cp->pid,

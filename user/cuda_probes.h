@@ -23,6 +23,7 @@ struct cuda_file {
 
 struct cuda_probes {
 	pid_t pid;
+	unsigned int slot;              /* the process's slot in BPF's procs map */
 	int prog_fd;
 	struct cuda_file *files;
 	size_t nfiles;
@@ -32,7 +33,7 @@ struct cuda_probes {
 	bool warned_none;
 };
 
-void cuda_probes_init(struct cuda_probes *cp, pid_t pid, int prog_fd);
+void cuda_probes_init(struct cuda_probes *cp, pid_t pid, unsigned int slot, int prog_fd);
 /* Examine newly mapped files and attach to what they define.  Returns the
  * number of functions newly attached, or -errno when /proc cannot be read. */
 int cuda_probes_scan(struct cuda_probes *cp);

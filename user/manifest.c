@@ -8,6 +8,32 @@
 #include "manifest.h"
 #include "output_files.h"
 
+static json_object *cuda_json(const struct session_target *t)
+{
+	json_object *o = json_object_new_object(), *files = json_object_new_array(), *f;
+	size_t i;
+
+	for (i = 0; i < t->cuda.nfiles; i++) {
+		if (!t->cuda.files[i].nsyms)
+			continue;
+		f = json_object_new_object();
+		json_object_object_add(f, "path", json_object_new_string(t->cuda.files[i].path));
+		json_object_object_add(f, "functions", json_object_new_int((int)t->cuda.files[i].nsyms));
+		json_object_object_add(f, "failed", json_object_new_int((int)t->cuda.files[i].failed));
+		json_object_array_add(files, f);
+	}
+	json_object_object_add(o, "libraries", files);
+	json_object_object_add(o, "functions_probed", json_object_new_int((int)t->cuda.attached));
+	json_object_object_add(o, "functions_failed", json_object_new_int((int)t->cuda.failed));
+	json_object_object_add(o, "calls_in_segments", json_object_new_int64((int64_t)t->calls));
+	json_object_object_add(o, "calls_after_segment_closed", json_object_new_int64((int64_t)t->calls_outside));
+	json_object_object_add(o, "returns_without_entry", json_object_new_int64((int64_t)t->pairing.unmatched_exits));
+	json_object_object_add(o, "entries_without_return", json_object_new_int64((int64_t)t->pairing.lost_returns));
+	json_object_object_add(o, "calls_nested_too_deep", json_object_new_int64((int64_t)t->pairing.too_deep));
+	json_object_object_add(o, "kernel_handles_mapped", json_object_new_int64((int64_t)t->kernel_handles));
+	return o;
+}
+
 static json_object *processes_json(struct session *s)
 {
 	json_object *arr = json_object_new_array(), *o;
@@ -32,6 +58,7 @@ static json_object *processes_json(struct session *s)
 				       json_object_new_int64((int64_t)t->tracker.unbalanced));
 		json_object_object_add(o, "begins_after_segment_limit",
 				       json_object_new_int64((int64_t)t->tracker.ignored_after_limit));
+		json_object_object_add(o, "cuda", cuda_json(t));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -100,6 +127,8 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 			       json_object_new_int64((int64_t)s->skel->bss->unbalanced_ends));
 	json_object_object_add(loss, "bad_records", json_object_new_int64((int64_t)s->bad_records));
 	json_object_object_add(loss, "write_errors", json_object_new_int((int)s->writer.write_errors));
+	json_object_object_add(loss, "kernels_without_symbol", json_object_new_int64((int64_t)s->kernels_unknown));
+	json_object_object_add(loss, "cuda_call_probes", json_object_new_boolean(s->api_probes));
 	json_object_object_add(root, "loss", loss);
 
 	warn = json_object_new_array();

@@ -50,10 +50,12 @@ static void test_table(void)
 	CHECK(cuda_api_is_launch((unsigned int)cuda_api_find("cuLaunchKernel")));
 	CHECK(!cuda_api_is_launch((unsigned int)cuda_api_find("cudaMalloc")));
 	/* only the handle plumbing is recorded outside segments */
-	CHECK(cuda_api_cookie((unsigned int)cuda_api_find("__cudaGetKernel")) & API_COOKIE_ALWAYS);
-	CHECK(!(cuda_api_cookie((unsigned int)cuda_api_find("cudaMalloc")) & API_COOKIE_ALWAYS));
-	CHECK_EQ(cuda_api_cookie((unsigned int)cuda_api_find("cudaMalloc")) & 0xffffffffu,
+	CHECK(cuda_api_cookie((unsigned int)cuda_api_find("__cudaGetKernel"), 0) & FVBPF_COOKIE_ALWAYS);
+	CHECK(!(cuda_api_cookie((unsigned int)cuda_api_find("cudaMalloc"), 3) & FVBPF_COOKIE_ALWAYS));
+	CHECK_EQ(cuda_api_cookie((unsigned int)cuda_api_find("cudaMalloc"), 3) & 0xffffffffu,
 		 (unsigned int)cuda_api_find("cudaMalloc"));
+	/* the process slot rides in the cookie, as BPF reads it */
+	CHECK_EQ(cuda_api_cookie((unsigned int)cuda_api_find("cudaMalloc"), 3) >> FVBPF_COOKIE_SLOT_SHIFT, 3);
 }
 
 /* cudaLaunchKernel(func, dim3 grid, dim3 block, args, shmem, stream):

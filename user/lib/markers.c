@@ -16,8 +16,20 @@
 
 #define FVBPF_EXPORT __attribute__((visibility("default")))
 
-FVBPF_EXPORT __attribute__((section(".probes"), used))
-volatile uint16_t fvbpf_semaphore;
+/*
+ * The markers read hidden names, so their accesses are PC-relative and
+ * always hit the library's own copy, which is the one the kernel and the
+ * loader write; the exported aliases are what fvbpf finds in .dynsym.  (An
+ * executable that names fvbpf_semaphore itself gets a copy relocation:
+ * fvbpf_attached() is the way to ask.)
+ */
+__attribute__((section(".probes"), used, visibility("hidden")))
+volatile uint16_t semaphore;
+__attribute__((section(".probes"), used, visibility("hidden")))
+volatile uint32_t attach_epoch;
+
+extern volatile uint16_t fvbpf_semaphore
+	__attribute__((alias("semaphore"), visibility("default")));
 
 /*
  * Written by the loader (process_vm_writev): even while it attaches or
@@ -25,8 +37,8 @@ volatile uint16_t fvbpf_semaphore;
  * probes only under an odd epoch, and a thread's first marker under a new
  * one first reports the regions it already has open.
  */
-FVBPF_EXPORT __attribute__((section(".probes"), used))
-volatile uint32_t fvbpf_attach_epoch;
+extern volatile uint32_t fvbpf_attach_epoch
+	__attribute__((alias("attach_epoch"), visibility("default")));
 
 /* initial-exec: no __tls_get_addr call, also when Python dlopen()s us. */
 static __thread struct fvbpf_thread_stack thread_stack
@@ -78,9 +90,9 @@ static inline int probes_ready(void)
 {
 	uint32_t epoch;
 
-	if (__builtin_expect(fvbpf_semaphore == 0, 1))
+	if (__builtin_expect(semaphore == 0, 1))
 		return 0;
-	epoch = fvbpf_attach_epoch;
+	epoch = attach_epoch;
 	if (!(epoch & 1))
 		return 0;
 	if (__builtin_expect(thread_stack.epoch != epoch, 0)) {
@@ -116,5 +128,5 @@ FVBPF_EXPORT void fvbpf_region_end(const char *name)
 
 FVBPF_EXPORT int fvbpf_attached(void)
 {
-	return fvbpf_semaphore != 0;
+	return semaphore != 0;
 }
