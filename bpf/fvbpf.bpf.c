@@ -81,6 +81,29 @@ static __always_inline bool region_enabled(__u64 hash, __u32 *region)
 	return false;
 }
 
+static __always_inline void fill_hdr(struct fvbpf_event_hdr *h, __u16 type, __u32 size,
+				     __u64 pid_tgid)
+{
+	h->type = type;
+	h->version = FVBPF_EVENT_VERSION;
+	h->size = size;
+	h->tgid = pid_tgid >> 32;
+	h->tid = (__u32)pid_tgid;
+	h->ts_ns = bpf_ktime_get_ns();
+}
+
+/* Reserve a record, or count the drop against the process and in total. */
+static __always_inline void *reserve(struct fvbpf_proc_state *ps, __u32 size)
+{
+	void *ev = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!ev) {
+		__sync_fetch_and_add(&ps->drops, 1);
+		__sync_fetch_and_add(&ringbuf_drops, 1);
+	}
+	return ev;
+}
+
 static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -108,21 +131,12 @@ static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type
 		}
 	}
 
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		__sync_fetch_and_add(&ps->drops, 1);
-		__sync_fetch_and_add(&ringbuf_drops, 1);
+	ev = reserve(ps, sizeof(*ev));
+	if (!ev)
 		return 0;
-	}
-	ev->hdr.type = type;
-	ev->hdr.version = FVBPF_EVENT_VERSION;
-	ev->hdr.size = sizeof(*ev);
-	ev->hdr.tgid = tgid;
-	ev->hdr.tid = (__u32)pid_tgid;
-	ev->hdr.ts_ns = bpf_ktime_get_ns();
+	fill_hdr(&ev->hdr, type, sizeof(*ev), pid_tgid);
 	ev->region_id = region;
 	ev->depth = depth;
-	ev->name_hash = hash;
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;
 }
@@ -158,12 +172,9 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 	ps = proc_of(bpf_get_attach_cookie(ctx), tgid);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		__sync_fetch_and_add(&ps->drops, 1);
-		__sync_fetch_and_add(&ringbuf_drops, 1);
+	ev = reserve(ps, sizeof(*ev));
+	if (!ev)
 		return 0;
-	}
 	n = depth < FVBPF_SYNC_NAMES ? depth : FVBPF_SYNC_NAMES;
 	/* Enabled regions already open count towards "inside a segment". */
 	for (i = 0; i < FVBPF_SYNC_NAMES; i++) {
@@ -175,12 +186,7 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 		if (h && region_enabled(h, &region))
 			__sync_fetch_and_add(&ps->depth, 1);
 	}
-	ev->hdr.type = FVBPF_EV_THREAD_SYNC;
-	ev->hdr.version = FVBPF_EVENT_VERSION;
-	ev->hdr.size = sizeof(*ev);
-	ev->hdr.tgid = tgid;
-	ev->hdr.tid = (__u32)pid_tgid;
-	ev->hdr.ts_ns = bpf_ktime_get_ns();
+	fill_hdr(&ev->hdr, FVBPF_EV_THREAD_SYNC, sizeof(*ev), pid_tgid);
 	ev->depth = depth;
 	ev->nnames = n;
 	for (i = 0; i < FVBPF_SYNC_NAMES; i++) {
@@ -196,17 +202,6 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 	return 0;
 }
 
-static __always_inline void fill_hdr(struct fvbpf_event_hdr *h, __u16 type, __u32 size,
-				     __u64 pid_tgid)
-{
-	h->type = type;
-	h->version = FVBPF_EVENT_VERSION;
-	h->size = size;
-	h->tgid = pid_tgid >> 32;
-	h->tid = (__u32)pid_tgid;
-	h->ts_ns = bpf_ktime_get_ns();
-}
-
 static __always_inline int api_return(struct pt_regs *ctx, struct fvbpf_proc_state *ps,
 				      __u64 pid_tgid)
 {
@@ -214,12 +209,9 @@ static __always_inline int api_return(struct pt_regs *ctx, struct fvbpf_proc_sta
 	struct fvbpf_api_exit *ev;
 	__u64 out = 0;
 
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		__sync_fetch_and_add(&ps->drops, 1);
-		__sync_fetch_and_add(&ringbuf_drops, 1);
+	ev = reserve(ps, sizeof(*ev));
+	if (!ev)
 		return 0;
-	}
 	/* The entry left the out-pointer (cudaMalloc's void **) in the cookie. */
 	if (cookie && *cookie)
 		bpf_probe_read_user(&out, sizeof(out), (const void *)*cookie);
@@ -261,13 +253,9 @@ int api_call(struct pt_regs *ctx)
 	cfg = bpf_map_lookup_elem(&api_cfg, &api);
 	if (!cfg)
 		return 1;
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		/* No entry record: skip the return too, keeping pairs whole. */
-		__sync_fetch_and_add(&ps->drops, 1);
-		__sync_fetch_and_add(&ringbuf_drops, 1);
-		return 1;
-	}
+	ev = reserve(ps, sizeof(*ev));
+	if (!ev)
+		return 1; /* no entry record: skip the return too, keeping pairs whole */
 	fill_hdr(&ev->hdr, FVBPF_EV_API_ENTER, sizeof(*ev), pid_tgid);
 	ev->api_id = api;
 	ev->args[0] = PT_REGS_PARM1(ctx);

@@ -58,7 +58,6 @@ struct fvbpf_region_event {
 	struct fvbpf_event_hdr hdr;
 	__u32 region_id;  /* index into the loader's registry */
 	__s32 depth;      /* BPF's per-process depth after this event */
-	__u64 name_hash;  /* fvbpf_region_hash() of the name the target passed */
 };
 
 struct fvbpf_sync_event {
@@ -138,7 +137,7 @@ static inline __u32 fvbpf_region_slot2(__u64 hash) { return (__u32)((hash >> 10)
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct fvbpf_event_hdr) == 24, "event header layout");
-_Static_assert(sizeof(struct fvbpf_region_event) == 40, "region event layout");
+_Static_assert(sizeof(struct fvbpf_region_event) == 32, "region event layout");
 _Static_assert(sizeof(struct fvbpf_proc_state) == 32, "proc state layout");
 _Static_assert(sizeof(struct fvbpf_region_slot) == 16, "region slot layout");
 _Static_assert(sizeof(struct fvbpf_sync_event) == 544, "sync event layout");

@@ -27,74 +27,8 @@ static int vaddr_to_off(Elf *elf, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
-static int scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *const *names,
-		       size_t n, struct elf_sym_info *out)
-{
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t i, j, count;
-	const char *name;
-	GElf_Sym sym;
-	int found = 0;
-
-	if (!data || !sh->sh_entsize)
-		return 0;
-	count = sh->sh_size / sh->sh_entsize;
-	for (i = 0; i < count; i++) {
-		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
-			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		for (j = 0; j < n; j++) {
-			if (out[j].found || strcmp(name, names[j]))
-				continue;
-			if (vaddr_to_off(elf, sym.st_value, &out[j].file_off))
-				continue;
-			out[j].found = true;
-			out[j].vaddr = sym.st_value;
-			out[j].size = sym.st_size;
-			found++;
-		}
-	}
-	return found;
-}
-
-int elf_find_symbols(const char *path, const char *const *names, size_t n,
-		     struct elf_sym_info *out)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	Elf *elf = NULL;
-	int fd, found = 0, ret;
-
-	memset(out, 0, n * sizeof(*out));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		ret = -ENOEXEC;
-		goto cleanup;
-	}
-	/* .dynsym first: it is what a stripped library still has. */
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
-			found += scan_symtab(elf, scn, &sh, names, n, out);
-	scn = NULL;
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-			found += scan_symtab(elf, scn, &sh, names, n, out);
-	ret = found;
-cleanup:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return ret;
-}
-
-static int walk_functions(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, elf_sym_cb cb, void *ctx)
+static int walk_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool functions_only,
+		      elf_sym_cb cb, void *ctx)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t i, count;
@@ -107,8 +41,9 @@ static int walk_functions(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, elf_sym_c
 		return 0;
 	count = sh->sh_size / sh->sh_entsize;
 	for (i = 0; i < count; i++) {
-		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		if (functions_only && GELF_ST_TYPE(sym.st_info) != STT_FUNC)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name || vaddr_to_off(elf, sym.st_value, &off))
@@ -120,12 +55,15 @@ static int walk_functions(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, elf_sym_c
 	return 0;
 }
 
-int elf_for_each_function(const char *path, elf_sym_cb cb, void *ctx)
+/* Every defined symbol, .dynsym first (what a stripped library still has). */
+static int walk_symbols(const char *path, bool functions_only, elf_sym_cb cb, void *ctx)
 {
-	Elf_Scn *scn = NULL;
+	static const Elf64_Word tables[] = { SHT_DYNSYM, SHT_SYMTAB };
+	Elf_Scn *scn;
 	GElf_Shdr sh;
 	Elf *elf = NULL;
 	int fd, ret = 0;
+	size_t t;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
@@ -137,13 +75,10 @@ int elf_for_each_function(const char *path, elf_sym_cb cb, void *ctx)
 		ret = -ENOEXEC;
 		goto cleanup;
 	}
-	while (!ret && (scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
-			ret = walk_functions(elf, scn, &sh, cb, ctx);
-	scn = NULL;
-	while (!ret && (scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-			ret = walk_functions(elf, scn, &sh, cb, ctx);
+	for (t = 0; t < 2 && !ret; t++)
+		for (scn = NULL; !ret && (scn = elf_nextscn(elf, scn));)
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == tables[t])
+				ret = walk_table(elf, scn, &sh, functions_only, cb, ctx);
 	if (ret > 0)
 		ret = 0;
 cleanup:
@@ -151,4 +86,43 @@ cleanup:
 		elf_end(elf);
 	close(fd);
 	return ret;
+}
+
+int elf_for_each_function(const char *path, elf_sym_cb cb, void *ctx)
+{
+	return walk_symbols(path, true, cb, ctx);
+}
+
+struct find_ctx {
+	const char *const *names;
+	size_t n;
+	struct elf_sym_info *out;
+	int found;
+};
+
+static int find_cb(const char *name, uint64_t off, uint64_t size, void *arg)
+{
+	struct find_ctx *fc = arg;
+	size_t j;
+
+	for (j = 0; j < fc->n; j++) {
+		if (fc->out[j].found || strcmp(name, fc->names[j]))
+			continue;
+		fc->out[j].found = true;
+		fc->out[j].file_off = off;
+		fc->out[j].size = size;
+		fc->found++;
+	}
+	return 0;
+}
+
+int elf_find_symbols(const char *path, const char *const *names, size_t n,
+		     struct elf_sym_info *out)
+{
+	struct find_ctx fc = { .names = names, .n = n, .out = out };
+	int ret;
+
+	memset(out, 0, n * sizeof(*out));
+	ret = walk_symbols(path, false, find_cb, &fc);
+	return ret < 0 ? ret : fc.found;
 }

@@ -8,7 +8,6 @@
 
 struct elf_sym_info {
 	bool found;          /* defined here (not just imported) */
-	uint64_t vaddr;      /* st_value */
 	uint64_t size;
 	uint64_t file_off;   /* what uprobes and ref_ctr_offset want */
 };

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/* Interned kernel names and the per-process address cache. */
+#include <stdio.h>
+#include <string.h>
+
+#include "name_table.h"
+#include "unit.h"
+
+static void test_intern(void)
+{
+	struct name_table t;
+	char buf[64], name[32];
+	uint32_t a, b, ids[500];
+	int i;
+
+	name_table_init(&t);
+	a = name_table_intern(&t, "scale(float*, float, int)");
+	b = name_table_intern(&t, "void fv::tmpl<7>(int*)");
+	CHECK(a && b && a != b);
+	CHECK_EQ(name_table_intern(&t, "scale(float*, float, int)"), a);
+	name_table_get(&t, b, buf, sizeof(buf));
+	CHECK_STR(buf, "void fv::tmpl<7>(int*)");
+	name_table_get(&t, 0, buf, sizeof(buf));
+	CHECK_STR(buf, "?");
+	name_table_get(&t, 999, buf, sizeof(buf));
+	CHECK_STR(buf, "?");
+	/* growth keeps every id stable */
+	for (i = 0; i < 500; i++) {
+		snprintf(name, sizeof(name), "k%d", i);
+		ids[i] = name_table_intern(&t, name);
+	}
+	for (i = 0; i < 500; i++) {
+		snprintf(name, sizeof(name), "k%d", i);
+		CHECK_EQ(name_table_intern(&t, name), ids[i]);
+		name_table_get(&t, ids[i], buf, sizeof(buf));
+		CHECK_STR(buf, name);
+	}
+	CHECK_EQ(name_table_intern(&t, "scale(float*, float, int)"), a);
+	name_table_get(&t, a, buf, 6);
+	CHECK_STR(buf, "scale");
+	name_table_free(&t);
+}
+
+static void test_addr_cache(void)
+{
+	struct addr_cache c = { 0 };
+	uint64_t i;
+
+	CHECK_EQ(addr_cache_get(&c, 0x401000), 0);
+	CHECK_EQ(addr_cache_put(&c, 0x401000, 7), 0);
+	CHECK_EQ(addr_cache_get(&c, 0x401000), 7);
+	CHECK_EQ(addr_cache_put(&c, 0x401000, 9), 0); /* a handle re-mapped */
+	CHECK_EQ(addr_cache_get(&c, 0x401000), 9);
+	for (i = 1; i <= 5000; i++)
+		CHECK_EQ(addr_cache_put(&c, i << 12, (uint32_t)i), 0);
+	for (i = 1; i <= 5000; i++)
+		if (addr_cache_get(&c, i << 12) != (uint32_t)i)
+			CHECK_EQ(addr_cache_get(&c, i << 12), i);
+	CHECK_EQ(addr_cache_get(&c, 0x401000), 9);
+	CHECK_EQ(addr_cache_get(&c, 5001ull << 12), 0);
+	CHECK_EQ(c.n, 5001);
+	addr_cache_free(&c);
+}
+
+int main(void)
+{
+	RUN(test_intern);
+	RUN(test_addr_cache);
+	UNIT_DONE();
+}
