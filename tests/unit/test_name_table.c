@@ -52,12 +52,12 @@ static void test_addr_cache(void)
 	CHECK_EQ(addr_cache_put(&c, 0x401000, 9), 0); /* a handle re-mapped */
 	CHECK_EQ(addr_cache_get(&c, 0x401000), 9);
 	for (i = 1; i <= 5000; i++)
-		CHECK_EQ(addr_cache_put(&c, i << 12, (uint32_t)i), 0);
+		CHECK_EQ(addr_cache_put(&c, (i << 12) | 8, (uint32_t)i), 0);
 	for (i = 1; i <= 5000; i++)
-		if (addr_cache_get(&c, i << 12) != (uint32_t)i)
-			CHECK_EQ(addr_cache_get(&c, i << 12), i);
+		if (addr_cache_get(&c, (i << 12) | 8) != (uint32_t)i)
+			CHECK_EQ(addr_cache_get(&c, (i << 12) | 8), i);
 	CHECK_EQ(addr_cache_get(&c, 0x401000), 9);
-	CHECK_EQ(addr_cache_get(&c, 5001ull << 12), 0);
+	CHECK_EQ(addr_cache_get(&c, (5001ull << 12) | 8), 0);
 	CHECK_EQ(c.n, 5001);
 	addr_cache_free(&c);
 }
