@@ -58,6 +58,8 @@ BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 
 .DELETE_ON_ERROR:
+# Keep intermediate objects (ASan builds, skeleton): no "rm" after the test summary.
+.SECONDARY:
 .PHONY: all deps demo test unit bench install clean regen-cuda-errors
 
 all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS)

@@ -21,9 +21,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A simulated training loop: real CPU work and sleeps in each phase, and a
-# data-loader worker thread, the way a PyTorch job would look.
-"$BUILD/tests/marker_trainer" --steps 0 --step-ms 60 --work --threads >"$log" 2>&1 &
+# A simulated training loop calling the real libcudart (without a GPU each
+# call fails fast, yet fvbpf sees it); without the CUDA toolkit, one with
+# CPU work and a data-loader thread instead.
+if [ -x "$BUILD/tests/cuda_trainer" ]; then
+	"$BUILD/tests/cuda_trainer" --steps 0 --step-ms 40 >"$log" 2>&1 &
+else
+	"$BUILD/tests/marker_trainer" --steps 0 --step-ms 60 --work --threads >"$log" 2>&1 &
+fi
 trainer=$!
 for _ in $(seq 100); do grep -q '^pid=' "$log" && break; sleep 0.05; done
 echo "demo: trainer running as PID $trainer"

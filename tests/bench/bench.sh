@@ -33,10 +33,31 @@
 #   and the set is repeated SETS times; each figure is the median over the
 #   sets.  The target is an fvbpf cost per hit at most 1.25x bpftrace's.
 #
+#   5. cudaLaunchKernel on the real libcudart (the CUDA toolkit's
+#      libcudart.so.13; no GPU needed: without a driver every call returns 35
+#      quickly, but is entered, so the uprobes fire).  Workload:
+#      build/tests/cuda_bench_launch (tests/workloads/cuda_bench_launch.c),
+#      LAUNCH_CALLS calls per round, median ns per call over LAUNCH_ROUNDS
+#      rounds; with --inside each round is one training_train_one_step region.
+#      A  not attached, --inside (no tool: the markers are idle);
+#      B  `fvbpf attach -r training_train_one_step`, calls outside every region
+#         (the session uprobe's entry returns at once, no return probe);
+#      C  the same, --inside: every call recorded, entry and return; one
+#         segment per round, each checked to hold LAUNCH_CALLS cudaLaunchKernel;
+#      D  bpftrace uprobe + uretprobe count on cudaLaunchKernel (checked);
+#      E  bpftrace uprobe count only: a bare uprobe (checked).
+#      Each tool runs alone.  A private copy of libcudart is loaded through
+#      LD_LIBRARY_PATH (checked in /proc/PID/maps).  Cost per call = run - A;
+#      the runs are interleaved (A B C D E) SETS times, medians over the sets.
+#      Targets: (C-A) at most 1.25x (D-A), and (B-A) at most 1.1x (E-A).
+#      Skipped (said so) when the toolkit's libcudart is not installed.
+#
 # Usage: tests/bench/bench.sh [BUILD_DIR]     (root: uprobes, bpftrace)
 # Environment: BENCH_HITS (marker hits per round, default 400000),
 #   BENCH_ROUNDS (5), BENCH_SETS (3), BENCH_IDLE_HITS (hits of the
-#   not-attached C run, default 40000000).
+#   not-attached C run, default 40000000), BENCH_LAUNCH_CALLS
+#   (cudaLaunchKernel calls per round, default 50000), BENCH_LAUNCH_ROUNDS (5),
+#   CUDA (toolkit, default /usr/local/cuda).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -51,6 +72,14 @@ SETS=${BENCH_SETS:-3}
 IDLE_HITS=${BENCH_IDLE_HITS:-40000000}
 REGIONS=training_train,training_forward
 TARGET=1.25
+LWL=$BUILD/tests/cuda_bench_launch
+CUDART=${CUDA:-/usr/local/cuda}/lib64/libcudart.so.13
+LAUNCH_CALLS=${BENCH_LAUNCH_CALLS:-50000}
+LAUNCH_ROUNDS=${BENCH_LAUNCH_ROUNDS:-5}
+LAUNCH_REGION=training_train_one_step
+TARGET_INSIDE=1.25  # (C-A)/(D-A): fvbpf inside a segment vs bpftrace entry+return
+TARGET_OUTSIDE=1.1  # (B-A)/(E-A): fvbpf outside a segment vs a bare uprobe
+WL_ENV=""           # VAR=value for the workload's environment (section 5)
 
 die() { echo "bench: FAILED: $*" >&2; exit 1; }
 note() { echo "bench: $*" >&2; }
@@ -59,6 +88,9 @@ note() { echo "bench: $*" >&2; }
 for f in "$FVBPF" "$LIB" "$WL"; do
 	[ -e "$f" ] || die "$f missing: run 'make' first"
 done
+if [ -e "$CUDART" ]; then
+	[ -e "$LWL" ] || die "$LWL missing: run 'make' first"
+fi
 command -v bpftrace >/dev/null || die "bpftrace not found (make deps installs it)"
 command -v python3 >/dev/null || die "python3 not found (checks fvbpf's summaries)"
 LIB=$(readlink -f "$LIB")
@@ -112,20 +144,21 @@ reap() {
 start_workload() {
 	local out=$1
 	shift
-	"$WL" "$@" >"$out" 2>&1 &
+	env ${WL_ENV:+"$WL_ENV"} "$WL" "$@" >"$out" 2>&1 & # env execs: $! is the workload
 	WPID=$!
 	PIDS+=("$WPID")
 	wait_for "$out" '^pid=' 10 "$WPID" || { tail -n 15 "$out" >&2; die "workload did not start"; }
 }
 
-# finish_workload OUT: waits, checks, sets NSPP (ns per pair) and SEM.
+# finish_workload OUT [KEY]: waits, checks, sets NSPP (the KEY figure, default
+# ns_per_pair) and SEM.
 finish_workload() {
-	local out=$1
+	local out=$1 key=${2:-ns_per_pair}
 	reap "$WPID" 120
 	[ "$RC" -eq 0 ] || { tail -n 15 "$out" >&2; die "workload exited with status $RC"; }
-	NSPP=$(sed -n 's/^ns_per_pair=\([0-9.]*\) .*/\1/p' "$out")
+	NSPP=$(sed -n "s/^$key=\([0-9.]*\) .*/\1/p" "$out")
 	SEM=$(sed -n 's/^semaphore=\([0-9]*\).*/\1/p' "$out")
-	[ -n "$NSPP" ] || { tail -n 15 "$out" >&2; die "workload printed no ns_per_pair"; }
+	[ -n "$NSPP" ] || { tail -n 15 "$out" >&2; die "workload printed no $key"; }
 }
 
 run_baseline() { # -> NSPP
@@ -331,4 +364,176 @@ if awk "BEGIN{exit !($HT > 0)}"; then
 else
 	echo "fvbpf / bpftrace cost per hit: n/a (bpftrace's cost is within noise of the baseline)   (target: at most ${TARGET}x)"
 fi
+
+# --- 5. cudaLaunchKernel on the real libcudart ------------------------------
+if [ ! -e "$CUDART" ]; then
+	echo
+	echo "5. cudaLaunchKernel on the real libcudart: skipped ($CUDART not found: no CUDA toolkit)"
+	exit 0
+fi
+
+# Private copies again: the workload finds libfvbpf.so through its rpath
+# $ORIGIN/.. and libcudart through LD_LIBRARY_PATH, which the dynamic linker
+# searches before the RUNPATH it was linked with ($CUDA/lib64).  Probes that a
+# concurrent `make test` puts on the toolkit's file (same inode) then cannot
+# touch the calls measured here, nor ours its.
+SRC_CUDART=$(readlink -f "$CUDART")
+cp "$SRC_CUDART" "$TMP/lib/libcudart.so.13"
+cp "$LWL" "$TMP/lib/tests/cuda_bench_launch"
+CUDART=$TMP/lib/libcudart.so.13
+WL=$TMP/lib/tests/cuda_bench_launch # start_workload runs $WL from here on
+WL_ENV="LD_LIBRARY_PATH=$TMP/lib"
+
+# start_launch OUT ARGS...: start_workload, then check in /proc/PID/maps that
+# the workload runs the private copies (and no other libcudart or libfvbpf).
+start_launch() {
+	local maps
+	start_workload "$@"
+	maps=$(awk '$6 ~ /\/lib(cudart|fvbpf)[^\/]*$/ {print $6}' "/proc/$WPID/maps" | sort -u)
+	[ "$maps" = "$(printf '%s\n' "$CUDART" "$LIB" | sort -u)" ] ||
+		{ echo "$maps" >&2; die "the workload did not load the private copies $CUDART and $LIB (above: what it mapped)"; }
+}
+
+LARGS=(--calls "$LAUNCH_CALLS" --rounds "$LAUNCH_ROUNDS" --wait-signal)
+
+run_launch_idle() { # A -> NSPP
+	local out=$TMP/launch_idle.$1.out
+	start_launch "$out" "${LARGS[@]}" --inside
+	kill -USR1 "$WPID"
+	finish_workload "$out" ns_per_call
+	grep -q '^attached=0 ' "$out" ||
+		note "warning: fvbpf_attached() was not 0 in the not-attached run (another fvbpf attached?)"
+}
+
+LFV_DROPS=0
+run_launch_fvbpf() { # B (outside) or C (inside) -> NSPP; checks what fvbpf recorded
+	local set=$1 mode=$2 out=$TMP/launch_$2.$1.out dir=$TMP/launch_$2.$1 fpid check
+	if [ "$mode" = inside ]; then
+		start_launch "$out" "${LARGS[@]}" --inside
+	else
+		start_launch "$out" "${LARGS[@]}"
+	fi
+	"$FVBPF" attach -p "$WPID" -r "$LAUNCH_REGION" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
+	fpid=$!
+	PIDS+=("$fpid")
+	wait_for "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
+		{ tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not attach"; }
+	sleep 0.5
+	kill -USR1 "$WPID"
+	finish_workload "$out" ns_per_call
+	# The workload has printed its result; fvbpf stops by itself once it exits.
+	kill -INT "$fpid" 2>/dev/null || true
+	reap "$fpid" 120
+	[ "$RC" -eq 0 ] || { tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf exited with status $RC"; }
+	grep -q '^attached=1 ' "$out" ||
+		{ tail -n 15 "$out" "$dir.stderr" >&2; die "fvbpf was attached but the workload's fvbpf_attached() was 0"; }
+	# Inside: one segment per round, each with LAUNCH_CALLS cudaLaunchKernel
+	# calls.  Outside: no segment, no call recorded.  Either way libcudart's
+	# functions must have been probed, or B would measure nothing.
+	check=$(python3 - "$dir" "$mode" "$LAUNCH_ROUNDS" "$LAUNCH_CALLS" <<-'EOF'
+		import glob, json, sys
+		d, mode, rounds, calls = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+		with open(d + "/manifest.json") as fh:
+		    man = json.load(fh)
+		procs = man.get("processes", [])
+		cuda = procs[0].get("cuda", {}) if len(procs) == 1 else {}
+		drops = man.get("loss", {}).get("ringbuf_drops", 0)
+		files = sorted(glob.glob(d + "/summary_*_segment[0-9]*_*.json"))
+		counts, incomplete = [], 0
+		for f in files:
+		    with open(f) as fh:
+		        seg = json.load(fh)
+		    counts.append(sum(r["count"] for r in seg["rows"] if r["name"] == "cudaLaunchKernel"))
+		    incomplete += bool(seg["metadata"].get("incomplete"))
+		in_seg = cuda.get("calls_in_segments")
+		want = rounds * calls if mode == "inside" else 0
+		if not cuda.get("functions_probed"):
+		    why = "no CUDA function probed (manifest cuda: %s)" % cuda
+		elif mode == "inside" and (len(files) != rounds or any(c != calls for c in counts) or incomplete):
+		    why = "%d segments, cudaLaunchKernel counts %s (expected %d x %d), %d incomplete" % (
+		        len(files), counts, rounds, calls, incomplete)
+		elif mode != "inside" and files:
+		    why = "%d segments written, none expected (no region entered)" % len(files)
+		elif in_seg is not None and in_seg != want:
+		    why = "manifest: %d calls in segments, expected %d" % (in_seg, want)
+		else:
+		    why = ""
+		print("%s %d %s" % ("bad" if why else "ok", drops, why))
+	EOF
+	)
+	case $check in
+	ok*) LFV_DROPS=$((LFV_DROPS + $(echo "$check" | cut -d' ' -f2))) ;;
+	*)
+		tail -n 15 "$dir.stdout" "$dir.stderr" >&2
+		die "fvbpf did not record the $mode run as expected (set $set): $(echo "$check" | cut -d' ' -f3-) ($(echo "$check" | cut -d' ' -f2) ring-buffer drops)"
+		;;
+	esac
+	rm -rf "$dir" # LAUNCH_ROUNDS x LAUNCH_CALLS call slices: keep the disk clean
+}
+
+run_launch_bpftrace() { # D (ret: entry+return) or E (entry only) -> NSPP; checks the counts
+	local set=$1 mode=$2 out=$TMP/launch_bt$2.$1.out bout=$TMP/launch_bt$2.$1.stdout bpid prog e r
+	local want=$((LAUNCH_ROUNDS * LAUNCH_CALLS))
+	prog="uprobe:$CUDART:cudaLaunchKernel { @e = count(); }"
+	[ "$mode" = ret ] && prog="$prog uretprobe:$CUDART:cudaLaunchKernel { @r = count(); }"
+	start_launch "$out" "${LARGS[@]}" --inside
+	bpftrace -p "$WPID" -e "$prog" >"$bout" 2>"$bout.err" &
+	bpid=$!
+	PIDS+=("$bpid")
+	wait_for "$bout" 'Attaching' 30 "$bpid" ||
+		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach"; }
+	sleep 1
+	kill -USR1 "$WPID"
+	finish_workload "$out" ns_per_call
+	kill -INT "$bpid" 2>/dev/null || true
+	reap "$bpid" 30
+	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC"; }
+	e=$(sed -n 's/^@e: *\([0-9]*\)/\1/p' "$bout")
+	r=$(sed -n 's/^@r: *\([0-9]*\)/\1/p' "$bout")
+	[ "${e:-0}" -eq "$want" ] ||
+		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace counted ${e:-no} cudaLaunchKernel entries, expected $want"; }
+	[ "$mode" != ret ] || [ "${r:-0}" -eq "$want" ] ||
+		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace counted ${r:-no} cudaLaunchKernel returns, expected $want"; }
+}
+
+echo
+echo "5. cudaLaunchKernel on the real libcudart: $SRC_CUDART (run as a private copy)"
+echo "   $LAUNCH_CALLS calls/round, ns per call = median of $LAUNCH_ROUNDS rounds per run, $SETS interleaved sets"
+LA=() LB=() LC=() LD=() LE=()
+for ((s = 1; s <= SETS; s++)); do
+	run_launch_idle "$s"; LA+=("$NSPP")
+	run_launch_fvbpf "$s" outside; LB+=("$NSPP")
+	run_launch_fvbpf "$s" inside; LC+=("$NSPP")
+	run_launch_bpftrace "$s" ret; LD+=("$NSPP")
+	run_launch_bpftrace "$s" entry; LE+=("$NSPP")
+	note "set $s/$SETS: ns/call A ${LA[-1]}, B ${LB[-1]}, C ${LC[-1]}, D ${LD[-1]}, E ${LE[-1]}"
+done
+MA=$(median "${LA[@]}") MBo=$(median "${LB[@]}") MC=$(median "${LC[@]}")
+MD=$(median "${LD[@]}") ME=$(median "${LE[@]}")
+over() { awk "BEGIN{printf \"%.1f\", $1-$MA}"; }
+OB=$(over "$MBo") OC=$(over "$MC") OD=$(over "$MD") OE=$(over "$ME")
+
+printf '   %-52s %-26s %9s %12s\n' "run" "per set" "median" "over A"
+lrow() { printf '   %-52s %-26s %9.1f %12s\n' "$1" "$2" "$3" "$4"; }
+lrow "A  not attached (loop inside the region)" "${LA[*]}" "$MA" "-"
+lrow "B  fvbpf attach, calls outside a segment" "${LB[*]}" "$MBo" "$OB"
+lrow "C  fvbpf attach, calls inside a segment" "${LC[*]}" "$MC" "$OC"
+lrow "D  bpftrace uprobe+uretprobe count (entry+return)" "${LD[*]}" "$MD" "$OD"
+lrow "E  bpftrace uprobe count (a bare uprobe)" "${LE[*]}" "$ME" "$OE"
+echo "   fvbpf ring-buffer drops: $LFV_DROPS over $((2 * SETS)) runs"
+
+# verdict LABEL NUM DEN TARGET: NUM/DEN against TARGET.
+verdict() {
+	local ratio v
+	if awk "BEGIN{exit !($3 > 0)}"; then
+		ratio=$(awk "BEGIN{printf \"%.2f\", $2/$3}")
+		if awk "BEGIN{exit !($ratio <= $4)}"; then v=PASS; else v="ABOVE TARGET"; fi
+		printf '%-66s %5sx   (target: at most %sx)   %s\n' "$1" "$ratio" "$4" "$v"
+	else
+		printf '%-66s   n/a (the reference cost is within noise of A)   (target: at most %sx)\n' "$1" "$4"
+	fi
+}
+echo
+verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" "$TARGET_INSIDE"
+verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
 exit 0
