@@ -48,6 +48,10 @@ CUDA_C_SRCS :=
 endif
 WORKLOADS := $(filter-out $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(wildcard tests/workloads/cuda_*.c)),$(WORKLOADS)) \
              $(CUDA_C_SRCS:tests/workloads/%.c=$(BUILD)/tests/%)
+# The simulated-GPU workload builds CUPTI activity records from the real
+# cupti_activity.h: it needs the headers, not libcudart.
+WORKLOADS := $(filter-out $(BUILD)/tests/gpu_sim,$(WORKLOADS)) \
+             $(if $(CUDA_C_SRCS),$(BUILD)/tests/gpu_sim)
 ifneq ($(wildcard $(NVCC)),)
 CU_SRCS   := $(wildcard tests/workloads/*.cu)
 WORKLOADS += $(CU_SRCS:tests/workloads/%.cu=$(BUILD)/tests/%_shared) \
@@ -60,7 +64,7 @@ SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 .DELETE_ON_ERROR:
 # Keep intermediate objects (ASan builds, skeleton): no "rm" after the test summary.
 .SECONDARY:
-.PHONY: all deps demo test unit bench install clean regen-cuda-errors
+.PHONY: all deps demo test unit bench install clean regen-cuda-errors static
 
 all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS)
 
@@ -107,11 +111,15 @@ $(BUILD)/fvbpf: $(BUILD)/user/fvbpf.o $(CORE_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# The in-process library depends on libc only.
+# The in-process library depends on libc only: CUPTI's headers are used at
+# build time when the toolkit is there, the library itself is dlopen()ed.
+CUPTI_INC := $(firstword $(wildcard $(CUDA)/include/cupti.h $(CUDA)/extras/CUPTI/include/cupti.h))
+LIB_CFLAGS := $(if $(CUPTI_INC),-DFVBPF_HAVE_CUPTI -I$(dir $(CUPTI_INC)) -I$(CUDA)/include)
 $(BUILD)/user/lib/%.pic.o: user/lib/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposition -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -Iuser/lib -fPIC -fvisibility=hidden \
+		-fno-semantic-interposition -c $< -o $@
 
 $(BUILD)/libfvbpf.so: $(LIB_OBJS)
 	$(call msg,LINK,$@)
@@ -140,6 +148,11 @@ $(BUILD)/tests/cuda_%: tests/workloads/cuda_%.c $(BUILD)/libfvbpf.so
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..' \
 		-L$(CUDA)/lib64 -lcudart -Wl,-rpath,$(CUDA)/lib64 -ldl -lpthread
 
+$(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/libfvbpf.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..'
+
 # Real <<<>>> launches, with libcudart.so and with cudart linked in.
 $(BUILD)/tests/%_shared: tests/workloads/%.cu $(BUILD)/libfvbpf.so
 	$(call msg,NVCC,$@)
@@ -152,6 +165,19 @@ $(BUILD)/tests/%_static: tests/workloads/%.cu $(BUILD)/libfvbpf.so
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) -cudart static -Iinclude -o $@ $< -L$(BUILD) -lfvbpf -Xlinker -rpath='$$ORIGIN/..'
 
+# The CUPTI record decoder is library code: its tests build it from source
+# with the toolkit's headers and run it against the real libcupti.
+UNIT_BINS := $(filter-out %/test_cupti_decode,$(UNIT_BINS)) $(if $(CUPTI_INC),$(BUILD)/tests/test_cupti_decode $(BUILD)/tests/asan/test_cupti_decode)
+$(BUILD)/tests/test_cupti_decode: tests/unit/test_cupti_decode.c user/lib/cupti_decode.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -Iuser/lib -Itests/unit -o $@ $^ -ldl
+
+$(BUILD)/tests/asan/test_cupti_decode: tests/unit/test_cupti_decode.c user/lib/cupti_decode.c
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) $(LIB_CFLAGS) -Iuser/lib -Itests/unit -o $@ $^ -ldl
+
 unit: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
 
@@ -163,6 +189,19 @@ test: deps all $(UNIT_BINS)
 
 bench: deps all
 	$(Q)$(SUDO) tests/bench/bench.sh $(BUILD)
+
+# Self-contained binaries to carry to another machine (the GPU check).
+static: $(BUILD)/static/fvbpf $(BUILD)/static/libfvbpf.so
+
+$(BUILD)/static/fvbpf: $(BUILD)/user/fvbpf.o $(CORE_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $^ $(LDLIBS) 2>&1 | { grep -v "statically linked applications requires" || true; }
+	$(Q)test -x $@
+
+$(BUILD)/static/libfvbpf.so: $(BUILD)/libfvbpf.so
+	$(Q)mkdir -p $(@D)
+	$(Q)cp $< $@
 
 install: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/fvbpf

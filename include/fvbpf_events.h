@@ -27,6 +27,9 @@ enum fvbpf_event_type {
 	FVBPF_EV_THREAD_SYNC = 3,
 	FVBPF_EV_API_ENTER = 4,
 	FVBPF_EV_API_EXIT = 5,
+	FVBPF_EV_CORRELATION = 6,
+	FVBPF_EV_GPU_CHUNK = 7,
+	FVBPF_EV_AGENT_STATUS = 8,
 };
 
 /*
@@ -100,6 +103,37 @@ struct fvbpf_api_cfg {
 };
 #define FVBPF_NO_ARG 0xff
 
+/* CUPTI's API-entry callback, inside the call it names (agent). */
+struct fvbpf_corr_event {
+	struct fvbpf_event_hdr hdr;
+	__u32 correlation;
+	__u32 cbid;
+	__u32 domain;
+	__u32 pad;
+};
+
+/*
+ * A piece of the agent's GPU record stream (include/fvbpf_gpu.h): BPF copies
+ * each batch in bounded chunks; the loader reassembles them per process.
+ */
+#define FVBPF_GPU_CHUNK 1024
+#define FVBPF_GPU_BATCH (16 * FVBPF_GPU_CHUNK)  /* most bytes per probe call */
+struct fvbpf_gpu_chunk {
+	struct fvbpf_event_hdr hdr;
+	__u32 len;          /* valid bytes in data */
+	__u32 last;         /* the last chunk of its batch */
+	__u8 data[FVBPF_GPU_CHUNK];
+};
+
+#define FVBPF_STATUS_MSG 160
+struct fvbpf_agent_status_event {
+	struct fvbpf_event_hdr hdr;
+	__u32 code;         /* enum fvbpf_agent_status */
+	__s32 detail;
+	__s64 value;        /* e.g. the calibrated clock offset */
+	char msg[FVBPF_STATUS_MSG];
+};
+
 /*
  * Per traced process state kept by BPF: an array map indexed by the
  * process's slot, which every probe of that process carries in its uprobe
@@ -144,6 +178,9 @@ _Static_assert(sizeof(struct fvbpf_sync_event) == 544, "sync event layout");
 _Static_assert(sizeof(struct fvbpf_api_enter) == 24 + 8 + 80 + 48, "api enter layout");
 _Static_assert(sizeof(struct fvbpf_api_exit) == 40, "api exit layout");
 _Static_assert(sizeof(struct fvbpf_api_cfg) == 4, "api cfg layout");
+_Static_assert(sizeof(struct fvbpf_corr_event) == 40, "corr event layout");
+_Static_assert(sizeof(struct fvbpf_gpu_chunk) == 32 + FVBPF_GPU_CHUNK, "gpu chunk layout");
+_Static_assert(sizeof(struct fvbpf_agent_status_event) == 40 + FVBPF_STATUS_MSG, "status layout");
 _Static_assert(sizeof(struct fvbpf_thread_stack) == 8 + 8 * FVBPF_STACK_MAX, "thread stack layout");
 #endif
 

@@ -89,6 +89,16 @@ int api_pairing_drain(struct api_pairing *p, uint64_t ts, struct api_call *out)
 	return 0;
 }
 
+int api_pairing_set_correlation(struct api_pairing *p, uint32_t tid, uint32_t correlation)
+{
+	struct api_thread *t = thread_of(p, tid, 0);
+
+	if (!t || !t->depth)
+		return -ENOENT;
+	t->stack[t->depth - 1].correlation = correlation;
+	return 0;
+}
+
 void api_pairing_free(struct api_pairing *p)
 {
 	free(p->threads);

@@ -33,6 +33,8 @@ int api_pairing_enter(struct api_pairing *p, const struct fvbpf_api_enter *e);
 int api_pairing_exit(struct api_pairing *p, const struct fvbpf_api_exit *x, struct api_call *out);
 /* Take one call still open (target gone), ended at @ts: 1, or 0 when none. */
 int api_pairing_drain(struct api_pairing *p, uint64_t ts, struct api_call *out);
+/* The agent's callback named the innermost open call of @tid: 0, or -ENOENT. */
+int api_pairing_set_correlation(struct api_pairing *p, uint32_t tid, uint32_t correlation);
 void api_pairing_free(struct api_pairing *p);
 
 #endif /* FVBPF_API_PAIRING_H */

@@ -80,6 +80,74 @@ static uint64_t proc_drops(struct session *s, uint32_t slot)
 	return st.drops;
 }
 
+static bool segment_waits(const struct session_target *t, const struct segment *seg)
+{
+	return !t->agent_heard || (t->agent_active && gpu_join_missing(seg));
+}
+
+static void submit_segment(struct session_target *t, struct segment *seg)
+{
+	snprintf(seg->gpu_status, sizeof(seg->gpu_status), "%s", t->gpu_status);
+	seg->gpu_clock = t->gpu_clock;
+	seg->cupti_dropped = t->cupti_dropped;
+	seg->gpu_missing = gpu_join_missing(seg);
+	t->gpu_missing += seg->gpu_missing;
+	gpu_join_forget(&t->gpu, seg);
+	if (seg_writer_submit(&t->session->writer, seg, &t->proc))
+		log_warn("out of memory queueing segment of pid %d", t->proc.pid);
+}
+
+static int hold_segment(struct session_target *t, struct segment *seg)
+{
+	struct segment **p = realloc(t->pending, (t->npending + 1) * sizeof(*p));
+	uint64_t *u;
+
+	if (!p)
+		return -ENOMEM;
+	t->pending = p;
+	u = realloc(t->pending_until, (t->npending + 1) * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	t->pending_until = u;
+	t->pending[t->npending] = seg;
+	t->pending_until[t->npending] = now_ns(CLOCK_MONOTONIC) + t->session->gpu_wait_ns;
+	t->npending++;
+	return 0;
+}
+
+/* Write held segments that are whole, or whose wait is over (@force: all). */
+static void release_pending(struct session_target *t, bool force)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	size_t i = 0;
+
+	while (i < t->npending) {
+		if (!force && segment_waits(t, t->pending[i]) && now < t->pending_until[i]) {
+			i++;
+			continue;
+		}
+		submit_segment(t, t->pending[i]);
+		t->npending--;
+		memmove(&t->pending[i], &t->pending[i + 1], (t->npending - i) * sizeof(*t->pending));
+		memmove(&t->pending_until[i], &t->pending_until[i + 1],
+			(t->npending - i) * sizeof(*t->pending_until));
+	}
+}
+
+/* Where segment @seq of a target is, for GPU records that arrive late. */
+static struct segment *find_segment(void *ctx, uint32_t seq)
+{
+	struct session_target *t = ctx;
+	size_t i;
+
+	if (t->tracker.cur && t->tracker.cur->seq == seq)
+		return t->tracker.cur;
+	for (i = 0; i < t->npending; i++)
+		if (t->pending[i]->seq == seq)
+			return t->pending[i];
+	return NULL;
+}
+
 static void on_segment_closed(struct segment *seg, void *ctx)
 {
 	struct session_target *t = ctx;
@@ -93,8 +161,44 @@ static void on_segment_closed(struct segment *seg, void *ctx)
 	log_debug("pid %d: segment %u (%s) closed, %zu slices%s", seg->pid, seg->seq,
 		  t->session->reg.defs[seg->region].name, seg->nslices,
 		  seg->incomplete ? ", incomplete" : "");
-	if (seg_writer_submit(&t->session->writer, seg, &t->proc))
-		log_warn("out of memory queueing segment of pid %d", t->proc.pid);
+	/* Its GPU records come later (the agent flushes when the outermost
+	 * region ends), and the agent may not have said yet whether it runs:
+	 * wait for both, for a bounded time. */
+	if (!t->exited && segment_waits(t, seg) && hold_segment(t, seg) == 0)
+		return;
+	submit_segment(t, seg);
+}
+
+/* What the in-process agent could or could not do. */
+static void handle_status(struct session_target *t, const struct fvbpf_agent_status_event *ev)
+{
+	char msg[FVBPF_STATUS_MSG + 1];
+
+	memcpy(msg, ev->msg, FVBPF_STATUS_MSG);
+	msg[FVBPF_STATUS_MSG] = '\0';
+	t->agent_heard = true;
+	switch (ev->code) {
+	case FVBPF_AGENT_ACTIVE:
+		t->agent_active = true;
+		t->gpu_clock = ev->detail;
+		snprintf(t->gpu_status, sizeof(t->gpu_status), "cupti");
+		log_info("PID %d: GPU activity on: %s, clock %s", t->proc.pid, msg,
+			 ev->detail == FVBPF_CLOCK_CALLBACK ? "CLOCK_MONOTONIC callback" :
+			 "calibrated against cuptiGetTimestamp");
+		return;
+	case FVBPF_AGENT_DROPPED:
+		t->cupti_dropped += (uint64_t)ev->value;
+		break;
+	default:
+		t->agent_active = false;
+		snprintf(t->gpu_status, sizeof(t->gpu_status), "unavailable: %s", msg);
+		break;
+	}
+	/* One warning per kind of trouble and process. */
+	if (ev->code < 32 && !(t->status_warned & (1u << ev->code))) {
+		t->status_warned |= 1u << ev->code;
+		log_warn("PID %d: %s", t->proc.pid, msg);
+	}
 }
 
 /* A thread's first marker since attach: which enabled regions were open. */
@@ -131,7 +235,7 @@ static uint32_t kernel_of(struct session *s, struct session_target *t, uint64_t 
 	char name[512];
 	uint32_t id;
 
-	id = addr_cache_get(&t->kernels, func);
+	id = (uint32_t)addr_cache_get(&t->kernels, func);
 	if (id)
 		return id;
 	if (symbolizer_lookup(s->sym, t->proc.pid, func, name, sizeof(name)))
@@ -157,10 +261,14 @@ static void record_call(struct session *s, struct session_target *t, struct api_
 	}
 	if (r && (r->decoder == DEC_LAUNCH_RT || r->decoder == DEC_LAUNCH_RT_EXC))
 		c->kernel = kernel_of(s, t, cuda_api_launch_func(c));
-	if (seg_add_call(&t->tracker, c))
+	if (seg_add_call(&t->tracker, c)) {
 		t->calls_outside++;
-	else
-		t->calls++;
+		return;
+	}
+	t->calls++;
+	if (c->correlation)
+		gpu_join_note_call(&t->gpu, c->correlation, t->tracker.cur->seq,
+				   t->tracker.cur->ncalls - 1);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -176,10 +284,13 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	t = find_target(s, h->tgid);
-	if (!t || t->finished) {
-		s->bad_records += !t;
+	if (!t) {
+		s->bad_records++;
 		return 0;
 	}
+	/* A finished process still gets its GPU records. */
+	if (t->finished && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
+		return 0;
 	switch (h->type) {
 	case FVBPF_EV_REGION_BEGIN:
 	case FVBPF_EV_REGION_END:
@@ -212,6 +323,36 @@ static int handle_event(void *ctx, void *data, size_t size)
 			record_call(s, t, &call);
 		break;
 	}
+	case FVBPF_EV_CORRELATION: {
+		const struct fvbpf_corr_event *ce = data;
+
+		if (size < sizeof(*ce)) {
+			s->bad_records++;
+			return 0;
+		}
+		if (api_pairing_set_correlation(&t->pairing, h->tid, ce->correlation))
+			t->corr_without_call++;
+		break;
+	}
+	case FVBPF_EV_GPU_CHUNK: {
+		const struct fvbpf_gpu_chunk *gc = data;
+
+		if (size < sizeof(*gc) || gc->len > FVBPF_GPU_CHUNK) {
+			s->bad_records++;
+			return 0;
+		}
+		if (gpu_join_chunk(&t->gpu, gc->data, gc->len) == -EINVAL)
+			log_warn("PID %d: GPU record stream out of step (a ring-buffer drop?); "
+				 "records lost until the next batch", t->proc.pid);
+		break;
+	}
+	case FVBPF_EV_AGENT_STATUS:
+		if (size < sizeof(struct fvbpf_agent_status_event)) {
+			s->bad_records++;
+			return 0;
+		}
+		handle_status(t, data);
+		break;
 	case FVBPF_EV_THREAD_SYNC:
 		if (size < sizeof(struct fvbpf_sync_event)) {
 			s->bad_records++;
@@ -371,6 +512,25 @@ static void scan_cuda(struct session *s, struct session_target *t, bool first)
 	}
 }
 
+/* The marker library's probe functions, in attach order. */
+static const enum marker_sym marker_probes[] = {
+	MARKER_AGENT_STATUS, MARKER_GPU_BATCH, MARKER_CORRELATION,
+	MARKER_SYNC, MARKER_END, MARKER_BEGIN,
+};
+
+static struct bpf_program *marker_prog(struct session *s, enum marker_sym sym)
+{
+	switch (sym) {
+	case MARKER_BEGIN: return s->skel->progs.region_begin;
+	case MARKER_END: return s->skel->progs.region_end;
+	case MARKER_SYNC: return s->skel->progs.thread_sync;
+	case MARKER_CORRELATION: return s->skel->progs.correlation;
+	case MARKER_GPU_BATCH: return s->skel->progs.gpu_batch;
+	case MARKER_AGENT_STATUS: return s->skel->progs.agent_status;
+	default: return NULL;
+	}
+}
+
 static int attach_target(struct session *s, struct session_target *t)
 {
 	const struct marker_lib *m = &t->proc.marker;
@@ -382,6 +542,8 @@ static int attach_target(struct session *s, struct session_target *t)
 		    .bpf_cookie = key);
 
 	uint32_t epoch = 0;
+	enum marker_sym sym;
+	size_t i;
 
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		return -errno;
@@ -394,18 +556,15 @@ static int attach_target(struct session *s, struct session_target *t)
 	    proc_write_u32(t->proc.pid, m->epoch_addr, (epoch | 1) + 1))
 		goto fail;
 	t->epoch = (epoch | 1) + 2;
-	t->link_sync = bpf_program__attach_uprobe_opts(s->skel->progs.thread_sync, t->proc.pid,
-						       m->open_path, m->syms[MARKER_SYNC].file_off, &uo);
-	if (!t->link_sync)
-		goto fail;
-	t->link_end = bpf_program__attach_uprobe_opts(s->skel->progs.region_end, t->proc.pid,
-						      m->open_path, m->syms[MARKER_END].file_off, &uo);
-	if (!t->link_end)
-		goto fail;
-	t->link_begin = bpf_program__attach_uprobe_opts(s->skel->progs.region_begin, t->proc.pid,
-							m->open_path, m->syms[MARKER_BEGIN].file_off, &uo);
-	if (!t->link_begin)
-		goto fail;
+	/* The sync probe first and the begin probe last: once a begin can be
+	 * seen, its end and the thread's sync can be too. */
+	for (i = 0; i < sizeof(marker_probes) / sizeof(marker_probes[0]); i++) {
+		sym = marker_probes[i];
+		t->links[sym] = bpf_program__attach_uprobe_opts(marker_prog(s, sym), t->proc.pid,
+								m->open_path, m->syms[sym].file_off, &uo);
+		if (!t->links[sym])
+			goto fail;
+	}
 	st.flags = FVBPF_PROC_ARMED;
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		goto fail;
@@ -436,15 +595,17 @@ fail:
 
 static void detach_target(struct session_target *t)
 {
+	size_t i;
+
 	/* Even again first: markers stop calling the probes before they go. */
 	if (t->epoch && !t->exited)
 		proc_write_u32(t->proc.pid, t->proc.marker.epoch_addr, t->epoch + 1);
 	t->epoch = 0;
 	cuda_probes_detach(&t->cuda);
-	bpf_link__destroy(t->link_sync);
-	bpf_link__destroy(t->link_begin);
-	bpf_link__destroy(t->link_end);
-	t->link_sync = t->link_begin = t->link_end = NULL;
+	for (i = 0; i < MARKER_NSYMS; i++) {
+		bpf_link__destroy(t->links[i]);
+		t->links[i] = NULL;
+	}
 }
 
 static void finish_target(struct session *s, struct session_target *t, const char *why)
@@ -490,7 +651,8 @@ static bool all_done(struct session *s)
 	int i;
 
 	for (i = 0; i < s->ntargets; i++)
-		if (!s->targets[i].finished && !seg_tracker_done(&s->targets[i].tracker))
+		if ((!s->targets[i].finished && !seg_tracker_done(&s->targets[i].tracker)) ||
+		    s->targets[i].npending)
 			return false;
 	return true;
 }
@@ -518,6 +680,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 			log_info("PID %d exited", t->proc.pid);
 			t->exited = true;
 			finish_target(s, t, "exited");
+			release_pending(t, true); /* no more GPU records will come */
 			epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
 		}
 		if (s->api_probes && now_ns(CLOCK_MONOTONIC) - s->last_scan_ns >= 1000000000ULL) {
@@ -526,6 +689,9 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 				if (!s->targets[i].finished)
 					scan_cuda(s, &s->targets[i], false);
 		}
+		for (i = 0; i < s->ntargets; i++)
+			if (s->targets[i].npending)
+				release_pending(&s->targets[i], false);
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline) {
 			log_info("duration of %.1f s reached", o->duration_s);
 			break;
@@ -533,6 +699,24 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		if (all_done(s))
 			break;
 	}
+}
+
+static void wait_pending(struct session *s)
+{
+	uint64_t until = now_ns(CLOCK_MONOTONIC) + s->gpu_wait_ns;
+	bool any;
+	int i;
+
+	do {
+		ring_buffer__consume(s->rb);
+		any = false;
+		for (i = 0; i < s->ntargets; i++) {
+			release_pending(&s->targets[i], false);
+			any |= s->targets[i].npending > 0;
+		}
+		if (any)
+			usleep(20000);
+	} while (any && now_ns(CLOCK_MONOTONIC) < until && stop_requested < 2);
 }
 
 static void init_meta(struct session *s)
@@ -622,6 +806,11 @@ static void cleanup_session(struct session *s)
 		detach_target(&s->targets[i]);
 		seg_tracker_free(&s->targets[i].tracker);
 		api_pairing_free(&s->targets[i].pairing);
+		gpu_join_free(&s->targets[i].gpu);
+		for (size_t k = 0; k < s->targets[i].npending; k++)
+			segment_free(s->targets[i].pending[k]);
+		free(s->targets[i].pending);
+		free(s->targets[i].pending_until);
 		addr_cache_free(&s->targets[i].kernels);
 		proc_target_free(&s->targets[i].proc);
 		if (s->targets[i].pidfd >= 0)
@@ -663,6 +852,7 @@ int attach_run(const struct attach_opts *o)
 		goto cleanup;
 	}
 	init_meta(&s);
+	s.gpu_wait_ns = (uint64_t)(o->gpu_wait_s * 1e9);
 	if (setup_bpf(&s, o))
 		goto cleanup;
 	sigaction(SIGINT, &sa, NULL);
@@ -681,6 +871,9 @@ int attach_run(const struct attach_opts *o)
 		seg_tracker_init(&s.targets[i].tracker, (uint32_t)s.targets[i].proc.pid, &s.reg,
 				 on_segment_closed, &s.targets[i]);
 		s.targets[i].tracker.max_segments = o->max_segments;
+		gpu_join_init(&s.targets[i].gpu, &s.knames, find_segment, &s.targets[i]);
+		snprintf(s.targets[i].gpu_status, sizeof(s.targets[i].gpu_status),
+			 "no word from the in-process agent");
 		if (attach_target(&s, &s.targets[i]))
 			goto cleanup;
 	}
@@ -693,12 +886,17 @@ int attach_run(const struct attach_opts *o)
 
 	run_loop(&s, o);
 
-	/* Detach first so the semaphores fall, then drain what is left. */
+	/* Cut what is still open; GPU records of closed segments may still be
+	 * on their way, so the probes stay until they came or the wait ends. */
+	ring_buffer__consume(s.rb);
+	for (i = 0; i < s.ntargets; i++)
+		finish_target(&s, &s.targets[i], "was still");
+	wait_pending(&s);
 	for (i = 0; i < s.ntargets; i++)
 		detach_target(&s.targets[i]);
 	ring_buffer__consume(s.rb);
 	for (i = 0; i < s.ntargets; i++)
-		finish_target(&s, &s.targets[i], "was still");
+		release_pending(&s.targets[i], true);
 	seg_writer_stop(&s.writer);
 	print_report(&s, o);
 	if (manifest_write(&s, o))

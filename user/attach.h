@@ -15,6 +15,7 @@ struct attach_opts {
 	unsigned int max_segments; /* 0: unlimited */
 	const char *region_file;
 	unsigned int ringbuf_mb;
+	double gpu_wait_s;         /* how long a closed segment waits for GPU records */
 };
 
 /* `fvbpf attach ...`: returns the process exit status. */

@@ -11,6 +11,7 @@
 enum {
 	OPT_REGION_FILE = 0x100,
 	OPT_RINGBUF,
+	OPT_GPU_WAIT,
 };
 
 static const struct argp_option attach_options[] = {
@@ -23,6 +24,8 @@ static const struct argp_option attach_options[] = {
 	{ "region-file", OPT_REGION_FILE, "FILE", 0,
 	  "Extra regions, one per line: NAME [description]", 0 },
 	{ "ringbuf-size", OPT_RINGBUF, "MB", 0, "Ring buffer size in MiB, a power of two (default 8)", 0 },
+	{ "gpu-wait", OPT_GPU_WAIT, "SECONDS", 0,
+	  "How long a closed segment waits for its GPU records (default 2)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeat for libbpf's own messages)", 0 },
 	{},
 };
@@ -84,6 +87,12 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		if (*end || !o->ringbuf_mb || (o->ringbuf_mb & (o->ringbuf_mb - 1)) || o->ringbuf_mb > 1024)
 			argp_error(state, "invalid ring buffer size '%s': a power of two from 1 to 1024 MiB", arg);
 		break;
+	case OPT_GPU_WAIT:
+		errno = 0;
+		o->gpu_wait_s = strtod(arg, &end);
+		if (errno || *end || o->gpu_wait_s < 0 || o->gpu_wait_s > 600)
+			argp_error(state, "invalid GPU wait '%s': give seconds from 0 to 600", arg);
+		break;
 	case 'v':
 		log_verbosity++;
 		break;
@@ -111,7 +120,7 @@ static const struct argp attach_argp = {
 
 int attach_command(int argc, char **argv)
 {
-	struct attach_opts o = { .outdir = "./fvbpf-traces", .ringbuf_mb = 8 };
+	struct attach_opts o = { .outdir = "./fvbpf-traces", .ringbuf_mb = 8, .gpu_wait_s = 2 };
 	int err;
 
 	argp_err_exit_status = 2;

@@ -148,6 +148,15 @@ bool cuda_api_is_launch(unsigned int api_id)
 	return r && r->category == CAT_LAUNCH;
 }
 
+bool cuda_api_expects_gpu(unsigned int api_id)
+{
+	const struct api_row *r = cuda_api_row(api_id);
+
+	return r && r->decoder != DEC_GET_KERNEL &&
+	       (r->category == CAT_LAUNCH || r->category == CAT_GRAPH ||
+		r->category == CAT_MEMCPY || r->category == CAT_MEMSET);
+}
+
 int cuda_api_fill_cfg(int map_fd)
 {
 	struct fvbpf_api_cfg cfg;

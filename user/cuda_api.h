@@ -70,6 +70,8 @@ const char *cuda_api_symbol(unsigned int api_id);
 int cuda_api_find(const char *symbol);
 const char *cuda_api_layer_cat(enum api_layer layer); /* "cuda_runtime", ... */
 bool cuda_api_is_launch(unsigned int api_id);
+/* Launches, copies and sets: calls that leave a GPU record behind. */
+bool cuda_api_expects_gpu(unsigned int api_id);
 /* The uprobe cookie of an api id for the process in @slot. */
 uint64_t cuda_api_cookie(unsigned int api_id, unsigned int slot);
 /* Fill BPF's api_cfg map: what to read behind pointers. */
@@ -88,6 +90,8 @@ struct api_call {
 	uint32_t depth;         /* 0: outermost probed call on its thread */
 	uint32_t kernel;        /* name id of the launched kernel, 0 if none */
 	bool no_return;         /* the thread left before we saw it return */
+	uint32_t correlation;   /* CUPTI's, from the agent's callback; 0 if none */
+	uint32_t gpu_records;   /* GPU records joined to it */
 };
 
 /* The host function a launch names (cudaLaunchKernel's func, cuLaunchKernel's f). */

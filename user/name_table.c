@@ -97,7 +97,7 @@ static size_t addr_slot(uint64_t addr, size_t cap)
 	return (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & (cap - 1);
 }
 
-uint32_t addr_cache_get(const struct addr_cache *c, uint64_t addr)
+uint64_t addr_cache_get(const struct addr_cache *c, uint64_t addr)
 {
 	size_t j;
 
@@ -109,11 +109,10 @@ uint32_t addr_cache_get(const struct addr_cache *c, uint64_t addr)
 	return 0;
 }
 
-int addr_cache_put(struct addr_cache *c, uint64_t addr, uint32_t id)
+int addr_cache_put(struct addr_cache *c, uint64_t addr, uint64_t id)
 {
 	size_t j, i, cap;
-	uint64_t *keys;
-	uint32_t *vals;
+	uint64_t *keys, *vals;
 
 	if ((c->n + 1) * 2 > c->cap) {
 		cap = c->cap ? c->cap * 2 : 64;

@@ -25,15 +25,19 @@ uint32_t name_table_intern(struct name_table *t, const char *name);
 /* Copy of the name of @id into @buf ("?" if unknown). */
 void name_table_get(struct name_table *t, uint32_t id, char *buf, size_t len);
 
-/* Per-process address -> name id cache, used by the consumer alone. */
+/*
+ * A small uint64 -> uint64 map, used by the consumer alone: launch function
+ * address -> kernel name id, correlation id -> where its call is.  Values
+ * must not be 0 (0 means absent).
+ */
 struct addr_cache {
 	uint64_t *keys;
-	uint32_t *vals;
+	uint64_t *vals;
 	size_t n, cap;
 };
 
-uint32_t addr_cache_get(const struct addr_cache *c, uint64_t addr);
-int addr_cache_put(struct addr_cache *c, uint64_t addr, uint32_t id);
+uint64_t addr_cache_get(const struct addr_cache *c, uint64_t addr);
+int addr_cache_put(struct addr_cache *c, uint64_t addr, uint64_t val);
 void addr_cache_free(struct addr_cache *c);
 
 #endif /* FVBPF_NAME_TABLE_H */

@@ -17,6 +17,9 @@ static const char *const marker_names[MARKER_NSYMS] = {
 	[MARKER_SEMAPHORE] = "fvbpf_semaphore",
 	[MARKER_SYNC] = "fvbpf_probe_thread_sync",
 	[MARKER_EPOCH] = "fvbpf_attach_epoch",
+	[MARKER_CORRELATION] = "fvbpf_probe_correlation",
+	[MARKER_GPU_BATCH] = "fvbpf_probe_gpu_batch",
+	[MARKER_AGENT_STATUS] = "fvbpf_probe_agent_status",
 };
 
 bool proc_alive(pid_t pid)

@@ -21,6 +21,7 @@ void segment_free(struct segment *seg)
 		return;
 	free(seg->slices);
 	free(seg->calls);
+	free(seg->gpu);
 	free(seg);
 }
 
@@ -246,5 +247,22 @@ int seg_add_call(struct seg_tracker *t, const struct api_call *c)
 		seg->capcalls = cap;
 	}
 	seg->calls[seg->ncalls++] = *c;
+	return 0;
+}
+
+int seg_add_gpu(struct segment *seg, const struct gpu_activity *a)
+{
+	struct gpu_activity *n;
+	size_t cap;
+
+	if (seg->ngpu == seg->capgpu) {
+		cap = seg->capgpu ? seg->capgpu * 2 : 64;
+		n = realloc(seg->gpu, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		seg->gpu = n;
+		seg->capgpu = cap;
+	}
+	seg->gpu[seg->ngpu++] = *a;
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "cuda_api.h"
+#include "gpu_join.h"
 #include "registry.h"
 
 #define SLICE_OPEN_AT_END   0x1u /* still open when the segment was cut off */
@@ -43,6 +44,12 @@ struct segment {
 	uint64_t drops;       /* ring-buffer drops of this process; set by the caller */
 	struct api_call *calls;   /* CUDA/NCCL calls made inside the segment */
 	size_t ncalls, capcalls;
+	struct gpu_activity *gpu; /* GPU work those calls caused (the agent) */
+	size_t ngpu, capgpu;
+	uint64_t gpu_missing;     /* calls whose GPU record never came */
+	char gpu_status[FVBPF_STATUS_MSG + 32]; /* "cupti", or why there is no GPU activity */
+	int gpu_clock;            /* enum fvbpf_gpu_clock, 0 unknown */
+	uint64_t cupti_dropped;
 };
 
 struct seg_thread {
@@ -86,6 +93,7 @@ void seg_tracker_finish(struct seg_tracker *t, uint64_t ts);
 void seg_tracker_free(struct seg_tracker *t);
 /* Add a probed call to the open segment: 0, -ENOENT when none is open. */
 int seg_add_call(struct seg_tracker *t, const struct api_call *c);
+int seg_add_gpu(struct segment *seg, const struct gpu_activity *a);
 bool seg_tracker_done(const struct seg_tracker *t);
 void segment_free(struct segment *seg);
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "api_pairing.h"
+#include "gpu_join.h"
 #include "cuda_probes.h"
 #include "name_table.h"
 #include "proc_info.h"
@@ -25,7 +26,7 @@ struct session_target {
 	struct session *session;
 	struct proc_target proc;
 	struct seg_tracker tracker;
-	struct bpf_link *link_begin, *link_end, *link_sync;
+	struct bpf_link *links[MARKER_NSYMS];  /* uprobes on the marker library */
 	int pidfd;
 	bool finished;          /* no more segments will come */
 	bool exited;
@@ -40,6 +41,19 @@ struct session_target {
 	uint64_t calls;             /* recorded inside segments */
 	uint64_t calls_outside;     /* returned when no segment was open */
 	uint64_t kernel_handles;    /* __cudaGetKernel handles mapped to kernels */
+	/* GPU activity from the in-process agent */
+	struct gpu_join gpu;
+	struct segment **pending;   /* closed, waiting for their GPU records */
+	uint64_t *pending_until;    /* CLOCK_MONOTONIC deadline of each */
+	size_t npending;
+	bool agent_active;
+	bool agent_heard;           /* the agent reported since attach */
+	char gpu_status[FVBPF_STATUS_MSG + 32];
+	int gpu_clock;
+	uint64_t cupti_dropped;
+	uint64_t corr_without_call; /* callback outside any probed call */
+	uint64_t gpu_missing;       /* over all written segments */
+	unsigned int status_warned; /* bit per agent status code */
 };
 
 struct session {
@@ -59,6 +73,7 @@ struct session {
 	struct name_table knames;   /* kernel names, read by the writer too */
 	uint64_t kernels_unknown;   /* launches whose function had no symbol */
 	uint64_t last_scan_ns;
+	uint64_t gpu_wait_ns;
 };
 
 #endif /* FVBPF_SESSION_H */

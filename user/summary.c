@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "summary.h"
+#include "trace_writer.h"
 
 static struct summary_row *row_get(struct summary *s, const char *name, const char *kind)
 {
@@ -63,6 +64,89 @@ static uint64_t children_ns(const struct segment *seg, size_t i)
 	return sum;
 }
 
+static void row_add_dev(struct summary_row *r, uint64_t dur)
+{
+	r->dev_count++;
+	r->dev_total_ns += dur;
+	r->dev_self_ns += dur;
+	if (dur < r->dev_min_ns)
+		r->dev_min_ns = dur;
+	if (dur > r->dev_max_ns)
+		r->dev_max_ns = dur;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct gpu_activity *x = *(const struct gpu_activity *const *)a;
+	const struct gpu_activity *y = *(const struct gpu_activity *const *)b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Time at least one GPU activity of the segment was running. */
+static uint64_t busy_ns(const struct segment *seg)
+{
+	const struct gpu_activity **v;
+	uint64_t busy = 0, cur_s = 0, cur_e = 0;
+	size_t i;
+
+	if (!seg->ngpu)
+		return 0;
+	v = malloc(seg->ngpu * sizeof(*v));
+	if (!v)
+		return 0;
+	for (i = 0; i < seg->ngpu; i++)
+		v[i] = &seg->gpu[i];
+	qsort(v, seg->ngpu, sizeof(*v), cmp_span);
+	for (i = 0; i < seg->ngpu; i++) {
+		if (v[i]->kind == FVBPF_GPU_SYNC)
+			continue;
+		if (v[i]->start > cur_e) {
+			busy += cur_e - cur_s;
+			cur_s = v[i]->start;
+			cur_e = v[i]->end;
+		} else if (v[i]->end > cur_e) {
+			cur_e = v[i]->end;
+		}
+	}
+	busy += cur_e - cur_s;
+	free(v);
+	return busy;
+}
+
+static int add_gpu_rows(struct summary *s, const struct seg_output_ctx *c)
+{
+	const struct segment *seg = c->seg;
+	struct summary_row *r;
+	char name[160];
+	uint64_t dur;
+	size_t i;
+
+	for (i = 0; i < seg->ngpu; i++) {
+		const struct gpu_activity *a = &seg->gpu[i];
+
+		if (a->kind == FVBPF_GPU_SYNC)
+			continue;
+		dur = a->end > a->start ? a->end - a->start : 0;
+		if (a->kind == FVBPF_GPU_KERNEL) {
+			name_table_get(c->knames, a->name, name, sizeof(name));
+			r = row_get(s, name, "kernel");
+		} else if (a->kind == FVBPF_GPU_MEMCPY) {
+			snprintf(name, sizeof(name), "Memcpy %s", trace_copy_kind(a->copy_kind));
+			r = row_get(s, name, "gpu_memcpy");
+		} else {
+			r = row_get(s, "Memset", "gpu_memset");
+		}
+		if (!r)
+			return -ENOMEM;
+		row_add_dev(r, dur);
+		s->gpu_total_ns += dur;
+	}
+	s->gpu_busy_ns = busy_ns(seg);
+	s->has_device_time = seg->ngpu > 0;
+	return 0;
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct summary_row *x = a, *y = b;
@@ -112,6 +196,8 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 			row_add_cpu(r, dur, dur);
 		}
 	}
+	if (add_gpu_rows(s, c))
+		return -ENOMEM;
 	for (i = 0; i < s->n; i++) {
 		if (s->rows[i].cpu_min_ns == UINT64_MAX)
 			s->rows[i].cpu_min_ns = 0;
@@ -131,6 +217,14 @@ void summary_free(struct summary *s)
 static double ms(uint64_t ns)
 {
 	return (double)ns / 1e6;
+}
+
+/* Device rows: share of the segment's GPU time; CPU rows: of its wall time. */
+static double share(const struct summary *s, const struct summary_row *r)
+{
+	if (r->dev_count)
+		return s->gpu_total_ns ? 100.0 * (double)r->dev_total_ns / (double)s->gpu_total_ns : 0.0;
+	return s->segment_ns ? 100.0 * (double)r->cpu_total_ns / (double)s->segment_ns : 0.0;
 }
 
 static void header_lines(FILE *f, const struct seg_output_ctx *c)
@@ -154,27 +248,32 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 	size_t i;
 
 	header_lines(f, c);
-	if (!s->has_device_time)
-		fputs("device time: not collected (needs the CUPTI agent); kernel rows give the CPU "
-		      "time of their launching calls\n", f);
+	if (s->has_device_time)
+		fprintf(f, "GPU busy %.3f ms of %.3f ms segment wall time (%.1f%%); GPU records missing %llu\n",
+			ms(s->gpu_busy_ns), ms(s->segment_ns),
+			s->segment_ns ? 100.0 * (double)s->gpu_busy_ns / (double)s->segment_ns : 0.0,
+			(unsigned long long)c->seg->gpu_missing);
+	else
+		fprintf(f, "device time: not collected (%s); kernel rows give the CPU time of their "
+			"launching calls\n", c->seg->gpu_status[0] ? c->seg->gpu_status :
+			"needs the CUPTI agent");
 	fputc('\n', f);
 	fprintf(f, "%-44s %8s %12s %11s %11s %11s %12s %12s %11s %9s  %s\n", "Name", "Calls",
 		"CPU total", "CPU avg", "CPU min", "CPU max", "Self CPU", "Device total",
-		"Device avg", "% segment", "Kind");
+		"Device avg", "% seg/GPU", "Kind");
 	for (i = 0; i < s->n; i++) {
 		r = &s->rows[i];
 		fprintf(f, "%-44s %8llu %9.3f ms %8.3f ms %8.3f ms %8.3f ms %9.3f ms ",
-			r->name, (unsigned long long)r->count, ms(r->cpu_total_ns),
+			r->name, (unsigned long long)(r->count ? r->count : r->dev_count),
+			ms(r->cpu_total_ns),
 			ms(r->count ? r->cpu_total_ns / r->count : 0), ms(r->cpu_min_ns),
 			ms(r->cpu_max_ns), ms(r->cpu_self_ns));
-		if (s->has_device_time)
+		if (r->dev_count)
 			fprintf(f, "%9.3f ms %8.3f ms ", ms(r->dev_total_ns),
-				ms(r->count ? r->dev_total_ns / r->count : 0));
+				ms(r->dev_total_ns / r->dev_count));
 		else
 			fprintf(f, "%12s %11s ", "-", "-");
-		fprintf(f, "%8.1f%%  %s\n", s->segment_ns ?
-			100.0 * (double)(r->dev_total_ns ? r->dev_total_ns : r->cpu_total_ns) /
-			(double)s->segment_ns : 0.0, r->kind);
+		fprintf(f, "%8.1f%%  %s\n", share(s, r), r->kind);
 	}
 	return ferror(f) ? -EIO : 0;
 }
@@ -211,7 +310,12 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 			       json_object_new_boolean(seg->started_before_attach));
 	json_object_object_add(m, "clock", json_object_new_string("CLOCK_MONOTONIC"));
 	json_object_object_add(m, "device_time", json_object_new_string(
-		s->has_device_time ? "cupti" : "not collected (needs the CUPTI agent)"));
+		s->has_device_time ? "cupti" : seg->gpu_status[0] ? seg->gpu_status :
+		"not collected (needs the CUPTI agent)"));
+	json_object_object_add(m, "gpu_busy_us", jus(s->gpu_busy_ns));
+	json_object_object_add(m, "gpu_total_us", jus(s->gpu_total_ns));
+	json_object_object_add(m, "gpu_records_missing", json_object_new_int64((int64_t)seg->gpu_missing));
+	json_object_object_add(m, "cupti_dropped", json_object_new_int64((int64_t)seg->cupti_dropped));
 	json_object_object_add(m, "ringbuf_drops", json_object_new_int64((int64_t)seg->drops));
 	json_object_object_add(m, "unbalanced_region_ends", json_object_new_int64((int64_t)seg->unbalanced));
 	json_object_object_add(m, "forced_region_closes", json_object_new_int64((int64_t)seg->forced));
@@ -245,9 +349,13 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 		json_object_object_add(o, "cpu_avg_us", jus(r->count ? r->cpu_total_ns / r->count : 0));
 		json_object_object_add(o, "cpu_min_us", jus(r->cpu_min_ns));
 		json_object_object_add(o, "cpu_max_us", jus(r->cpu_max_ns));
-		json_object_object_add(o, "segment_share", json_object_new_double(
-			s->segment_ns ? (double)(r->dev_total_ns ? r->dev_total_ns : r->cpu_total_ns) /
-			(double)s->segment_ns : 0.0));
+		json_object_object_add(o, "device_count", json_object_new_int64((int64_t)r->dev_count));
+		json_object_object_add(o, "device_avg_us", jus(r->dev_count ? r->dev_total_ns / r->dev_count : 0));
+		json_object_object_add(o, "device_min_us", jus(r->dev_min_ns));
+		json_object_object_add(o, "device_max_us", jus(r->dev_max_ns));
+		json_object_object_add(o, "share", json_object_new_double(share(s, r) / 100.0));
+		json_object_object_add(o, "share_of", json_object_new_string(
+			r->dev_count ? "segment_gpu_time" : "segment_wall_time"));
 		json_object_array_add(rows, o);
 	}
 	json_object_object_add(root, "rows", rows);

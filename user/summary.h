@@ -17,6 +17,7 @@ struct summary_row {
 	uint64_t count;
 	uint64_t cpu_total_ns, cpu_self_ns, cpu_min_ns, cpu_max_ns;
 	uint64_t dev_total_ns, dev_self_ns, dev_min_ns, dev_max_ns;
+	uint64_t dev_count;      /* GPU executions (a graph launch makes many) */
 };
 
 struct summary {
@@ -24,6 +25,8 @@ struct summary {
 	size_t n, cap;
 	uint64_t segment_ns;
 	int has_device_time;
+	uint64_t gpu_busy_ns;    /* union of the segment's GPU activity */
+	uint64_t gpu_total_ns;   /* sum of it, the base of the GPU shares */
 };
 
 int summary_build(struct summary *s, const struct seg_output_ctx *c);

@@ -113,7 +113,107 @@ static void api_slices(FILE *f, const struct seg_output_ctx *c)
 		cuda_api_write_args(f, call);
 		if (call->depth)
 			fprintf(f, ",\"nested_in_call\":true");
+		if (call->correlation)
+			fprintf(f, ",\"correlation\":%u", call->correlation);
 		fputs("}}", f);
+		/* The launch end of its launch -> GPU arrows. */
+		if (call->correlation && call->gpu_records) {
+			fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%u,"
+				"\"pid\":%d,\"tid\":%u,\"ts\":", call->correlation, s->pid, call->tid);
+			json_write_us(f, call->start_ns);
+			fputc('}', f);
+		}
+	}
+}
+
+static const char *gpu_cat(uint16_t kind)
+{
+	switch (kind) {
+	case FVBPF_GPU_KERNEL: return "kernel";
+	case FVBPF_GPU_MEMCPY: return "gpu_memcpy";
+	case FVBPF_GPU_MEMSET: return "gpu_memset";
+	default: return "gpu_sync";
+	}
+}
+
+const char *trace_copy_kind(uint8_t kind)
+{
+	static const char *const names[] = {
+		"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "Unknown";
+}
+
+/* GPU tracks: one process per device ("GPU 0"), one thread per stream. */
+static void gpu_metadata(FILE *f, const struct segment *s)
+{
+	char name[32];
+	size_t i, j;
+
+	for (i = 0; i < s->ngpu; i++) {
+		const struct gpu_activity *a = &s->gpu[i];
+
+		for (j = 0; j < i; j++)
+			if (s->gpu[j].device == a->device)
+				break;
+		if (j == i) {
+			snprintf(name, sizeof(name), "GPU %u", a->device);
+			meta_event(f, (int)a->device, 0, "process_name", "name", name, 0);
+			meta_event(f, (int)a->device, 0, "process_sort_index", "sort_index", NULL,
+				   1000000 + (long)a->device);
+		}
+		for (j = 0; j < i; j++)
+			if (s->gpu[j].device == a->device && s->gpu[j].stream == a->stream)
+				break;
+		if (j == i) {
+			snprintf(name, sizeof(name), "stream %u", a->stream);
+			meta_event(f, (int)a->device, a->stream, "thread_name", "name", name, 0);
+		}
+	}
+}
+
+static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	char name[1024];
+	size_t i;
+
+	for (i = 0; i < s->ngpu; i++) {
+		const struct gpu_activity *a = &s->gpu[i];
+		uint64_t dur = a->end > a->start ? a->end - a->start : 0;
+
+		if (a->kind == FVBPF_GPU_KERNEL)
+			name_table_get(c->knames, a->name, name, sizeof(name));
+		else if (a->kind == FVBPF_GPU_MEMCPY)
+			snprintf(name, sizeof(name), "Memcpy %s", trace_copy_kind(a->copy_kind));
+		else
+			snprintf(name, sizeof(name), a->kind == FVBPF_GPU_MEMSET ? "Memset" : "Sync");
+		fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", gpu_cat(a->kind));
+		json_write_string(f, name);
+		fprintf(f, ",\"pid\":%u,\"tid\":%u,\"ts\":", a->device, a->stream);
+		json_write_us(f, a->start);
+		fputs(",\"dur\":", f);
+		json_write_us(f, dur);
+		fprintf(f, ",\"args\":{\"correlation\":%u,\"device\":%u,\"stream\":%u", a->correlation,
+			a->device, a->stream);
+		if (a->kind == FVBPF_GPU_KERNEL)
+			fprintf(f, ",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d],\"registers_per_thread\":%u,"
+				"\"shared_memory\":%d,\"static_shared_memory\":%d,\"dynamic_shared_memory\":%d",
+				a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], a->block[2],
+				a->registers, a->static_smem + a->dynamic_smem, a->static_smem,
+				a->dynamic_smem);
+		if (a->kind == FVBPF_GPU_MEMCPY || a->kind == FVBPF_GPU_MEMSET)
+			fprintf(f, ",\"bytes\":%" PRIu64 ",\"memory_bandwidth_GBps\":%.3f", a->bytes,
+				dur ? (double)a->bytes / (double)dur : 0.0);
+		fputs("}}", f);
+		if (a->call >= 0 && a->correlation) {
+			fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\","
+				"\"id\":%u,\"pid\":%u,\"tid\":%u,\"ts\":", a->correlation, a->device,
+				a->stream);
+			json_write_us(f, a->start);
+			fputc('}', f);
+		}
 	}
 }
 
@@ -143,9 +243,15 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 	fprintf(f, ",\"start_wallclock\":\"%s\",\"incomplete\":%s,\"started_before_attach\":%s,"
 		"\"clock\":\"CLOCK_MONOTONIC\","
 		"\"ringbuf_drops\":%" PRIu64 ",\"unbalanced_region_ends\":%" PRIu64
-		",\"forced_region_closes\":%" PRIu64 ",\"cuda_calls\":%zu},\n",
+		",\"forced_region_closes\":%" PRIu64 ",\"cuda_calls\":%zu,\"gpu_records\":%zu,"
+		"\"gpu_records_missing\":%" PRIu64 ",\"cupti_dropped\":%" PRIu64 ",\"gpu_clock\":\"%s\","
+		"\"gpu_activity\":",
 		when, s->incomplete ? "true" : "false", s->started_before_attach ? "true" : "false",
-		s->drops, s->unbalanced, s->forced, s->ncalls);
+		s->drops, s->unbalanced, s->forced, s->ncalls, s->ngpu, s->gpu_missing,
+		s->cupti_dropped, s->gpu_clock == FVBPF_CLOCK_CALLBACK ? "monotonic-callback" :
+		s->gpu_clock == FVBPF_CLOCK_CALIBRATED ? "calibrated" : "none");
+	json_write_string(f, s->gpu_status);
+	fputs("},\n", f);
 }
 
 int trace_write(FILE *f, const struct seg_output_ctx *c)
@@ -169,6 +275,8 @@ int trace_write(FILE *f, const struct seg_output_ctx *c)
 	thread_metadata(f, c);
 	region_slices(f, c);
 	api_slices(f, c);
+	gpu_metadata(f, c->seg);
+	gpu_slices(f, c);
 	fputs("\n]\n}\n", f);
 	return ferror(f) ? -EIO : 0;
 }

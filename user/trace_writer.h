@@ -11,5 +11,7 @@
  * chrome://tracing), following Kineto's conventions.
  */
 int trace_write(FILE *f, const struct seg_output_ctx *c);
+/* "HtoD", "DtoH", ... for a CUPTI memcpy kind. */
+const char *trace_copy_kind(uint8_t kind);
 
 #endif /* FVBPF_TRACE_WRITER_H */

@@ -252,13 +252,18 @@ median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[
 # kernel refuses one whose semaphore offset differs from an existing one's
 # ("ref_ctr_offset mismatch"): with the build's own library, an fvbpf of a
 # concurrent `make test` would make bpftrace's attach fail, and a rebuild
-# during the benchmark would change the code under test.
+# during the benchmark would change the code under test (so the fvbpf CLI,
+# which embeds its BPF programs, is run from a copy too).
 mkdir -p "$TMP/lib/tests"
 cp "$LIB" "$TMP/lib/libfvbpf.so"
 cp "$WL" "$TMP/lib/tests/bench_markers"
+cp "$FVBPF" "$TMP/fvbpf"
+[ ! -e "$CUDART" ] || cp "$LWL" "$TMP/lib/tests/cuda_bench_launch" # section 5
 SRC_LIB=$LIB
 LIB=$TMP/lib/libfvbpf.so
 WL=$TMP/lib/tests/bench_markers
+FVBPF=$TMP/fvbpf
+LWL=$TMP/lib/tests/cuda_bench_launch
 
 echo "fvbpf marker benchmark: $HITS hits/round (in $((ROUNDS)) rounds, median), $SETS interleaved sets, $(nproc) CPUs, $(uname -r)"
 echo "library: $SRC_LIB (run as a private copy)"
@@ -379,9 +384,8 @@ fi
 # touch the calls measured here, nor ours its.
 SRC_CUDART=$(readlink -f "$CUDART")
 cp "$SRC_CUDART" "$TMP/lib/libcudart.so.13"
-cp "$LWL" "$TMP/lib/tests/cuda_bench_launch"
 CUDART=$TMP/lib/libcudart.so.13
-WL=$TMP/lib/tests/cuda_bench_launch # start_workload runs $WL from here on
+WL=$LWL # start_workload runs $WL from here on
 WL_ENV="LD_LIBRARY_PATH=$TMP/lib"
 
 # start_launch OUT ARGS...: start_workload, then check in /proc/PID/maps that
@@ -496,9 +500,6 @@ run_launch_bpftrace() { # D (ret: entry+return) or E (entry only) -> NSPP; check
 		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace counted ${r:-no} cudaLaunchKernel returns, expected $want"; }
 }
 
-echo
-echo "5. cudaLaunchKernel on the real libcudart: $SRC_CUDART (run as a private copy)"
-echo "   $LAUNCH_CALLS calls/round, ns per call = median of $LAUNCH_ROUNDS rounds per run, $SETS interleaved sets"
 LA=() LB=() LC=() LD=() LE=()
 for ((s = 1; s <= SETS; s++)); do
 	run_launch_idle "$s"; LA+=("$NSPP")
@@ -513,13 +514,20 @@ MD=$(median "${LD[@]}") ME=$(median "${LE[@]}")
 over() { awk "BEGIN{printf \"%.1f\", $1-$MA}"; }
 OB=$(over "$MBo") OC=$(over "$MC") OD=$(over "$MD") OE=$(over "$ME")
 
+echo
+echo "5. cudaLaunchKernel on the real libcudart: $SRC_CUDART (run as a private copy)"
+echo "   $LAUNCH_CALLS calls/round; ns per call, median of $LAUNCH_ROUNDS rounds per run; $SETS interleaved sets"
 printf '   %-52s %-26s %9s %12s\n' "run" "per set" "median" "over A"
-lrow() { printf '   %-52s %-26s %9.1f %12s\n' "$1" "$2" "$3" "$4"; }
-lrow "A  not attached (loop inside the region)" "${LA[*]}" "$MA" "-"
-lrow "B  fvbpf attach, calls outside a segment" "${LB[*]}" "$MBo" "$OB"
-lrow "C  fvbpf attach, calls inside a segment" "${LC[*]}" "$MC" "$OC"
-lrow "D  bpftrace uprobe+uretprobe count (entry+return)" "${LD[*]}" "$MD" "$OD"
-lrow "E  bpftrace uprobe count (a bare uprobe)" "${LE[*]}" "$ME" "$OE"
+lrow() { # LABEL MEDIAN OVER PER-SET...
+	local label=$1 med=$2 ov=$3
+	shift 3
+	printf '   %-52s %-26s %9.1f %12s\n' "$label" "$(printf '%.1f ' "$@")" "$med" "$ov"
+}
+lrow "A  not attached (loop inside the region)" "$MA" "-" "${LA[@]}"
+lrow "B  fvbpf attach, calls outside a segment" "$MBo" "$OB" "${LB[@]}"
+lrow "C  fvbpf attach, calls inside a segment" "$MC" "$OC" "${LC[@]}"
+lrow "D  bpftrace uprobe+uretprobe count (entry+return)" "$MD" "$OD" "${LD[@]}"
+lrow "E  bpftrace uprobe count (a bare uprobe)" "$ME" "$OE" "${LE[@]}"
 echo "   fvbpf ring-buffer drops: $LFV_DROPS over $((2 * SETS)) runs"
 
 # verdict LABEL NUM DEN TARGET: NUM/DEN against TARGET.

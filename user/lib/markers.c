@@ -10,6 +10,7 @@
  */
 #include <stdint.h>
 
+#include "agent.h"
 #include "fvbpf/fvbpf.h"
 #include "fvbpf_canon.h"
 #include "fvbpf_events.h"
@@ -24,7 +25,7 @@
  * fvbpf_attached() is the way to ask.)
  */
 __attribute__((section(".probes"), used, visibility("hidden")))
-volatile uint16_t semaphore;
+volatile uint16_t semaphore;  /* also read by agent.c */
 __attribute__((section(".probes"), used, visibility("hidden")))
 volatile uint32_t attach_epoch;
 
@@ -65,7 +66,10 @@ static __thread struct fvbpf_thread_stack thread_stack
 __asm__("	.text\n"
 	FVBPF_PROBE_FN(fvbpf_probe_region_begin)
 	FVBPF_PROBE_FN(fvbpf_probe_region_end)
-	FVBPF_PROBE_FN(fvbpf_probe_thread_sync));
+	FVBPF_PROBE_FN(fvbpf_probe_thread_sync)
+	FVBPF_PROBE_FN(fvbpf_probe_correlation)
+	FVBPF_PROBE_FN(fvbpf_probe_gpu_batch)
+	FVBPF_PROBE_FN(fvbpf_probe_agent_status));
 
 FVBPF_EXPORT void fvbpf_probe_region_begin(const char *name, uint64_t hash);
 FVBPF_EXPORT void fvbpf_probe_region_end(const char *name, uint64_t hash);
@@ -98,6 +102,7 @@ static inline int probes_ready(void)
 	if (__builtin_expect(thread_stack.epoch != epoch, 0)) {
 		thread_stack.epoch = epoch;
 		report_stack();
+		agent_on_attach(epoch);
 	}
 	return 1;
 }
@@ -120,8 +125,12 @@ FVBPF_EXPORT void fvbpf_region_end(const char *name)
 {
 	if (!name)
 		return;
-	if (probes_ready())
+	if (probes_ready()) {
 		fvbpf_probe_region_end(name, fvbpf_region_hash(name));
+		/* Leaving the thread's outermost region: GPU records, come. */
+		if (thread_stack.depth == 1)
+			agent_request_flush();
+	}
 	if (thread_stack.depth)
 		thread_stack.depth--;
 }

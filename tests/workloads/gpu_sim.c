@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * A training loop whose GPU is simulated, to drive the CUPTI agent's record
+ * path end to end without a driver.  Only what needs a driver is a double:
+ *   - cudaLaunchKernel / cudaMemcpy are defined here (like a statically
+ *     linked cudart, local to the executable, so fvbpf probes them), and
+ *     from inside each call they fire the agent's API-callback probe with a
+ *     correlation id, as CUPTI's callback would;
+ *   - after each step, activity records built from the real
+ *     cupti_activity.h structs (CUpti_ActivityKernel10, CUpti_ActivityMemcpy6)
+ *     are handed to the agent as a completed buffer; the agent parses them
+ *     with the real libcupti and sends them through its real probe.
+ * Run it with FVBPF_AGENT=off so that the real activation stays out of the
+ * way (it needs a driver).  Prints its own counts.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_runtime_cbid.h>
+
+#include "fvbpf/fvbpf.h"
+
+int fvbpf_agent_test_activate(const char *cupti_path);
+void fvbpf_agent_test_api_enter(uint32_t correlation, uint32_t cbid, uint32_t domain);
+void fvbpf_agent_test_buffer(uint8_t *buf, size_t valid);
+
+#define MAX_PENDING 4096
+
+static volatile sig_atomic_t go, stop;
+static uint32_t next_corr = 1000;
+static int kernels_per_step = 3, skip_records;
+
+/* What the "GPU" will report once the step is over. */
+static struct pending {
+	int is_copy;
+	uint32_t corr;
+	uint64_t launch_ns;
+	size_t bytes;
+} pending[MAX_PENDING];
+static int npending;
+static unsigned long n_kernels, n_copies, n_records, n_missing, n_steps;
+
+static void on_usr1(int sig) { (void)sig; go = 1; }
+static void on_term(int sig) { (void)sig; stop = 1; }
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void note(int is_copy, size_t bytes)
+{
+	uint32_t corr = next_corr++;
+
+	/* Inside the probed call, as CUPTI's runtime API-entry callback. */
+	fvbpf_agent_test_api_enter(corr, is_copy ? CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020 :
+				   CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+				   CUPTI_CB_DOMAIN_RUNTIME_API);
+	if (npending < MAX_PENDING)
+		pending[npending++] = (struct pending){ is_copy, corr, now_ns(), bytes };
+}
+
+/* Doubles of the runtime calls that need a driver; noipa so that they
+ * stay real functions (no clones) that fvbpf finds in .symtab and probes. */
+__attribute__((noipa, used)) int cudaLaunchKernel(const void *func, unsigned long long grid_xy,
+						     unsigned int grid_z, unsigned long long block_xy,
+						     unsigned int block_z, void **args, size_t shmem,
+						     void *stream)
+{
+	(void)func; (void)grid_xy; (void)grid_z; (void)block_xy; (void)block_z;
+	(void)args; (void)shmem; (void)stream;
+	note(0, 0);
+	return 0;
+}
+
+__attribute__((noipa, used)) int cudaMemcpy(void *dst, const void *src, size_t bytes, int kind)
+{
+	(void)dst; (void)src; (void)kind;
+	note(1, bytes);
+	return 0;
+}
+
+/* The step's activity as CUPTI would hand it over: one buffer of records. */
+static void deliver(void)
+{
+	static uint8_t buf[1 << 20] __attribute__((aligned(8)));
+	size_t off = 0;
+	int i;
+
+	for (i = 0; i < npending; i++) {
+		struct pending *p = &pending[i];
+
+		if (skip_records > 0 && !p->is_copy) {
+			skip_records--; /* a record that never comes */
+			n_missing++;
+			continue;
+		}
+		if (!p->is_copy) {
+			CUpti_ActivityKernel10 k;
+
+			memset(&k, 0, sizeof(k));
+			k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+			k.start = p->launch_ns + 2000;
+			k.end = k.start + 50000 + 1000 * (uint64_t)i;
+			k.deviceId = 0;
+			k.contextId = 1;
+			k.streamId = 7;
+			k.gridX = 8; k.gridY = 1; k.gridZ = 1;
+			k.blockX = 256; k.blockY = 1; k.blockZ = 1;
+			k.registersPerThread = 32;
+			k.staticSharedMemory = 0;
+			k.dynamicSharedMemory = 128;
+			k.correlationId = p->corr;
+			k.name = (i % 2) ? "_ZN2fv4tmplILi7EEEvPi" : "_Z5scalePffi";
+			memcpy(buf + off, &k, sizeof(k));
+			off += (sizeof(k) + 7) & ~(size_t)7;
+		} else {
+			CUpti_ActivityMemcpy6 m;
+
+			memset(&m, 0, sizeof(m));
+			m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+			m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+			m.bytes = p->bytes;
+			m.start = p->launch_ns + 1000;
+			m.end = m.start + 20000;
+			m.deviceId = 0;
+			m.contextId = 1;
+			m.streamId = 7;
+			m.correlationId = p->corr;
+			memcpy(buf + off, &m, sizeof(m));
+			off += (sizeof(m) + 7) & ~(size_t)7;
+		}
+		n_records++;
+	}
+	npending = 0;
+	fvbpf_agent_test_buffer(buf, off);
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void step(void)
+{
+	int k;
+
+	fvbpf_region_begin("training_train_one_step");
+	cudaMemcpy(NULL, NULL, 4096, 1);
+	n_copies++;
+	fvbpf_region_begin("training_forward");
+	for (k = 0; k < kernels_per_step; k++) {
+		cudaLaunchKernel((const void *)step, 8 | 1ull << 32, 1, 256 | 1ull << 32, 1, NULL, 128,
+				 NULL);
+		n_kernels++;
+	}
+	sleep_us(2000);
+	fvbpf_region_end("training_forward");
+	fvbpf_region_end("training_train_one_step");
+	n_steps++;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "steps", required_argument, NULL, 's' },
+		{ "kernels", required_argument, NULL, 'k' },
+		{ "missing", required_argument, NULL, 'm' },
+		{ "cupti", required_argument, NULL, 'c' },
+		{ "wait-signal", no_argument, NULL, 'w' },
+		{ "idle", no_argument, NULL, 'i' },
+		{},
+	};
+	const char *cupti = "/usr/local/cuda/lib64/libcupti.so.13";
+	int steps = 3, wait_signal = 0, idle = 0, c, i, waited = 0;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': steps = atoi(optarg); break;
+		case 'k': kernels_per_step = atoi(optarg); break;
+		case 'm': skip_records = atoi(optarg); break;
+		case 'c': cupti = optarg; break;
+		case 'w': wait_signal = 1; break;
+		case 'i': idle = 1; break;
+		default:
+			fprintf(stderr, "usage: %s [--steps N] [--kernels K] [--missing M] [--cupti PATH] "
+				"[--wait-signal] [--idle]\n", argv[0]);
+			return 2;
+		}
+	}
+	signal(SIGUSR1, on_usr1);
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("pid=%d\n", getpid());
+	while (wait_signal && !go && !stop) {
+		sleep_us(10000);
+		if (++waited > 3000) {
+			printf("no signal\n");
+			return 2;
+		}
+	}
+	if (fvbpf_agent_test_activate(cupti)) {
+		printf("agent=unavailable (no libcupti at %s)\n", cupti);
+		return 3;
+	}
+	printf("agent=ok\n");
+	for (i = 0; i < steps && !stop; i++) {
+		step();
+		deliver(); /* after the segment closed, as CUPTI's flush would */
+	}
+	printf("counts steps=%lu kernels=%lu copies=%lu records=%lu missing=%lu\n", n_steps,
+	       n_kernels, n_copies, n_records, n_missing);
+	while (idle && !stop) {
+		printf("attached=%d\n", fvbpf_attached());
+		sleep_us(100000);
+	}
+	return 0;
+}
