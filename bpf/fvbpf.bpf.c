@@ -203,7 +203,7 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 }
 
 static __always_inline int api_return(struct pt_regs *ctx, struct fvbpf_proc_state *ps,
-				      __u64 pid_tgid)
+				      __u64 pid_tgid, __u64 attach_cookie)
 {
 	__u64 *cookie = bpf_session_cookie();
 	struct fvbpf_api_exit *ev;
@@ -216,7 +216,7 @@ static __always_inline int api_return(struct pt_regs *ctx, struct fvbpf_proc_sta
 	if (cookie && *cookie)
 		bpf_probe_read_user(&out, sizeof(out), (const void *)*cookie);
 	fill_hdr(&ev->hdr, FVBPF_EV_API_EXIT, sizeof(*ev), pid_tgid);
-	ev->api_id = (__u32)bpf_get_attach_cookie(ctx);
+	ev->api_id = (__u32)attach_cookie;
 	ev->ret = (__s32)PT_REGS_RC(ctx);
 	ev->out = out;
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
@@ -237,14 +237,14 @@ int api_call(struct pt_regs *ctx)
 	struct fvbpf_api_enter *ev;
 	struct fvbpf_api_cfg *cfg;
 	__u64 *cookie, attach_cookie;
-	__u64 ptr;
+	__u64 ptr, sp, stack[4];
 
 	attach_cookie = bpf_get_attach_cookie(ctx);
 	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, tgid);
 	if (!ps)
 		return 1;
 	if (bpf_session_is_return())
-		return api_return(ctx, ps, pid_tgid);
+		return api_return(ctx, ps, pid_tgid, attach_cookie);
 	if (!(ps->flags & FVBPF_PROC_ARMED) ||
 	    (ps->depth <= 0 && !(attach_cookie & FVBPF_COOKIE_ALWAYS)))
 		return 1;
@@ -264,9 +264,20 @@ int api_call(struct pt_regs *ctx)
 	ev->args[3] = PT_REGS_PARM4(ctx);
 	ev->args[4] = PT_REGS_PARM5(ctx);
 	ev->args[5] = ctx->r9;
-	/* Arguments 7 on sit above the return address. */
-	if (bpf_probe_read_user(&ev->args[6], 4 * sizeof(__u64), (const void *)(PT_REGS_SP(ctx) + 8)))
-		__builtin_memset(&ev->args[6], 0, 4 * sizeof(__u64));
+	/* Arguments 7 on sit above the return address: read only as many as
+	 * the call takes, into the stack (a user copy straight into ring
+	 * memory costs an extra kernel check). */
+	sp = PT_REGS_SP(ctx);
+	barrier_var(sp); /* one ctx load, not one per branch */
+	__builtin_memset(stack, 0, sizeof(stack));
+	if (cfg->stack_args > 2)
+		bpf_probe_read_user(stack, 4 * sizeof(__u64), (const void *)(sp + 8));
+	else if (cfg->stack_args)
+		bpf_probe_read_user(stack, 2 * sizeof(__u64), (const void *)(sp + 8));
+	ev->args[6] = stack[0];
+	ev->args[7] = stack[1];
+	ev->args[8] = stack[2];
+	ev->args[9] = stack[3];
 	ev->deref_len = 0;
 	if (cfg->deref_len && cfg->deref_arg < FVBPF_API_ARGS) {
 		ptr = ev->args[cfg->deref_arg & 15];

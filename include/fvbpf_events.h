@@ -99,7 +99,7 @@ struct fvbpf_api_cfg {
 	__u8 deref_arg;         /* argument index to read FVBPF_API_DEREF bytes behind, */
 	__u8 deref_len;         /* ... this many (0: none) */
 	__u8 out_arg;           /* argument index of an out-pointer, FVBPF_NO_ARG if none */
-	__u8 pad;
+	__u8 stack_args;        /* arguments past the 6th it takes (0..4) */
 };
 #define FVBPF_NO_ARG 0xff
 

@@ -46,6 +46,16 @@ done
 
 run_tap "python binding" python3 tests/workloads/py_binding_check.py "$BUILD/libfvbpf.so"
 
+# Python unittest, verbose, as TAP lines.
+unittest_tap() {
+	python3 -m unittest -v "$@" 2>&1 | awk '
+		/ \.\.\. ok$/ { n++; print "ok " n " - " $1; next }
+		/ \.\.\. skipped/ { n++; print "ok " n " - " $1 " # skip"; next }
+		/ \.\.\. (FAIL|ERROR)$/ { n++; print "not ok " n " - " $1; next }
+		{ print "# " $0 }'
+}
+run_tap "GPU check report parser" unittest_tap tests/gpu/test_gpu_report.py
+
 if [ "$(id -u)" -ne 0 ]; then
 	echo "# BATS end-to-end tests need root (BPF): run 'make test' (it uses sudo)"
 	echo "not ok - end-to-end tests not run: not root"

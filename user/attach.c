@@ -787,6 +787,11 @@ static void print_report(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->calls,
 			       (unsigned long long)st->pairing.unmatched_exits,
 			       (unsigned long long)st->pairing.lost_returns);
+		printf("    GPU: %s; %llu records, %llu joined, %llu missing, %llu late, %llu outside "
+		       "segments, %llu dropped by CUPTI\n", st->gpu_status,
+		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,
+		       (unsigned long long)st->gpu_missing, (unsigned long long)st->gpu.late,
+		       (unsigned long long)st->gpu.outside, (unsigned long long)st->cupti_dropped);
 	}
 	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors, %llu kernels "
 	       "without symbol\n", (unsigned long long)s->skel->bss->ringbuf_drops,
@@ -806,6 +811,7 @@ static void cleanup_session(struct session *s)
 		detach_target(&s->targets[i]);
 		seg_tracker_free(&s->targets[i].tracker);
 		api_pairing_free(&s->targets[i].pairing);
+		cuda_probes_free(&s->targets[i].cuda);
 		gpu_join_free(&s->targets[i].gpu);
 		for (size_t k = 0; k < s->targets[i].npending; k++)
 			segment_free(s->targets[i].pending[k]);

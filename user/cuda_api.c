@@ -157,6 +157,20 @@ bool cuda_api_expects_gpu(unsigned int api_id)
 		r->category == CAT_MEMCPY || r->category == CAT_MEMSET);
 }
 
+/* How many of a call's arguments are on the stack (the 7th on). */
+static uint8_t stack_args(const struct api_row *r)
+{
+	switch (r->decoder) {
+	case DEC_LAUNCH_RT: return 2;        /* shmem, stream */
+	case DEC_LAUNCH_DRV: return 4;       /* bz, shmem, stream, params */
+	case DEC_MEMCPY2D: return 2;         /* kind, stream */
+	case DEC_NCCL_RED: return 1;         /* stream */
+	case DEC_NCCL_BCAST: return 1;
+	case DEC_NCCL_REDUCE: return 2;      /* comm, stream */
+	default: return 0;
+	}
+}
+
 int cuda_api_fill_cfg(int map_fd)
 {
 	struct fvbpf_api_cfg cfg;
@@ -173,6 +187,7 @@ int cuda_api_fill_cfg(int map_fd)
 		}
 		if (r->decoder == DEC_ALLOC || r->decoder == DEC_GET_KERNEL)
 			cfg.out_arg = 0;
+		cfg.stack_args = stack_args(r);
 		if (bpf_map_update_elem(map_fd, &id, &cfg, BPF_ANY))
 			return -errno;
 	}

@@ -179,6 +179,11 @@ void cuda_probes_detach(struct cuda_probes *cp)
 	free(cp->links);
 	cp->links = NULL;
 	cp->nlinks = 0;
+}
+
+void cuda_probes_free(struct cuda_probes *cp)
+{
+	cuda_probes_detach(cp);
 	free(cp->files);
 	cp->files = NULL;
 	cp->nfiles = 0;

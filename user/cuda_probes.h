@@ -37,6 +37,8 @@ void cuda_probes_init(struct cuda_probes *cp, pid_t pid, unsigned int slot, int 
 /* Examine newly mapped files and attach to what they define.  Returns the
  * number of functions newly attached, or -errno when /proc cannot be read. */
 int cuda_probes_scan(struct cuda_probes *cp);
+/* Close the links (detach); what was found stays for the report. */
 void cuda_probes_detach(struct cuda_probes *cp);
+void cuda_probes_free(struct cuda_probes *cp);
 
 #endif /* FVBPF_CUDA_PROBES_H */

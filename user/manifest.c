@@ -34,6 +34,26 @@ static json_object *cuda_json(const struct session_target *t)
 	return o;
 }
 
+static json_object *gpu_json(const struct session_target *t)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "activity", json_object_new_string(t->gpu_status));
+	json_object_object_add(o, "clock", json_object_new_string(
+		t->gpu_clock == FVBPF_CLOCK_CALLBACK ? "monotonic-callback" :
+		t->gpu_clock == FVBPF_CLOCK_CALIBRATED ? "calibrated" : "none"));
+	json_object_object_add(o, "records", json_object_new_int64((int64_t)t->gpu.records));
+	json_object_object_add(o, "joined", json_object_new_int64((int64_t)t->gpu.joined));
+	json_object_object_add(o, "outside_segments", json_object_new_int64((int64_t)t->gpu.outside));
+	json_object_object_add(o, "late", json_object_new_int64((int64_t)t->gpu.late));
+	json_object_object_add(o, "bad", json_object_new_int64((int64_t)t->gpu.bad));
+	json_object_object_add(o, "missing", json_object_new_int64((int64_t)t->gpu_missing));
+	json_object_object_add(o, "cupti_dropped", json_object_new_int64((int64_t)t->cupti_dropped));
+	json_object_object_add(o, "correlations_without_call",
+			       json_object_new_int64((int64_t)t->corr_without_call));
+	return o;
+}
+
 static json_object *processes_json(struct session *s)
 {
 	json_object *arr = json_object_new_array(), *o;
@@ -59,6 +79,7 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "begins_after_segment_limit",
 				       json_object_new_int64((int64_t)t->tracker.ignored_after_limit));
 		json_object_object_add(o, "cuda", cuda_json(t));
+		json_object_object_add(o, "gpu", gpu_json(t));
 		json_object_array_add(arr, o);
 	}
 	return arr;

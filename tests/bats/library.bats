@@ -8,7 +8,8 @@ LIB=$BUILD/libfvbpf.so
 
 @test "each probe function starts with the 5-byte NOP 0f 1f 44 00 00" {
 	local sym bytes
-	for sym in fvbpf_probe_region_begin fvbpf_probe_region_end; do
+	for sym in fvbpf_probe_region_begin fvbpf_probe_region_end fvbpf_probe_thread_sync \
+		fvbpf_probe_correlation fvbpf_probe_gpu_batch fvbpf_probe_agent_status; do
 		bytes=$(objdump -d --disassemble="$sym" "$LIB" |
 			awk -F'\t' '/^ *[0-9a-f]+:/ {print $2; exit}' | tr -s ' ' | sed 's/ *$//')
 		echo "$sym: $bytes"
@@ -26,9 +27,21 @@ LIB=$BUILD/libfvbpf.so
 @test "the library needs nothing beyond libc" {
 	run bash -c "readelf -d '$LIB' | awk '/NEEDED/ {print \$NF}' | grep -vx '\[libc.so.6\]'"
 	assert_output ""
-	# and every symbol it takes from outside is a weak libc/toolchain hook
-	run bash -c "nm -D --undefined-only '$LIB' | awk '\$1 != \"w\"'"
+	# every symbol it takes from outside is glibc's (or a weak toolchain
+	# hook): CUDA and CUPTI are dlopen()ed, never linked
+	run bash -c "nm -D --undefined-only '$LIB' | awk '\$1 != \"w\" && \$2 !~ /@GLIBC_/'"
 	assert_output ""
+	run bash -c "nm -D --undefined-only '$LIB' | grep -ci 'cu'"
+	assert_output "0"
+}
+
+@test "the library exports the CUDA injection entry point and the markers' API" {
+	run bash -c "nm -D --defined-only '$LIB' | awk '{print \$3}' | sort"
+	assert_line "InitializeInjection"
+	assert_line "fvbpf_region_begin"
+	assert_line "fvbpf_region_end"
+	assert_line "fvbpf_attached"
+	assert_line "fvbpf_semaphore"
 }
 
 @test "the header works from C++ and markers are inert when not attached" {

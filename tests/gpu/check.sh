@@ -340,11 +340,19 @@ attached_run() {
     say "workload pid $wpid ready; attaching"
     local ft
     ft=$(budget 150)
+    if [ "$ft" -lt 40 ]; then
+        check fvbpf_attach 0 "skipped: out of time"
+        kill -TERM "$wpid" 2>/dev/null
+        wait "$job"
+        return 1
+    fi
     timeout -k 5 "$ft" "$FVBPF" attach -p "$wpid" -r "$REGIONS" -o "$WORK/trace" \
         -n "$STEPS" -d $((ft - 10)) "${GPU_WAIT[@]}" > "$WORK/fvbpf.out" 2>&1 &
     local fv=$!
     BG_PIDS+=("$fv")
-    for _ in $(seq 300); do
+    # Attaching reads the symbol tables of every CUDA library mapped (big
+    # ones in a torch process): allow it a minute.
+    for _ in $(seq 600); do
         grep -q 'fvbpf: tracing' "$WORK/fvbpf.out" && break
         kill -0 "$fv" 2>/dev/null || break
         sleep 0.1

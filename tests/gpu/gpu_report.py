@@ -387,6 +387,9 @@ def finalize(work, out):
             rep.update(tfields)
         except Exception as exc:  # never lose the report to a parser bug
             _check(checks, "trace_analysis", False, "analysis crashed: %r" % exc)
+    elif kv.get("stage") == "done" and not kv.get("status"):
+        _check(checks, "segments_complete", False,
+               "fvbpf wrote no trace in the attached run")
 
     if rep["overhead_ratio"] is not None:
         try:
@@ -398,6 +401,21 @@ def finalize(work, out):
                 "step_ms_detached": rep["step_ms_detached"],
                 "ratio": rep["overhead_ratio"], "limit": limit,
                 "cpu_enqueue_ratio": rep["cpu_overhead_ratio"]})
+
+    # What fvbpf itself says about its CUDA probes (e.g. an older kernel
+    # without session uprobes traces regions only).
+    try:
+        man = _load(os.path.join(tdir, "manifest.json"))
+        rep["manifest"] = {
+            "loss": man.get("loss"),
+            "warnings": (man.get("warnings") or [])[:MAX_LIST],
+            "cuda": [p.get("cuda") for p in man.get("processes") or []],
+            "gpu": [p.get("gpu") for p in man.get("processes") or []]}
+    except (OSError, ValueError):
+        pass
+    m = re.match(r"(\d+)\.(\d+)", str(kv.get("kernel", "")))
+    if m:
+        kv["session_uprobes_expected"] = (int(m.group(1)), int(m.group(2))) >= (6, 13)
 
     rep["runs"] = {"baseline": base, "profile": prof, "attached": att}
     for r in [prof] if prof else []:

@@ -260,6 +260,9 @@ class KinetoCount(unittest.TestCase):
     def test_count(self):
         ev = [{"ph": "X", "cat": "user_annotation", "name": "fvbpf_gpu_check_step_%d" % i,
                "ts": 1000.0 * i, "dur": 900.0, "pid": 1, "tid": 1} for i in range(3)]
+        # Kineto's GPU twin of each range, shifted: must not be used.
+        ev += [{"ph": "X", "cat": "gpu_user_annotation", "name": "fvbpf_gpu_check_step_%d" % i,
+                "ts": 1000.0 * i + 500, "dur": 10.0, "pid": 0, "tid": 7} for i in range(3)]
         corr = 0
         for i in range(3):
             for j in range(4 + (i == 0)):

@@ -133,6 +133,7 @@ def count_profiled_kernels(trace_path, nsteps):
     step whose record_function range ("fvbpf_gpu_check_step_<i>") holds the
     CPU call with the same correlation id; failing that, the range that holds
     the kernel's own start (steps synchronize, so kernels run inside them).
+    Kineto writes all timestamps on one (CPU) time base.
     """
     with open(trace_path) as f:
         trace = json.load(f)
@@ -146,7 +147,10 @@ def count_profiled_kernels(trace_path, nsteps):
         cat = str(e.get("cat", "")).lower()
         name = e.get("name", "")
         args = e.get("args") or {}
-        if name.startswith("fvbpf_gpu_check_step_"):
+        if cat == "user_annotation" and \
+                name.startswith("fvbpf_gpu_check_step_"):
+            # The CPU range (Kineto also draws a "gpu_user_annotation" of
+            # the same name over the step's kernels: not that one).
             i = int(name.rsplit("_", 1)[1])
             ranges[i] = (float(e["ts"]), float(e["ts"]) + float(e["dur"]))
         elif cat == "kernel":

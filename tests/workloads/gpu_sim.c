@@ -95,6 +95,8 @@ __attribute__((noipa, used)) int cudaMemcpy(void *dst, const void *src, size_t b
 static void deliver(void)
 {
 	static uint8_t buf[1 << 20] __attribute__((aligned(8)));
+	static uint64_t stream_free; /* one stream: its work runs in order */
+	uint64_t start;
 	size_t off = 0;
 	int i;
 
@@ -111,8 +113,10 @@ static void deliver(void)
 
 			memset(&k, 0, sizeof(k));
 			k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-			k.start = p->launch_ns + 2000;
+			start = p->launch_ns + 2000;
+			k.start = start > stream_free ? start : stream_free;
 			k.end = k.start + 50000 + 1000 * (uint64_t)i;
+			stream_free = k.end;
 			k.deviceId = 0;
 			k.contextId = 1;
 			k.streamId = 7;
@@ -132,8 +136,10 @@ static void deliver(void)
 			m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 			m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
 			m.bytes = p->bytes;
-			m.start = p->launch_ns + 1000;
+			start = p->launch_ns + 1000;
+			m.start = start > stream_free ? start : stream_free;
 			m.end = m.start + 20000;
+			stream_free = m.end;
 			m.deviceId = 0;
 			m.contextId = 1;
 			m.streamId = 7;

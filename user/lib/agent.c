@@ -175,6 +175,7 @@ static int open_cupti(void)
 	static const char *const beside[] = {
 		"libcupti.so.13", "libcupti.so.12", "libcupti.so",
 		"../extras/CUPTI/lib64/libcupti.so", "../../cuda_cupti/lib/libcupti.so.13",
+		"../../cu13/lib/libcupti.so.13",
 		"../../cuda_cupti/lib/libcupti.so.12", "../../cuda_cupti/lib/libcupti.so",
 	};
 	static const char *const homes_sub[] = {
