@@ -171,12 +171,12 @@ UNIT_BINS := $(filter-out %/test_cupti_decode,$(UNIT_BINS)) $(if $(CUPTI_INC),$(
 $(BUILD)/tests/test_cupti_decode: tests/unit/test_cupti_decode.c user/lib/cupti_decode.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -Iuser/lib -Itests/unit -o $@ $^ -ldl
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -Iuser/lib -Itests/unit -o $@ $(filter %.c,$^) -ldl
 
 $(BUILD)/tests/asan/test_cupti_decode: tests/unit/test_cupti_decode.c user/lib/cupti_decode.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) $(LIB_CFLAGS) -Iuser/lib -Itests/unit -o $@ $^ -ldl
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) $(LIB_CFLAGS) -Iuser/lib -Itests/unit -o $@ $(filter %.c,$^) -ldl
 
 unit: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)

@@ -341,9 +341,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 			s->bad_records++;
 			return 0;
 		}
-		if (gpu_join_chunk(&t->gpu, gc->data, gc->len) == -EINVAL)
+		if (gpu_join_chunk(&t->gpu, gc->data, gc->len, gc->last) == -EINVAL)
 			log_warn("PID %d: GPU record stream out of step (a ring-buffer drop?); "
-				 "records lost until the next batch", t->proc.pid);
+				 "the rest of that batch is skipped", t->proc.pid);
 		break;
 	}
 	case FVBPF_EV_AGENT_STATUS:

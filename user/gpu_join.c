@@ -7,6 +7,9 @@
 #include "segment.h"
 #include "symbolizer.h"
 
+/* A correlation whose segment was written already. */
+#define GPU_JOIN_WRITTEN UINT64_MAX
+
 void gpu_join_init(struct gpu_join *j, struct name_table *knames, gpu_find_segment_fn find,
 		   void *ctx)
 {
@@ -103,7 +106,7 @@ static void on_activity(struct gpu_join *j, const struct fvbpf_gpu_hdr *h)
 	}
 	seq = (uint32_t)((where >> 32) - 1);
 	idx = (uint32_t)where;
-	seg = j->find(j->ctx, seq);
+	seg = where == GPU_JOIN_WRITTEN ? NULL : j->find(j->ctx, seq);
 	if (!seg) {
 		j->late++;
 		return;
@@ -119,12 +122,20 @@ static void on_activity(struct gpu_join *j, const struct fvbpf_gpu_hdr *h)
 		j->joined++;
 }
 
-int gpu_join_chunk(struct gpu_join *j, const uint8_t *data, size_t len)
+int gpu_join_chunk(struct gpu_join *j, const uint8_t *data, size_t len, bool last)
 {
 	const struct fvbpf_gpu_hdr *h;
 	size_t off = 0, cap;
 	uint8_t *b;
+	int ret = 0;
 
+	if (j->resync) {
+		/* Out of step: drop the rest of this batch. */
+		j->resync = !last;
+		return 0;
+	}
+	if (!len)
+		goto batch_end;
 	if (j->len + len > j->cap) {
 		cap = j->cap ? j->cap : 4096;
 		while (cap < j->len + len)
@@ -143,6 +154,7 @@ int gpu_join_chunk(struct gpu_join *j, const uint8_t *data, size_t len)
 			/* Not a record we know: the stream is out of step. */
 			j->bad++;
 			j->len = 0;
+			j->resync = !last;
 			return -EINVAL;
 		}
 		if (j->len - off < h->size)
@@ -156,7 +168,15 @@ int gpu_join_chunk(struct gpu_join *j, const uint8_t *data, size_t len)
 	}
 	memmove(j->buf, j->buf + off, j->len - off);
 	j->len -= off;
-	return 0;
+batch_end:
+	if (last && j->len) {
+		/* A batch ends on a record boundary: a partial record left
+		 * means a chunk of it was lost. */
+		j->bad++;
+		j->len = 0;
+		ret = -EINVAL;
+	}
+	return ret;
 }
 
 uint64_t gpu_join_missing(const struct segment *seg)
@@ -180,7 +200,16 @@ void gpu_join_forget(struct gpu_join *j, const struct segment *seg)
 		if (!seg->calls[i].correlation)
 			continue;
 		where = addr_cache_get(&j->corrs, seg->calls[i].correlation);
-		if (where && (uint32_t)((where >> 32) - 1) == seg->seq)
-			addr_cache_put(&j->corrs, seg->calls[i].correlation, UINT64_MAX);
+		if (where && where != GPU_JOIN_WRITTEN && (uint32_t)((where >> 32) - 1) == seg->seq) {
+			addr_cache_put(&j->corrs, seg->calls[i].correlation, GPU_JOIN_WRITTEN);
+			j->forgotten++;
+		}
+	}
+	/* Keep the map as big as the calls still waiting: once most entries
+	 * are of written segments, drop them (their late records then count
+	 * as outside). */
+	if (j->forgotten > 4096 && j->forgotten * 2 > j->corrs.n) {
+		addr_cache_drop(&j->corrs, GPU_JOIN_WRITTEN);
+		j->forgotten = 0;
 	}
 }

@@ -44,6 +44,8 @@ struct gpu_join {
 	gpu_find_segment_fn find;
 	void *ctx;
 	uint64_t records, joined, outside, late, bad;
+	uint64_t forgotten;     /* correlations of written segments still in corrs */
+	bool resync;            /* skip to the end of the current batch */
 };
 
 void gpu_join_init(struct gpu_join *j, struct name_table *knames, gpu_find_segment_fn find,
@@ -51,8 +53,12 @@ void gpu_join_init(struct gpu_join *j, struct name_table *knames, gpu_find_segme
 void gpu_join_free(struct gpu_join *j);
 /* The call at @index of segment @seq carries @correlation. */
 int gpu_join_note_call(struct gpu_join *j, uint32_t correlation, uint32_t seq, size_t index);
-/* A chunk of the stream; complete records are joined at once. */
-int gpu_join_chunk(struct gpu_join *j, const uint8_t *data, size_t len);
+/*
+ * A chunk of the stream; complete records are joined at once.  @last marks
+ * the end of an agent batch, which always ends on a record boundary: a
+ * stream out of step (a dropped chunk) is resynchronised there.
+ */
+int gpu_join_chunk(struct gpu_join *j, const uint8_t *data, size_t len, bool last);
 /* Calls of @seg that should have GPU records but have none. */
 uint64_t gpu_join_missing(const struct segment *seg);
 /* Forget the correlations of a segment that is being written. */

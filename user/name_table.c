@@ -147,6 +147,18 @@ int addr_cache_put(struct addr_cache *c, uint64_t addr, uint64_t id)
 	return 0;
 }
 
+void addr_cache_drop(struct addr_cache *c, uint64_t val)
+{
+	struct addr_cache kept = { 0 };
+	size_t i;
+
+	for (i = 0; i < c->cap; i++)
+		if (c->vals[i] && c->vals[i] != val && addr_cache_put(&kept, c->keys[i], c->vals[i]))
+			return; /* out of memory: keep the old table */
+	addr_cache_free(c);
+	*c = kept;
+}
+
 void addr_cache_free(struct addr_cache *c)
 {
 	free(c->keys);

@@ -38,6 +38,8 @@ struct addr_cache {
 
 uint64_t addr_cache_get(const struct addr_cache *c, uint64_t addr);
 int addr_cache_put(struct addr_cache *c, uint64_t addr, uint64_t val);
+/* Remove every entry whose value is @val (rebuilds the table). */
+void addr_cache_drop(struct addr_cache *c, uint64_t val);
 void addr_cache_free(struct addr_cache *c);
 
 #endif /* FVBPF_NAME_TABLE_H */

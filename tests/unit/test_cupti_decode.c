@@ -190,7 +190,7 @@ static void build_mixed(struct abuf *a)
 	memset(&m, 0, sizeof(m));
 	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
 	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 	m.bytes = 1ull << 33; /* 8 GiB: a 64-bit count */
 	m.start = 4000000;
@@ -367,7 +367,7 @@ static void test_mixed_buffer(void)
 		CHECK_EQ(m->s.stream, 8);
 		CHECK_EQ(m->bytes, 1ull << 33);
 		CHECK_EQ(m->copy_kind, 1); /* HtoD */
-		CHECK_EQ(m->src_kind, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE);
+		CHECK_EQ(m->src_kind, CUPTI_ACTIVITY_MEMORY_KIND_PINNED);
 		CHECK_EQ(m->dst_kind, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
 	}
 
@@ -757,13 +757,31 @@ static void test_many_names(void)
 		}                                                              \
 	} while (0)
 
+/* Min-gap calibration picks the tightest sample and its midpoint. */
+static void test_min_gap_calibration(void)
+{
+	uint64_t before[] = { 1000, 5000, 9000, 20 }, after[] = { 1400, 5010, 9100, 10 };
+	uint64_t cupti[] = { 100, 4000, 8000, 0 };
+
+	/* sample 1: gap 10, midpoint 5005, offset 5005 - 4000; sample 3 is
+	 * not a sample (after < before) */
+	CHECK_EQ(cupti_clock_offset(before, cupti, after, 4), 1005);
+	CHECK_EQ(cupti_clock_offset(before, cupti, after, 1), 1200 - 100);
+	CHECK_EQ(cupti_clock_offset(before, cupti, after, 0), 0);
+	/* CUPTI ahead of CLOCK_MONOTONIC: a negative offset */
+	cupti[1] = 9005;
+	CHECK_EQ(cupti_clock_offset(before, cupti, after, 3), -4000);
+}
+
 int main(void)
 {
+	/* TAP lines survive a sanitizer abort */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	cupti_dl = dlopen(CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
 	if (cupti_dl)
 		next_fn = (cupti_next_record_fn)dlsym(cupti_dl, "cuptiActivityGetNextRecord");
 	if (!next_fn)
-		printf("# %s: %s\n", CUPTI_LIB, dlerror());
+		printf("# no libcupti: %s\n", dlerror());
 	RUN_CUPTI(test_mixed_buffer);
 	RUN_CUPTI(test_clock_offset);
 	RUN_CUPTI(test_empty);
@@ -772,6 +790,7 @@ int main(void)
 	RUN_CUPTI(test_reset_names);
 	RUN_CUPTI(test_long_names);
 	RUN_CUPTI(test_many_names);
+	RUN(test_min_gap_calibration);
 	/* libcupti stays loaded: its threads and atexit handlers expect it */
 	UNIT_DONE();
 }

@@ -62,9 +62,24 @@ static void test_addr_cache(void)
 	addr_cache_free(&c);
 }
 
+static void test_addr_cache_drop(void)
+{
+	struct addr_cache c = { 0 };
+	uint64_t i;
+
+	for (i = 1; i <= 1000; i++)
+		CHECK_EQ(addr_cache_put(&c, i, i % 3 ? i : UINT64_MAX), 0);
+	addr_cache_drop(&c, UINT64_MAX);
+	CHECK_EQ(c.n, 667);
+	for (i = 1; i <= 1000; i++)
+		CHECK_EQ(addr_cache_get(&c, i), i % 3 ? i : 0);
+	addr_cache_free(&c);
+}
+
 int main(void)
 {
 	RUN(test_intern);
 	RUN(test_addr_cache);
+	RUN(test_addr_cache_drop);
 	UNIT_DONE();
 }

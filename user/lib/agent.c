@@ -268,25 +268,19 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		status(FVBPF_AGENT_DROPPED, 0, (int64_t)dropped, "CUPTI dropped %zu records", dropped);
 }
 
-/* Min-gap calibration when CUPTI refuses our clock: the CUPTI timestamp
- * read between two CLOCK_MONOTONIC reads that are closest together. */
+/* When CUPTI refuses our clock: see cupti_clock_offset(). */
 static int64_t calibrate(void)
 {
-	uint64_t best_gap = UINT64_MAX, t0, t1, c;
-	int64_t offset = 0;
-	int i;
+	uint64_t before[32], cu[32], after[32];
+	size_t n;
 
-	for (i = 0; i < 32; i++) {
-		t0 = monotonic_ns();
-		if (cupti.GetTimestamp(&c) != CUPTI_SUCCESS)
+	for (n = 0; n < 32; n++) {
+		before[n] = monotonic_ns();
+		if (cupti.GetTimestamp(&cu[n]) != CUPTI_SUCCESS)
 			break;
-		t1 = monotonic_ns();
-		if (t1 - t0 < best_gap) {
-			best_gap = t1 - t0;
-			offset = (int64_t)(t0 + (t1 - t0) / 2) - (int64_t)c;
-		}
+		after[n] = monotonic_ns();
 	}
-	return offset;
+	return cupti_clock_offset(before, cu, after, n);
 }
 
 /* Every launch, copy and set callback of a domain, by name. */

@@ -164,6 +164,25 @@ long cupti_decode_buffer(struct cupti_decoder *d, uint8_t *buf, size_t valid)
 
 #endif
 
+int64_t cupti_clock_offset(const uint64_t *before, const uint64_t *cupti, const uint64_t *after,
+			   size_t n)
+{
+	uint64_t best = UINT64_MAX, gap;
+	int64_t offset = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (after[i] < before[i])
+			continue; /* not a sample */
+		gap = after[i] - before[i];
+		if (gap < best) {
+			best = gap;
+			offset = (int64_t)(before[i] + gap / 2) - (int64_t)cupti[i];
+		}
+	}
+	return offset;
+}
+
 void cupti_decoder_reset_names(struct cupti_decoder *d)
 {
 	size_t i;

@@ -36,4 +36,12 @@ struct cupti_decoder {
 long cupti_decode_buffer(struct cupti_decoder *d, uint8_t *buf, size_t valid);
 void cupti_decoder_reset_names(struct cupti_decoder *d);
 
+/*
+ * Min-gap calibration: of @n samples (CLOCK_MONOTONIC before, CUPTI's
+ * timestamp, CLOCK_MONOTONIC after), trust the one whose two monotonic
+ * reads are closest, and return monotonic - cupti at its midpoint.
+ */
+int64_t cupti_clock_offset(const uint64_t *before, const uint64_t *cupti, const uint64_t *after,
+			   size_t n);
+
 #endif /* FVBPF_CUPTI_DECODE_H */
