@@ -9,6 +9,7 @@
 #include "cuda_probes.h"
 #include "elf_symbols.h"
 #include "log.h"
+#include "proc_info.h"
 #include "uprobe_multi.h"
 
 struct found {
@@ -143,31 +144,30 @@ static int examine(struct cuda_probes *cp, const char *path, unsigned long long 
 	return (int)(cp->attached - before);
 }
 
+struct scan_ctx {
+	struct cuda_probes *cp;
+	int added;
+};
+
+static int scan_cb(const struct proc_map *m, void *arg)
+{
+	struct scan_ctx *c = arg;
+	int ret;
+
+	if (!m->ino || known(c->cp, m->dev, m->ino))
+		return 0;
+	ret = examine(c->cp, m->path, m->dev, m->ino);
+	if (ret > 0)
+		c->added += ret;
+	return ret == -ENOMEM ? ret : 0;
+}
+
 int cuda_probes_scan(struct cuda_probes *cp)
 {
-	char maps[64], line[PATH_MAX + 256], *path;
-	unsigned long long ino;
-	unsigned int maj, min;
-	int added = 0, ret;
-	FILE *f;
+	struct scan_ctx c = { .cp = cp };
+	int ret = proc_maps_foreach(cp->pid, scan_cb, &c);
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", cp->pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		path = strchr(line, '/');
-		if (!path || sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) != 3 || !ino)
-			continue;
-		if (known(cp, ((unsigned long long)maj << 32) | min, ino))
-			continue;
-		ret = examine(cp, path, ((unsigned long long)maj << 32) | min, ino);
-		if (ret > 0)
-			added += ret;
-	}
-	fclose(f);
-	return added;
+	return ret ? ret : c.added;
 }
 
 void cuda_probes_detach(struct cuda_probes *cp)

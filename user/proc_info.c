@@ -126,37 +126,57 @@ cleanup:
 }
 
 /* Where file offset @off of @path is mapped in the target, from a maps line. */
-static bool map_line_addr(const char *line, uint64_t off, uint64_t *addr)
+int proc_maps_foreach(pid_t pid, proc_map_fn fn, void *ctx)
 {
-	unsigned long long start, end, pgoff;
-
-	if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &pgoff) != 3)
-		return false;
-	if (off < pgoff || off >= pgoff + (end - start))
-		return false;
-	*addr = start + (off - pgoff);
-	return true;
-}
-
-static int epoch_address(pid_t pid, struct marker_lib *lib)
-{
-	char maps[64], line[PATH_MAX + 256], *path;
+	char maps[64], line[PATH_MAX + 256];
+	struct proc_map m;
+	unsigned int maj, min;
+	int ret = 0, n;
 	FILE *f;
-	int ret = -ENOENT;
 
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
 	f = fopen(maps, "re");
 	if (!f)
 		return -errno;
-	while (ret && fgets(line, sizeof(line), f)) {
+	while (!ret && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		path = strchr(line, '/');
-		if (path && !strcmp(path, lib->path) &&
-		    map_line_addr(line, lib->syms[MARKER_EPOCH].file_off, &lib->epoch_addr))
-			ret = 0;
+		memset(&m, 0, sizeof(m));
+		n = sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &m.start, &m.end, &m.pgoff, &maj,
+			   &min, &m.ino);
+		m.path = strchr(line, '/');
+		if (n != 6 || !m.path)
+			continue; /* anonymous, [heap], [vdso], ... */
+		m.dev = ((unsigned long long)maj << 32) | min;
+		ret = fn(&m, ctx);
 	}
 	fclose(f);
-	return ret;
+	return ret < 0 ? ret : 0;
+}
+
+struct epoch_ctx {
+	struct marker_lib *lib;
+	bool found;
+};
+
+static int epoch_cb(const struct proc_map *m, void *arg)
+{
+	struct epoch_ctx *c = arg;
+	uint64_t off = c->lib->syms[MARKER_EPOCH].file_off;
+
+	if (strcmp(m->path, c->lib->path) || off < m->pgoff || off >= m->pgoff + (m->end - m->start))
+		return 0;
+	c->lib->epoch_addr = m->start + (off - m->pgoff);
+	c->found = true;
+	return 1;
+}
+
+/* Where fvbpf_attach_epoch is in the target's memory. */
+static int epoch_address(pid_t pid, struct marker_lib *lib)
+{
+	struct epoch_ctx c = { .lib = lib };
+	int ret = proc_maps_foreach(pid, epoch_cb, &c);
+
+	return ret ? ret : c.found ? 0 : -ENOENT;
 }
 
 int proc_read_u32(pid_t pid, uint64_t addr, uint32_t *val)
@@ -173,36 +193,40 @@ int proc_write_u32(pid_t pid, uint64_t addr, uint32_t val)
 	return process_vm_writev(pid, &local, 1, &remote, 1, 0) == sizeof(val) ? 0 : -errno;
 }
 
+struct marker_ctx {
+	pid_t pid;
+	struct marker_lib *lib;
+	char last[PATH_MAX];
+	bool found;
+};
+
+static int marker_cb(const struct proc_map *m, void *arg)
+{
+	struct marker_ctx *c = arg;
+	struct marker_lib *lib = c->lib;
+	int n;
+
+	if (!strcmp(m->path, c->last))
+		return 0; /* the same file's next mapping */
+	snprintf(c->last, sizeof(c->last), "%s", m->path);
+	memset(lib, 0, sizeof(*lib));
+	snprintf(lib->path, sizeof(lib->path), "%s", m->path);
+	n = snprintf(lib->open_path, sizeof(lib->open_path), "/proc/%d/root%s", c->pid, m->path);
+	if (n < 0 || (size_t)n >= sizeof(lib->open_path))
+		return 0;
+	c->found = elf_find_symbols(lib->open_path, marker_names, MARKER_NSYMS, lib->syms) ==
+		   MARKER_NSYMS;
+	return c->found;
+}
+
 int proc_find_marker_lib(pid_t pid, struct marker_lib *lib)
 {
-	char maps[64], line[PATH_MAX + 256], last[PATH_MAX] = "", *path;
-	FILE *f;
-	int ret = -ENOENT, n;
+	struct marker_ctx c = { .pid = pid, .lib = lib };
+	int ret;
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		path = strchr(line, '/');
-		if (!path || !strcmp(path, last))
-			continue;
-		snprintf(last, sizeof(last), "%s", path);
-		memset(lib, 0, sizeof(*lib));
-		snprintf(lib->path, sizeof(lib->path), "%s", path);
-		n = snprintf(lib->open_path, sizeof(lib->open_path), "/proc/%d/root%s", pid, path);
-		if (n < 0 || (size_t)n >= sizeof(lib->open_path))
-			continue;
-		n = elf_find_symbols(lib->open_path, marker_names, MARKER_NSYMS, lib->syms);
-		if (n == MARKER_NSYMS) {
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
+	ret = proc_maps_foreach(pid, marker_cb, &c);
 	if (!ret)
-		ret = epoch_address(pid, lib);
+		ret = c.found ? epoch_address(pid, lib) : -ENOENT;
 	if (ret)
 		memset(lib, 0, sizeof(*lib));
 	return ret;

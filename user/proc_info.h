@@ -48,6 +48,17 @@ struct proc_target {
 	size_t nthreads;
 };
 
+/* One file-backed mapping of /proc/PID/maps. */
+struct proc_map {
+	unsigned long long start, end, pgoff, dev, ino;
+	const char *path;        /* as the target sees it; valid during the call */
+};
+
+/* Call @fn for each file-backed mapping until it returns non-zero; returns
+ * 0, or -errno when the maps cannot be read (or @fn's negative value). */
+typedef int (*proc_map_fn)(const struct proc_map *m, void *ctx);
+int proc_maps_foreach(pid_t pid, proc_map_fn fn, void *ctx);
+
 bool proc_alive(pid_t pid);
 int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 int proc_read_cmdline(pid_t pid, char *buf, size_t len);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "segment.h"
 
 void seg_tracker_init(struct seg_tracker *t, uint32_t pid, const struct region_registry *reg,
@@ -57,15 +58,8 @@ static struct seg_thread *thread_get(struct seg_tracker *t, uint32_t tid, bool c
 
 static int push_index(struct seg_thread *th, size_t idx)
 {
-	size_t *s;
-
-	if (th->depth == th->cap) {
-		s = realloc(th->stack, (th->cap ? th->cap * 2 : 8) * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		th->stack = s;
-		th->cap = th->cap ? th->cap * 2 : 8;
-	}
+	if (grow_one(&th->stack, th->depth, &th->cap, sizeof(*th->stack), 8))
+		return -ENOMEM;
 	th->stack[th->depth++] = idx;
 	return 0;
 }
@@ -74,16 +68,9 @@ static int add_slice(struct segment *seg, uint32_t tid, uint32_t region, uint64_
 		     uint32_t depth, size_t *idx)
 {
 	struct seg_slice *s;
-	size_t cap;
 
-	if (seg->nslices == seg->cap) {
-		cap = seg->cap ? seg->cap * 2 : 16;
-		s = realloc(seg->slices, cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		seg->slices = s;
-		seg->cap = cap;
-	}
+	if (grow_one(&seg->slices, seg->nslices, &seg->cap, sizeof(*s), 16))
+		return -ENOMEM;
 	s = &seg->slices[seg->nslices];
 	memset(s, 0, sizeof(*s));
 	s->tid = tid;
@@ -233,36 +220,19 @@ void seg_tracker_free(struct seg_tracker *t)
 int seg_add_call(struct seg_tracker *t, const struct api_call *c)
 {
 	struct segment *seg = t->cur;
-	struct api_call *n;
-	size_t cap;
 
 	if (!seg)
 		return -ENOENT;
-	if (seg->ncalls == seg->capcalls) {
-		cap = seg->capcalls ? seg->capcalls * 2 : 64;
-		n = realloc(seg->calls, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		seg->calls = n;
-		seg->capcalls = cap;
-	}
+	if (grow_one(&seg->calls, seg->ncalls, &seg->capcalls, sizeof(*c), 64))
+		return -ENOMEM;
 	seg->calls[seg->ncalls++] = *c;
 	return 0;
 }
 
 int seg_add_gpu(struct segment *seg, const struct gpu_activity *a)
 {
-	struct gpu_activity *n;
-	size_t cap;
-
-	if (seg->ngpu == seg->capgpu) {
-		cap = seg->capgpu ? seg->capgpu * 2 : 64;
-		n = realloc(seg->gpu, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		seg->gpu = n;
-		seg->capgpu = cap;
-	}
+	if (grow_one(&seg->gpu, seg->ngpu, &seg->capgpu, sizeof(*a), 64))
+		return -ENOMEM;
 	seg->gpu[seg->ngpu++] = *a;
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "summary.h"
 #include "trace_writer.h"
 
@@ -15,15 +16,8 @@ static struct summary_row *row_get(struct summary *s, const char *name, const ch
 	for (i = 0; i < s->n; i++)
 		if (!strcmp(s->rows[i].name, name) && !strcmp(s->rows[i].kind, kind))
 			return &s->rows[i];
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-
-		r = realloc(s->rows, cap * sizeof(*r));
-		if (!r)
-			return NULL;
-		s->rows = r;
-		s->cap = cap;
-	}
+	if (grow_one(&s->rows, s->n, &s->cap, sizeof(*r), 16))
+		return NULL;
 	r = &s->rows[s->n++];
 	memset(r, 0, sizeof(*r));
 	snprintf(r->name, sizeof(r->name), "%s", name);
