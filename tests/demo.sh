@@ -6,7 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 OUT=./fvbpf-demo
-REGIONS=training_train_one_step,training_dataloader,training_forward,training_backward,training_optimizer
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "demo: fvbpf needs root to load BPF; run 'make demo' (it uses sudo)" >&2
@@ -25,8 +24,10 @@ trap cleanup EXIT
 # call fails fast, yet fvbpf sees it); without the CUDA toolkit, one with
 # CPU work and a data-loader thread instead.
 if [ -x "$BUILD/tests/cuda_trainer" ]; then
+	REGIONS=training_train_one_step,training_forward,training_backward
 	"$BUILD/tests/cuda_trainer" --steps 0 --step-ms 40 >"$log" 2>&1 &
 else
+	REGIONS=training_train_one_step,training_dataloader,training_forward,training_backward,training_optimizer
 	"$BUILD/tests/marker_trainer" --steps 0 --step-ms 60 --work --threads >"$log" 2>&1 &
 fi
 trainer=$!
