@@ -119,11 +119,11 @@ $(BUILD)/user/lib/%.pic.o: user/lib/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -Iuser/lib -fPIC -fvisibility=hidden \
-		-fno-semantic-interposition -c $< -o $@
+		-fno-semantic-interposition -mtls-dialect=gnu2 -c $< -o $@
 
 $(BUILD)/libfvbpf.so: $(LIB_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -o $@ $^
+	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -Wl,-z,nodelete -o $@ $^
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	$(call msg,CC,$@)

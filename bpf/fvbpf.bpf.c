@@ -345,6 +345,7 @@ int BPF_KPROBE(gpu_batch, const __u8 *buf, __u32 len)
 			return 0;
 		fill_hdr(&ev->hdr, FVBPF_EV_GPU_CHUNK, sizeof(*ev), pid_tgid);
 		ev->len = len - off > FVBPF_GPU_CHUNK ? FVBPF_GPU_CHUNK : len - off;
+		ev->index = (__u16)i;
 		ev->last = off + FVBPF_GPU_CHUNK >= len;
 		if (bpf_probe_read_user(ev->data, FVBPF_GPU_CHUNK, buf + off))
 			ev->len = 0;

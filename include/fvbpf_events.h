@@ -121,7 +121,8 @@ struct fvbpf_corr_event {
 struct fvbpf_gpu_chunk {
 	struct fvbpf_event_hdr hdr;
 	__u32 len;          /* valid bytes in data */
-	__u32 last;         /* the last chunk of its batch */
+	__u16 index;        /* of this chunk in its batch, from 0 */
+	__u16 last;         /* the last chunk of its batch */
 	__u8 data[FVBPF_GPU_CHUNK];
 };
 

@@ -92,11 +92,37 @@ int api_pairing_drain(struct api_pairing *p, uint64_t ts, struct api_call *out)
 int api_pairing_set_correlation(struct api_pairing *p, uint32_t tid, uint32_t correlation)
 {
 	struct api_thread *t = thread_of(p, tid, 0);
+	struct api_call *c;
 
 	if (!t || !t->depth)
 		return -ENOENT;
-	t->stack[t->depth - 1].correlation = correlation;
+	/* Runtime and driver callbacks may both name the same call: keep both,
+	 * whichever the GPU record carries joins. */
+	c = &t->stack[t->depth - 1];
+	if (!c->correlation)
+		c->correlation = correlation;
+	else if (c->correlation != correlation)
+		c->correlation2 = correlation;
 	return 0;
+}
+
+void api_pairing_drop_before(struct api_pairing *p, uint32_t tid, uint64_t ts)
+{
+	struct api_thread *t = thread_of(p, tid, 0);
+	uint32_t keep = 0;
+
+	if (!t)
+		return;
+	while (keep < t->depth && t->stack[keep].start_ns < ts)
+		keep++;
+	if (!keep)
+		return;
+	/* The stack is in start order: the first @keep entries are stale. */
+	p->lost_returns += keep;
+	memmove(t->stack, t->stack + keep, (t->depth - keep) * sizeof(t->stack[0]));
+	t->depth -= keep;
+	for (keep = 0; keep < t->depth; keep++)
+		t->stack[keep].depth = keep;
 }
 
 void api_pairing_free(struct api_pairing *p)

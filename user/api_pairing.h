@@ -35,6 +35,8 @@ int api_pairing_exit(struct api_pairing *p, const struct fvbpf_api_exit *x, stru
 int api_pairing_drain(struct api_pairing *p, uint64_t ts, struct api_call *out);
 /* The agent's callback named the innermost open call of @tid: 0, or -ENOENT. */
 int api_pairing_set_correlation(struct api_pairing *p, uint32_t tid, uint32_t correlation);
+/* Forget @tid's open calls that began before @ts (their returns were lost). */
+void api_pairing_drop_before(struct api_pairing *p, uint32_t tid, uint64_t ts);
 void api_pairing_free(struct api_pairing *p);
 
 #endif /* FVBPF_API_PAIRING_H */

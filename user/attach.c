@@ -169,6 +169,15 @@ static void on_segment_closed(struct segment *seg, void *ctx)
 	submit_segment(t, seg);
 }
 
+static void resync(struct session_target *t, uint64_t ts)
+{
+	if (!t->resyncs++)
+		log_warn("PID %d: a ring-buffer drop lost a region end; the segment is cut there and "
+			 "written as incomplete (raise --ringbuf-size)", t->proc.pid);
+	seg_tracker_finish(&t->tracker, ts);
+	t->tracker.depth = 0;
+}
+
 /* What the in-process agent could or could not do. */
 static void handle_status(struct session_target *t, const struct fvbpf_agent_status_event *ev)
 {
@@ -197,7 +206,8 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 	/* One warning per kind of trouble and process. */
 	if (ev->code < 32 && !(t->status_warned & (1u << ev->code))) {
 		t->status_warned |= 1u << ev->code;
-		log_warn("PID %d: %s", t->proc.pid, msg);
+		log_warn("PID %d: %s%s", t->proc.pid, msg, ev->code == FVBPF_AGENT_DROPPED ? "" :
+			 "; no GPU time, CUDA calls are still traced");
 	}
 }
 
@@ -269,6 +279,9 @@ static void record_call(struct session *s, struct session_target *t, struct api_
 	if (c->correlation)
 		gpu_join_note_call(&t->gpu, c->correlation, t->tracker.cur->seq,
 				   t->tracker.cur->ncalls - 1);
+	if (c->correlation2)
+		gpu_join_note_call(&t->gpu, c->correlation2, t->tracker.cur->seq,
+				   t->tracker.cur->ncalls - 1);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -298,11 +311,19 @@ static int handle_event(void *ctx, void *data, size_t size)
 			s->bad_records++;
 			return 0;
 		}
+		/* BPF's depth says an outermost begin while we still hold a
+		 * segment open: a dropped record lost its end.  Only trusted
+		 * after drops (without them, threads can reorder depths). */
+		if (h->type == FVBPF_EV_REGION_BEGIN && re->depth == 1 && t->tracker.cur &&
+		    t->drops_now > t->drops_seen)
+			resync(t, h->ts_ns);
 		if (h->type == FVBPF_EV_REGION_BEGIN) {
 			s->reg.defs[re->region_id].entered++;
 			err = seg_on_begin(&t->tracker, h->tid, re->region_id, h->ts_ns);
 		} else {
 			err = seg_on_end(&t->tracker, h->tid, re->region_id, h->ts_ns);
+			if (!err && re->depth == 0 && t->tracker.cur && t->drops_now > t->drops_seen)
+				resync(t, h->ts_ns);
 		}
 		break;
 	case FVBPF_EV_API_ENTER:
@@ -310,6 +331,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 			s->bad_records++;
 			return 0;
 		}
+		/* Calls still open from before this segment lost their
+		 * return to a drop: do not let them parent everything after. */
+		if (t->drops_now && t->tracker.cur)
+			api_pairing_drop_before(&t->pairing, h->tid, t->tracker.cur->start_ns);
 		err = api_pairing_enter(&t->pairing, data);
 		break;
 	case FVBPF_EV_API_EXIT: {
@@ -341,6 +366,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 			s->bad_records++;
 			return 0;
 		}
+		if (gc->index == 0)
+			gpu_join_batch_start(&t->gpu);
 		if (gpu_join_chunk(&t->gpu, gc->data, gc->len, gc->last) == -EINVAL)
 			log_warn("PID %d: GPU record stream out of step (a ring-buffer drop?); "
 				 "the rest of that batch is skipped", t->proc.pid);
@@ -689,9 +716,11 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 				if (!s->targets[i].finished)
 					scan_cuda(s, &s->targets[i], false);
 		}
-		for (i = 0; i < s->ntargets; i++)
+		for (i = 0; i < s->ntargets; i++) {
+			s->targets[i].drops_now = proc_drops(s, (uint32_t)i);
 			if (s->targets[i].npending)
 				release_pending(&s->targets[i], false);
+		}
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline) {
 			log_info("duration of %.1f s reached", o->duration_s);
 			break;

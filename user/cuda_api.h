@@ -91,6 +91,7 @@ struct api_call {
 	uint32_t kernel;        /* name id of the launched kernel, 0 if none */
 	bool no_return;         /* the thread left before we saw it return */
 	uint32_t correlation;   /* CUPTI's, from the agent's callback; 0 if none */
+	uint32_t correlation2;  /* a second one (driver callback inside the runtime's) */
 	uint32_t gpu_records;   /* GPU records joined to it */
 };
 

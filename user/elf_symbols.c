@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf_symbols.h"
@@ -59,6 +60,7 @@ static int walk_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool function
 static int walk_symbols(const char *path, bool functions_only, elf_sym_cb cb, void *ctx)
 {
 	static const Elf64_Word tables[] = { SHT_DYNSYM, SHT_SYMTAB };
+	struct stat st;
 	Elf_Scn *scn;
 	GElf_Shdr sh;
 	Elf *elf = NULL;
@@ -67,7 +69,13 @@ static int walk_symbols(const char *path, bool functions_only, elf_sym_cb cb, vo
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Jobs map device files (/dev/nvidia*, uverbs): never open() those,
+	 * opening one is a driver call. */
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -179,6 +179,14 @@ batch_end:
 	return ret;
 }
 
+void gpu_join_batch_start(struct gpu_join *j)
+{
+	if (j->len || j->resync)
+		j->bad++;
+	j->len = 0;
+	j->resync = false;
+}
+
 uint64_t gpu_join_missing(const struct segment *seg)
 {
 	uint64_t n = 0;
@@ -197,12 +205,16 @@ void gpu_join_forget(struct gpu_join *j, const struct segment *seg)
 	size_t i;
 
 	for (i = 0; i < seg->ncalls; i++) {
-		if (!seg->calls[i].correlation)
-			continue;
-		where = addr_cache_get(&j->corrs, seg->calls[i].correlation);
-		if (where && where != GPU_JOIN_WRITTEN && (uint32_t)((where >> 32) - 1) == seg->seq) {
-			addr_cache_put(&j->corrs, seg->calls[i].correlation, GPU_JOIN_WRITTEN);
-			j->forgotten++;
+		uint32_t ids[2] = { seg->calls[i].correlation, seg->calls[i].correlation2 };
+
+		for (size_t k = 0; k < 2; k++) {
+			if (!ids[k])
+				continue;
+			where = addr_cache_get(&j->corrs, ids[k]);
+			if (where && where != GPU_JOIN_WRITTEN && (uint32_t)((where >> 32) - 1) == seg->seq) {
+				addr_cache_put(&j->corrs, ids[k], GPU_JOIN_WRITTEN);
+				j->forgotten++;
+			}
 		}
 	}
 	/* Keep the map as big as the calls still waiting: once most entries

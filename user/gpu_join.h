@@ -59,6 +59,9 @@ int gpu_join_note_call(struct gpu_join *j, uint32_t correlation, uint32_t seq, s
  * stream out of step (a dropped chunk) is resynchronised there.
  */
 int gpu_join_chunk(struct gpu_join *j, const uint8_t *data, size_t len, bool last);
+/* The first chunk of a batch: whatever is left of an earlier batch whose
+ * end was lost is dropped (and counted). */
+void gpu_join_batch_start(struct gpu_join *j);
 /* Calls of @seg that should have GPU records but have none. */
 uint64_t gpu_join_missing(const struct segment *seg);
 /* Forget the correlations of a segment that is being written. */

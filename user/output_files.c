@@ -32,6 +32,17 @@ static void give_to_user(const char *path)
 	}
 }
 
+static void give_fd_to_user(int fd)
+{
+	uid_t uid;
+	gid_t gid;
+
+	sudo_owner(&uid, &gid);
+	if (uid != (uid_t)-1 && fchown(fd, uid, gid)) {
+		/* Best effort, as above. */
+	}
+}
+
 static int mkdir_p(const char *dir)
 {
 	char buf[PATH_MAX], *p;
@@ -95,9 +106,12 @@ int out_open(struct out_file *of, const char *dir, const char *name)
 	n = snprintf(of->tmp, sizeof(of->tmp), "%s/.%s.tmp.%d", dir, name, getpid());
 	if (n < 0 || (size_t)n >= sizeof(of->tmp))
 		return -ENAMETOOLONG;
-	fd = open(of->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* Never through a planted symlink; never someone else's file. */
+	unlink(of->tmp);
+	fd = open(of->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
+	give_fd_to_user(fd);
 	of->f = fdopen(fd, "w");
 	if (!of->f) {
 		n = -errno;
@@ -113,16 +127,14 @@ int out_commit(struct out_file *of)
 {
 	int ret = 0;
 
+	errno = 0;
 	if (fflush(of->f) || ferror(of->f))
 		ret = -(errno ? errno : EIO);
 	if (fclose(of->f) && !ret)
 		ret = -(errno ? errno : EIO);
 	of->f = NULL;
-	if (!ret) {
-		give_to_user(of->tmp);
-		if (rename(of->tmp, of->path))
-			ret = -errno;
-	}
+	if (!ret && rename(of->tmp, of->path))
+		ret = -errno;
 	if (ret)
 		unlink(of->tmp);
 	return ret;

@@ -32,6 +32,8 @@ struct session_target {
 	bool exited;
 	unsigned int segments, incomplete;
 	uint64_t drops_seen;    /* ring drops already charged to a segment */
+	uint64_t drops_now;     /* BPF's drop count, refreshed by the loop */
+	uint64_t resyncs;       /* segments cut because a drop lost their end */
 	uint32_t epoch;         /* odd value written to the target's fvbpf_attach_epoch */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
 	bool deep_stack_warned;

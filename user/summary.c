@@ -112,7 +112,7 @@ static int add_gpu_rows(struct summary *s, const struct seg_output_ctx *c)
 {
 	const struct segment *seg = c->seg;
 	struct summary_row *r;
-	char name[160];
+	char name[1024];
 	uint64_t dur;
 	size_t i;
 
@@ -172,7 +172,7 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 	for (i = 0; i < seg->ncalls; i++) {
 		const struct api_call *call = &seg->calls[i];
 		const struct api_row *ar = cuda_api_row(call->api_id);
-		char kernel[160];
+		char kernel[1024];
 
 		/* A driver call inside a runtime call is in its parent's time. */
 		if (!ar || call->depth)
@@ -269,7 +269,7 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 			fprintf(f, "%12s %11s ", "-", "-");
 		fprintf(f, "%8.1f%%  %s\n", share(s, r), r->kind);
 	}
-	return ferror(f) ? -EIO : 0;
+	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }
 
 /* Microseconds with exactly three decimals, so nanoseconds survive. */
@@ -356,6 +356,6 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), f);
 	fputc('\n', f);
 	json_object_put(root);
-	ret = ferror(f) ? -EIO : 0;
+	ret = ferror(f) ? -(errno ? errno : EIO) : 0;
 	return ret;
 }

@@ -12,7 +12,7 @@
 #include "seg_output.h"
 
 struct summary_row {
-	char name[160];
+	char name[1024];         /* kernel names can be long; rows must not merge */
 	const char *kind;        /* "region", ... */
 	uint64_t count;
 	uint64_t cpu_total_ns, cpu_self_ns, cpu_min_ns, cpu_max_ns;

@@ -145,6 +145,15 @@ const char *trace_copy_kind(uint8_t kind)
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "Unknown";
 }
 
+/* Synchronisation records get a track of their own per stream: they span
+ * the waiting, not the stream's work, and would break its nesting. */
+#define SYNC_TRACK(stream) (0x40000000u | (stream))
+
+static uint32_t gpu_tid(const struct gpu_activity *a)
+{
+	return a->kind == FVBPF_GPU_SYNC ? SYNC_TRACK(a->stream) : a->stream;
+}
+
 /* GPU tracks: one process per device ("GPU 0"), one thread per stream. */
 static void gpu_metadata(FILE *f, const struct segment *s)
 {
@@ -164,11 +173,12 @@ static void gpu_metadata(FILE *f, const struct segment *s)
 				   1000000 + (long)a->device);
 		}
 		for (j = 0; j < i; j++)
-			if (s->gpu[j].device == a->device && s->gpu[j].stream == a->stream)
+			if (s->gpu[j].device == a->device && gpu_tid(&s->gpu[j]) == gpu_tid(a))
 				break;
 		if (j == i) {
-			snprintf(name, sizeof(name), "stream %u", a->stream);
-			meta_event(f, (int)a->device, a->stream, "thread_name", "name", name, 0);
+			snprintf(name, sizeof(name), a->kind == FVBPF_GPU_SYNC ? "sync (stream %u)" :
+				 "stream %u", a->stream);
+			meta_event(f, (int)a->device, gpu_tid(a), "thread_name", "name", name, 0);
 		}
 	}
 }
@@ -191,7 +201,7 @@ static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
 			snprintf(name, sizeof(name), a->kind == FVBPF_GPU_MEMSET ? "Memset" : "Sync");
 		fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", gpu_cat(a->kind));
 		json_write_string(f, name);
-		fprintf(f, ",\"pid\":%u,\"tid\":%u,\"ts\":", a->device, a->stream);
+		fprintf(f, ",\"pid\":%u,\"tid\":%u,\"ts\":", a->device, gpu_tid(a));
 		json_write_us(f, a->start);
 		fputs(",\"dur\":", f);
 		json_write_us(f, dur);
@@ -210,7 +220,7 @@ static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
 		if (a->call >= 0 && a->correlation) {
 			fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\","
 				"\"id\":%u,\"pid\":%u,\"tid\":%u,\"ts\":", a->correlation, a->device,
-				a->stream);
+				gpu_tid(a));
 			json_write_us(f, a->start);
 			fputc('}', f);
 		}
@@ -278,5 +288,5 @@ int trace_write(FILE *f, const struct seg_output_ctx *c)
 	gpu_metadata(f, c->seg);
 	gpu_slices(f, c);
 	fputs("\n]\n}\n", f);
-	return ferror(f) ? -EIO : 0;
+	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }

@@ -11,6 +11,11 @@
  * does not matter, and the prefix "profiler_region_" is optional, so
  * "Training_Forward" and "profiler_region_training_forward" are the same
  * region.  Begin and end must be called on the same thread, properly nested.
+ *
+ * The name must stay valid until the matching fvbpf_region_end(): the
+ * library keeps its address (not a copy) in a small per-thread stack of open
+ * regions, which it reads when fvbpf attaches in the middle of a region.
+ * String literals are always fine.
  */
 #ifndef FVBPF_FVBPF_H
 #define FVBPF_FVBPF_H

@@ -31,6 +31,7 @@ import ctypes.util
 import functools
 import inspect
 import os
+import threading
 import warnings
 
 __all__ = [
@@ -211,14 +212,33 @@ def library_path():
 # library itself tests the semaphore; a marker costs one ctypes call (about
 # 0.25 us) while detached.
 
+# The library keeps the address of each open region's name (its per-thread
+# stack) and may read it when fvbpf attaches: a name that is not in the
+# cache above is held here, per thread, until its region ends.
+_held = threading.local()
+
+
 def region_begin(name):
     """Mark the start of region @name (str or bytes) on this thread."""
-    _begin(_encode(name))
+    encoded = _encode(name)
+    if _names.get(name) is not encoded:
+        stack = getattr(_held, "stack", None)
+        if stack is None:
+            stack = _held.stack = []
+        stack.append(encoded)
+    _begin(encoded)
 
 
 def region_end(name):
     """Mark the end of region @name (str or bytes) on this thread."""
-    _end(_encode(name))
+    encoded = _encode(name)
+    _end(encoded)
+    stack = getattr(_held, "stack", None)
+    if stack and _names.get(name) is not encoded:
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] == encoded:
+                del stack[i]
+                break
 
 
 class profiler_region:

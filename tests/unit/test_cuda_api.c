@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* The CUDA/NCCL call table, argument decoders and entry/return pairing. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,6 +279,42 @@ static void test_pairing_too_deep(void)
 	api_pairing_free(&p);
 }
 
+/* Calls whose return a drop lost stop parenting later calls. */
+static void test_pairing_drop_before(void)
+{
+	struct api_pairing p = { 0 };
+	struct fvbpf_api_enter e;
+	struct fvbpf_api_exit x;
+	struct api_call c;
+
+	e = enter(1, "cudaMalloc", 10, 0); /* its return was dropped */
+	api_pairing_enter(&p, &e);
+	e = enter(1, "cudaFree", 20, 0);   /* ditto */
+	api_pairing_enter(&p, &e);
+	e = enter(1, "cudaMemcpy", 100, 0); /* this segment's */
+	api_pairing_enter(&p, &e);
+	api_pairing_drop_before(&p, 1, 50);
+	CHECK_EQ(p.lost_returns, 2);
+	x = leave(1, "cudaMemcpy", 110, 0);
+	CHECK_EQ(api_pairing_exit(&p, &x, &c), 1);
+	CHECK_EQ(c.depth, 0);   /* no longer nested under the stale calls */
+	CHECK_EQ(c.start_ns, 100);
+	api_pairing_drop_before(&p, 1, 1000); /* nothing left: no change */
+	api_pairing_drop_before(&p, 9, 1000); /* unknown thread */
+	CHECK_EQ(p.lost_returns, 2);
+	e = enter(1, "cudaMemset", 200, 0);
+	api_pairing_enter(&p, &e);
+	CHECK_EQ(api_pairing_set_correlation(&p, 1, 5), 0);
+	CHECK_EQ(api_pairing_set_correlation(&p, 1, 6), 0); /* a second callback */
+	CHECK_EQ(api_pairing_set_correlation(&p, 1, 5), 0); /* the first again */
+	x = leave(1, "cudaMemset", 210, 0);
+	CHECK_EQ(api_pairing_exit(&p, &x, &c), 1);
+	CHECK_EQ(c.correlation, 5);
+	CHECK_EQ(c.correlation2, 6);
+	CHECK_EQ(api_pairing_set_correlation(&p, 1, 7), -ENOENT); /* nothing open */
+	api_pairing_free(&p);
+}
+
 int main(void)
 {
 	RUN(test_table);
@@ -288,5 +325,6 @@ int main(void)
 	RUN(test_pairing_nested);
 	RUN(test_pairing_losses);
 	RUN(test_pairing_too_deep);
+	RUN(test_pairing_drop_before);
 	UNIT_DONE();
 }

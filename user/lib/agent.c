@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,12 +284,15 @@ static int64_t calibrate(void)
 	return cupti_clock_offset(before, cu, after, n);
 }
 
-/* Every launch, copy and set callback of a domain, by name. */
+/* Every launch, copy, set and sync callback of a domain, by name. */
 static void enable_callbacks(CUpti_CallbackDomain domain, uint32_t max)
 {
 	static const char *const prefixes[] = {
 		"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
+		"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+		"cudaStreamWaitEvent",
 		"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset",
+		"cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
 	};
 	const char *name;
 	uint32_t cbid;
@@ -317,6 +321,26 @@ static int activate(void)
 		status(FVBPF_AGENT_CUPTI_TOO_OLD, 0, 0, "%s lacks functions fvbpf needs", cupti.path);
 		return -1;
 	}
+	/*
+	 * Subscribe first: if another client (torch.profiler) holds CUPTI,
+	 * touch nothing of its process-wide state (clock, buffer callbacks).
+	 */
+	r = cupti.Subscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		status(FVBPF_AGENT_OTHER_SUBSCRIBER, (int32_t)r, 0, "another CUPTI subscriber is "
+		       "active (torch.profiler?): GPU activity off, CUDA calls still traced");
+		return -1;
+	}
+	if (r == CUPTI_ERROR_NOT_COMPATIBLE) {
+		status(FVBPF_AGENT_CUPTI_TOO_OLD, (int32_t)r, 0, "%s does not match the driver (%s)",
+		       cupti.path, result_name(r));
+		return -1;
+	}
+	if (r != CUPTI_SUCCESS) {
+		status(FVBPF_AGENT_CUPTI_ERROR, (int32_t)r, 0, "cuptiSubscribe: %s (%d)",
+		       result_name(r), (int)r);
+		return -1;
+	}
 	decoder.next = (cupti_next_record_fn)cupti.ActivityGetNextRecord;
 	decoder.emit = batch_emit;
 	cupti_decoder_reset_names(&decoder);
@@ -331,21 +355,10 @@ static int activate(void)
 		decoder.clock_offset = calibrate();
 	}
 	r = cupti.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
-	if (r == CUPTI_SUCCESS)
-		r = cupti.Subscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
-	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-		status(FVBPF_AGENT_OTHER_SUBSCRIBER, (int32_t)r, 0, "another CUPTI subscriber is "
-		       "active (torch.profiler?): GPU activity off, CUDA calls still traced");
-		return -1;
-	}
-	if (r == CUPTI_ERROR_NOT_COMPATIBLE) {
-		status(FVBPF_AGENT_CUPTI_TOO_OLD, (int32_t)r, 0, "%s does not match the driver (%s)",
-		       cupti.path, result_name(r));
-		return -1;
-	}
 	if (r != CUPTI_SUCCESS) {
-		status(FVBPF_AGENT_CUPTI_ERROR, (int32_t)r, 0, "cuptiSubscribe: %s (%d)",
+		status(FVBPF_AGENT_CUPTI_ERROR, (int32_t)r, 0, "cuptiActivityRegisterCallbacks: %s (%d)",
 		       result_name(r), (int)r);
+		cupti.Unsubscribe(subscriber);
 		return -1;
 	}
 	enable_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
@@ -446,6 +459,36 @@ static void *agent_main(void *arg)
 	return NULL;
 }
 
+/* A child forked while our thread held the lock would deadlock on it, and
+ * has no agent thread: start it afresh. */
+static void atfork_child(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	pthread_mutex_init(&batch_lock, NULL);
+	pthread_cond_init(&wake, NULL);
+	thread_started = 0;
+	state = DORMANT;
+	wanted_epoch = tried_epoch = 0;
+}
+
+static void start_thread(void)
+{
+	static int atfork_done;
+	sigset_t all, old;
+	pthread_attr_t attr;
+
+	if (!atfork_done)
+		atfork_done = pthread_atfork(NULL, NULL, atfork_child) == 0;
+	/* The job's signals are the job's threads' business, not ours. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	thread_started = pthread_create(&thread, &attr, agent_main, NULL) == 0;
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void agent_on_attach(uint32_t epoch)
 {
 	static int disabled = -1;
@@ -461,14 +504,8 @@ void agent_on_attach(uint32_t epoch)
 	pthread_mutex_lock(&lock);
 	if (epoch != wanted_epoch) {
 		wanted_epoch = epoch;
-		if (!thread_started) {
-			pthread_attr_t attr;
-
-			pthread_attr_init(&attr);
-			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-			thread_started = pthread_create(&thread, &attr, agent_main, NULL) == 0;
-			pthread_attr_destroy(&attr);
-		}
+		if (!thread_started)
+			start_thread();
 		pthread_cond_signal(&wake);
 	}
 	pthread_mutex_unlock(&lock);

@@ -41,9 +41,12 @@ extern volatile uint16_t fvbpf_semaphore
 extern volatile uint32_t fvbpf_attach_epoch
 	__attribute__((alias("attach_epoch"), visibility("default")));
 
-/* initial-exec: no __tls_get_addr call, also when Python dlopen()s us. */
-static __thread struct fvbpf_thread_stack thread_stack
-	__attribute__((tls_model("initial-exec")));
+/*
+ * TLS descriptors (-mtls-dialect=gnu2): as fast as initial-exec while static
+ * TLS has room, and still loadable by dlopen() when it has not (a process
+ * that imported torch first).
+ */
+static __thread struct fvbpf_thread_stack thread_stack;
 
 /*
  * The probe functions start with the 5-byte NOP 0f 1f 44 00 00: kernel 6.18
