@@ -635,6 +635,19 @@ static void detach_target(struct session_target *t)
 	}
 }
 
+/*
+ * A process that has written its -n segments stops paying for probes while
+ * others finish: markers stop calling them (even epoch) and the CUDA probes
+ * go; the agent's probes stay for the GPU records still due.
+ */
+static void quiet_target(struct session_target *t)
+{
+	t->quiet = true;
+	if (t->epoch && !t->exited)
+		proc_write_u32(t->proc.pid, t->proc.marker.epoch_addr, t->epoch + 1);
+	cuda_probes_detach(&t->cuda);
+}
+
 static void finish_target(struct session *s, struct session_target *t, const char *why)
 {
 	if (t->finished)
@@ -720,6 +733,8 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 			s->targets[i].drops_now = proc_drops(s, (uint32_t)i);
 			if (s->targets[i].npending)
 				release_pending(&s->targets[i], false);
+			if (!s->targets[i].quiet && seg_tracker_done(&s->targets[i].tracker))
+				quiet_target(&s->targets[i]);
 		}
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline) {
 			log_info("duration of %.1f s reached", o->duration_s);

@@ -141,10 +141,10 @@ int proc_maps_foreach(pid_t pid, proc_map_fn fn, void *ctx)
 	while (!ret && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		memset(&m, 0, sizeof(m));
-		n = sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &m.start, &m.end, &m.pgoff, &maj,
-			   &min, &m.ino);
+		n = sscanf(line, "%llx-%llx %4s %llx %x:%x %llu", &m.start, &m.end, m.perms, &m.pgoff,
+			   &maj, &min, &m.ino);
 		m.path = strchr(line, '/');
-		if (n != 6 || !m.path)
+		if (n != 7 || !m.path)
 			continue; /* anonymous, [heap], [vdso], ... */
 		m.dev = ((unsigned long long)maj << 32) | min;
 		ret = fn(&m, ctx);
@@ -163,7 +163,11 @@ static int epoch_cb(const struct proc_map *m, void *arg)
 	struct epoch_ctx *c = arg;
 	uint64_t off = c->lib->syms[MARKER_EPOCH].file_off;
 
-	if (strcmp(m->path, c->lib->path) || off < m->pgoff || off >= m->pgoff + (m->end - m->start))
+	/* The writable mapping: a file page can also be mapped read-only
+	 * (text or RELRO sharing the page), and that copy is not the one the
+	 * markers read. */
+	if (strcmp(m->path, c->lib->path) || m->perms[1] != 'w' || off < m->pgoff ||
+	    off >= m->pgoff + (m->end - m->start))
 		return 0;
 	c->lib->epoch_addr = m->start + (off - m->pgoff);
 	c->found = true;

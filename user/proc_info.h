@@ -51,6 +51,7 @@ struct proc_target {
 /* One file-backed mapping of /proc/PID/maps. */
 struct proc_map {
 	unsigned long long start, end, pgoff, dev, ino;
+	char perms[5];           /* "rw-p" */
 	const char *path;        /* as the target sees it; valid during the call */
 };
 

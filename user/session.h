@@ -29,6 +29,7 @@ struct session_target {
 	struct bpf_link *links[MARKER_NSYMS];  /* uprobes on the marker library */
 	int pidfd;
 	bool finished;          /* no more segments will come */
+	bool quiet;             /* done with -n: probes of markers and CUDA calls off */
 	bool exited;
 	unsigned int segments, incomplete;
 	uint64_t drops_seen;    /* ring drops already charged to a segment */
