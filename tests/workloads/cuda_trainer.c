@@ -57,6 +57,7 @@
 #include <cuda_runtime_api.h>
 
 #include "fvbpf/fvbpf.h"
+#include "workload.h"
 
 #define APIS(X)                                                         \
 	X(cudaMalloc) X(cudaMemcpy) X(cudaMemcpyAsync) X(cudaMemset)    \
@@ -109,7 +110,6 @@ static unsigned long calls[N_WHERE][N_API];
 #define MEMCPY2D_SPITCH 256
 #define MALLOC_HOST_BYTES 65536
 
-static volatile sig_atomic_t go, stop;
 static int step_ms = 10;
 static cudaStream_t stream = FAKE_STREAM;
 static cudaEvent_t event = FAKE_EVENT;
@@ -118,16 +118,6 @@ static float scale_a = 2.0f;
 static int scale_n = 1024;
 static int first_ret = -1;
 
-static void on_usr1(int sig) { (void)sig; go = 1; }
-static void on_term(int sig) { (void)sig; stop = 1; }
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && !stop)
-		;
-}
 
 /*
  * The "kernel": a plain host function whose address is given to
@@ -210,7 +200,7 @@ static void one_step(void)
 	CALL(cudaMemcpyAsync, host_buf, p, MEMCPY_ASYNC_BYTES, cudaMemcpyDeviceToHost, stream);
 	CALL(cudaMemsetAsync, p, 9, MEMSET_ASYNC_BYTES, stream);
 	CALL(cudaEventRecord, event, stream);
-	sleep_us((long)step_ms * 1000 / 2);
+	wl_sleep_us((long)step_ms * 1000 / 2);
 	where = STEP;
 	fvbpf_region_end("training_forward");
 
@@ -220,7 +210,7 @@ static void one_step(void)
 	CALL(cudaMemcpy2D, p, MEMCPY2D_DPITCH, host_buf, MEMCPY2D_SPITCH,
 	     MEMCPY2D_WIDTH, MEMCPY2D_HEIGHT, cudaMemcpyHostToDevice);
 	CALL(cudaStreamSynchronize, stream);
-	sleep_us((long)step_ms * 1000 / 2);
+	wl_sleep_us((long)step_ms * 1000 / 2);
 	fvbpf_region_end("training_backward");
 
 	CALL(cudaDeviceSynchronize);
@@ -259,7 +249,7 @@ int main(int argc, char **argv)
 		{ "idle", no_argument, NULL, 'i' },
 		{},
 	};
-	long steps = 3, i, waited = 0, n_step = 0;
+	long steps = 3, i, n_step = 0;
 	int wait_signal = 0, idle = 0, c;
 	char label[48];
 
@@ -275,18 +265,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	signal(SIGUSR1, on_usr1);
-	signal(SIGTERM, on_term);
-	signal(SIGINT, on_term);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("pid=%d\n", getpid());
-	while (wait_signal && !go && !stop) {
-		sleep_us(10000);
-		if (++waited > 3000) {
-			printf("no signal\n");
-			return 2;
-		}
-	}
+	wl_start();
+	if (wait_signal && wl_wait_go())
+		return 2;
 
 	/* Outside every region: set-up, and one of everything. */
 	if (CALL(cudaStreamCreate, &stream) != cudaSuccess)
@@ -302,7 +283,7 @@ int main(int argc, char **argv)
 	       MEMSET_ASYNC_BYTES, MEMCPY2D_WIDTH, MEMCPY2D_HEIGHT, MALLOC_HOST_BYTES);
 	printf("ret=%d\n", first_ret);
 
-	for (i = 0; (steps == 0 || i < steps) && !stop; i++) {
+	for (i = 0; (steps == 0 || i < steps) && !wl_stop; i++) {
 		one_step();
 		n_step++;
 		/* Between steps: outside every region, then in validation. */
@@ -321,9 +302,9 @@ int main(int argc, char **argv)
 	print_calls("validation", calls[VALIDATION], NULL);
 	print_calls("outside", calls[OUTSIDE], NULL);
 	printf("attached=%d\n", fvbpf_attached());
-	while (idle && !stop) {
+	while (idle && !wl_stop) {
 		printf("attached=%d\n", fvbpf_attached());
-		sleep_us(100000);
+		wl_sleep_us(100000);
 	}
 	return 0;
 }

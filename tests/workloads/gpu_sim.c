@@ -27,6 +27,7 @@
 #include <cupti_runtime_cbid.h>
 
 #include "fvbpf/fvbpf.h"
+#include "workload.h"
 
 int fvbpf_agent_test_activate(const char *cupti_path);
 void fvbpf_agent_test_api_enter(uint32_t correlation, uint32_t cbid, uint32_t domain);
@@ -34,7 +35,6 @@ void fvbpf_agent_test_buffer(uint8_t *buf, size_t valid);
 
 #define MAX_PENDING 4096
 
-static volatile sig_atomic_t go, stop;
 static uint32_t next_corr = 1000;
 static int kernels_per_step = 3, skip_records;
 
@@ -48,16 +48,6 @@ static struct pending {
 static int npending;
 static unsigned long n_kernels, n_copies, n_records, n_missing, n_steps;
 
-static void on_usr1(int sig) { (void)sig; go = 1; }
-static void on_term(int sig) { (void)sig; stop = 1; }
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void note(int is_copy, size_t bytes)
 {
@@ -68,7 +58,7 @@ static void note(int is_copy, size_t bytes)
 				   CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
 				   CUPTI_CB_DOMAIN_RUNTIME_API);
 	if (npending < MAX_PENDING)
-		pending[npending++] = (struct pending){ is_copy, corr, now_ns(), bytes };
+		pending[npending++] = (struct pending){ is_copy, corr, wl_now_ns(), bytes };
 }
 
 /* Doubles of the runtime calls that need a driver; noipa so that they
@@ -153,13 +143,6 @@ static void deliver(void)
 	fvbpf_agent_test_buffer(buf, off);
 }
 
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static void step(void)
 {
 	int k;
@@ -173,7 +156,7 @@ static void step(void)
 				 NULL);
 		n_kernels++;
 	}
-	sleep_us(2000);
+	wl_sleep_us(2000);
 	fvbpf_region_end("training_forward");
 	fvbpf_region_end("training_train_one_step");
 	n_steps++;
@@ -191,7 +174,7 @@ int main(int argc, char **argv)
 		{},
 	};
 	const char *cupti = "/usr/local/cuda/lib64/libcupti.so.13";
-	int steps = 3, wait_signal = 0, idle = 0, c, i, waited = 0;
+	int steps = 3, wait_signal = 0, idle = 0, c, i;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -207,32 +190,23 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	signal(SIGUSR1, on_usr1);
-	signal(SIGTERM, on_term);
-	signal(SIGINT, on_term);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("pid=%d\n", getpid());
-	while (wait_signal && !go && !stop) {
-		sleep_us(10000);
-		if (++waited > 3000) {
-			printf("no signal\n");
-			return 2;
-		}
-	}
+	wl_start();
+	if (wait_signal && wl_wait_go())
+		return 2;
 	if (fvbpf_agent_test_activate(cupti)) {
 		printf("agent=unavailable (no libcupti at %s)\n", cupti);
 		return 3;
 	}
 	printf("agent=ok\n");
-	for (i = 0; i < steps && !stop; i++) {
+	for (i = 0; i < steps && !wl_stop; i++) {
 		step();
 		deliver(); /* after the segment closed, as CUPTI's flush would */
 	}
 	printf("counts steps=%lu kernels=%lu copies=%lu records=%lu missing=%lu\n", n_steps,
 	       n_kernels, n_copies, n_records, n_missing);
-	while (idle && !stop) {
+	while (idle && !wl_stop) {
 		printf("attached=%d\n", fvbpf_attached());
-		sleep_us(100000);
+		wl_sleep_us(100000);
 	}
 	return 0;
 }

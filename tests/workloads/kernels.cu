@@ -47,6 +47,7 @@
 #include <cuda_runtime.h>
 
 #include "fvbpf/fvbpf.h"
+#include "workload.h"
 
 __global__ void scale(float *x, float a, int n)
 {
@@ -95,23 +96,12 @@ __global__ void reduce_rows_with_a_deliberately_long_kernel_name(const T *in, T 
 #define LONG_K 4
 #define LONG_SHMEM (32 * sizeof(float))
 
-static volatile sig_atomic_t go, stop;
 static int step_ms = 10;
 static unsigned long n_step, n_scale, n_tmpl, n_long, n_launch, n_sync;
 static unsigned long out_launch, out_malloc, out_free, out_sync, out_lasterr;
 static float *x, *rows_in, *rows_out;
 static int *ints;
 
-static void on_usr1(int sig) { (void)sig; go = 1; }
-static void on_term(int sig) { (void)sig; stop = 1; }
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && !stop)
-		;
-}
 
 /* Each launcher counts one <<<>>> in the counters it is given. */
 static void launch_scale(unsigned long *kernel, unsigned long *launch)
@@ -158,7 +148,7 @@ static void one_step(void)
 	launch_scale(&n_scale, &n_launch);
 	launch_tmpl(&n_tmpl, &n_launch);
 	launch_long(&n_long, &n_launch);
-	sleep_us((long)step_ms * 1000);
+	wl_sleep_us((long)step_ms * 1000);
 	fvbpf_region_end("training_forward");
 	n_sync++;
 	cudaDeviceSynchronize();
@@ -175,7 +165,7 @@ int main(int argc, char **argv)
 		{ "idle", no_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long steps = 3, i, waited = 0;
+	long steps = 3, i;
 	int wait_signal = 0, idle = 0, c;
 	cudaError_t err;
 
@@ -191,18 +181,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	signal(SIGUSR1, on_usr1);
-	signal(SIGTERM, on_term);
-	signal(SIGINT, on_term);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("pid=%d\n", getpid());
-	while (wait_signal && !go && !stop) {
-		sleep_us(10000);
-		if (++waited > 3000) {
-			printf("no signal\n");
-			return 2;
-		}
-	}
+	wl_start();
+	if (wait_signal && wl_wait_go())
+		return 2;
 
 	/* Outside every region. */
 	x = device_alloc<float>(SCALE_N);
@@ -221,7 +202,7 @@ int main(int argc, char **argv)
 	       "tmpl grid=2,1,1 block=64,1,1 shmem=0 stream=0x0 "
 	       "long grid=3,1,1 block=32,1,1 shmem=%zu stream=0x0\n", (size_t)LONG_SHMEM);
 
-	for (i = 0; (steps == 0 || i < steps) && !stop; i++)
+	for (i = 0; (steps == 0 || i < steps) && !wl_stop; i++)
 		one_step();
 
 	/* Outside every region again: cudaFree(NULL) is a valid call too. */
@@ -237,9 +218,9 @@ int main(int argc, char **argv)
 	       "cudaDeviceSynchronize=%lu cudaGetLastError=%lu\n",
 	       out_launch, out_malloc, out_free, out_sync, out_lasterr);
 	printf("attached=%d\n", fvbpf_attached());
-	while (idle && !stop) {
+	while (idle && !wl_stop) {
 		printf("attached=%d\n", fvbpf_attached());
-		sleep_us(100000);
+		wl_sleep_us(100000);
 	}
 	return 0;
 }

@@ -20,24 +20,14 @@
 #include <unistd.h>
 
 #include "fvbpf/fvbpf.h"
+#include "workload.h"
 
-static volatile sig_atomic_t go, stop;
 static int step_ms = 20, use_threads, do_work;
 static unsigned long n_step, n_dl, n_fwd, n_bwd, n_opt, n_cb, n_train, n_worker_dl;
 static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t worker_cond = PTHREAD_COND_INITIALIZER;
 static int worker_todo, worker_done, worker_quit;
 
-static void on_usr1(int sig) { (void)sig; go = 1; }
-static void on_term(int sig) { (void)sig; stop = 1; }
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && !stop)
-		;
-}
 
 /* Some real CPU work so that demo traces show compute, not only sleep. */
 static double burn(int n)
@@ -62,7 +52,7 @@ static void phase(const char *region, unsigned long *counter, int share)
 	fvbpf_region_begin(region);
 	if (do_work)
 		burn(share);
-	sleep_us((long)step_ms * 1000 * share / 12);
+	wl_sleep_us((long)step_ms * 1000 * share / 12);
 	fvbpf_region_end(region);
 	(*counter)++;
 }
@@ -129,7 +119,7 @@ int main(int argc, char **argv)
 		{ "hang-in-region", no_argument, NULL, 'H' },
 		{},
 	};
-	long steps = 3, i, waited = 0;
+	long steps = 3, i;
 	int wait_signal = 0, idle = 0, exit_in_region = 0, train = 0, hang = 0, c;
 	pthread_t th;
 
@@ -150,25 +140,16 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	signal(SIGUSR1, on_usr1);
-	signal(SIGTERM, on_term);
-	signal(SIGINT, on_term);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("pid=%d\n", getpid());
+	wl_start();
 	if (use_threads && pthread_create(&th, NULL, worker, NULL)) {
 		perror("pthread_create");
 		return 1;
 	}
-	while (wait_signal && !go && !stop) {
-		sleep_us(10000);
-		if (++waited > 3000) {
-			printf("no signal\n");
-			return 2;
-		}
-	}
+	if (wait_signal && wl_wait_go())
+		return 2;
 	if (train)
 		fvbpf_region_begin("training_train");
-	for (i = 0; (steps == 0 || i < steps) && !stop; i++)
+	for (i = 0; (steps == 0 || i < steps) && !wl_stop; i++)
 		one_step();
 	if (train) {
 		fvbpf_region_end("training_train");
@@ -181,25 +162,25 @@ int main(int argc, char **argv)
 	if (exit_in_region) {
 		fvbpf_region_begin("training_train_one_step");
 		fvbpf_region_begin("training_forward");
-		sleep_us(200000);
+		wl_sleep_us(200000);
 		printf("exiting inside a region\n");
 		_exit(0);
 	}
 	if (hang) {
-		/* Stay inside a step until told to stop: fvbpf sees it open. */
+		/* Stay inside a step until told to wl_stop: fvbpf sees it open. */
 		fvbpf_region_begin("training_train_one_step");
 		fvbpf_region_begin("training_forward");
 		printf("hanging inside a region\n");
-		while (!stop)
-			sleep_us(20000);
+		while (!wl_stop)
+			wl_sleep_us(20000);
 		fvbpf_region_end("training_forward");
 		fvbpf_region_end("training_train_one_step");
 		printf("attached=%d\n", fvbpf_attached());
 		return 0;
 	}
-	while (idle && !stop) {
+	while (idle && !wl_stop) {
 		printf("attached=%d\n", fvbpf_attached());
-		sleep_us(100000);
+		wl_sleep_us(100000);
 	}
 	if (use_threads) {
 		pthread_mutex_lock(&worker_lock);
