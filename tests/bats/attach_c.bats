@@ -241,3 +241,27 @@ R
 	run python3 -c "import json,sys; m=json.load(open(sys.argv[1])); print(sum(not f['started_before_attach'] for f in m['files']), sum(f['started_before_attach'] for f in m['files']) <= 1)" "$OUT/manifest.json"
 	assert_output "2 True"
 }
+
+@test "under sudo the files belong to the invoking user" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 1 --step-ms 6 --wait-signal --idle
+	SUDO_UID=65534 SUDO_GID=65534 start_fvbpf -p "$WL_PID" -o "$OUT/by-user" -n 1 -r training_train_one_step
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	# the directory fvbpf created and every file in it
+	run stat -c '%u:%g %n' "$OUT/by-user" "$OUT"/by-user/*
+	assert_success
+	refute_output --partial "0:0 "
+	[ "$(grep -c '^65534:65534 ' <<<"$output")" -eq 5 ]
+}
+
+@test "make install honours PREFIX and DESTDIR" {
+	local dest=$BATS_TEST_TMPDIR/dest
+	run make -C "$ROOT" BUILD="$BUILD" install PREFIX=/opt/fv DESTDIR="$dest"
+	assert_success
+	assert_file_executable "$dest/opt/fv/bin/fvbpf"
+	assert_file_exists "$dest/opt/fv/lib/libfvbpf.so"
+	assert_file_exists "$dest/opt/fv/include/fvbpf/fvbpf.h"
+	run bash -c "ls '$dest'/opt/fv/lib/python3*/site-packages/fvbpf/__init__.py"
+	assert_success
+}
