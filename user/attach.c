@@ -650,11 +650,11 @@ static void quiet_target(struct session_target *t)
 
 static void finish_target(struct session *s, struct session_target *t, const char *why)
 {
-	if (t->finished)
-		return;
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	struct api_call call;
 
+	if (t->finished)
+		return;
 	if (t->tracker.cur && why)
 		log_warn("PID %d %s inside segment %u (%s): written as incomplete", t->proc.pid, why,
 			 t->tracker.cur->seq, s->reg.defs[t->tracker.cur->region].name);
@@ -726,7 +726,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		if (s->api_probes && now_ns(CLOCK_MONOTONIC) - s->last_scan_ns >= 1000000000ULL) {
 			s->last_scan_ns = now_ns(CLOCK_MONOTONIC);
 			for (i = 0; i < s->ntargets; i++)
-				if (!s->targets[i].finished)
+				if (!s->targets[i].finished && !s->targets[i].quiet)
 					scan_cuda(s, &s->targets[i], false);
 		}
 		for (i = 0; i < s->ntargets; i++) {
