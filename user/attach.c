@@ -21,6 +21,7 @@
 #include "cuda_api.h"
 #include "uprobe_multi.h"
 #include "fvbpf.skel.h"
+#include "grow.h"
 #include "log.h"
 #include "manifest.h"
 #include "output_files.h"
@@ -99,18 +100,10 @@ static void submit_segment(struct session_target *t, struct segment *seg)
 
 static int hold_segment(struct session_target *t, struct segment *seg)
 {
-	struct segment **p = realloc(t->pending, (t->npending + 1) * sizeof(*p));
-	uint64_t *u;
-
-	if (!p)
+	if (grow_one(&t->pending, t->npending, &t->cappending, sizeof(*t->pending), 8))
 		return -ENOMEM;
-	t->pending = p;
-	u = realloc(t->pending_until, (t->npending + 1) * sizeof(*u));
-	if (!u)
-		return -ENOMEM;
-	t->pending_until = u;
-	t->pending[t->npending] = seg;
-	t->pending_until[t->npending] = now_ns(CLOCK_MONOTONIC) + t->session->gpu_wait_ns;
+	t->pending[t->npending].seg = seg;
+	t->pending[t->npending].until = now_ns(CLOCK_MONOTONIC) + t->session->gpu_wait_ns;
 	t->npending++;
 	return 0;
 }
@@ -122,15 +115,13 @@ static void release_pending(struct session_target *t, bool force)
 	size_t i = 0;
 
 	while (i < t->npending) {
-		if (!force && segment_waits(t, t->pending[i]) && now < t->pending_until[i]) {
+		if (!force && segment_waits(t, t->pending[i].seg) && now < t->pending[i].until) {
 			i++;
 			continue;
 		}
-		submit_segment(t, t->pending[i]);
+		submit_segment(t, t->pending[i].seg);
 		t->npending--;
 		memmove(&t->pending[i], &t->pending[i + 1], (t->npending - i) * sizeof(*t->pending));
-		memmove(&t->pending_until[i], &t->pending_until[i + 1],
-			(t->npending - i) * sizeof(*t->pending_until));
 	}
 }
 
@@ -143,8 +134,8 @@ static struct segment *find_segment(void *ctx, uint32_t seq)
 	if (t->tracker.cur && t->tracker.cur->seq == seq)
 		return t->tracker.cur;
 	for (i = 0; i < t->npending; i++)
-		if (t->pending[i]->seq == seq)
-			return t->pending[i];
+		if (t->pending[i].seg->seq == seq)
+			return t->pending[i].seg;
 	return NULL;
 }
 
@@ -760,7 +751,7 @@ static void wait_pending(struct session *s)
 		}
 		if (any)
 			usleep(20000);
-	} while (any && now_ns(CLOCK_MONOTONIC) < until && stop_requested < 2);
+	} while (any && now_ns(CLOCK_MONOTONIC) < until);
 }
 
 static void init_meta(struct session *s)
@@ -858,9 +849,8 @@ static void cleanup_session(struct session *s)
 		cuda_probes_free(&s->targets[i].cuda);
 		gpu_join_free(&s->targets[i].gpu);
 		for (size_t k = 0; k < s->targets[i].npending; k++)
-			segment_free(s->targets[i].pending[k]);
+			segment_free(s->targets[i].pending[k].seg);
 		free(s->targets[i].pending);
-		free(s->targets[i].pending_until);
 		addr_cache_free(&s->targets[i].kernels);
 		proc_target_free(&s->targets[i].proc);
 		if (s->targets[i].pidfd >= 0)

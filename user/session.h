@@ -22,6 +22,11 @@ struct bpf_link;
 struct session;
 struct symbolizer;
 
+struct held_segment {
+	struct segment *seg;
+	uint64_t until;             /* CLOCK_MONOTONIC end of its wait */
+};
+
 struct session_target {
 	struct session *session;
 	struct proc_target proc;
@@ -46,9 +51,8 @@ struct session_target {
 	uint64_t kernel_handles;    /* __cudaGetKernel handles mapped to kernels */
 	/* GPU activity from the in-process agent */
 	struct gpu_join gpu;
-	struct segment **pending;   /* closed, waiting for their GPU records */
-	uint64_t *pending_until;    /* CLOCK_MONOTONIC deadline of each */
-	size_t npending;
+	struct held_segment *pending;  /* closed, waiting for their GPU records */
+	size_t npending, cappending;
 	bool agent_active;
 	bool agent_heard;           /* the agent reported since attach */
 	char gpu_status[FVBPF_STATUS_MSG + 32];

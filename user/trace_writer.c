@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "json_writer.h"
 #include "trace_writer.h"
 
@@ -157,30 +158,36 @@ static uint32_t gpu_tid(const struct gpu_activity *a)
 /* GPU tracks: one process per device ("GPU 0"), one thread per stream. */
 static void gpu_metadata(FILE *f, const struct segment *s)
 {
+	uint64_t *seen = NULL, key;
+	size_t i, j, nseen = 0, cap = 0;
+	bool device_seen;
 	char name[32];
-	size_t i, j;
 
+	/* Devices and streams are few; activities many: look among the
+	 * tracks named so far, not among the activities. */
 	for (i = 0; i < s->ngpu; i++) {
 		const struct gpu_activity *a = &s->gpu[i];
 
-		for (j = 0; j < i; j++)
-			if (s->gpu[j].device == a->device)
-				break;
-		if (j == i) {
+		key = (uint64_t)a->device << 32 | gpu_tid(a);
+		device_seen = false;
+		for (j = 0; j < nseen && seen[j] != key; j++)
+			device_seen |= seen[j] >> 32 == a->device;
+		if (j < nseen)
+			continue;
+		if (grow_one(&seen, nseen, &cap, sizeof(*seen), 16))
+			break;
+		seen[nseen++] = key;
+		if (!device_seen) {
 			snprintf(name, sizeof(name), "GPU %u", a->device);
 			meta_event(f, (int)a->device, 0, "process_name", "name", name, 0);
 			meta_event(f, (int)a->device, 0, "process_sort_index", "sort_index", NULL,
 				   1000000 + (long)a->device);
 		}
-		for (j = 0; j < i; j++)
-			if (s->gpu[j].device == a->device && gpu_tid(&s->gpu[j]) == gpu_tid(a))
-				break;
-		if (j == i) {
-			snprintf(name, sizeof(name), a->kind == FVBPF_GPU_SYNC ? "sync (stream %u)" :
-				 "stream %u", a->stream);
-			meta_event(f, (int)a->device, gpu_tid(a), "thread_name", "name", name, 0);
-		}
+		snprintf(name, sizeof(name), a->kind == FVBPF_GPU_SYNC ? "sync (stream %u)" :
+			 "stream %u", a->stream);
+		meta_event(f, (int)a->device, gpu_tid(a), "thread_name", "name", name, 0);
 	}
+	free(seen);
 }
 
 static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
