@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cuda_api.h"
@@ -109,38 +110,66 @@ static bool known(const struct cuda_probes *cp, unsigned long long dev, unsigned
 	return false;
 }
 
-static int examine(struct cuda_probes *cp, const char *path, unsigned long long dev,
-		   unsigned long long ino)
+static int add_file(struct cuda_probes *cp, const struct proc_map *m, struct cuda_file **out)
 {
-	char open_path[PATH_MAX];
-	struct cuda_file *f;
-	struct found *fd;
-	unsigned int before = cp->attached;
-	int n;
+	struct cuda_file *f = realloc(cp->files, (cp->nfiles + 1) * sizeof(*f));
 
-	f = realloc(cp->files, (cp->nfiles + 1) * sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	cp->files = f;
 	f = &cp->files[cp->nfiles++];
 	memset(f, 0, sizeof(*f));
-	f->dev = dev;
-	f->ino = ino;
-	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->dev = m->dev;
+	f->ino = m->ino;
+	snprintf(f->path, sizeof(f->path), "%s", m->path);
+	*out = f;
+	return 0;
+}
 
-	n = snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", cp->pid, path);
-	if (n < 0 || (size_t)n >= sizeof(open_path))
+/* The probed functions of the file open at @fd. */
+static int find_functions(int fd, const struct stat *st, struct found *found)
+{
+	struct elf_file *ef;
+	int ret;
+
+	ret = elf_file_open_fd(fd, (uint64_t)st->st_size, &ef);
+	if (ret)
+		return ret;
+	ret = elf_for_each_function(ef, on_function, found);
+	elf_file_close(ef);
+	return ret;
+}
+
+static int examine(struct cuda_probes *cp, const struct proc_map *m)
+{
+	char kpath[PATH_MAX];
+	struct cuda_file *f;
+	struct found *found;
+	unsigned int before = cp->attached;
+	struct stat st;
+	int fd, ret;
+
+	ret = add_file(cp, m, &f);
+	if (ret)
+		return ret;
+	/* The mapped file itself (a device, a FIFO or a file swapped in
+	 * since is never read); the kernel attaches to it by the same way. */
+	fd = proc_map_open(cp->pid, m, &st, kpath, sizeof(kpath));
+	if (fd < 0)
 		return 0;
-	fd = calloc(1, sizeof(*fd));
-	if (!fd)
+	found = calloc(1, sizeof(*found));
+	if (!found) {
+		close(fd);
 		return -ENOMEM;
-	fd->slot = cp->slot;
-	if (elf_for_each_function(open_path, on_function, fd) == 0 && fd->n) {
-		attach_file(cp, f, open_path, fd);
-		log_info("pid %d: %u CUDA/NCCL functions probed in %s%s", cp->pid,
-			 cp->attached - before, path, cp->failed ? " (some failed: -v lists them)" : "");
 	}
-	free(fd);
+	found->slot = cp->slot;
+	if (find_functions(fd, &st, found) == 0 && found->n) {
+		attach_file(cp, f, kpath, found);
+		log_info("pid %d: %u CUDA/NCCL functions probed in %s%s", cp->pid,
+			 cp->attached - before, f->path, cp->failed ? " (some failed: -v lists them)" : "");
+	}
+	close(fd);
+	free(found);
 	return (int)(cp->attached - before);
 }
 
@@ -154,9 +183,9 @@ static int scan_cb(const struct proc_map *m, void *arg)
 	struct scan_ctx *c = arg;
 	int ret;
 
-	if (!m->ino || known(c->cp, m->dev, m->ino))
+	if (!proc_map_is_file(m) || known(c->cp, m->dev, m->ino))
 		return 0;
-	ret = examine(c->cp, m->path, m->dev, m->ino);
+	ret = examine(c->cp, m);
 	if (ret > 0)
 		c->added += ret;
 	return ret == -ENOMEM ? ret : 0;

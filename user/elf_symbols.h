@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* Symbols by name, as uprobes want them: defined here, with file offsets. */
 #ifndef FVBPF_ELF_SYMBOLS_H
 #define FVBPF_ELF_SYMBOLS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "elf_file.h"
 
 struct elf_sym_info {
 	bool found;          /* defined here (not just imported) */
@@ -13,19 +16,19 @@ struct elf_sym_info {
 };
 
 /*
- * Look up @n symbols of @path in .dynsym and .symtab, local symbols
- * included; an undefined (imported) symbol does not count.  Returns how many
- * were found, or -errno when the file is not a readable ELF.
+ * Look up @n symbols of @ef in .dynsym and .symtab, local symbols
+ * included; an undefined (imported) symbol does not count, nor one outside
+ * every PT_LOAD.  Returns how many were found.
  */
-int elf_find_symbols(const char *path, const char *const *names, size_t n,
+int elf_find_symbols(struct elf_file *ef, const char *const *names, size_t n,
 		     struct elf_sym_info *out);
 
 /*
- * Call @cb for every defined function symbol of @path (.dynsym, then
+ * Call @cb for every defined function symbol of @ef (.dynsym, then
  * .symtab), with its file offset.  @cb returns non-zero to stop.  Returns 0
- * or -errno when the file is not a readable ELF.
+ * or @cb's negative value.
  */
 typedef int (*elf_sym_cb)(const char *name, uint64_t file_off, uint64_t size, void *ctx);
-int elf_for_each_function(const char *path, elf_sym_cb cb, void *ctx);
+int elf_for_each_function(struct elf_file *ef, elf_sym_cb cb, void *ctx);
 
 #endif /* FVBPF_ELF_SYMBOLS_H */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -125,34 +126,6 @@ cleanup:
 	return ret;
 }
 
-/* Where file offset @off of @path is mapped in the target, from a maps line. */
-int proc_maps_foreach(pid_t pid, proc_map_fn fn, void *ctx)
-{
-	char maps[64], line[PATH_MAX + 256];
-	struct proc_map m;
-	unsigned int maj, min;
-	int ret = 0, n;
-	FILE *f;
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return -errno;
-	while (!ret && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		memset(&m, 0, sizeof(m));
-		n = sscanf(line, "%llx-%llx %4s %llx %x:%x %llu", &m.start, &m.end, m.perms, &m.pgoff,
-			   &maj, &min, &m.ino);
-		m.path = strchr(line, '/');
-		if (n != 7 || !m.path)
-			continue; /* anonymous, [heap], [vdso], ... */
-		m.dev = ((unsigned long long)maj << 32) | min;
-		ret = fn(&m, ctx);
-	}
-	fclose(f);
-	return ret < 0 ? ret : 0;
-}
-
 struct epoch_ctx {
 	struct marker_lib *lib;
 	bool found;
@@ -200,26 +173,43 @@ int proc_write_u32(pid_t pid, uint64_t addr, uint32_t val)
 struct marker_ctx {
 	pid_t pid;
 	struct marker_lib *lib;
-	char last[PATH_MAX];
+	unsigned long long last_dev, last_ino;
 	bool found;
 };
+
+/* Whether the file open at @fd defines every marker symbol. */
+static bool has_markers(int fd, const struct stat *st, struct marker_lib *lib)
+{
+	struct elf_file *ef;
+	bool found;
+
+	if (elf_file_open_fd(fd, (uint64_t)st->st_size, &ef))
+		return false;
+	found = elf_find_symbols(ef, marker_names, MARKER_NSYMS, lib->syms) == MARKER_NSYMS;
+	elf_file_close(ef);
+	return found;
+}
 
 static int marker_cb(const struct proc_map *m, void *arg)
 {
 	struct marker_ctx *c = arg;
 	struct marker_lib *lib = c->lib;
-	int n;
+	struct stat st;
+	int fd;
 
-	if (!strcmp(m->path, c->last))
+	if (!proc_map_is_file(m) || (m->dev == c->last_dev && m->ino == c->last_ino))
 		return 0; /* the same file's next mapping */
-	snprintf(c->last, sizeof(c->last), "%s", m->path);
+	c->last_dev = m->dev;
+	c->last_ino = m->ino;
 	memset(lib, 0, sizeof(*lib));
-	snprintf(lib->path, sizeof(lib->path), "%s", m->path);
-	n = snprintf(lib->open_path, sizeof(lib->open_path), "/proc/%d/root%s", c->pid, m->path);
-	if (n < 0 || (size_t)n >= sizeof(lib->open_path))
+	/* The mapped file itself, never what its path holds now. */
+	fd = proc_map_open(c->pid, m, &st, lib->open_path, sizeof(lib->open_path));
+	if (fd < 0)
 		return 0;
-	c->found = elf_find_symbols(lib->open_path, marker_names, MARKER_NSYMS, lib->syms) ==
-		   MARKER_NSYMS;
+	c->found = has_markers(fd, &st, lib);
+	close(fd);
+	if (c->found)
+		snprintf(lib->path, sizeof(lib->path), "%s", m->path);
 	return c->found;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "elf_symbols.h"
+#include "proc_maps.h"
 
 enum marker_sym {
 	MARKER_BEGIN,
@@ -26,7 +27,7 @@ enum marker_sym {
 struct marker_lib {
 	char path[PATH_MAX];      /* as the target maps it */
 	uint64_t epoch_addr;      /* fvbpf_attach_epoch in the target's memory */
-	char open_path[PATH_MAX]; /* through /proc/PID/root, for us and the kernel */
+	char open_path[PATH_MAX]; /* the same file for the kernel: /proc/PID/map_files/... */
 	struct elf_sym_info syms[MARKER_NSYMS];
 };
 
@@ -47,18 +48,6 @@ struct proc_target {
 	struct tid_name *threads;
 	size_t nthreads;
 };
-
-/* One file-backed mapping of /proc/PID/maps. */
-struct proc_map {
-	unsigned long long start, end, pgoff, dev, ino;
-	char perms[5];           /* "rw-p" */
-	const char *path;        /* as the target sees it; valid during the call */
-};
-
-/* Call @fn for each file-backed mapping until it returns non-zero; returns
- * 0, or -errno when the maps cannot be read (or @fn's negative value). */
-typedef int (*proc_map_fn)(const struct proc_map *m, void *ctx);
-int proc_maps_foreach(pid_t pid, proc_map_fn fn, void *ctx);
 
 bool proc_alive(pid_t pid);
 int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);

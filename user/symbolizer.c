@@ -5,59 +5,44 @@
  * Three caches, so that the common case (the same kernel stub launched
  * millions of times) is a hash probe and a memcpy:
  *   - per file (maps dev:inode): the symbol table, sorted by address once;
+ *     least recently used files are dropped beyond SYMBOLIZER_MAX_FILES or
+ *     SYMBOLIZER_MAX_BYTES (a target can map any number of files);
  *   - per pid: the parsed /proc/PID/maps, reread only when an address falls
  *     outside every known mapping (a library mapped since);
  *   - per pid: address -> demangled name (or "0x..." for a definite miss).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "demangle.h"
+#include "elf_file.h"
+#include "grow.h"
+#include "proc_maps.h"
+#include "sym_table.h"
 #include "symbolizer.h"
-
-/* libstdc++'s Itanium demangler (linked with -lstdc++); declared here so
- * this file stays C. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /* Beyond this many cached addresses for one pid, start that cache afresh:
  * bounds memory when something feeds us endless distinct addresses. */
 #define ADDR_CACHE_MAX (1u << 20)
-
-struct sym {
-	uint64_t vaddr;
-	uint64_t size;  /* st_size, or up to the end of its section when 0 */
-	uint32_t name;  /* offset into sym_file.strs */
-	uint32_t rank;  /* among symbols at one address, the highest is kept */
-};
-
-/* A PT_LOAD: how file offsets become virtual addresses. */
-struct load_seg {
-	uint64_t off, filesz, vaddr;
-};
+/* Mappings kept per pid (the kernel's default limit is 65530). */
+#define MAPS_MAX (1u << 18)
 
 struct sym_file {
 	dev_t dev;              /* as /proc/PID/maps shows them: the key */
 	ino_t ino;
 	off_t size;             /* with mtime: which file had that inode */
 	struct timespec mtime;  /* (inode numbers are reused after unlink) */
-	bool stale;             /* that inode holds another file now */
 	int err;                /* < 0: not an ELF we can read; don't retry */
-	struct sym *syms;       /* sorted by vaddr, one per address */
-	size_t nsyms;
-	char *strs;             /* the string tables, concatenated */
-	struct load_seg *segs;
-	size_t nsegs;
-	struct sym_file *next;
+	struct sym_table tab;
+	size_t bytes;           /* heap held, for the cache bound */
+	struct sym_file *prev, *next; /* most recently used first */
 };
 
 struct mapping {
@@ -65,8 +50,8 @@ struct mapping {
 	dev_t dev;
 	ino_t ino;              /* 0: not backed by a file */
 	size_t path;            /* offset into pid_cache.paths */
-	bool deleted;           /* path ends in " (deleted)": use map_files */
-	struct sym_file *file;  /* resolved on first use */
+	bool deleted;           /* the path was deleted: only map_files reaches it */
+	struct sym_file *file;  /* resolved on first use; cleared on eviction */
 };
 
 struct addr_slot {
@@ -88,7 +73,9 @@ struct pid_cache {
 
 struct symbolizer {
 	struct pid_cache *pids; /* most recently used first */
-	struct sym_file *files;
+	struct sym_file *files, *files_tail; /* LRU list */
+	size_t nfiles, file_bytes;
+	size_t max_files, max_bytes;
 	struct symbolizer_stats st;
 };
 
@@ -105,356 +92,70 @@ static void copy_out(char *buf, size_t len, const char *src, size_t n)
 	buf[n] = '\0';
 }
 
-/*
- * Malloc'd demangled @name, or a copy of it when it is not an Itanium
- * mangled name.  Only "_Z..." goes to the demangler: it would also read a
- * plain "f" or "i" as a type and turn it into "float" or "int".
- */
-static char *demangle_alloc(const char *name)
+int symbolizer_demangle(const char *name, char *buf, size_t len)
 {
-	int status = -1;
-	char *out = NULL;
-
-	if (!strncmp(name, "_Z", 2))
-		out = __cxa_demangle(name, NULL, NULL, &status);
-	if (out && status == 0)
-		return out;
-	free(out);
-	return strdup(name);
+	return demangle(name, buf, len);
 }
 
-void symbolizer_demangle(const char *name, char *buf, size_t len)
-{
-	char *d;
+/* ---- the file cache ---- */
 
-	if (!name)
-		name = "";
-	d = demangle_alloc(name);
-	copy_out(buf, len, d ? d : name, strlen(d ? d : name));
-	free(d);
+static void file_unlink(struct symbolizer *s, struct sym_file *f)
+{
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		s->files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	else
+		s->files_tail = f->prev;
+	f->prev = f->next = NULL;
 }
 
-/* ---- ELF files ---- */
-
-static int load_segs(Elf *elf, struct sym_file *f)
+static void file_push_front(struct symbolizer *s, struct sym_file *f)
 {
-	size_t i, nph;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &nph))
-		return -ENOEXEC;
-	f->segs = calloc(nph ? nph : 1, sizeof(*f->segs));
-	if (!f->segs)
-		return -ENOMEM;
-	for (i = 0; i < nph; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		f->segs[f->nsegs].off = ph.p_offset;
-		f->segs[f->nsegs].filesz = ph.p_filesz;
-		f->segs[f->nsegs].vaddr = ph.p_vaddr;
-		f->nsegs++;
-	}
-	return 0;
+	f->prev = NULL;
+	f->next = s->files;
+	if (s->files)
+		s->files->prev = f;
+	s->files = f;
+	if (!s->files_tail)
+		s->files_tail = f;
 }
 
-/*
- * Preference among symbols at one address, highest first: a real size, a
- * function, fewer leading underscores (getpid over its alias __getpid),
- * global over weak over local.
- */
-static uint32_t sym_rank(const GElf_Sym *sym, const char *name)
+/* Forget @f: no mapping of any pid may point to it afterwards. */
+static void file_drop(struct symbolizer *s, struct sym_file *f)
 {
-	unsigned int type = GELF_ST_TYPE(sym->st_info), bind = GELF_ST_BIND(sym->st_info);
-	uint32_t under = 0;
-
-	while (name[under] == '_' && under < 15)
-		under++;
-	return (uint32_t)(sym->st_size != 0) << 12 |
-	       (uint32_t)(type == STT_FUNC || type == STT_GNU_IFUNC) << 8 |
-	       (15 - under) << 4 |
-	       (bind == STB_GLOBAL ? 2u : bind == STB_WEAK ? 1u : 0u);
-}
-
-/* End address of every allocated section, so that a symbol of size 0 covers
- * at most the rest of its section. */
-static int section_ends(Elf *elf, uint64_t **ends, size_t *n)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	if (elf_getshdrnum(elf, n))
-		return -ENOEXEC;
-	*ends = calloc(*n ? *n : 1, sizeof(**ends));
-	if (!*ends)
-		return -ENOMEM;
-	while ((scn = elf_nextscn(elf, scn))) {
-		size_t i = elf_ndxscn(scn);
-
-		if (i < *n && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC))
-			(*ends)[i] = sh.sh_addr + sh.sh_size;
-	}
-	return 0;
-}
-
-/* Whether @sym names code or data at an address we may be asked about. */
-static bool sym_wanted(const GElf_Sym *sym)
-{
-	unsigned int type = GELF_ST_TYPE(sym->st_info);
-
-	if (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC)
-		return false;
-	return sym->st_shndx != SHN_UNDEF && sym->st_value && sym->st_name;
-}
-
-/* Append the symbols of one .symtab/.dynsym section (@sh of @scn), its
- * string table going to f->strs at @base. */
-static void add_syms(Elf_Scn *scn, const GElf_Shdr *sh, struct sym_file *f,
-		     size_t base, size_t strsz, const uint64_t *ends, size_t nends)
-{
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t i, count;
-	GElf_Sym sym;
-
-	if (!data || !sh->sh_entsize)
-		return;
-	count = sh->sh_size / sh->sh_entsize;
-	for (i = 0; i < count; i++) {
-		struct sym *o = &f->syms[f->nsyms];
-
-		if (!gelf_getsym(data, (int)i, &sym) || !sym_wanted(&sym) || sym.st_name >= strsz)
-			continue;
-		o->vaddr = sym.st_value;
-		o->size = sym.st_size;
-		if (!o->size && sym.st_shndx < nends && ends[sym.st_shndx] > sym.st_value)
-			o->size = ends[sym.st_shndx] - sym.st_value;
-		if (!o->size)
-			continue;
-		o->name = (uint32_t)(base + sym.st_name);
-		o->rank = sym_rank(&sym, f->strs + o->name);
-		f->nsyms++;
-	}
-}
-
-static Elf_Data *strtab_of(Elf *elf, const GElf_Shdr *sh)
-{
-	Elf_Scn *str = elf_getscn(elf, sh->sh_link);
-	Elf_Data *data = str ? elf_getdata(str, NULL) : NULL;
-
-	/* A SHT_NOBITS "string table" (broken file) has a size, no bytes. */
-	return data && data->d_buf ? data : NULL;
-}
-
-static bool is_symtab(Elf_Scn *scn, GElf_Shdr *sh)
-{
-	return gelf_getshdr(scn, sh) && (sh->sh_type == SHT_SYMTAB || sh->sh_type == SHT_DYNSYM);
-}
-
-/*
- * Both .symtab (local symbols: static functions, nvcc stubs) and .dynsym
- * (all a stripped library still has) go into one array; the string tables
- * are copied whole, so a symbol keeps just an offset.
- */
-static int load_syms(Elf *elf, struct sym_file *f)
-{
-	size_t nsyms = 0, strsz = 0, base = 0, nends = 0;
-	uint64_t *ends = NULL;
-	Elf_Scn *scn = NULL;
-	Elf_Data *str;
-	GElf_Shdr sh;
-	int ret;
-
-	ret = section_ends(elf, &ends, &nends);
-	if (ret)
-		return ret;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!is_symtab(scn, &sh) || !sh.sh_entsize || !(str = strtab_of(elf, &sh)))
-			continue;
-		nsyms += sh.sh_size / sh.sh_entsize;
-		strsz += str->d_size;
-	}
-	if (strsz >= UINT32_MAX) {
-		ret = -EFBIG;
-		goto cleanup;
-	}
-	f->syms = malloc((nsyms ? nsyms : 1) * sizeof(*f->syms));
-	f->strs = malloc(strsz + 1);
-	if (!f->syms || !f->strs) {
-		ret = -ENOMEM;
-		goto cleanup;
-	}
-	f->strs[strsz] = '\0'; /* a malformed last table still ends */
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!is_symtab(scn, &sh) || !sh.sh_entsize || !(str = strtab_of(elf, &sh)))
-			continue;
-		if (str->d_size)
-			memcpy(f->strs + base, str->d_buf, str->d_size);
-		add_syms(scn, &sh, f, base, str->d_size, ends, nends);
-		base += str->d_size;
-	}
-cleanup:
-	free(ends);
-	return ret;
-}
-
-/* By address, then best first; the name offset last, so the order (and the
- * name chosen among equals) does not depend on qsort. */
-static int sym_cmp(const void *pa, const void *pb)
-{
-	const struct sym *a = pa, *b = pb;
-
-	if (a->vaddr != b->vaddr)
-		return a->vaddr < b->vaddr ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank > b->rank ? -1 : 1;
-	return a->name < b->name ? -1 : a->name > b->name;
-}
-
-/* Sort once, keep the best symbol of each address: lookups binary search. */
-static void sort_syms(struct sym_file *f)
-{
-	size_t i, n = 0;
-
-	qsort(f->syms, f->nsyms, sizeof(*f->syms), sym_cmp);
-	for (i = 0; i < f->nsyms; i++)
-		if (!n || f->syms[n - 1].vaddr != f->syms[i].vaddr)
-			f->syms[n++] = f->syms[i];
-	f->nsyms = n;
-}
-
-static int elf_load(struct sym_file *f, int fd)
-{
-	Elf *elf;
-	int ret;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		ret = -ENOEXEC;
-		goto cleanup;
-	}
-	ret = load_segs(elf, f);
-	if (ret)
-		goto cleanup;
-	ret = load_syms(elf, f);
-	if (ret)
-		goto cleanup;
-	sort_syms(f);
-cleanup:
-	if (elf)
-		elf_end(elf);
-	return ret;
-}
-
-/* File offset -> ELF virtual address, through the PT_LOAD holding it. */
-static int file_vaddr(const struct sym_file *f, uint64_t off, uint64_t *vaddr)
-{
+	struct pid_cache *pc;
 	size_t i;
 
-	for (i = 0; i < f->nsegs; i++) {
-		if (off >= f->segs[i].off && off - f->segs[i].off < f->segs[i].filesz) {
-			*vaddr = off - f->segs[i].off + f->segs[i].vaddr;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/* The last symbol at or below @vaddr, if it reaches @vaddr. */
-static const struct sym *sym_find(const struct sym_file *f, uint64_t vaddr)
-{
-	size_t lo = 0, hi = f->nsyms, mid;
-	const struct sym *s;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (f->syms[mid].vaddr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	s = &f->syms[lo - 1];
-	return vaddr - s->vaddr < s->size ? s : NULL;
-}
-
-static void file_free(struct sym_file *f)
-{
-	free(f->syms);
-	free(f->strs);
-	free(f->segs);
+	for (pc = s->pids; pc; pc = pc->next)
+		for (i = 0; i < pc->nmaps; i++)
+			if (pc->maps[i].file == f)
+				pc->maps[i].file = NULL;
+	file_unlink(s, f);
+	s->nfiles--;
+	s->file_bytes -= f->bytes;
+	sym_table_free(&f->tab);
 	free(f);
 }
 
-/* ---- opening a mapped file ---- */
-
-/* Open @p if it is a regular file (never a device someone mapped, such as
- * /dev/nvidia0: opening those can have effects); @st gets its status. */
-static int open_regular(const char *p, struct stat *st)
+/* Keep the cache within its bounds, sparing @keep (just loaded). */
+static void files_trim(struct symbolizer *s, const struct sym_file *keep)
 {
-	int fd;
-
-	if (stat(p, st))
-		return -errno;
-	if (!S_ISREG(st->st_mode))
-		return -ENOENT;
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	return fd < 0 ? -errno : fd;
-}
-
-/* The paths that reach @m's file: under the process's root (containers),
- * unless deleted, and the mapping itself (needs CAP_SYS_ADMIN). */
-static int root_path(char *p, size_t n, pid_t pid, const struct mapping *m, const char *path)
-{
-	if (m->deleted || snprintf(p, n, "/proc/%d/root%s", (int)pid, path) >= (int)n)
-		return -ENOENT;
-	return 0;
-}
-
-static void map_files_path(char *p, size_t n, pid_t pid, const struct mapping *m)
-{
-	snprintf(p, n, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start, m->end);
-}
-
-/*
- * Open the file behind @m: by its path, unless that was deleted or now
- * holds another inode (a library upgraded in place), then through
- * map_files.  Overlayfs may show another inode in maps than stat does, so a
- * path with another inode is still the last resort.
- */
-static int open_mapped(pid_t pid, const struct mapping *m, const char *path)
-{
-	int fd = -ENOENT, other = -ENOENT;
-	char p[PATH_MAX + 64];
-	struct stat st;
-
-	if (!root_path(p, sizeof(p), pid, m, path)) {
-		fd = open_regular(p, &st);
-		if (fd >= 0 && st.st_ino == m->ino)
-			return fd;
-		other = fd;
+	while ((s->nfiles > s->max_files || s->file_bytes > s->max_bytes) &&
+	       s->files_tail && s->files_tail != keep) {
+		file_drop(s, s->files_tail);
+		s->st.files_evicted++;
 	}
-	map_files_path(p, sizeof(p), pid, m);
-	fd = open_regular(p, &st);
-	if (fd >= 0) {
-		if (other >= 0)
-			close(other);
-		return fd;
-	}
-	return other >= 0 ? other : fd;
 }
 
-/* stat() of the file behind @m, by the same ways; -ENOENT when neither is
- * reachable (deleted, no CAP_SYS_ADMIN): then dev:inode is all we know. */
-static int stat_mapped(pid_t pid, const struct mapping *m, const char *path, struct stat *st)
+/* A struct proc_map for proc_maps.h's open and stat. */
+static struct proc_map as_proc_map(const struct pid_cache *pc, const struct mapping *m)
 {
-	char p[PATH_MAX + 64];
-
-	if (!root_path(p, sizeof(p), pid, m, path) && !stat(p, st) && st->st_ino == m->ino)
-		return 0;
-	map_files_path(p, sizeof(p), pid, m);
-	return stat(p, st) ? -ENOENT : 0;
+	return (struct proc_map){ .start = m->start, .end = m->end, .pgoff = m->pgoff,
+				  .dev = m->dev, .ino = m->ino, .path = pc->paths + m->path,
+				  .deleted = m->deleted };
 }
 
 static bool same_file(const struct sym_file *f, const struct stat *st)
@@ -463,47 +164,65 @@ static bool same_file(const struct sym_file *f, const struct stat *st)
 	       f->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
-/* A cached file with @m's dev:inode, unless that inode was reused since for
- * another file (a .so written, loaded, deleted, and another written: JIT
- * caches do that); such an entry is marked stale, never freed, as mappings
- * of other pids may still point to it. */
+/* A cached file with @m's dev:inode, unless that inode holds another file
+ * since (a .so written, loaded, deleted, and another written: JIT caches
+ * do that); that entry is dropped. */
 static struct sym_file *file_find(struct symbolizer *s, struct pid_cache *pc,
 				  const struct mapping *m)
 {
+	struct proc_map pm = as_proc_map(pc, m);
 	struct sym_file *f;
 	struct stat st;
-	bool known = false;
 
-	for (f = s->files; f; f = f->next) {
-		if (f->stale || f->dev != m->dev || f->ino != m->ino)
-			continue;
-		if (!known && stat_mapped(pc->pid, m, pc->paths + m->path, &st))
-			return f;
-		known = true;
-		if (same_file(f, &st))
-			return f;
-		f->stale = true;
-	}
+	for (f = s->files; f; f = f->next)
+		if (f->dev == m->dev && f->ino == m->ino)
+			break;
+	if (!f)
+		return NULL;
+	/* Unreachable (no CAP_SYS_ADMIN, deleted): dev:inode is all we know. */
+	if (proc_map_stat(pc->pid, &pm, &st) || same_file(f, &st))
+		return f;
+	file_drop(s, f);
 	return NULL;
+}
+
+/* Read the symbols of the file open at @fd into @f. */
+static int file_read_syms(struct symbolizer *s, struct sym_file *f, int fd)
+{
+	struct elf_file *ef;
+	int ret;
+
+	ret = elf_file_open_fd(fd, (uint64_t)f->size, &ef);
+	if (ret)
+		return ret;
+	ret = sym_table_load(&f->tab, ef);
+	elf_file_close(ef);
+	if (ret)
+		return ret;
+	if (f->tab.names_cut || f->tab.dropped || f->tab.elf.tables_skipped ||
+	    f->tab.elf.bad_names || f->tab.elf.syms_capped)
+		s->st.syms_capped++;
+	f->bytes = sizeof(*f) + sym_table_bytes(&f->tab);
+	return 0;
 }
 
 /* Read the symbols of @m's file into a new cache entry. */
 static struct sym_file *file_load(struct symbolizer *s, struct pid_cache *pc,
 				  const struct mapping *m, int *err)
 {
+	struct proc_map pm = as_proc_map(pc, m);
 	struct sym_file *f;
 	struct stat st;
 	int fd;
 
-	fd = open_mapped(pc->pid, m, pc->paths + m->path);
+	fd = proc_map_open(pc->pid, &pm, &st, NULL, 0);
 	if (fd < 0) {
 		*err = fd;
 		return NULL;
 	}
 	f = calloc(1, sizeof(*f));
-	if (!f || fstat(fd, &st)) {
-		*err = f ? -errno : -ENOMEM;
-		free(f);
+	if (!f) {
+		*err = -ENOMEM;
 		close(fd);
 		return NULL;
 	}
@@ -511,11 +230,14 @@ static struct sym_file *file_load(struct symbolizer *s, struct pid_cache *pc,
 	f->ino = m->ino;
 	f->size = st.st_size;
 	f->mtime = st.st_mtim;
-	f->err = elf_load(f, fd);
+	f->bytes = sizeof(*f);
+	f->err = file_read_syms(s, f, fd);
 	close(fd);
 	s->st.file_loads++;
-	f->next = s->files;
-	s->files = f;
+	file_push_front(s, f);
+	s->nfiles++;
+	s->file_bytes += f->bytes;
+	files_trim(s, f);
 	return f;
 }
 
@@ -531,6 +253,10 @@ static struct sym_file *file_get(struct symbolizer *s, struct pid_cache *pc,
 		m->file = file_load(s, pc, m, err);
 	if (!m->file)
 		return NULL;
+	if (m->file != s->files) {
+		file_unlink(s, m->file);
+		file_push_front(s, m->file);
+	}
 	if (m->file->err) {
 		*err = m->file->err;
 		return NULL;
@@ -545,6 +271,7 @@ struct maps_buf {
 	size_t n, cap;
 	char *paths;
 	size_t plen, pcap;
+	bool capped;
 };
 
 static int add_path(struct maps_buf *b, const char *path, size_t n)
@@ -568,46 +295,33 @@ static int add_path(struct maps_buf *b, const char *path, size_t n)
 	return 0;
 }
 
-/* One line: "start-end perms pgoff major:minor inode   path". */
-static int add_line(struct maps_buf *b, const char *line)
+static int add_map(const struct proc_map *pm, void *arg)
 {
-	static const char del[] = " (deleted)";
-	unsigned long long start, end, pgoff, ino;
-	unsigned int maj, min;
+	struct maps_buf *b = arg;
 	struct mapping *m;
-	const char *path;
-	int pos = 0;
-	size_t n;
 
-	if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &start, &end, &pgoff, &maj, &min,
-		   &ino, &pos) < 6 || !pos)
+	/* Lookups binary-search by start: keep the kernel's order, and
+	 * bound what one process can make us hold. */
+	if (b->n && pm->start < b->maps[b->n - 1].end)
 		return 0;
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-
-		m = realloc(b->maps, cap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		b->maps = m;
-		b->cap = cap;
+	if (b->n == MAPS_MAX) {
+		b->capped = true;
+		return 1;
 	}
+	if (grow_one(&b->maps, b->n, &b->cap, sizeof(*b->maps), 64))
+		return -ENOMEM;
 	m = &b->maps[b->n];
 	memset(m, 0, sizeof(*m));
-	m->start = start;
-	m->end = end;
-	m->pgoff = pgoff;
-	m->dev = makedev(maj, min);
-	path = line + pos;
-	n = strcspn(path, "\n");
+	m->start = pm->start;
+	m->end = pm->end;
+	m->pgoff = pm->pgoff;
+	m->dev = (dev_t)pm->dev;
 	/* Files only: "[heap]", "[vdso]" and anonymous memory have no symbols. */
-	if (ino && path[0] == '/') {
-		m->ino = (ino_t)ino;
-		if (n >= sizeof(del) - 1 && !memcmp(path + n - (sizeof(del) - 1), del, sizeof(del) - 1)) {
-			m->deleted = true;
-			n -= sizeof(del) - 1;
-		}
+	if (proc_map_is_file(pm)) {
+		m->ino = (ino_t)pm->ino;
+		m->deleted = pm->deleted;
 		m->path = b->plen;
-		if (add_path(b, path, n))
+		if (add_path(b, pm->path, strlen(pm->path)))
 			return -ENOMEM;
 	}
 	b->n++;
@@ -618,21 +332,12 @@ static int add_line(struct maps_buf *b, const char *line)
 static int maps_read(struct symbolizer *s, struct pid_cache *pc)
 {
 	struct maps_buf b = { 0 };
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	int ret = 0;
-	FILE *f;
+	int ret;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pc->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
 	/* Room for the path of a mapping without one, so offsets stay valid. */
 	ret = add_path(&b, "", 0);
-	while (!ret && getline(&line, &cap, f) > 0)
-		ret = add_line(&b, line);
-	free(line);
-	fclose(f);
+	if (!ret)
+		ret = proc_maps_foreach(pc->pid, add_map, &b);
 	if (ret) {
 		free(b.maps);
 		free(b.paths);
@@ -644,6 +349,7 @@ static int maps_read(struct symbolizer *s, struct pid_cache *pc)
 	pc->nmaps = b.n;
 	pc->paths = b.paths;
 	s->st.maps_reads++;
+	s->st.maps_capped += b.capped;
 	return 0;
 }
 
@@ -780,6 +486,15 @@ void symbolizer_forget_pid(struct symbolizer *s, pid_t pid)
 
 /* ---- lookup ---- */
 
+/* The demangled name, malloc'd, counting a cap hit. */
+static char *demangle_dup(struct symbolizer *s, const char *name)
+{
+	char buf[DEMANGLE_OUT_MAX + 1];
+
+	s->st.demangle_capped += demangle(name, buf, sizeof(buf));
+	return strdup(buf);
+}
+
 /*
  * Resolve @addr from scratch: *name gets the malloc'd demangled name on
  * success; *cache says whether the answer holds until the maps change (an
@@ -789,9 +504,9 @@ static int resolve(struct symbolizer *s, struct pid_cache *pc, uint64_t addr, ch
 		   bool *cache)
 {
 	const struct sym_file *f;
-	const struct sym *sym;
 	struct mapping *m;
-	uint64_t vaddr;
+	const char *sym;
+	uint64_t off;
 	int ret = 0;
 
 	*cache = false;
@@ -810,12 +525,12 @@ static int resolve(struct symbolizer *s, struct pid_cache *pc, uint64_t addr, ch
 	f = file_get(s, pc, m, &ret);
 	if (!f)
 		return ret;
-	if (file_vaddr(f, addr - m->start + m->pgoff, &vaddr))
+	if (__builtin_add_overflow(addr - m->start, m->pgoff, &off))
 		return -ENOENT;
-	sym = sym_find(f, vaddr);
+	sym = sym_table_find(&f->tab, off);
 	if (!sym)
 		return -ENOENT;
-	*name = demangle_alloc(f->strs + sym->name);
+	*name = demangle_dup(s, sym);
 	if (!*name) {
 		*cache = false;
 		return -ENOMEM;
@@ -865,13 +580,27 @@ int symbolizer_lookup(struct symbolizer *s, pid_t pid, uint64_t addr, char *buf,
 
 struct symbolizer *symbolizer_new(void)
 {
-	return calloc(1, sizeof(struct symbolizer));
+	struct symbolizer *s = calloc(1, sizeof(struct symbolizer));
+
+	if (s) {
+		s->max_files = SYMBOLIZER_MAX_FILES;
+		s->max_bytes = SYMBOLIZER_MAX_BYTES;
+	}
+	return s;
+}
+
+void symbolizer_set_limits(struct symbolizer *s, size_t max_files, size_t max_bytes)
+{
+	if (max_files)
+		s->max_files = max_files;
+	if (max_bytes)
+		s->max_bytes = max_bytes;
+	files_trim(s, NULL);
 }
 
 void symbolizer_free(struct symbolizer *s)
 {
 	struct pid_cache *pc;
-	struct sym_file *f;
 
 	if (!s)
 		return;
@@ -879,10 +608,8 @@ void symbolizer_free(struct symbolizer *s)
 		s->pids = pc->next;
 		pid_free(pc);
 	}
-	while ((f = s->files)) {
-		s->files = f->next;
-		file_free(f);
-	}
+	while (s->files)
+		file_drop(s, s->files);
 	free(s);
 }
 

@@ -23,9 +23,9 @@ void symbolizer_free(struct symbolizer *s);
 /*
  * Name of the function (or object) containing @addr in process @pid,
  * demangled into @buf (truncated, always NUL-terminated when @len > 0).
- * Finds the mapping in /proc/PID/maps, opens the file through
- * /proc/PID/root/<path> (or /proc/PID/map_files/<range> when the path is
- * deleted, replaced or unreachable), turns the address into an ELF virtual
+ * Finds the mapping in /proc/PID/maps, opens the mapped file itself
+ * (proc_map_open(): /proc/PID/map_files/<range>, else the path under
+ * /proc/PID/root if it still holds that inode), turns the address into an ELF virtual
  * address through the PT_LOAD holding its file offset, and looks it up in
  * .symtab and .dynsym together (FUNC/OBJECT symbols; a symbol of size 0
  * covers up to the next symbol or the end of its section).
@@ -36,8 +36,16 @@ void symbolizer_free(struct symbolizer *s);
  */
 int symbolizer_lookup(struct symbolizer *s, pid_t pid, uint64_t addr, char *buf, size_t len);
 
-/* Demangle a C++ (Itanium) name; a name that is not mangled is copied as is. */
-void symbolizer_demangle(const char *name, char *buf, size_t len);
+/* Demangle a C++ (Itanium) name; a name that is not mangled is copied as
+ * is.  Bounded as demangle() is (demangle.h): returns 1 when a cap was hit. */
+int symbolizer_demangle(const char *name, char *buf, size_t len);
+
+/* Bounds on the per-file symbol cache: least recently used files are
+ * dropped beyond either (counted in files_evicted). */
+#define SYMBOLIZER_MAX_FILES 64
+#define SYMBOLIZER_MAX_BYTES (512u << 20)
+/* Other bounds, for tests: 0 keeps a bound as it is. */
+void symbolizer_set_limits(struct symbolizer *s, size_t max_files, size_t max_bytes);
 
 /* Counters for the report. */
 struct symbolizer_stats {
@@ -46,6 +54,11 @@ struct symbolizer_stats {
 	uint64_t file_loads; /* ELF symbol tables read (once per file) */
 	uint64_t maps_reads; /* /proc/PID/maps parsed */
 	uint64_t unknown;    /* lookups that returned an error */
+	uint64_t files_evicted;   /* dropped from the file cache by its bounds */
+	uint64_t demangle_capped; /* names too long to demangle, or cut */
+	uint64_t syms_capped;     /* files whose symbols hit a cap (count,
+				   * name length) or had malformed tables */
+	uint64_t maps_capped;     /* /proc/PID/maps reads cut at the mapping cap */
 };
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

@@ -10,11 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "demangle.h"
+#include "elf_craft.h"
 #include "elf_symbols.h"
+#include "file_open.h"
+#include "sym_table.h"
 #include "symbolizer.h"
 #include "unit.h"
 
@@ -350,6 +355,26 @@ static int copy_self(char *path, size_t n)
 	return out;
 }
 
+/* elf_find_symbols() on the file at @path. */
+static int find_in_file(const char *path, const char *const *names, size_t n,
+			struct elf_sym_info *info)
+{
+	struct elf_file *ef;
+	struct stat st;
+	int fd, ret;
+
+	fd = open_regular(path, true, FILE_OPEN_MAX_SIZE, &st);
+	if (fd < 0)
+		return fd;
+	ret = elf_file_open_fd(fd, (uint64_t)st.st_size, &ef);
+	if (!ret) {
+		ret = elf_find_symbols(ef, names, n, info);
+		elf_file_close(ef);
+	}
+	close(fd);
+	return ret;
+}
+
 /*
  * A file mapped at a page offset that is not 0 (address - start + pgoff),
  * then deleted: the path is gone, the mapping is reached through
@@ -371,7 +396,7 @@ static void test_mapped_deleted(void)
 	CHECK(s && s2 && fd >= 0);
 	if (!s || !s2 || fd < 0)
 		goto out;
-	CHECK_EQ(elf_find_symbols(path, names, 1, &info), 1);
+	CHECK_EQ(find_in_file(path, names, 1, &info), 1);
 	if (!info.found || info.file_off < pg)
 		goto out;
 	start = info.file_off & ~(uint64_t)(pg - 1);
@@ -406,15 +431,7 @@ out:
 
 /* ---- a synthetic ELF: exact control over segments and symbols ---- */
 
-/* Offsets are relative to the start of .text. */
-struct syn_sym {
-	const char *name;
-	unsigned char type, bind;
-	uint64_t off, size;
-	uint16_t shndx;
-};
-
-static const struct syn_sym syn_syms[] = {
+static const struct craft_sym syn_syms[] = {
 	{ "fv_local", STT_FUNC, STB_LOCAL, 0x200, 0x10, 1 },
 	{ "_Z5scalePffi", STT_FUNC, STB_LOCAL, 0x600, 0x20, 1 },
 	{ "fv_sized", STT_FUNC, STB_GLOBAL, 0x100, 0x40, 1 },
@@ -427,116 +444,28 @@ static const struct syn_sym syn_syms[] = {
 	{ "fv_last", STT_FUNC, STB_GLOBAL, 0x700, 0, 1 },
 };
 #define NSYN (sizeof(syn_syms) / sizeof(syn_syms[0]))
-#define SYN_VADDR 0x100000ull /* .text's address: not its file offset */
-#define SYN_TEXT 0x800        /* .text's size: the segment (a page) is larger */
-
-/*
- * One PT_LOAD (file offset one page, p_vaddr SYN_VADDR) holding .text, then
- * .symtab, .strtab, .shstrtab and the section headers.  Returns the size.
- */
-static size_t syn_build(uint8_t *img, size_t cap, size_t pg)
-{
-	static const char shstr[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-	Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof(*eh));
-	Elf64_Sym *sym;
-	Elf64_Shdr *sh;
-	size_t symoff = 2 * pg, stroff, shstroff, shoff, strlen_ = 1, i;
-
-	memset(img, 0, cap);
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_DYN;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_ehsize = sizeof(*eh);
-	eh->e_phoff = sizeof(*eh);
-	eh->e_phentsize = sizeof(*ph);
-	eh->e_phnum = 1;
-	ph->p_type = PT_LOAD;
-	ph->p_flags = PF_R | PF_X;
-	ph->p_offset = pg;
-	ph->p_vaddr = ph->p_paddr = SYN_VADDR;
-	ph->p_filesz = ph->p_memsz = pg;
-	ph->p_align = pg;
-
-	sym = (Elf64_Sym *)(img + symoff);
-	stroff = symoff + (NSYN + 1) * sizeof(*sym);
-	for (i = 0; i < NSYN; i++) {
-		Elf64_Sym *o = &sym[i + 1];
-
-		o->st_name = (Elf64_Word)strlen_;
-		o->st_info = ELF64_ST_INFO(syn_syms[i].bind, syn_syms[i].type);
-		o->st_shndx = syn_syms[i].shndx;
-		o->st_value = syn_syms[i].shndx ? SYN_VADDR + syn_syms[i].off : 0;
-		o->st_size = syn_syms[i].size;
-		strcpy((char *)img + stroff + strlen_, syn_syms[i].name);
-		strlen_ += strlen(syn_syms[i].name) + 1;
-	}
-	shstroff = stroff + strlen_;
-	memcpy(img + shstroff, shstr, sizeof(shstr));
-	shoff = (shstroff + sizeof(shstr) + 7) & ~(size_t)7;
-	sh = (Elf64_Shdr *)(img + shoff);
-	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS,
-			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_addr = SYN_VADDR,
-			      .sh_offset = pg, .sh_size = SYN_TEXT, .sh_addralign = 16 };
-	sh[2] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = symoff,
-			      .sh_size = (NSYN + 1) * sizeof(*sym), .sh_link = 3, .sh_info = 3,
-			      .sh_addralign = 8, .sh_entsize = sizeof(*sym) };
-	sh[3] = (Elf64_Shdr){ .sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = stroff,
-			      .sh_size = strlen_, .sh_addralign = 1 };
-	sh[4] = (Elf64_Shdr){ .sh_name = 23, .sh_type = SHT_STRTAB, .sh_offset = shstroff,
-			      .sh_size = sizeof(shstr), .sh_addralign = 1 };
-	eh->e_shoff = shoff;
-	eh->e_shentsize = sizeof(*sh);
-	eh->e_shnum = 5;
-	eh->e_shstrndx = 4;
-	return shoff + 5 * sizeof(*sh);
-}
-
-/* Write @n bytes to a new temporary file and map the page at file offset
- * @pg (so pgoff is not 0); *path names the file, for unlinking. */
-static void *map_temp(const uint8_t *img, size_t n, size_t pg, char *path, size_t plen)
-{
-	void *map;
-	int fd;
-
-	snprintf(path, plen, "%s/fvbpf-syn-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return MAP_FAILED;
-	if (write(fd, img, n) != (ssize_t)n) {
-		close(fd);
-		return MAP_FAILED;
-	}
-	map = mmap(NULL, pg, PROT_READ, MAP_PRIVATE, fd, (off_t)pg);
-	close(fd);
-	return map;
-}
 
 static void test_synthetic_elf(void)
 {
 	struct symbolizer *s = symbolizer_new();
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), cap = 3 * pg + 4096, n;
-	uint8_t *img = calloc(1, cap);
 	struct symbolizer_stats st;
+	struct craft c = { 0 };
 	char path[4096] = "";
 	pid_t me = getpid();
 	uint8_t *map = MAP_FAILED;
 	uint64_t b;
 	char buf[64];
 
-	CHECK(s && img);
-	if (!s || !img)
+	CHECK(s != NULL);
+	if (!s || craft_build(&c, syn_syms, NSYN)) {
+		CHECK(0);
 		goto out;
-	n = syn_build(img, cap, pg);
-	map = map_temp(img, n, pg, path, sizeof(path));
+	}
+	map = craft_map(&c, path, sizeof(path));
 	CHECK(map != MAP_FAILED);
 	if (map == MAP_FAILED)
 		goto out;
-	b = ADDR(map); /* .text's first byte: file offset pg, vaddr SYN_VADDR */
+	b = ADDR(map); /* .text's first byte: file offset pg, vaddr CRAFT_VADDR */
 	EXPECT(s, me, b + 0x000, NULL);           /* before any symbol */
 	EXPECT(s, me, b + 0x100, "fv_sized");     /* not its alias __fv_alias */
 	EXPECT(s, me, b + 0x13f, "fv_sized");
@@ -548,16 +477,17 @@ static void test_synthetic_elf(void)
 	EXPECT(s, me, b + 0x504, NULL);           /* NOTYPE is no function */
 	EXPECT(s, me, b + 0x610, "scale(float*, float, int)");
 	EXPECT(s, me, b + 0x7f0, "fv_last");      /* size 0: to section end */
-	EXPECT(s, me, b + SYN_TEXT, NULL);        /* mapped, in no section */
+	EXPECT(s, me, b + CRAFT_TEXT, NULL);      /* mapped, in no section */
 	symbolizer_stats(s, &st);
 	CHECK_EQ(st.file_loads, 1);
 
 	/* Another file, no ELF: a clean -ENOEXEC, loaded once.  It often gets
 	 * the inode just freed (tmpfs reuses them): the cache must notice. */
-	munmap(map, pg);
+	munmap(map, c.pg);
 	unlink(path);
-	memset(img, 'x', cap);
-	map = map_temp(img, 2 * pg, pg, path, sizeof(path));
+	memset(c.img, 'x', c.cap);
+	c.len = 2 * c.pg;
+	map = craft_map(&c, path, sizeof(path));
 	CHECK(map != MAP_FAILED);
 	if (map == MAP_FAILED)
 		goto out;
@@ -569,10 +499,187 @@ static void test_synthetic_elf(void)
 	CHECK_EQ(st.file_loads, 2);
 out:
 	if (map != MAP_FAILED)
+		munmap(map, c.pg);
+	if (path[0])
+		unlink(path);
+	craft_free(&c);
+	symbolizer_free(s);
+}
+
+/* Map @c's image and look up .text + @off: the name, or NULL for a miss.
+ * Whatever the image says, the lookup must neither crash nor go out of
+ * bounds (the ASan build of this test checks the second). */
+static void expect_crafted(const struct craft *c, uint64_t off, const char *want, int line)
+{
+	struct symbolizer *s = symbolizer_new();
+	char path[4096] = "";
+	void *map = craft_map(c, path, sizeof(path));
+
+	CHECK(s && map != MAP_FAILED);
+	if (s && map != MAP_FAILED)
+		expect(s, getpid(), ADDR(map) + off, want, line);
+	if (map != MAP_FAILED)
+		munmap(map, c->pg);
+	if (path[0])
+		unlink(path);
+	symbolizer_free(s);
+}
+#define EXPECT_CRAFTED(c, off, want) expect_crafted(c, off, want, __LINE__)
+
+/*
+ * The heap overflow of issue 7: a second symbol table whose header claims
+ * 2^61 - 10 entries of one byte.  Its data is not in the file, but the old
+ * code counted sh_size / sh_entsize for every table before allocating, so
+ * (2^61 - 10 + 11) * sizeof(struct sym) wrapped to one entry and the real
+ * table's symbols were written past it.
+ */
+static void test_hostile_symtab_size(void)
+{
+	struct craft c;
+
+	if (craft_build(&c, syn_syms, NSYN)) {
+		CHECK(0);
+		return;
+	}
+	CHECK(craft_add_section(&c, (Elf64_Shdr){ .sh_type = SHT_SYMTAB,
+		.sh_offset = c.sh[CRAFT_SYMTAB].sh_offset,
+		.sh_size = (1ull << 61) - c.nsyms + 1, .sh_link = CRAFT_STRTAB,
+		.sh_entsize = 1 }) > 0);
+	EXPECT_CRAFTED(&c, 0x100, "fv_sized");
+	craft_free(&c);
+}
+
+/* Map a crafted image; its .text address (MAP_FAILED on failure). */
+static uint8_t *map_crafted(const struct craft_sym *syms, size_t n, char *path, size_t plen,
+			    size_t *pg)
+{
+	struct craft c;
+	void *map;
+
+	if (craft_build(&c, syms, n))
+		return MAP_FAILED;
+	map = craft_map(&c, path, plen);
+	*pg = c.pg;
+	craft_free(&c);
+	return map;
+}
+
+/* The file cache is bounded: least recently used files go first, counted;
+ * a mapping that pointed to an evicted file loads it again (the ASan build
+ * would catch a use of the freed entry). */
+static void test_file_cache_bound(void)
+{
+	static const struct craft_sym a[] = { { "fv_in_a", STT_FUNC, STB_GLOBAL, 0x100, 0x200, 1 } };
+	static const struct craft_sym b[] = { { "fv_in_b", STT_FUNC, STB_GLOBAL, 0x100, 0x200, 1 } };
+	struct symbolizer *s = symbolizer_new();
+	char pa[4096] = "", pb[4096] = "";
+	uint8_t *ma, *mb;
+	struct symbolizer_stats st;
+	pid_t me = getpid();
+	size_t pg = 4096;
+
+	ma = map_crafted(a, 1, pa, sizeof(pa), &pg);
+	mb = map_crafted(b, 1, pb, sizeof(pb), &pg);
+	CHECK(s && ma != MAP_FAILED && mb != MAP_FAILED);
+	if (!s || ma == MAP_FAILED || mb == MAP_FAILED)
+		goto out;
+	symbolizer_set_limits(s, 1, 0);
+	EXPECT(s, me, ADDR(ma) + 0x100, "fv_in_a");
+	EXPECT(s, me, ADDR(mb) + 0x100, "fv_in_b");  /* evicts a */
+	EXPECT(s, me, ADDR(ma) + 0x104, "fv_in_a");  /* loads a again, evicts b */
+	EXPECT(s, me, ADDR(mb) + 0x100, "fv_in_b");  /* the address cache */
+	symbolizer_stats(s, &st);
+	CHECK_EQ(st.file_loads, 3);
+	CHECK_EQ(st.files_evicted, 2);
+	/* A byte bound: each load evicts all others, never itself. */
+	symbolizer_set_limits(s, 100, 1);
+	EXPECT(s, me, ADDR(mb) + 0x108, "fv_in_b");
+	EXPECT(s, me, ADDR(mb) + 0x10c, "fv_in_b");
+	symbolizer_stats(s, &st);
+	CHECK_EQ(st.file_loads, 4);
+	CHECK_EQ(st.files_evicted, 3);
+out:
+	if (ma != MAP_FAILED)
+		munmap(ma, pg);
+	if (mb != MAP_FAILED)
+		munmap(mb, pg);
+	if (pa[0])
+		unlink(pa);
+	if (pb[0])
+		unlink(pb);
+	symbolizer_free(s);
+}
+
+/* Demangling is bounded in and out, and counted when a bound is hit. */
+static void test_demangle_caps(void)
+{
+	size_t n = DEMANGLE_IN_MAX + 100, i;
+	char *in = malloc(n + 1), *out = malloc(2 * DEMANGLE_OUT_MAX);
+	uint64_t before = demangle_capped_total();
+
+	CHECK(in && out);
+	if (!in || !out)
+		goto out;
+	/* Too long to demangle: as it is, cut to the output cap. */
+	memcpy(in, "_Z", 2);
+	memset(in + 2, '1', n - 2);
+	in[n] = '\0';
+	CHECK_EQ(symbolizer_demangle(in, out, 2 * DEMANGLE_OUT_MAX), 1);
+	CHECK_EQ(strlen(out), DEMANGLE_OUT_MAX);
+	CHECK(!strncmp(out, in, DEMANGLE_OUT_MAX));
+	/* Short, but it demangles to more than the output cap: f(T, T, ...)
+	 * with a 500-character T repeated through substitutions. */
+	i = (size_t)sprintf(in, "_Z1fN4fvns500");
+	memset(in + i, 'x', 500);
+	i += 500;
+	i += (size_t)sprintf(in + i, "E");
+	while (i + 3 < 600)
+		i += (size_t)sprintf(in + i, "S0_");
+	CHECK_EQ(symbolizer_demangle(in, out, 2 * DEMANGLE_OUT_MAX), 1);
+	CHECK_EQ(strlen(out), DEMANGLE_OUT_MAX);
+	CHECK(!strncmp(out, "f(fvns::xxx", 11));
+	CHECK_EQ(demangle_capped_total(), before + 2);
+	/* A short buffer is the caller's choice, not a cap. */
+	CHECK_EQ(symbolizer_demangle("_Z5scalePffi", out, 4), 0);
+	CHECK_STR(out, "sca");
+	CHECK_EQ(demangle_capped_total(), before + 2);
+out:
+	free(in);
+	free(out);
+}
+
+/* A symbol name longer than the table keeps: cut, counted, still found. */
+static void test_long_symbol_name(void)
+{
+	struct craft_sym sym = { NULL, STT_FUNC, STB_GLOBAL, 0x100, 0x40, 1 };
+	struct symbolizer *s = symbolizer_new();
+	char *name = malloc(SYM_TABLE_NAME_MAX + 50), *buf = malloc(2 * SYM_TABLE_NAME_MAX);
+	struct symbolizer_stats st;
+	char path[4096] = "";
+	uint8_t *map = MAP_FAILED;
+	size_t pg = 4096;
+
+	CHECK(s && name && buf);
+	if (!s || !name || !buf)
+		goto out;
+	memset(name, 'n', SYM_TABLE_NAME_MAX + 49);
+	name[SYM_TABLE_NAME_MAX + 49] = '\0';
+	sym.name = name;
+	map = map_crafted(&sym, 1, path, sizeof(path), &pg);
+	CHECK(map != MAP_FAILED);
+	if (map == MAP_FAILED)
+		goto out;
+	CHECK_EQ(symbolizer_lookup(s, getpid(), ADDR(map) + 0x110, buf, 2 * SYM_TABLE_NAME_MAX), 0);
+	CHECK_EQ(strlen(buf), SYM_TABLE_NAME_MAX);
+	symbolizer_stats(s, &st);
+	CHECK_EQ(st.syms_capped, 1);
+out:
+	if (map != MAP_FAILED)
 		munmap(map, pg);
 	if (path[0])
 		unlink(path);
-	free(img);
+	free(name);
+	free(buf);
 	symbolizer_free(s);
 }
 
@@ -589,5 +696,9 @@ int main(void)
 	RUN(test_other_process);
 	RUN(test_mapped_deleted);
 	RUN(test_synthetic_elf);
+	RUN(test_hostile_symtab_size);
+	RUN(test_file_cache_bound);
+	RUN(test_demangle_caps);
+	RUN(test_long_symbol_name);
 	UNIT_DONE();
 }
