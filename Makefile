@@ -64,12 +64,12 @@ SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 .DELETE_ON_ERROR:
 # Keep intermediate objects (ASan builds, skeleton): no "rm" after the test summary.
 .SECONDARY:
-.PHONY: all deps demo test unit bench install clean regen-cuda-errors static
+.PHONY: all deps demo test unit bench install clean regen-cuda-errors static fuzz
 
 all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS)
 
 # Debian packages needed to build, test, demo and benchmark.
-DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+DEB_PKGS := make gcc g++ clang libclang-rt-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
             libjson-c-dev pkg-config binutils python3 bats bats-assert \
             bats-support bats-file bpftrace procps util-linux
 deps:
@@ -178,13 +178,42 @@ $(BUILD)/tests/asan/test_cupti_decode: tests/unit/test_cupti_decode.c user/lib/c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) $(LIB_CFLAGS) -Iuser/lib -Itests/unit -o $@ $(filter %.c,$^) -ldl
 
+# libFuzzer harnesses (tests/fuzz/), built only where clang links a fuzzer:
+# `make fuzz` runs each for FUZZ_SECONDS, `make test` for a few seconds.
+FUZZ_SECONDS ?= 300
+FUZZ_OK   := $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
+		$(CLANG) -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null && echo y)
+FUZZ_SAN  := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_BINS := $(if $(FUZZ_OK),$(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c)))
+
+$(BUILD)/fuzz/user/%.o: user/%.c | $(SKELS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(WARN) -std=gnu11 -MMD -MP $(CPPFLAGS) -c $< -o $@
+
+# An archive: each harness links only the objects it needs.
+$(BUILD)/fuzz/libcore.a: $(CORE_SRCS:%.c=$(BUILD)/fuzz/%.o)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/fuzz/libcore.a
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer $(WARN) -std=gnu11 $(CPPFLAGS) -o $@ $< \
+		$(BUILD)/fuzz/libcore.a $(LDLIBS)
+
+fuzz: $(FUZZ_BINS)
+ifeq ($(FUZZ_OK),y)
+	$(Q)BUILD=$(BUILD) FUZZ_KEEP=1 tests/fuzz/run.sh $(FUZZ_SECONDS)
+else
+	@echo "fuzz: $(CLANG) cannot link a libFuzzer harness (-fsanitize=fuzzer): install clang and libclang-rt-dev" >&2; exit 1
+endif
+
 unit: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
 
 demo: deps all
 	$(Q)$(SUDO) tests/demo.sh $(BUILD)
 
-test: deps all $(UNIT_BINS)
+test: deps all $(UNIT_BINS) $(FUZZ_BINS)
 	$(Q)$(SUDO) env BUILD=$(BUILD) tests/run.sh
 
 bench: deps all

@@ -44,6 +44,10 @@ for t in "$BUILD"/tests/test_* "$BUILD"/tests/asan/test_*; do
 	run_tap "unit ${t#"$BUILD"/tests/}" "$t"
 done
 
+# The libFuzzer harnesses, a few seconds each from their seeds ("make fuzz"
+# runs them for minutes); a skip line where clang cannot build them.
+run_tap "fuzz" env BUILD="$BUILD" tests/fuzz/run.sh "${FUZZ_CI_SECONDS:-15}"
+
 run_tap "python binding" python3 tests/workloads/py_binding_check.py "$BUILD/libfvbpf.so"
 
 # Python unittest, verbose, as TAP lines.

@@ -121,6 +121,8 @@ static int keep_best(struct sym_table *t)
 	size_t i, n = 0;
 	int64_t off;
 
+	if (!t->nsyms)
+		return 0; /* qsort() wants an array, even of none */
 	qsort(t->syms, t->nsyms, sizeof(*t->syms), sym_cmp);
 	for (i = 0; i < t->nsyms; i++) {
 		if (n && t->syms[n - 1].vaddr == t->syms[i].vaddr)
