@@ -64,7 +64,7 @@ SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 .DELETE_ON_ERROR:
 # Keep intermediate objects (ASan builds, skeleton): no "rm" after the test summary.
 .SECONDARY:
-.PHONY: all deps demo test unit bench install clean regen-cuda-errors static
+.PHONY: all deps venv demo test unit bench install clean regen-cuda-errors static
 
 all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS)
 
@@ -81,6 +81,17 @@ deps:
 		$(SUDO) apt-get update -q && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
+
+# Real PyTorch for the tests (the CPU build's wheel lies on this kind of
+# machine's disk); a venv, so the system's Python stays as it is.
+TORCH_VERSION ?= 2.13.0
+$(BUILD)/venv/.torch-$(TORCH_VERSION):
+	$(call msg,VENV,$(BUILD)/venv torch==$(TORCH_VERSION))
+	$(Q)rm -rf $(BUILD)/venv
+	$(Q)$(PYTHON) -m venv $(BUILD)/venv
+	$(Q)$(BUILD)/venv/bin/pip install -q --disable-pip-version-check torch==$(TORCH_VERSION)
+	$(Q)touch $@
+venv: $(BUILD)/venv/.torch-$(TORCH_VERSION)
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -184,7 +195,7 @@ unit: $(UNIT_BINS)
 demo: deps all
 	$(Q)$(SUDO) tests/demo.sh $(BUILD)
 
-test: deps all $(UNIT_BINS)
+test: deps all venv $(UNIT_BINS)
 	$(Q)$(SUDO) env BUILD=$(BUILD) tests/run.sh
 
 bench: deps all

@@ -403,6 +403,7 @@ static int check_targets(struct session *s, const struct attach_opts *o)
 		t = &s->targets[s->ntargets];
 		t->session = s;
 		t->pidfd = -1;
+		t->ctl.lock_fd = -1;
 		err = proc_target_init(&t->proc, o->pids[i]);
 		if (err == -ESRCH || err == -ENOENT) {
 			log_error("no process with PID %d: check the PID (ps -p %d)", o->pids[i], o->pids[i]);
@@ -420,6 +421,9 @@ static int check_targets(struct session *s, const struct attach_opts *o)
 			return -ENOENT;
 		}
 		s->ntargets++;
+		err = target_control_open(&t->ctl, &t->proc);
+		if (err)
+			return err;
 	}
 	/* Two targets with one rank would overwrite each other's files. */
 	for (i = 0; i < s->ntargets; i++)
@@ -559,7 +563,6 @@ static int attach_target(struct session *s, struct session_target *t)
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off,
 		    .bpf_cookie = key);
 
-	uint32_t epoch = 0;
 	enum marker_sym sym;
 	size_t i;
 
@@ -568,12 +571,12 @@ static int attach_target(struct session *s, struct session_target *t)
 	/*
 	 * An even epoch keeps the markers away from the probes while they go
 	 * in; the odd one written once all are live makes every thread report
-	 * its open regions (a sync) before its first region event.
+	 * its open regions (a sync) before its first region event, and is
+	 * what fvbpf_attached() waits for.
 	 */
-	if (proc_read_u32(t->proc.pid, m->epoch_addr, &epoch) ||
-	    proc_write_u32(t->proc.pid, m->epoch_addr, (epoch | 1) + 1))
+	t->epoch = target_control_fresh_epoch(&t->ctl);
+	if (target_control_set_epoch(&t->ctl, t->epoch - 1))
 		goto fail;
-	t->epoch = (epoch | 1) + 2;
 	/* The sync probe first and the begin probe last: once a begin can be
 	 * seen, its end and the thread's sync can be too. */
 	for (i = 0; i < sizeof(marker_probes) / sizeof(marker_probes[0]); i++) {
@@ -589,7 +592,7 @@ static int attach_target(struct session *s, struct session_target *t)
 	if (s->api_probes)
 		scan_cuda(s, t, true);
 	t->attach_ns = now_ns(CLOCK_MONOTONIC);
-	if (proc_write_u32(t->proc.pid, m->epoch_addr, t->epoch))
+	if (target_control_set_epoch(&t->ctl, t->epoch))
 		goto fail;
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH)
@@ -617,7 +620,7 @@ static void detach_target(struct session_target *t)
 
 	/* Even again first: markers stop calling the probes before they go. */
 	if (t->epoch && !t->exited)
-		proc_write_u32(t->proc.pid, t->proc.marker.epoch_addr, t->epoch + 1);
+		target_control_set_epoch(&t->ctl, t->epoch + 1);
 	t->epoch = 0;
 	cuda_probes_detach(&t->cuda);
 	for (i = 0; i < MARKER_NSYMS; i++) {
@@ -635,7 +638,7 @@ static void quiet_target(struct session_target *t)
 {
 	t->quiet = true;
 	if (t->epoch && !t->exited)
-		proc_write_u32(t->proc.pid, t->proc.marker.epoch_addr, t->epoch + 1);
+		target_control_set_epoch(&t->ctl, t->epoch + 1);
 	cuda_probes_detach(&t->cuda);
 }
 
@@ -855,6 +858,7 @@ static void cleanup_session(struct session *s)
 		proc_target_free(&s->targets[i].proc);
 		if (s->targets[i].pidfd >= 0)
 			close(s->targets[i].pidfd);
+		target_control_close(&s->targets[i].ctl);
 	}
 	seg_writer_free(&s->writer);
 	ring_buffer__free(s->rb);

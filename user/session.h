@@ -15,6 +15,7 @@
 #include "seg_output.h"
 #include "seg_writer.h"
 #include "segment.h"
+#include "target_control.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;
@@ -40,7 +41,8 @@ struct session_target {
 	uint64_t drops_seen;    /* ring drops already charged to a segment */
 	uint64_t drops_now;     /* BPF's drop count, refreshed by the loop */
 	uint64_t resyncs;       /* segments cut because a drop lost their end */
-	uint32_t epoch;         /* odd value written to the target's fvbpf_attach_epoch */
+	struct target_control ctl;  /* lock, control page, probe text */
+	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
 	bool deep_stack_warned;
 	struct cuda_probes cuda;

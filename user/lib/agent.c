@@ -57,12 +57,13 @@ static void status(uint32_t code, int32_t detail, int64_t value, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fvbpf_probe_agent_status(code, detail, value, msg);
+	if (probes_callable())
+		fvbpf_probe_agent_status(code, detail, value, msg);
 }
 
 static void batch_flush_locked(void)
 {
-	if (batch_len)
+	if (batch_len && probes_callable())
 		fvbpf_probe_gpu_batch(batch, batch_len);
 	batch_len = 0;
 }
@@ -245,7 +246,7 @@ static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain domain, CUpti_Callbac
 	const CUpti_CallbackData *cd = data;
 
 	(void)ud;
-	if (cd->callbackSite == CUPTI_API_ENTER)
+	if (cd->callbackSite == CUPTI_API_ENTER && probes_callable())
 		fvbpf_probe_correlation(cd->correlationId, cbid, (uint32_t)domain);
 }
 
@@ -557,7 +558,8 @@ FVBPF_EXPORT int fvbpf_agent_test_activate(const char *cupti_path)
 
 FVBPF_EXPORT void fvbpf_agent_test_api_enter(uint32_t correlation, uint32_t cbid, uint32_t domain)
 {
-	fvbpf_probe_correlation(correlation, cbid, domain);
+	if (probes_callable())
+		fvbpf_probe_correlation(correlation, cbid, domain);
 }
 
 FVBPF_EXPORT void fvbpf_agent_test_buffer(uint8_t *buf, size_t valid)
