@@ -136,6 +136,19 @@ $(BUILD)/libfvbpf.so: $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -Wl,-z,nodelete -o $@ $^
 
+# The same library with the test doubles' hooks (FVBPF_TEST_HOOKS): only
+# the simulated-GPU workload links it; the production library has none.
+TEST_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/test-lib/%.pic.o)
+$(BUILD)/test-lib/user/lib/%.pic.o: user/lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -DFVBPF_TEST_HOOKS -Iuser/lib -fPIC -fvisibility=hidden \
+		-fno-semantic-interposition -mtls-dialect=gnu2 -c $< -o $@
+
+$(BUILD)/test-lib/libfvbpf.so: $(TEST_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -Wl,-z,nodelete -o $@ $^
+
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -159,10 +172,11 @@ $(BUILD)/tests/cuda_%: tests/workloads/cuda_%.c $(BUILD)/libfvbpf.so
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..' \
 		-L$(CUDA)/lib64 -lcudart -Wl,-rpath,$(CUDA)/lib64 -ldl -lpthread
 
-$(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/libfvbpf.so
+$(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..'
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD)/test-lib -lfvbpf \
+		-Wl,-rpath,'$$ORIGIN/../test-lib'
 
 # Real <<<>>> launches, with libcudart.so and with cudart linked in.
 $(BUILD)/tests/%_shared: tests/workloads/%.cu $(BUILD)/libfvbpf.so

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "api_pairing.h"
 #include "gpu_join.h"
@@ -84,5 +85,17 @@ struct session {
 	uint64_t last_scan_ns;
 	uint64_t gpu_wait_ns;
 };
+
+static inline uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Detach and free everything @s holds; also for a session built by hand
+ * without BPF (targets with pidfd -1, see target_init()). */
+void session_free(struct session *s);
 
 #endif /* FVBPF_SESSION_H */

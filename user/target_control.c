@@ -61,7 +61,7 @@ static int lock_target(struct target_control *c)
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	unsigned long long start = 0;
 	struct stat fst, pst;
-	char path[128];
+	char path[sizeof(c->lock_path)];
 	int fd, tries, err;
 
 	err = read_start_time(c->pid, &start);
@@ -92,6 +92,7 @@ static int lock_target(struct target_control *c)
 		if (!fstat(fd, &fst) && !stat(path, &pst) && fst.st_ino == pst.st_ino &&
 		    fst.st_dev == pst.st_dev) {
 			c->lock_fd = fd;
+			memcpy(c->lock_path, path, sizeof(c->lock_path));
 			return 0;
 		}
 		close(fd);
@@ -101,18 +102,12 @@ static int lock_target(struct target_control *c)
 
 static void unlock_target(struct target_control *c)
 {
-	char path[PATH_MAX], link[64];
-	ssize_t n;
-
-	if (c->lock_fd < 0)
+	if (!c->lock_path[0])
 		return;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", c->lock_fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n > 0) {
-		path[n] = '\0';
-		unlink(path);
-	}
+	/* Unlinked while still locked: a waiter re-checks the path. */
+	unlink(c->lock_path);
 	close(c->lock_fd);
+	c->lock_path[0] = '\0';
 	c->lock_fd = -1;
 }
 

@@ -15,7 +15,8 @@
 
 struct target_control {
 	pid_t pid;
-	int lock_fd;             /* held while we trace the process, -1 if none */
+	int lock_fd;             /* held while we trace the process */
+	char lock_path[128];     /* empty: no lock held (a zeroed struct holds none) */
 	uint64_t page;           /* struct fvbpf_control in the target */
 	uint32_t magic;          /* as found: 0 in a forked child */
 	unsigned int repaired;   /* probe functions whose stale patch we undid */

@@ -57,7 +57,7 @@ PY
 	for seg in 0000 0001 0002; do
 		run gpu_events "$OUT/trace_rank0_segment${seg}_training_train_one_step.json"
 		assert_success
-		assert_line "otherData cupti monotonic-callback 0"
+		assert_line "otherData cupti simulated 0"
 		# every GPU record of the step, named, timed, joined to its launch
 		[ "$(grep -c '^kernel .* dur_positive joined GPU 0$' <<<"$output")" -eq 3 ]
 		[ "$(grep -c '^gpu_memcpy Memcpy HtoD dur_positive joined GPU 0$' <<<"$output")" -eq 1 ]
@@ -96,7 +96,7 @@ print(k['count'] + t['count'], k['device_count'] + t['device_count'], k['device_
 	[ $((SECONDS - t0)) -ge 1 ]
 	[ $((SECONDS - t0)) -le 5 ]
 	run gpu_events "$OUT/trace_rank0_segment0000_training_train_one_step.json"
-	assert_line "otherData cupti monotonic-callback 1"
+	assert_line "otherData cupti simulated 1"
 	[ "$(grep -c '^kernel .* joined' <<<"$output")" -eq 2 ]
 	grep -q "GPU records missing 1" "$OUT/summary_rank0_segment0000_training_train_one_step.txt"
 }

@@ -570,11 +570,14 @@ FVBPF_EXPORT int InitializeInjection(void)
 	return 1;
 }
 
+#ifdef FVBPF_TEST_HOOKS
 /*
- * Test doubles' entry points.  Without a GPU, CUPTI never calls us; a test
- * workload stands in for it by feeding the agent's real record path with
- * activity buffers (parsed by the real libcupti) and by firing the API
- * callback's correlation probe from inside a call.
+ * Test doubles' entry points, only in the test build of the library
+ * (build/test-lib).  Without a GPU, CUPTI never calls us; a test workload
+ * stands in for it by feeding the agent's real record path with activity
+ * buffers (parsed by the real libcupti) and by firing the API callback's
+ * correlation probe from inside a call.  Its records carry CLOCK_MONOTONIC
+ * stamps it made itself, and the status says so.
  */
 FVBPF_EXPORT int fvbpf_agent_test_activate(const char *cupti_path)
 {
@@ -589,7 +592,7 @@ FVBPF_EXPORT int fvbpf_agent_test_activate(const char *cupti_path)
 	decoder.clock_offset = 0;
 	cupti_decoder_reset_names(&decoder);
 	pthread_mutex_unlock(&batch_lock);
-	status(FVBPF_AGENT_ACTIVE, FVBPF_CLOCK_CALLBACK, 0, "test double: CUPTI record path (%s)",
+	status(FVBPF_AGENT_ACTIVE, FVBPF_CLOCK_SIMULATED, 0, "test double: CUPTI record path (%s)",
 	       cupti.path);
 	return 0;
 #else
@@ -608,3 +611,4 @@ FVBPF_EXPORT void fvbpf_agent_test_buffer(uint8_t *buf, size_t valid)
 {
 	deliver_buffer(buf, valid);
 }
+#endif /* FVBPF_TEST_HOOKS */
