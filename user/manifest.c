@@ -39,9 +39,7 @@ static json_object *gpu_json(const struct session_target *t)
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "activity", json_object_new_string(t->gpu_status));
-	json_object_object_add(o, "clock", json_object_new_string(
-		t->gpu_clock == FVBPF_CLOCK_CALLBACK ? "monotonic-callback" :
-		t->gpu_clock == FVBPF_CLOCK_CALIBRATED ? "calibrated" : "none"));
+	json_object_object_add(o, "clock", json_object_new_string(fvbpf_gpu_clock_name(t->gpu_clock)));
 	json_object_object_add(o, "records", json_object_new_int64((int64_t)t->gpu.records));
 	json_object_object_add(o, "joined", json_object_new_int64((int64_t)t->gpu.joined));
 	json_object_object_add(o, "outside_segments", json_object_new_int64((int64_t)t->gpu.outside));

@@ -17,7 +17,7 @@ enum marker_sym {
 	MARKER_END,
 	MARKER_SEMAPHORE,
 	MARKER_SYNC,
-	MARKER_EPOCH,
+	MARKER_CONTROL,
 	MARKER_CORRELATION,
 	MARKER_GPU_BATCH,
 	MARKER_AGENT_STATUS,
@@ -26,7 +26,7 @@ enum marker_sym {
 
 struct marker_lib {
 	char path[PATH_MAX];      /* as the target maps it */
-	uint64_t epoch_addr;      /* fvbpf_attach_epoch in the target's memory */
+	uint64_t control_addr;    /* the fvbpf_control pointer in the target's memory */
 	char open_path[PATH_MAX]; /* the same file for the kernel: /proc/PID/map_files/... */
 	struct elf_sym_info syms[MARKER_NSYMS];
 };
