@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@ void name_table_init(struct name_table *t)
 {
 	memset(t, 0, sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
+	t->max_names = NAME_TABLE_MAX_NAMES;
+	t->max_bytes = NAME_TABLE_MAX_BYTES;
 }
 
 void name_table_free(struct name_table *t)
@@ -53,33 +56,66 @@ static int grow_slots(struct name_table *t)
 	return 0;
 }
 
-uint32_t name_table_intern(struct name_table *t, const char *name)
+/* Append @name at slot @j: its id, or 0 when out of memory. */
+static uint32_t add_name(struct name_table *t, const char *name, size_t j)
 {
-	uint32_t id = 0;
 	char **names;
-	size_t j;
+	size_t len = strlen(name) + 1;
 
-	pthread_mutex_lock(&t->lock);
-	if ((t->n + 1) * 2 > t->nslots && grow_slots(t))
-		goto out;
-	for (j = str_hash(name) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
-		if (!strcmp(t->names[t->slots[j] - 1], name)) {
-			id = t->slots[j];
-			goto out;
-		}
-	}
 	if (t->n == t->cap) {
 		names = realloc(t->names, (t->cap ? t->cap * 2 : 32) * sizeof(*names));
 		if (!names)
-			goto out;
+			return 0;
 		t->names = names;
 		t->cap = t->cap ? t->cap * 2 : 32;
 	}
 	t->names[t->n] = strdup(name);
 	if (!t->names[t->n])
+		return 0;
+	t->bytes += len;
+	t->slots[j] = (uint32_t)++t->n;
+	return t->slots[j];
+}
+
+/* The slot of @name, or of the empty slot where it would go. */
+static size_t find_slot(const struct name_table *t, const char *name)
+{
+	size_t j;
+
+	for (j = str_hash(name) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
+		if (!strcmp(t->names[t->slots[j] - 1], name))
+			break;
+	return j;
+}
+
+static bool over_bounds(const struct name_table *t, const char *name)
+{
+	return t->n >= t->max_names || t->bytes + strlen(name) + 1 > t->max_bytes;
+}
+
+uint32_t name_table_intern(struct name_table *t, const char *name)
+{
+	uint32_t id = 0;
+	size_t j;
+
+	pthread_mutex_lock(&t->lock);
+	if ((t->n + 2) * 2 > t->nslots && grow_slots(t))
 		goto out;
-	id = (uint32_t)++t->n;
-	t->slots[j] = id;
+	j = find_slot(t, name);
+	if (t->slots[j]) {
+		id = t->slots[j];
+		goto out;
+	}
+	if (over_bounds(t, name)) {
+		t->capped++;
+		/* The one name let past the bounds, so that they hold. */
+		if (!t->overflow_id)
+			t->overflow_id = add_name(t, NAME_TABLE_OVERFLOW,
+						  find_slot(t, NAME_TABLE_OVERFLOW));
+		id = t->overflow_id;
+		goto out;
+	}
+	id = add_name(t, name, j);
 out:
 	pthread_mutex_unlock(&t->lock);
 	return id;
@@ -114,6 +150,10 @@ int addr_cache_put(struct addr_cache *c, uint64_t addr, uint64_t id)
 	size_t j, i, cap;
 	uint64_t *keys, *vals;
 
+	if (c->n >= (c->max ? c->max : ADDR_CACHE_MAX_ENTRIES) && !addr_cache_get(c, addr)) {
+		c->refused++;
+		return -ENOSPC;
+	}
 	if ((c->n + 1) * 2 > c->cap) {
 		cap = c->cap ? c->cap * 2 : 64;
 		keys = calloc(cap, sizeof(*keys));
@@ -149,12 +189,15 @@ int addr_cache_put(struct addr_cache *c, uint64_t addr, uint64_t id)
 
 void addr_cache_drop(struct addr_cache *c, uint64_t val)
 {
-	struct addr_cache kept = { 0 };
+	struct addr_cache kept = { .max = c->max, .refused = c->refused };
 	size_t i;
 
-	for (i = 0; i < c->cap; i++)
-		if (c->vals[i] && c->vals[i] != val && addr_cache_put(&kept, c->keys[i], c->vals[i]))
+	for (i = 0; i < c->cap; i++) {
+		if (c->vals[i] && c->vals[i] != val && addr_cache_put(&kept, c->keys[i], c->vals[i])) {
+			addr_cache_free(&kept);
 			return; /* out of memory: keep the old table */
+		}
+	}
 	addr_cache_free(c);
 	*c = kept;
 }

@@ -10,17 +10,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A target can make up names without end (each launch of a new address is
+ * a name): beyond either bound, new names share one id, counted. */
+#define NAME_TABLE_MAX_NAMES (1u << 16)
+#define NAME_TABLE_MAX_BYTES (32u << 20)
+#define NAME_TABLE_OVERFLOW "(more kernel names than fvbpf keeps)"
+
 struct name_table {
 	pthread_mutex_t lock;
 	char **names;          /* names[id - 1] */
 	size_t n, cap;
 	uint32_t *slots;       /* open addressing over ids, 0 = empty */
 	size_t nslots;
+	size_t bytes;          /* of the names kept */
+	size_t max_names, max_bytes;  /* the bounds (lower in tests) */
+	uint32_t overflow_id;  /* NAME_TABLE_OVERFLOW's, once a bound was hit */
+	uint64_t capped;       /* names given overflow_id */
 };
 
 void name_table_init(struct name_table *t);
 void name_table_free(struct name_table *t);
-/* The id of @name, added if new; 0 when out of memory. */
+/* The id of @name, added if new; overflow_id past the bounds; 0 when out
+ * of memory. */
 uint32_t name_table_intern(struct name_table *t, const char *name);
 /* Copy of the name of @id into @buf ("?" if unknown). */
 void name_table_get(struct name_table *t, uint32_t id, char *buf, size_t len);
@@ -30,13 +41,18 @@ void name_table_get(struct name_table *t, uint32_t id, char *buf, size_t len);
  * address -> kernel name id, correlation id -> where its call is.  Values
  * must not be 0 (0 means absent).
  */
+#define ADDR_CACHE_MAX_ENTRIES (1u << 22)
+
 struct addr_cache {
 	uint64_t *keys;
 	uint64_t *vals;
 	size_t n, cap;
+	size_t max;            /* entries kept; 0: ADDR_CACHE_MAX_ENTRIES */
+	uint64_t refused;      /* new keys not kept: the bound was reached */
 };
 
 uint64_t addr_cache_get(const struct addr_cache *c, uint64_t addr);
+/* 0, -ENOSPC (a new key past the bound: counted in refused), -ENOMEM. */
 int addr_cache_put(struct addr_cache *c, uint64_t addr, uint64_t val);
 /* Remove every entry whose value is @val (rebuilds the table). */
 void addr_cache_drop(struct addr_cache *c, uint64_t val);

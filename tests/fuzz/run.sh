@@ -55,6 +55,14 @@ save_artifacts() { # name
 	done
 }
 
+# Per harness: extra options.  The decoder logs as fvbpf does, to stderr:
+# closed (libFuzzer keeps its own copy for its reports).
+extra() {
+	case $1 in
+	events) echo -close_fd_mask=2 ;;
+	esac
+}
+
 n=0 rc=0
 mkdir -p "$tmp/artifacts"
 for name in "${names[@]}"; do
@@ -66,7 +74,7 @@ for name in "${names[@]}"; do
 	# -rss_limit_mb / -malloc_limit_mb: an input that makes fvbpf allocate
 	# without bound is a finding too.
 	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
-		-max_len="$(max_len "$name")" -print_final_stats=1 \
+		-max_len="$(max_len "$name")" -print_final_stats=1 $(extra "$name") \
 		-artifact_prefix="$tmp/artifacts/${name}-" \
 		"$work" "tests/fuzz/corpus/$name" >"$log" 2>&1
 	status=$?

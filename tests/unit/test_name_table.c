@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* Interned kernel names and the per-process address cache. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,10 +77,69 @@ static void test_addr_cache_drop(void)
 	addr_cache_free(&c);
 }
 
+/* A target can invent names without end: past the bounds they share one
+ * id, counted, and known names keep theirs. */
+static void test_intern_bounds(void)
+{
+	struct name_table t;
+	char buf[64], name[32];
+	uint32_t a, over;
+	int i;
+
+	name_table_init(&t);
+	t.max_names = 10;
+	a = name_table_intern(&t, "kernel_a");
+	for (i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "made_up_%d", i);
+		name_table_intern(&t, name);
+	}
+	CHECK_EQ(t.n, 11); /* 10 names and the overflow name */
+	CHECK_EQ(t.capped, 11);
+	over = name_table_intern(&t, "yet_another");
+	CHECK(over && over == t.overflow_id && over != a);
+	name_table_get(&t, over, buf, sizeof(buf));
+	CHECK_STR(buf, NAME_TABLE_OVERFLOW);
+	CHECK_EQ(name_table_intern(&t, "kernel_a"), a);
+	CHECK_EQ(name_table_intern(&t, "made_up_3"), 5);
+	name_table_free(&t);
+
+	/* The byte bound. */
+	name_table_init(&t);
+	t.max_bytes = 30;
+	CHECK_EQ(name_table_intern(&t, "0123456789"), 1);
+	CHECK_EQ(name_table_intern(&t, "abcdefghij"), 2);
+	CHECK_EQ(name_table_intern(&t, "ABCDEFGHIJ"), 3); /* the overflow name */
+	CHECK_EQ(name_table_intern(&t, "x"), 3);
+	CHECK_EQ(t.capped, 2);
+	name_table_free(&t);
+}
+
+static void test_addr_cache_bound(void)
+{
+	struct addr_cache c = { .max = 100 };
+	uint64_t i;
+
+	for (i = 1; i <= 150; i++)
+		addr_cache_put(&c, i, i);
+	CHECK_EQ(c.n, 100);
+	CHECK_EQ(c.refused, 50);
+	CHECK_EQ(addr_cache_put(&c, 1000, 1), -ENOSPC);
+	CHECK_EQ(addr_cache_put(&c, 7, 700), 0); /* a known key still changes */
+	CHECK_EQ(addr_cache_get(&c, 7), 700);
+	CHECK_EQ(addr_cache_get(&c, 120), 0);
+	addr_cache_drop(&c, 700);
+	CHECK_EQ(c.n, 99);
+	CHECK_EQ(c.max, 100);
+	CHECK_EQ(c.refused, 51);
+	addr_cache_free(&c);
+}
+
 int main(void)
 {
 	RUN(test_intern);
 	RUN(test_addr_cache);
 	RUN(test_addr_cache_drop);
+	RUN(test_intern_bounds);
+	RUN(test_addr_cache_bound);
 	UNIT_DONE();
 }
