@@ -3,6 +3,7 @@
 #include <json-c/json.h>
 #include <time.h>
 
+#include "bounds.h"
 #include "fvbpf.skel.h"
 #include "log.h"
 #include "manifest.h"
@@ -106,6 +107,22 @@ static json_object *files_json(struct session *s)
 	return arr;
 }
 
+/* What was not kept because the target drove fvbpf past a bound. */
+static json_object *bounds_json(const struct session *s)
+{
+	json_object *o = json_object_new_object();
+	struct bounds b;
+
+	bounds_collect(s, &b);
+	json_object_object_add(o, "symbol_files_evicted", json_object_new_int64((int64_t)b.symbol_files_evicted));
+	json_object_object_add(o, "symbol_tables_capped", json_object_new_int64((int64_t)b.symbol_tables_capped));
+	json_object_object_add(o, "maps_capped", json_object_new_int64((int64_t)b.maps_capped));
+	json_object_object_add(o, "names_demangle_capped", json_object_new_int64((int64_t)b.names_demangle_capped));
+	json_object_object_add(o, "kernel_names_capped", json_object_new_int64((int64_t)b.kernel_names_capped));
+	json_object_object_add(o, "addresses_not_cached", json_object_new_int64((int64_t)b.addresses_not_cached));
+	return o;
+}
+
 static json_object *regions_json(struct session *s, json_object **never)
 {
 	json_object *arr = json_object_new_array();
@@ -148,6 +165,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(loss, "write_errors", json_object_new_int((int)s->writer.write_errors));
 	json_object_object_add(loss, "kernels_without_symbol", json_object_new_int64((int64_t)s->kernels_unknown));
 	json_object_object_add(loss, "cuda_call_probes", json_object_new_boolean(s->api_probes));
+	json_object_object_add(loss, "bounds", bounds_json(s));
 	json_object_object_add(root, "loss", loss);
 
 	warn = json_object_new_array();

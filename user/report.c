@@ -2,9 +2,27 @@
 /* The exit report: files written, per-process counters, losses. */
 #include <stdio.h>
 
+#include "bounds.h"
 #include "fvbpf.skel.h"
 #include "log.h"
 #include "report.h"
+
+/* Only when the target drove fvbpf past a bound (see bounds.h). */
+static void report_bounds(const struct session *s)
+{
+	struct bounds b;
+
+	bounds_collect(s, &b);
+	if (!bounds_any(&b))
+		return;
+	printf("  bounds: %llu symbol files evicted, %llu symbol tables capped, %llu maps reads "
+	       "cut, %llu names cut by the demangler, %llu kernel names over the limit, %llu "
+	       "addresses not cached\n", (unsigned long long)b.symbol_files_evicted,
+	       (unsigned long long)b.symbol_tables_capped, (unsigned long long)b.maps_capped,
+	       (unsigned long long)b.names_demangle_capped,
+	       (unsigned long long)b.kernel_names_capped,
+	       (unsigned long long)b.addresses_not_cached);
+}
 
 void report_print(struct session *s, const struct attach_opts *o)
 {
@@ -41,6 +59,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 	       "without symbol\n", (unsigned long long)s->skel->bss->ringbuf_drops,
 	       (unsigned long long)s->bad_records, w->write_errors,
 	       (unsigned long long)s->kernels_unknown);
+	report_bounds(s);
 	for (i = 0; i < s->nrequested; i++)
 		if (!s->reg.defs[s->requested[i]].entered)
 			log_warn("region '%s' was never entered while attached: check the name and that "

@@ -46,6 +46,7 @@ p = m["processes"][0]
 print("handles=%d" % p["cuda"]["kernel_handles_mapped"])
 print("probed=%d" % p["cuda"]["functions_probed"])
 print("unsymbolised=%d" % m["loss"]["kernels_without_symbol"])
+print("tables_capped=%d" % m["loss"]["bounds"]["symbol_tables_capped"])
 PY
 }
 
@@ -59,13 +60,16 @@ expect_mapped_file_read() {
 	assert_line "probed=1"
 	assert_line "handles=8"
 	assert_line "unsymbolised=0"
+	assert_line "tables_capped=${1:-0}"
 }
 
 @test "a crafted ELF whose symbol table size wraps: its own __cudaGetKernel called while attached" {
 	start_workload "$WL_LOG" "$HOSTILE" --dir "$DIR"
 	crafted_path >/dev/null
 	attach_and_run
-	expect_mapped_file_read
+	# The lying table was skipped, and that is reported.
+	expect_mapped_file_read 1
+	grep -q "bounds: 0 symbol files evicted, 1 symbol tables capped" "$FV_OUT"
 }
 
 # The workload in a mount namespace of its own, its file then covered (in
