@@ -25,6 +25,7 @@
 #include "log.h"
 #include "manifest.h"
 #include "output_files.h"
+#include "over_limits.h"
 #include "preflight.h"
 #include "proc_info.h"
 #include "registry.h"
@@ -32,6 +33,7 @@
 #include "segment.h"
 #include "session.h"
 #include "symbolizer.h"
+#include "text_sanitize.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -59,7 +61,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	if (level == LIBBPF_INFO && log_verbosity < 1)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	return log_libbpf(fmt, ap); /* cleaned: libbpf names the target's files */
 }
 
 static struct session_target *find_target(struct session *s, uint32_t tgid)
@@ -172,7 +174,7 @@ static void resync(struct session_target *t, uint64_t ts)
 /* What the in-process agent could or could not do. */
 static void handle_status(struct session_target *t, const struct fvbpf_agent_status_event *ev)
 {
-	char msg[FVBPF_STATUS_MSG + 1];
+	char msg[FVBPF_STATUS_MSG + 1], status[sizeof(t->gpu_status)];
 
 	memcpy(msg, ev->msg, FVBPF_STATUS_MSG);
 	msg[FVBPF_STATUS_MSG] = '\0';
@@ -191,7 +193,9 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 		break;
 	default:
 		t->agent_active = false;
-		snprintf(t->gpu_status, sizeof(t->gpu_status), "unavailable: %s", msg);
+		snprintf(status, sizeof(status), "unavailable: %s", msg);
+		/* The target's text, kept clean for the report and every file. */
+		text_clean_terminal(t->gpu_status, sizeof(t->gpu_status), status);
 		break;
 	}
 	/* One warning per kind of trouble and process. */
@@ -251,6 +255,7 @@ static void record_call(struct session *s, struct session_target *t, struct api_
 {
 	const struct api_row *r = cuda_api_row(c->api_id);
 	uint32_t id;
+	int err;
 
 	if (r && r->decoder == DEC_GET_KERNEL) {
 		/* Plumbing, not shown: remember what the handle stands for. */
@@ -262,8 +267,10 @@ static void record_call(struct session *s, struct session_target *t, struct api_
 	}
 	if (r && (r->decoder == DEC_LAUNCH_RT || r->decoder == DEC_LAUNCH_RT_EXC))
 		c->kernel = kernel_of(s, t, cuda_api_launch_func(c));
-	if (seg_add_call(&t->tracker, c)) {
-		t->calls_outside++;
+	err = seg_add_call(&t->tracker, c);
+	if (err) {
+		if (err == -ENOENT)
+			t->calls_outside++; /* -ENOSPC: the segment counts it */
 		return;
 	}
 	t->calls++;
@@ -827,6 +834,7 @@ static void print_report(struct session *s, const struct attach_opts *o)
 		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,
 		       (unsigned long long)st->gpu_missing, (unsigned long long)st->gpu.late,
 		       (unsigned long long)st->gpu.outside, (unsigned long long)st->cupti_dropped);
+		over_limits_print(stdout, st);
 	}
 	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors, %llu kernels "
 	       "without symbol\n", (unsigned long long)s->skel->bss->ringbuf_drops,
@@ -836,6 +844,7 @@ static void print_report(struct session *s, const struct attach_opts *o)
 		if (!s->reg.defs[s->requested[i]].entered)
 			log_warn("region '%s' was never entered while attached: check the name and that "
 				 "the target runs that code", s->reg.defs[s->requested[i]].name);
+	log_report_suppressed();
 }
 
 static void cleanup_session(struct session *s)
