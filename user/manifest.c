@@ -41,9 +41,7 @@ static json_object *gpu_json(const struct session_target *t)
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "activity", json_string_obj(t->gpu_status));
-	json_object_object_add(o, "clock", json_string_obj(
-		t->gpu_clock == FVBPF_CLOCK_CALLBACK ? "monotonic-callback" :
-		t->gpu_clock == FVBPF_CLOCK_CALIBRATED ? "calibrated" : "none"));
+	json_object_object_add(o, "clock", json_string_obj(fvbpf_gpu_clock_name(t->gpu_clock)));
 	json_object_object_add(o, "records", json_object_new_uint64(t->gpu.records));
 	json_object_object_add(o, "joined", json_object_new_uint64(t->gpu.joined));
 	json_object_object_add(o, "outside_segments", json_object_new_uint64(t->gpu.outside));

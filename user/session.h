@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "api_pairing.h"
 #include "gpu_join.h"
@@ -15,6 +16,7 @@
 #include "seg_output.h"
 #include "seg_writer.h"
 #include "segment.h"
+#include "target_control.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;
@@ -40,7 +42,8 @@ struct session_target {
 	uint64_t drops_seen;    /* ring drops already charged to a segment */
 	uint64_t drops_now;     /* BPF's drop count, refreshed by the loop */
 	uint64_t resyncs;       /* segments cut because a drop lost their end */
-	uint32_t epoch;         /* odd value written to the target's fvbpf_attach_epoch */
+	struct target_control ctl;  /* lock, control page, probe text */
+	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
 	bool deep_stack_warned;
 	struct cuda_probes cuda;
@@ -82,5 +85,17 @@ struct session {
 	uint64_t last_scan_ns;
 	uint64_t gpu_wait_ns;
 };
+
+static inline uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Detach and free everything @s holds; also for a session built by hand
+ * without BPF (targets with pidfd -1, see target_init()). */
+void session_free(struct session *s);
 
 #endif /* FVBPF_SESSION_H */

@@ -284,8 +284,7 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 		"\"gpu_activity\":",
 		when, s->incomplete ? "true" : "false", s->started_before_attach ? "true" : "false",
 		s->drops, s->unbalanced, s->forced, s->ncalls, s->ngpu, s->gpu_missing,
-		s->cupti_dropped, s->gpu_clock == FVBPF_CLOCK_CALLBACK ? "monotonic-callback" :
-		s->gpu_clock == FVBPF_CLOCK_CALIBRATED ? "calibrated" : "none");
+		s->cupti_dropped, fvbpf_gpu_clock_name(s->gpu_clock));
 	json_write_string(f, s->gpu_status);
 	fprintf(f, ",\"over_limits\":{\"slices\":%" PRIu64 ",\"cuda_calls\":%" PRIu64
 		",\"gpu_records\":%" PRIu64 "},\"limits\":{\"slices\":%zu,\"cuda_calls\":%zu,"

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * BPF setup: open the object, size the ring buffer, load (with the CUDA call
+ * probes, else without them on kernels that lack session uprobes), fill the
+ * CUDA call table and the enabled-region table.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bpf_setup.h"
+#include "cuda_api.h"
+#include "fvbpf.skel.h"
+#include "log.h"
+#include "uprobe_multi.h"
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_verbosity < 2)
+		return 0;
+	if (level == LIBBPF_INFO && log_verbosity < 1)
+		return 0;
+	return log_libbpf(fmt, ap); /* cleaned: libbpf names the target's files */
+}
+
+static int open_load(struct session *s, const struct attach_opts *o, bool with_api)
+{
+	int err;
+
+	s->skel = fvbpf_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		log_error("cannot open the BPF object: %s", strerror(errno));
+		return err;
+	}
+	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
+	if (with_api)
+		bpf_program__set_expected_attach_type(s->skel->progs.api_call,
+						      FVBPF_ATTACH_UPROBE_SESSION);
+	else
+		bpf_program__set_autoload(s->skel->progs.api_call, false);
+	err = fvbpf_bpf__load(s->skel);
+	if (err) {
+		fvbpf_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	return err;
+}
+
+/* Into the first of its two table slots that is free. */
+static int place_region(int fd, uint64_t hash, uint32_t region)
+{
+	struct fvbpf_region_slot slot = { .hash = hash, .region_id = region }, cur;
+	uint32_t keys[2] = { fvbpf_region_slot1(hash), fvbpf_region_slot2(hash) };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (bpf_map_lookup_elem(fd, &keys[i], &cur))
+			return -errno;
+		if (cur.hash && cur.hash != hash)
+			continue;
+		return bpf_map_update_elem(fd, &keys[i], &slot, BPF_ANY) ? -errno : 0;
+	}
+	return -EEXIST;
+}
+
+int bpf_setup(struct session *s, const struct attach_opts *o)
+{
+	unsigned int i;
+	int err, fd;
+
+	/* CUDA call probes are session uprobes (kernel 6.13+); without them
+	 * fvbpf still traces regions. */
+	s->api_probes = true;
+	err = open_load(s, o, true);
+	if (err && s->skel == NULL) {
+		log_debug("loading with CUDA call probes failed: %s", strerror(-err));
+		err = open_load(s, o, false);
+		if (!err) {
+			s->api_probes = false;
+			log_warn("this kernel lacks session uprobes (Linux 6.13+): CUDA and NCCL "
+				 "calls are not traced, regions are");
+		}
+	}
+	if (err) {
+		log_error("cannot load the BPF programs: %s (run with -vv for the verifier log)",
+			  strerror(-err));
+		return err;
+	}
+	if (s->api_probes && cuda_api_fill_cfg(bpf_map__fd(s->skel->maps.api_cfg))) {
+		log_error("cannot fill the CUDA call table: %s", strerror(errno));
+		return -errno;
+	}
+	fd = bpf_map__fd(s->skel->maps.enabled_regions);
+	for (i = 0; i < s->reg.count; i++) {
+		if (!s->reg.defs[i].enabled)
+			continue;
+		err = place_region(fd, s->reg.defs[i].hash, i);
+		if (err) {
+			log_error("cannot enable region '%s': %s", s->reg.defs[i].name,
+				  err == -EEXIST ? "its hash collides with other enabled regions; "
+				  "enable fewer regions at once" : strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+
+void bpf_setup_log(void)
+{
+	libbpf_set_print(libbpf_print);
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * Ring records: check each one (everything in it comes from the target or
+ * from BPF acting for it), then hand it to the state it changes: regions to
+ * the segment tracker, CUDA calls to the pairing, GPU records to the join,
+ * the agent's word to the target.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_api.h"
+#include "events.h"
+#include "log.h"
+#include "symbolizer.h"
+#include "text_sanitize.h"
+
+static struct session_target *find_target(struct session *s, uint32_t tgid)
+{
+	int i;
+
+	for (i = 0; i < s->ntargets; i++)
+		if ((uint32_t)s->targets[i].proc.pid == tgid)
+			return &s->targets[i];
+	return NULL;
+}
+
+static void resync(struct session_target *t, uint64_t ts)
+{
+	if (!t->resyncs++)
+		log_warn("PID %d: a ring-buffer drop lost a region end; the segment is cut there and "
+			 "written as incomplete (raise --ringbuf-size)", t->proc.pid);
+	seg_tracker_finish(&t->tracker, ts);
+	t->tracker.depth = 0;
+}
+
+/* The agent's text is the target's: kept clean for the report and every file. */
+static void set_unavailable(struct session_target *t, const char *msg)
+{
+	char status[sizeof(t->gpu_status)];
+
+	snprintf(status, sizeof(status), "unavailable: %s", msg);
+	text_clean_terminal(t->gpu_status, sizeof(t->gpu_status), status);
+}
+
+/* What the in-process agent could or could not do. */
+static void handle_status(struct session_target *t, const struct fvbpf_agent_status_event *ev)
+{
+	char msg[FVBPF_STATUS_MSG + 1];
+
+	memcpy(msg, ev->msg, FVBPF_STATUS_MSG);
+	msg[FVBPF_STATUS_MSG] = '\0';
+	t->agent_heard = true;
+	switch (ev->code) {
+	case FVBPF_AGENT_ACTIVE:
+		t->agent_active = true;
+		t->gpu_clock = ev->detail;
+		snprintf(t->gpu_status, sizeof(t->gpu_status), "cupti");
+		log_info("PID %d: GPU activity on: %s, clock %s", t->proc.pid, msg,
+			 ev->detail == FVBPF_CLOCK_CALLBACK ? "CLOCK_MONOTONIC callback" :
+			 ev->detail == FVBPF_CLOCK_SIMULATED ? "simulated (a test double)" :
+			 "calibrated against cuptiGetTimestamp");
+		return;
+	case FVBPF_AGENT_DROPPED:
+		t->cupti_dropped += (uint64_t)ev->value;
+		break;
+	case FVBPF_AGENT_NO_CUDA:
+		/* fvbpf's own scan already warned; the metadata says it. */
+		t->agent_active = false;
+		set_unavailable(t, msg);
+		return;
+	default:
+		t->agent_active = false;
+		set_unavailable(t, msg);
+		break;
+	}
+	/* One warning per kind of trouble and process. */
+	if (ev->code < 32 && !(t->status_warned & (1u << ev->code))) {
+		t->status_warned |= 1u << ev->code;
+		log_warn("PID %d: %s%s", t->proc.pid, msg, ev->code == FVBPF_AGENT_DROPPED ? "" :
+			 "; no GPU time, CUDA calls are still traced");
+	}
+}
+
+/* A thread's first marker since attach: which enabled regions were open. */
+static int handle_sync(struct session *s, struct session_target *t,
+		       const struct fvbpf_sync_event *ev)
+{
+	char name[FVBPF_NAME_LEN + 1];
+	uint32_t i;
+	int idx, err;
+
+	if (ev->depth > ev->nnames && !t->deep_stack_warned) {
+		t->deep_stack_warned = true;
+		log_warn("PID %d thread %u had %u regions open when fvbpf attached; only the outer %u "
+			 "are known", t->proc.pid, ev->hdr.tid, ev->depth, ev->nnames);
+	}
+	for (i = 0; i < ev->nnames && i < FVBPF_SYNC_NAMES; i++) {
+		memcpy(name, ev->names[i], FVBPF_NAME_LEN);
+		name[FVBPF_NAME_LEN] = '\0';
+		idx = registry_find(&s->reg, name);
+		if (idx < 0 || !s->reg.defs[idx].enabled)
+			continue;
+		log_debug("pid %d: thread %u was inside %s when fvbpf attached", t->proc.pid,
+			  ev->hdr.tid, s->reg.defs[idx].name);
+		err = seg_on_open_before_attach(&t->tracker, ev->hdr.tid, (uint32_t)idx, t->attach_ns);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The kernel a host function names, symbolised once per address. */
+static uint32_t kernel_of(struct session *s, struct session_target *t, uint64_t func)
+{
+	char name[512];
+	uint32_t id;
+
+	id = (uint32_t)addr_cache_get(&t->kernels, func);
+	if (id)
+		return id;
+	if (symbolizer_lookup(s->sym, t->proc.pid, func, name, sizeof(name)))
+		s->kernels_unknown++;
+	id = name_table_intern(&s->knames, name);
+	if (id)
+		addr_cache_put(&t->kernels, func, id);
+	return id;
+}
+
+void events_record_call(struct session *s, struct session_target *t, struct api_call *c)
+{
+	const struct api_row *r = cuda_api_row(c->api_id);
+	uint32_t id;
+	int err;
+
+	if (r && r->decoder == DEC_GET_KERNEL) {
+		/* Plumbing, not shown: remember what the handle stands for. */
+		if (c->out && !c->no_return && (id = kernel_of(s, t, c->args[1]))) {
+			addr_cache_put(&t->kernels, c->out, id);
+			t->kernel_handles++;
+		}
+		return;
+	}
+	if (r && (r->decoder == DEC_LAUNCH_RT || r->decoder == DEC_LAUNCH_RT_EXC))
+		c->kernel = kernel_of(s, t, cuda_api_launch_func(c));
+	err = seg_add_call(&t->tracker, c);
+	if (err) {
+		if (err == -ENOENT)
+			t->calls_outside++; /* -ENOSPC: the segment counts it */
+		return;
+	}
+	t->calls++;
+	if (c->correlation)
+		gpu_join_note_call(&t->gpu, c->correlation, t->tracker.cur->seq,
+				   t->tracker.cur->ncalls - 1);
+	if (c->correlation2)
+		gpu_join_note_call(&t->gpu, c->correlation2, t->tracker.cur->seq,
+				   t->tracker.cur->ncalls - 1);
+}
+
+int events_handle(struct session *s, const void *data, size_t size)
+{
+	const struct fvbpf_event_hdr *h = data;
+	const struct fvbpf_region_event *re = data;
+	struct session_target *t;
+	int err = 0;
+
+	if (size < sizeof(*h) || h->version != FVBPF_EVENT_VERSION || h->size > size) {
+		s->bad_records++;
+		return 0;
+	}
+	t = find_target(s, h->tgid);
+	if (!t) {
+		s->bad_records++;
+		return 0;
+	}
+	/* A finished process still gets its GPU records. */
+	if (t->finished && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
+		return 0;
+	switch (h->type) {
+	case FVBPF_EV_REGION_BEGIN:
+	case FVBPF_EV_REGION_END:
+		if (size < sizeof(*re) || re->region_id >= s->reg.count) {
+			s->bad_records++;
+			return 0;
+		}
+		/* BPF's depth says an outermost begin while we still hold a
+		 * segment open: a dropped record lost its end.  Only trusted
+		 * after drops (without them, threads can reorder depths). */
+		if (h->type == FVBPF_EV_REGION_BEGIN && re->depth == 1 && t->tracker.cur &&
+		    t->drops_now > t->drops_seen)
+			resync(t, h->ts_ns);
+		if (h->type == FVBPF_EV_REGION_BEGIN) {
+			s->reg.defs[re->region_id].entered++;
+			err = seg_on_begin(&t->tracker, h->tid, re->region_id, h->ts_ns);
+		} else {
+			err = seg_on_end(&t->tracker, h->tid, re->region_id, h->ts_ns);
+			if (!err && re->depth == 0 && t->tracker.cur && t->drops_now > t->drops_seen)
+				resync(t, h->ts_ns);
+		}
+		break;
+	case FVBPF_EV_API_ENTER:
+		if (size < sizeof(struct fvbpf_api_enter)) {
+			s->bad_records++;
+			return 0;
+		}
+		/* Calls still open from before this segment lost their
+		 * return to a drop: do not let them parent everything after. */
+		if (t->drops_now && t->tracker.cur)
+			api_pairing_drop_before(&t->pairing, h->tid, t->tracker.cur->start_ns);
+		err = api_pairing_enter(&t->pairing, data);
+		break;
+	case FVBPF_EV_API_EXIT: {
+		struct api_call call;
+
+		if (size < sizeof(struct fvbpf_api_exit)) {
+			s->bad_records++;
+			return 0;
+		}
+		if (api_pairing_exit(&t->pairing, data, &call) == 1)
+			events_record_call(s, t, &call);
+		break;
+	}
+	case FVBPF_EV_CORRELATION: {
+		const struct fvbpf_corr_event *ce = data;
+
+		if (size < sizeof(*ce)) {
+			s->bad_records++;
+			return 0;
+		}
+		if (api_pairing_set_correlation(&t->pairing, h->tid, ce->correlation))
+			t->corr_without_call++;
+		break;
+	}
+	case FVBPF_EV_GPU_CHUNK: {
+		const struct fvbpf_gpu_chunk *gc = data;
+
+		if (size < sizeof(*gc) || gc->len > FVBPF_GPU_CHUNK) {
+			s->bad_records++;
+			return 0;
+		}
+		if (gc->index == 0)
+			gpu_join_batch_start(&t->gpu);
+		if (gpu_join_chunk(&t->gpu, gc->data, gc->len, gc->last) == -EINVAL)
+			log_warn("PID %d: GPU record stream out of step (a ring-buffer drop?); "
+				 "the rest of that batch is skipped", t->proc.pid);
+		break;
+	}
+	case FVBPF_EV_AGENT_STATUS:
+		if (size < sizeof(struct fvbpf_agent_status_event)) {
+			s->bad_records++;
+			return 0;
+		}
+		handle_status(t, data);
+		break;
+	case FVBPF_EV_THREAD_SYNC:
+		if (size < sizeof(struct fvbpf_sync_event)) {
+			s->bad_records++;
+			return 0;
+		}
+		err = handle_sync(s, t, data);
+		break;
+	default:
+		s->bad_records++;
+	}
+	if (err)
+		log_warn("pid %d: cannot record region event: %s", t->proc.pid, strerror(-err));
+	return 0;
+}
+
+
+int events_ring_cb(void *ctx, void *data, size_t size)
+{
+	return events_handle(ctx, data, size);
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* Ring-record decoding and dispatch. */
+#ifndef FVBPF_RING_EVENTS_H
+#define FVBPF_RING_EVENTS_H
+
+#include <stddef.h>
+
+#include "session.h"
+
+/* Decode one ring record of @size bytes and apply it to @s.  The record is
+ * untrusted: malformed ones are counted in s->bad_records.  Needs no live
+ * BPF session.  Always returns 0 (libbpf stops consuming otherwise). */
+int events_handle(struct session *s, const void *data, size_t size);
+/* events_handle() as a libbpf ring_buffer_sample_fn, @ctx the session. */
+int events_ring_cb(void *ctx, void *data, size_t size);
+/* A paired CUDA call: into the open segment, or counted as outside. */
+void events_record_call(struct session *s, struct session_target *t, struct api_call *c);
+
+#endif /* FVBPF_RING_EVENTS_H */

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * Closed segments wait here for their GPU records (the agent flushes them
+ * after the outermost region ends) before they go to the writer thread.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu_hold.h"
+#include "grow.h"
+#include "log.h"
+#include "target.h"
+
+static bool segment_waits(const struct session_target *t, const struct segment *seg)
+{
+	return !t->agent_heard || (t->agent_active && gpu_join_missing(seg));
+}
+
+static void submit_segment(struct session_target *t, struct segment *seg)
+{
+	snprintf(seg->gpu_status, sizeof(seg->gpu_status), "%s", t->gpu_status);
+	seg->gpu_clock = t->gpu_clock;
+	seg->cupti_dropped = t->cupti_dropped;
+	seg->gpu_missing = gpu_join_missing(seg);
+	t->gpu_missing += seg->gpu_missing;
+	gpu_join_forget(&t->gpu, seg);
+	if (seg_writer_submit(&t->session->writer, seg, &t->proc))
+		log_warn("out of memory queueing segment of pid %d", t->proc.pid);
+}
+
+static int hold_segment(struct session_target *t, struct segment *seg)
+{
+	if (grow_one(&t->pending, t->npending, &t->cappending, sizeof(*t->pending), 8))
+		return -ENOMEM;
+	t->pending[t->npending].seg = seg;
+	t->pending[t->npending].until = now_ns(CLOCK_MONOTONIC) + t->session->gpu_wait_ns;
+	t->npending++;
+	return 0;
+}
+
+/* Write held segments that are whole, or whose wait is over (@force: all). */
+void gpu_hold_release(struct session_target *t, bool force)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	size_t i = 0;
+
+	while (i < t->npending) {
+		if (!force && segment_waits(t, t->pending[i].seg) && now < t->pending[i].until) {
+			i++;
+			continue;
+		}
+		submit_segment(t, t->pending[i].seg);
+		t->npending--;
+		memmove(&t->pending[i], &t->pending[i + 1], (t->npending - i) * sizeof(*t->pending));
+	}
+}
+
+/* Where segment @seq of a target is, for GPU records that arrive late. */
+struct segment *gpu_hold_find(void *ctx, uint32_t seq)
+{
+	struct session_target *t = ctx;
+	size_t i;
+
+	if (t->tracker.cur && t->tracker.cur->seq == seq)
+		return t->tracker.cur;
+	for (i = 0; i < t->npending; i++)
+		if (t->pending[i].seg->seq == seq)
+			return t->pending[i].seg;
+	return NULL;
+}
+
+void gpu_hold_segment_closed(struct segment *seg, void *ctx)
+{
+	struct session_target *t = ctx;
+	uint64_t drops = target_drops(t);
+
+	seg->drops = drops - t->drops_seen;
+	t->drops_seen = drops;
+	t->segments++;
+	if (seg->incomplete)
+		t->incomplete++;
+	log_debug("pid %d: segment %u (%s) closed, %zu slices%s", seg->pid, seg->seq,
+		  t->session->reg.defs[seg->region].name, seg->nslices,
+		  seg->incomplete ? ", incomplete" : "");
+	/* Its GPU records come later (the agent flushes when the outermost
+	 * region ends), and the agent may not have said yet whether it runs:
+	 * wait for both, for a bounded time. */
+	if (!t->exited && segment_waits(t, seg) && hold_segment(t, seg) == 0)
+		return;
+	submit_segment(t, seg);
+}
+
+void gpu_hold_wait(struct session *s)
+{
+	uint64_t until = now_ns(CLOCK_MONOTONIC) + s->gpu_wait_ns;
+	bool any;
+	int i;
+
+	do {
+		ring_buffer__consume(s->rb);
+		any = false;
+		for (i = 0; i < s->ntargets; i++) {
+			gpu_hold_release(&s->targets[i], false);
+			any |= s->targets[i].npending > 0;
+		}
+		if (any)
+			usleep(20000);
+	} while (any && now_ns(CLOCK_MONOTONIC) < until);
+}
+
+
+void gpu_hold_free(struct session_target *t)
+{
+	size_t k;
+
+	for (k = 0; k < t->npending; k++)
+		segment_free(t->pending[k].seg);
+	free(t->pending);
+	t->pending = NULL;
+	t->npending = t->cappending = 0;
+}

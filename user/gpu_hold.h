@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* Closed segments held until their GPU records came. */
+#ifndef FVBPF_GPU_HOLD_H
+#define FVBPF_GPU_HOLD_H
+
+#include "session.h"
+
+/* The segment tracker's close callback (@ctx the target): count, charge
+ * drops, then hold the segment or hand it to the writer. */
+void gpu_hold_segment_closed(struct segment *seg, void *ctx);
+/* Segment @seq of target @ctx, open or held; NULL when gone. */
+struct segment *gpu_hold_find(void *ctx, uint32_t seq);
+/* Write held segments that are whole, or whose wait is over (@force: all). */
+void gpu_hold_release(struct session_target *t, bool force);
+/* Consume and release until nothing is held or the GPU wait is over. */
+void gpu_hold_wait(struct session *s);
+void gpu_hold_free(struct session_target *t);
+
+#endif /* FVBPF_GPU_HOLD_H */

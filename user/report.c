@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/* The exit report: files written, per-process counters, losses. */
+#include <stdio.h>
+
+#include "fvbpf.skel.h"
+#include "log.h"
+#include "over_limits.h"
+#include "report.h"
+
+void report_print(struct session *s, const struct attach_opts *o)
+{
+	struct seg_writer *w = &s->writer;
+	unsigned int i;
+	size_t k;
+	int t;
+
+	printf("fvbpf: wrote %zu segment%s into %s\n", w->ndone, w->ndone == 1 ? "" : "s", o->outdir);
+	for (k = 0; k < w->ndone; k++)
+		printf("  %s%s%s\n", w->done[k].trace,
+		       w->done[k].started_before_attach ? "  (started before attach)" : "",
+		       w->done[k].incomplete ? "  (incomplete)" : "");
+	for (t = 0; t < s->ntargets; t++) {
+		struct session_target *st = &s->targets[t];
+
+		printf("  pid %d (rank %d): %u segment%s, %u incomplete, %llu unbalanced region ends%s\n",
+		       st->proc.pid, st->proc.rank, st->segments, st->segments == 1 ? "" : "s",
+		       st->incomplete, (unsigned long long)st->tracker.unbalanced,
+		       st->exited ? ", exited" : "");
+		if (s->api_probes)
+			printf("    CUDA: %u functions probed, %llu calls in segments, %llu returns "
+			       "without entry, %llu entries without return\n", st->cuda.attached,
+			       (unsigned long long)st->calls,
+			       (unsigned long long)st->pairing.unmatched_exits,
+			       (unsigned long long)st->pairing.lost_returns);
+		printf("    GPU: %s; %llu records, %llu joined, %llu missing, %llu late, %llu outside "
+		       "segments, %llu dropped by CUPTI\n", st->gpu_status,
+		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,
+		       (unsigned long long)st->gpu_missing, (unsigned long long)st->gpu.late,
+		       (unsigned long long)st->gpu.outside, (unsigned long long)st->cupti_dropped);
+		over_limits_print(stdout, st);
+	}
+	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors, %llu kernels "
+	       "without symbol\n", (unsigned long long)s->skel->bss->ringbuf_drops,
+	       (unsigned long long)s->bad_records, w->write_errors,
+	       (unsigned long long)s->kernels_unknown);
+	for (i = 0; i < s->nrequested; i++)
+		if (!s->reg.defs[s->requested[i]].entered)
+			log_warn("region '%s' was never entered while attached: check the name and that "
+				 "the target runs that code", s->reg.defs[s->requested[i]].name);
+	log_report_suppressed();
+}
+

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* The exit report on stdout. */
+#ifndef FVBPF_REPORT_H
+#define FVBPF_REPORT_H
+
+#include "attach.h"
+#include "session.h"
+
+void report_print(struct session *s, const struct attach_opts *o);
+
+#endif /* FVBPF_REPORT_H */

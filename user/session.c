@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * The attach session: check, load, attach per process, consume the ring
+ * buffer, hand closed segments to the writer thread, detach, report.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "bpf_setup.h"
+#include "events.h"
+#include "fvbpf.skel.h"
+#include "gpu_hold.h"
+#include "log.h"
+#include "manifest.h"
+#include "output_files.h"
+#include "preflight.h"
+#include "report.h"
+#include "symbolizer.h"
+#include "target.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	if (stop_requested) {
+		/* Second signal: leave now; closing our fds detaches every probe. */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	stop_requested = 1;
+}
+
+static int setup_epoll(struct session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int i;
+
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return -errno;
+	ev.data.u32 = UINT32_MAX; /* the ring buffer */
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))
+		return -errno;
+	for (i = 0; i < s->ntargets; i++) {
+		if (s->targets[i].pidfd < 0)
+			continue;
+		ev.data.u32 = (uint32_t)i;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->targets[i].pidfd, &ev))
+			return -errno;
+	}
+	return 0;
+}
+
+static bool all_done(struct session *s)
+{
+	int i;
+
+	for (i = 0; i < s->ntargets; i++)
+		if ((!s->targets[i].finished && !seg_tracker_done(&s->targets[i].tracker)) ||
+		    s->targets[i].npending)
+			return false;
+	return true;
+}
+
+/* The consumer loop: the ring is drained on a short timer, since BPF submits
+ * records without waking us (see SUBMIT_FLAGS in the BPF code). */
+static void run_loop(struct session *s, const struct attach_opts *o)
+{
+	uint64_t deadline = o->duration_s > 0 ?
+		now_ns(CLOCK_MONOTONIC) + (uint64_t)(o->duration_s * 1e9) : 0;
+	struct epoll_event evs[16];
+	int n, i;
+
+	while (!stop_requested) {
+		n = epoll_wait(s->epfd, evs, 16, 20);
+		ring_buffer__consume(s->rb);
+		for (i = 0; i < n; i++) {
+			struct session_target *t;
+
+			if (evs[i].data.u32 == UINT32_MAX)
+				continue;
+			t = &s->targets[evs[i].data.u32];
+			/* The target is gone: its last events are already in the ring. */
+			ring_buffer__consume(s->rb);
+			log_info("PID %d exited", t->proc.pid);
+			t->exited = true;
+			target_finish(s, t, "exited");
+			gpu_hold_release(t, true); /* no more GPU records will come */
+			epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+		}
+		if (s->api_probes && now_ns(CLOCK_MONOTONIC) - s->last_scan_ns >= 1000000000ULL) {
+			s->last_scan_ns = now_ns(CLOCK_MONOTONIC);
+			for (i = 0; i < s->ntargets; i++)
+				if (!s->targets[i].finished && !s->targets[i].quiet)
+					target_scan_cuda(s, &s->targets[i], false);
+		}
+		for (i = 0; i < s->ntargets; i++) {
+			s->targets[i].drops_now = target_drops(&s->targets[i]);
+			if (s->targets[i].npending)
+				gpu_hold_release(&s->targets[i], false);
+			if (!s->targets[i].quiet && seg_tracker_done(&s->targets[i].tracker))
+				target_quiet(&s->targets[i]);
+		}
+		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline) {
+			log_info("duration of %.1f s reached", o->duration_s);
+			break;
+		}
+		if (all_done(s))
+			break;
+	}
+}
+
+static void init_meta(struct session *s)
+{
+	s->meta.mono_at_start_ns = now_ns(CLOCK_MONOTONIC);
+	s->meta.real_at_start_ns = now_ns(CLOCK_REALTIME);
+	if (gethostname(s->meta.hostname, sizeof(s->meta.hostname) - 1))
+		snprintf(s->meta.hostname, sizeof(s->meta.hostname), "unknown");
+}
+
+static void warn_registry(const char *msg, void *ctx)
+{
+	(void)ctx;
+	log_warn("%s", msg);
+}
+
+static int setup_regions(struct session *s, const struct attach_opts *o)
+{
+	const char *list = o->regions;
+	char err[512], names[4096];
+	unsigned int i;
+
+	registry_init(&s->reg);
+	if (o->region_file && registry_load_file(&s->reg, o->region_file, err, sizeof(err))) {
+		log_error("%s", err);
+		return -EINVAL;
+	}
+	if (!list)
+		list = getenv("FASTVIDEO_TORCH_PROFILE_REGIONS");
+	if (!list || !*list) {
+		log_error("no regions given: use -r training_train_one_step,... or set "
+			  "FASTVIDEO_TORCH_PROFILE_REGIONS (see 'fvbpf regions')");
+		return -EINVAL;
+	}
+	if (registry_enable_list(&s->reg, list, warn_registry, NULL) == 0) {
+		registry_names(&s->reg, names, sizeof(names));
+		log_error("no valid region in '%s'; known regions: %s", list, names);
+		return -EINVAL;
+	}
+	for (i = 0; i < s->reg.count; i++)
+		if (s->reg.defs[i].enabled)
+			s->requested[s->nrequested++] = i;
+	return 0;
+}
+
+void session_free(struct session *s)
+{
+	int i;
+
+	for (i = 0; i < s->ntargets; i++)
+		target_free(&s->targets[i]);
+	seg_writer_free(&s->writer);
+	ring_buffer__free(s->rb);
+	if (s->epfd > 0)
+		close(s->epfd);
+	fvbpf_bpf__destroy(s->skel);
+	free(s->targets);
+	if (s->sym)
+		symbolizer_free(s->sym);
+	name_table_free(&s->knames);
+}
+
+int attach_run(const struct attach_opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct session s = { .epfd = -1 };
+	char err[512];
+	int i, ret = 1;
+
+	bpf_setup_log();
+	name_table_init(&s.knames);
+	s.sym = symbolizer_new();
+	if (!s.sym) {
+		log_error("out of memory");
+		goto cleanup;
+	}
+	if (setup_regions(&s, o))
+		goto cleanup;
+	if (preflight_privileges() || preflight_btf())
+		goto cleanup;
+	if (targets_check(&s, o))
+		goto cleanup;
+	if (outdir_prepare(o->outdir, err, sizeof(err))) {
+		log_error("%s", err);
+		goto cleanup;
+	}
+	init_meta(&s);
+	s.gpu_wait_ns = (uint64_t)(o->gpu_wait_s * 1e9);
+	if (bpf_setup(&s, o))
+		goto cleanup;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (seg_writer_start(&s.writer, o->outdir, &s.reg, &s.meta, &s.knames)) {
+		log_error("cannot start the writer thread");
+		goto cleanup;
+	}
+	s.rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), events_ring_cb, &s, NULL);
+	if (!s.rb) {
+		log_error("cannot open the ring buffer: %s", strerror(errno));
+		goto cleanup;
+	}
+	for (i = 0; i < s.ntargets; i++) {
+		target_init(&s.targets[i], o->max_segments);
+		if (target_attach(&s, &s.targets[i]))
+			goto cleanup;
+	}
+	if (setup_epoll(&s)) {
+		log_error("cannot watch the targets: %s", strerror(errno));
+		goto cleanup;
+	}
+	log_info("tracing %u region%s in %d process%s into %s; Ctrl-C to stop", s.nrequested,
+		 s.nrequested == 1 ? "" : "s", s.ntargets, s.ntargets == 1 ? "" : "es", o->outdir);
+
+	run_loop(&s, o);
+
+	/* Cut what is still open; GPU records of closed segments may still be
+	 * on their way, so the probes stay until they came or the wait ends. */
+	ring_buffer__consume(s.rb);
+	for (i = 0; i < s.ntargets; i++)
+		target_finish(&s, &s.targets[i], "was still");
+	gpu_hold_wait(&s);
+	for (i = 0; i < s.ntargets; i++)
+		target_detach(&s.targets[i]);
+	ring_buffer__consume(s.rb);
+	for (i = 0; i < s.ntargets; i++)
+		gpu_hold_release(&s.targets[i], true);
+	seg_writer_stop(&s.writer);
+	report_print(&s, o);
+	if (manifest_write(&s, o))
+		log_warn("cannot write %s/manifest.json", o->outdir);
+	ret = 0;
+	if (s.writer.write_errors) {
+		log_error("%u segment%s could not be written to %s: %s", s.writer.write_errors,
+			  s.writer.write_errors == 1 ? "" : "s", o->outdir,
+			  s.writer.first_error == -ENOSPC ? "disk full; free space or choose another -o"
+							  : strerror(-s.writer.first_error));
+		ret = 1;
+	}
+cleanup:
+	session_free(&s);
+	return ret;
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * One target process: check it, attach its marker probes under the epoch
+ * protocol, find its CUDA libraries, quiet it after -n, finish and detach.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "fvbpf.skel.h"
+#include "gpu_hold.h"
+#include "log.h"
+#include "symbolizer.h"
+#include "target.h"
+
+uint64_t target_drops(const struct session_target *t)
+{
+	struct session *s = t->session;
+	uint32_t slot = (uint32_t)(t - s->targets);
+	struct fvbpf_proc_state st;
+
+	/* Decoding without a live BPF session (unit tests, fuzzing) knows of
+	 * no drops but the ones the records carry. */
+	if (!s->skel)
+		return t->drops_now;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &slot, &st))
+		return 0;
+	return st.drops;
+}
+
+int targets_check(struct session *s, const struct attach_opts *o)
+{
+	struct session_target *t;
+	int i, j, err;
+
+	s->targets = calloc((size_t)o->npids, sizeof(*s->targets));
+	if (!s->targets)
+		return -ENOMEM;
+	for (i = 0; i < o->npids; i++) {
+		for (j = 0; j < s->ntargets; j++)
+			if (s->targets[j].proc.pid == o->pids[i])
+				break;
+		if (j < s->ntargets)
+			continue; /* the same PID twice */
+		t = &s->targets[s->ntargets];
+		t->session = s;
+		t->pidfd = -1;
+		err = proc_target_init(&t->proc, o->pids[i]);
+		if (err == -ESRCH || err == -ENOENT) {
+			log_error("no process with PID %d: check the PID (ps -p %d)", o->pids[i], o->pids[i]);
+			return -ESRCH;
+		}
+		if (err) {
+			log_error("cannot read /proc/%d: %s", o->pids[i], strerror(-err));
+			return err;
+		}
+		err = proc_find_marker_lib(t->proc.pid, &t->proc.marker);
+		if (err) {
+			log_error("PID %d (%s) has no fvbpf markers mapped: link it with -lfvbpf, start it "
+				  "with LD_PRELOAD=libfvbpf.so, or import fvbpf in Python before attaching",
+				  t->proc.pid, t->proc.comm);
+			return -ENOENT;
+		}
+		s->ntargets++;
+		err = target_control_open(&t->ctl, &t->proc);
+		if (err)
+			return err;
+	}
+	/* Two targets with one rank would overwrite each other's files. */
+	for (i = 0; i < s->ntargets; i++)
+		for (j = 0; j < s->ntargets; j++)
+			if (i != j && s->targets[i].proc.rank == s->targets[j].proc.rank)
+				s->targets[i].proc.name_by_pid = true;
+	return 0;
+}
+
+/* Attach to CUDA/NCCL functions mapped since the last look. */
+void target_scan_cuda(struct session *s, struct session_target *t, bool first)
+{
+	int n;
+
+	if (first)
+		cuda_probes_init(&t->cuda, t->proc.pid, (unsigned int)(t - s->targets),
+				 bpf_program__fd(s->skel->progs.api_call));
+	n = cuda_probes_scan(&t->cuda);
+	if (n > 0)
+		symbolizer_forget_pid(s->sym, t->proc.pid); /* new mappings */
+	if (first && !t->cuda.attached && !t->cuda.warned_none) {
+		t->cuda.warned_none = true;
+		log_warn("PID %d (%s) has no CUDA library mapped: regions are traced, and fvbpf "
+			 "looks again every second", t->proc.pid, t->proc.comm);
+	}
+}
+
+/* The marker library's probe functions, in attach order. */
+static const enum marker_sym marker_probes[] = {
+	MARKER_AGENT_STATUS, MARKER_GPU_BATCH, MARKER_CORRELATION,
+	MARKER_SYNC, MARKER_END, MARKER_BEGIN,
+};
+
+static struct bpf_program *marker_prog(struct session *s, enum marker_sym sym)
+{
+	switch (sym) {
+	case MARKER_BEGIN: return s->skel->progs.region_begin;
+	case MARKER_END: return s->skel->progs.region_end;
+	case MARKER_SYNC: return s->skel->progs.thread_sync;
+	case MARKER_CORRELATION: return s->skel->progs.correlation;
+	case MARKER_GPU_BATCH: return s->skel->progs.gpu_batch;
+	case MARKER_AGENT_STATUS: return s->skel->progs.agent_status;
+	default: return NULL;
+	}
+}
+
+int target_attach(struct session *s, struct session_target *t)
+{
+	const struct marker_lib *m = &t->proc.marker;
+	uint32_t key = (uint32_t)(t - s->targets);
+	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
+	int fd = bpf_map__fd(s->skel->maps.procs), err;
+	/* The cookie takes BPF straight to this process's slot. */
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off,
+		    .bpf_cookie = key);
+
+	enum marker_sym sym;
+	size_t i;
+
+	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
+		return -errno;
+	/*
+	 * An even epoch keeps the markers away from the probes while they go
+	 * in; the odd one written once all are live makes every thread report
+	 * its open regions (a sync) before its first region event, and is
+	 * what fvbpf_attached() waits for.
+	 */
+	t->epoch = target_control_fresh_epoch(&t->ctl);
+	if (target_control_set_epoch(&t->ctl, t->epoch - 1))
+		goto fail;
+	/* The sync probe first and the begin probe last: once a begin can be
+	 * seen, its end and the thread's sync can be too. */
+	for (i = 0; i < sizeof(marker_probes) / sizeof(marker_probes[0]); i++) {
+		sym = marker_probes[i];
+		t->links[sym] = bpf_program__attach_uprobe_opts(marker_prog(s, sym), t->proc.pid,
+								m->open_path, m->syms[sym].file_off, &uo);
+		if (!t->links[sym])
+			goto fail;
+	}
+	st.flags = FVBPF_PROC_ARMED;
+	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
+		goto fail;
+	if (s->api_probes)
+		target_scan_cuda(s, t, true);
+	t->attach_ns = now_ns(CLOCK_MONOTONIC);
+	if (target_control_set_epoch(&t->ctl, t->epoch))
+		goto fail;
+	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
+	if (t->pidfd < 0 && errno == ESRCH)
+		goto fail;
+	log_info("attached to PID %d (%s, rank %d%s): markers in %s", t->proc.pid, t->proc.comm,
+		 t->proc.rank, t->proc.rank_from_env ? "" : " by default", m->path);
+	return 0;
+fail:
+	err = -errno;
+	if (!proc_alive(t->proc.pid)) {
+		log_error("PID %d exited while fvbpf was attaching: start it again and re-run", t->proc.pid);
+		return -ESRCH;
+	}
+	if (err == -EINVAL)
+		log_error("cannot attach to PID %d (%s): another tracer (bpftrace?) probes the fvbpf "
+			  "markers without their semaphore; stop it and retry", t->proc.pid, m->path);
+	else
+		log_error("cannot attach to PID %d (%s): %s", t->proc.pid, m->path, strerror(-err));
+	return err;
+}
+
+void target_detach(struct session_target *t)
+{
+	size_t i;
+
+	/* Even again first: markers stop calling the probes before they go. */
+	if (t->epoch && !t->exited)
+		target_control_set_epoch(&t->ctl, t->epoch + 1);
+	t->epoch = 0;
+	cuda_probes_detach(&t->cuda);
+	for (i = 0; i < MARKER_NSYMS; i++) {
+		bpf_link__destroy(t->links[i]);
+		t->links[i] = NULL;
+	}
+}
+
+/*
+ * A process that has written its -n segments stops paying for probes while
+ * others finish: markers stop calling them (even epoch) and the CUDA probes
+ * go; the agent's probes stay for the GPU records still due.
+ */
+void target_quiet(struct session_target *t)
+{
+	t->quiet = true;
+	if (t->epoch && !t->exited)
+		target_control_set_epoch(&t->ctl, t->epoch + 1);
+	cuda_probes_detach(&t->cuda);
+}
+
+void target_finish(struct session *s, struct session_target *t, const char *why)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct api_call call;
+
+	if (t->finished)
+		return;
+	if (t->tracker.cur && why)
+		log_warn("PID %d %s inside segment %u (%s): written as incomplete", t->proc.pid, why,
+			 t->tracker.cur->seq, s->reg.defs[t->tracker.cur->region].name);
+	/* Calls still open when the target left: in the segment, cut off. */
+	while (api_pairing_drain(&t->pairing, now, &call))
+		events_record_call(s, t, &call);
+	seg_tracker_finish(&t->tracker, now);
+	t->finished = true;
+}
+
+
+void target_init(struct session_target *t, unsigned int max_segments)
+{
+	struct session *s = t->session;
+
+	seg_tracker_init(&t->tracker, (uint32_t)t->proc.pid, &s->reg, gpu_hold_segment_closed, t);
+	t->tracker.max_segments = max_segments;
+	gpu_join_init(&t->gpu, &s->knames, gpu_hold_find, t);
+	snprintf(t->gpu_status, sizeof(t->gpu_status), "no word from the in-process agent");
+}
+
+void target_free(struct session_target *t)
+{
+	target_detach(t);
+	seg_tracker_free(&t->tracker);
+	api_pairing_free(&t->pairing);
+	cuda_probes_free(&t->cuda);
+	gpu_join_free(&t->gpu);
+	gpu_hold_free(t);
+	addr_cache_free(&t->kernels);
+	proc_target_free(&t->proc);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	target_control_close(&t->ctl);
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* One target process: check, attach, quiet, finish, detach. */
+#ifndef FVBPF_TARGET_H
+#define FVBPF_TARGET_H
+
+#include "attach.h"
+#include "session.h"
+
+/* Fill s->targets from o->pids (deduplicated, each with its marker library);
+ * 0 or -errno (already reported). */
+int targets_check(struct session *s, const struct attach_opts *o);
+/* The per-process state the ring records feed.  t->session and t->proc.pid
+ * must be set and t->pidfd be -1 or open; needs no BPF, so a session built
+ * by hand (tests, fuzzing) can decode records too. */
+void target_init(struct session_target *t, unsigned int max_segments);
+int target_attach(struct session *s, struct session_target *t);
+/* Attach to CUDA/NCCL functions mapped since the last look. */
+void target_scan_cuda(struct session *s, struct session_target *t, bool first);
+/* After -n: markers stop calling the probes, CUDA probes go. */
+void target_quiet(struct session_target *t);
+/* No more segments: close what is open (@why: say so, NULL: silently). */
+void target_finish(struct session *s, struct session_target *t, const char *why);
+void target_detach(struct session_target *t);
+void target_free(struct session_target *t);
+/* BPF's ring-buffer drop count for this process. */
+uint64_t target_drops(const struct session_target *t);
+
+#endif /* FVBPF_TARGET_H */
