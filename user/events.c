@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cuda_api.h"
+#include "checked_math.h"
 #include "events.h"
 #include "log.h"
 #include "symbolizer.h"
@@ -62,7 +63,9 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 			 "calibrated against cuptiGetTimestamp");
 		return;
 	case FVBPF_AGENT_DROPPED:
-		t->cupti_dropped += (uint64_t)ev->value;
+		/* The target's number: a negative count is no count. */
+		if (ev->value > 0)
+			t->cupti_dropped = sat_add_u64(t->cupti_dropped, (uint64_t)ev->value);
 		break;
 	case FVBPF_AGENT_NO_CUDA:
 		/* fvbpf's own scan already warned; the metadata says it. */
