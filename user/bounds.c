@@ -3,6 +3,9 @@
 
 #include "bounds.h"
 #include "demangle.h"
+#include "elf_file.h"
+#include "name_table.h"
+#include "sym_table.h"
 #include "symbolizer.h"
 
 void bounds_collect(const struct session *s, struct bounds *b)
@@ -29,4 +32,16 @@ bool bounds_any(const struct bounds *b)
 {
 	return b->symbol_files_evicted || b->symbol_tables_capped || b->maps_capped ||
 	       b->names_demangle_capped || b->kernel_names_capped || b->addresses_not_cached;
+}
+
+void bounds_limits_json(json_object *limits)
+{
+	json_object_object_add(limits, "symbol_files_cached", json_object_new_uint64(SYMBOLIZER_MAX_FILES));
+	json_object_object_add(limits, "symbol_cache_bytes", json_object_new_uint64(SYMBOLIZER_MAX_BYTES));
+	json_object_object_add(limits, "symbols_per_file", json_object_new_uint64(ELF_FILE_MAX_SYMS));
+	json_object_object_add(limits, "symbol_name_bytes", json_object_new_uint64(SYM_TABLE_NAME_MAX));
+	json_object_object_add(limits, "demangle_input_bytes", json_object_new_uint64(DEMANGLE_IN_MAX));
+	json_object_object_add(limits, "demangle_output_bytes", json_object_new_uint64(DEMANGLE_OUT_MAX));
+	json_object_object_add(limits, "kernel_names_per_session", json_object_new_uint64(NAME_TABLE_MAX_NAMES));
+	json_object_object_add(limits, "addresses_per_cache", json_object_new_uint64(ADDR_CACHE_MAX_ENTRIES));
 }

@@ -6,6 +6,7 @@
 #ifndef FVBPF_BOUNDS_H
 #define FVBPF_BOUNDS_H
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -22,5 +23,7 @@ struct bounds {
 
 void bounds_collect(const struct session *s, struct bounds *b);
 bool bounds_any(const struct bounds *b);
+/* Add these bounds themselves to the manifest's "limits" object. */
+void bounds_limits_json(json_object *limits);
 
 #endif /* FVBPF_BOUNDS_H */

@@ -144,7 +144,7 @@ static json_object *regions_json(struct session *s, json_object **never)
 
 int manifest_write(struct session *s, const struct attach_opts *o)
 {
-	json_object *root = json_object_new_object(), *loss, *warn, *never;
+	json_object *root = json_object_new_object(), *loss, *warn, *never, *limits;
 	char **warnings, when[48];
 	struct out_file of;
 	size_t nw, i;
@@ -168,7 +168,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(loss, "write_errors", json_object_new_int((int)s->writer.write_errors));
 	json_object_object_add(loss, "kernels_without_symbol", json_object_new_uint64(s->kernels_unknown));
 	json_object_object_add(loss, "cuda_call_probes", json_object_new_boolean(s->api_probes));
-	json_object_object_add(loss, "bounds", bounds_json(s));
+	json_object_object_add(loss, "over_limits", bounds_json(s));
 	json_object_object_add(root, "loss", loss);
 
 	warn = json_object_new_array();
@@ -178,7 +178,9 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	log_free_warnings(warnings, nw);
 	json_object_object_add(root, "warnings", warn);
 	json_object_object_add(root, "warnings_suppressed", json_object_new_uint64(log_warnings_suppressed()));
-	json_object_object_add(root, "limits", over_limits_bounds_json());
+	limits = over_limits_bounds_json();
+	bounds_limits_json(limits);
+	json_object_object_add(root, "limits", limits);
 
 	ret = out_open(&of, o->outdir, "manifest.json");
 	if (!ret) {

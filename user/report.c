@@ -8,7 +8,7 @@
 #include "over_limits.h"
 #include "report.h"
 
-/* Only when the target drove fvbpf past a bound (see bounds.h). */
+/* Only when a target drove fvbpf past a bound of the session (bounds.h). */
 static void report_bounds(const struct session *s)
 {
 	struct bounds b;
@@ -16,9 +16,9 @@ static void report_bounds(const struct session *s)
 	bounds_collect(s, &b);
 	if (!bounds_any(&b))
 		return;
-	printf("  bounds: %llu symbol files evicted, %llu symbol tables capped, %llu maps reads "
-	       "cut, %llu names cut by the demangler, %llu kernel names over the limit, %llu "
-	       "addresses not cached\n", (unsigned long long)b.symbol_files_evicted,
+	printf("  over limits (session): %llu symbol files evicted, %llu symbol tables capped, "
+	       "%llu maps reads cut, %llu names cut by the demangler, %llu kernel names over the "
+	       "limit, %llu addresses not cached\n", (unsigned long long)b.symbol_files_evicted,
 	       (unsigned long long)b.symbol_tables_capped, (unsigned long long)b.maps_capped,
 	       (unsigned long long)b.names_demangle_capped,
 	       (unsigned long long)b.kernel_names_capped,

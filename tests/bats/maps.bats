@@ -46,7 +46,7 @@ p = m["processes"][0]
 print("handles=%d" % p["cuda"]["kernel_handles_mapped"])
 print("probed=%d" % p["cuda"]["functions_probed"])
 print("unsymbolised=%d" % m["loss"]["kernels_without_symbol"])
-print("tables_capped=%d" % m["loss"]["bounds"]["symbol_tables_capped"])
+print("tables_capped=%d" % m["loss"]["over_limits"]["symbol_tables_capped"])
 PY
 }
 
@@ -69,7 +69,7 @@ expect_mapped_file_read() {
 	attach_and_run
 	# The lying table was skipped, and that is reported.
 	expect_mapped_file_read 1
-	grep -q "bounds: 0 symbol files evicted, 1 symbol tables capped" "$FV_OUT"
+	grep -q "over limits (session): 0 symbol files evicted, 1 symbol tables capped" "$FV_OUT"
 }
 
 # The workload in a mount namespace of its own, its file then covered (in
