@@ -16,6 +16,8 @@ REGION=training_train_one_step
 
 setup() {
 	common_setup
+	# The crafted __cudaGetKernel is x86-64 code.
+	[ "$(uname -m)" = x86_64 ] || skip "the crafted code is x86-64"
 	HOSTILE=$BUILD/tests/hostile_elf
 	DIR=$BATS_TEST_TMPDIR/lib
 	mkdir -p "$DIR"
