@@ -2,8 +2,10 @@
 /*
  * The region-file parser (user/registry.c's registry_load_file), called as
  * fvbpf calls it for --region-file, on any bytes; then the same bytes as a
- * -r list.  The registry must stay consistent: every name canonical and
- * findable by itself.
+ * -r list.  The registry must stay consistent: every region findable by
+ * its full name ("profiler_region_" + its canonical name; the short form
+ * is not always enough: "profiler_region_profiler_region_x" registers as
+ * "profiler_region_x", which a lookup reads as "x", as the library does).
  */
 #include "fuzz.h" /* first: it asks for _GNU_SOURCE */
 
@@ -13,14 +15,16 @@
 
 static void check_registry(const struct region_registry *reg)
 {
-	char names[8192];
+	char names[8192], full[FVBPF_REGION_PREFIX_LEN + FVBPF_REGION_NAME_MAX + 1];
 	unsigned int i;
 
 	if (reg->count > FVBPF_MAX_REGIONS)
 		abort();
-	for (i = 0; i < reg->count; i++)
-		if (registry_find(reg, reg->defs[i].name) != (int)i)
+	for (i = 0; i < reg->count; i++) {
+		snprintf(full, sizeof(full), "%s%s", FVBPF_REGION_PREFIX, reg->defs[i].name);
+		if (registry_find(reg, full) != (int)i)
 			abort();
+	}
 	registry_names(reg, names, sizeof(names));
 }
 
