@@ -7,10 +7,11 @@ load helpers
 
 setup() { common_setup; }
 teardown() {
-	common_teardown
+	local rc=0
+	common_teardown || rc=$?
 	[ -n "${MNT:-}" ] && umount "$MNT" 2>/dev/null
 	[ -n "${NR_DIR:-}" ] && rm -rf "$NR_DIR"
-	return 0
+	return $rc
 }
 
 start_idle_trainer() {
