@@ -14,6 +14,7 @@
 
 #include "attach.h"
 #include "bpf_setup.h"
+#include "drops.h"
 #include "events.h"
 #include "fvbpf.skel.h"
 #include "gpu_hold.h"
@@ -102,7 +103,6 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 					target_scan_cuda(s, &s->targets[i], false);
 		}
 		for (i = 0; i < s->ntargets; i++) {
-			s->targets[i].drops_now = target_drops(&s->targets[i]);
 			if (s->targets[i].npending)
 				gpu_hold_release(&s->targets[i], false);
 			if (!s->targets[i].quiet && seg_tracker_done(&s->targets[i].tracker))
@@ -240,6 +240,9 @@ int attach_run(const struct attach_opts *o)
 	for (i = 0; i < s.ntargets; i++)
 		target_detach(&s.targets[i]);
 	ring_buffer__consume(s.rb);
+	/* Drops after the last segment closed: between segments. */
+	for (i = 0; i < s.ntargets; i++)
+		drops_settle(&s.targets[i], target_drops(&s.targets[i]));
 	for (i = 0; i < s.ntargets; i++)
 		gpu_hold_release(&s.targets[i], true);
 	seg_writer_stop(&s.writer);
