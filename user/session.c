@@ -23,6 +23,7 @@
 #include "output_files.h"
 #include "preflight.h"
 #include "report.h"
+#include "stale_tmp.h"
 #include "symbolizer.h"
 #include "target.h"
 
@@ -201,6 +202,7 @@ int attach_run(const struct attach_opts *o)
 		log_error("%s", err);
 		goto cleanup;
 	}
+	stale_tmp_clean(o->outdir);
 	init_meta(&s);
 	s.gpu_wait_ns = (uint64_t)(o->gpu_wait_s * 1e9);
 	if (bpf_setup(&s, o))
