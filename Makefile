@@ -64,14 +64,14 @@ SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 .DELETE_ON_ERROR:
 # Keep intermediate objects (ASan builds, skeleton): no "rm" after the test summary.
 .SECONDARY:
-.PHONY: all deps demo test unit bench install clean regen-cuda-errors static
+.PHONY: all deps venv demo test unit bench install clean regen-cuda-errors static
 
 all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS)
 
 # Debian packages needed to build, test, demo and benchmark.
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
             libjson-c-dev pkg-config binutils python3 bats bats-assert \
-            bats-support bats-file bpftrace procps util-linux
+            bats-support bats-file bpftrace procps util-linux python3-venv
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
@@ -81,6 +81,17 @@ deps:
 		$(SUDO) apt-get update -q && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
+
+# Real PyTorch for the tests (the CPU build's wheel lies on this kind of
+# machine's disk); a venv, so the system's Python stays as it is.
+TORCH_VERSION ?= 2.13.0
+$(BUILD)/venv/.torch-$(TORCH_VERSION):
+	$(call msg,VENV,$(BUILD)/venv torch==$(TORCH_VERSION))
+	$(Q)rm -rf $(BUILD)/venv
+	$(Q)$(PYTHON) -m venv $(BUILD)/venv
+	$(Q)$(BUILD)/venv/bin/pip install -q --disable-pip-version-check torch==$(TORCH_VERSION)
+	$(Q)touch $@
+venv: $(BUILD)/venv/.torch-$(TORCH_VERSION)
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -130,6 +141,19 @@ $(BUILD)/libfvbpf.so: $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -Wl,-z,nodelete -o $@ $^
 
+# The same library with the test doubles' hooks (FVBPF_TEST_HOOKS): only
+# the simulated-GPU workload links it; the production library has none.
+TEST_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/test-lib/%.pic.o)
+$(BUILD)/test-lib/user/lib/%.pic.o: user/lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -DFVBPF_TEST_HOOKS -Iuser/lib -fPIC -fvisibility=hidden \
+		-fno-semantic-interposition -mtls-dialect=gnu2 -c $< -o $@
+
+$(BUILD)/test-lib/libfvbpf.so: $(TEST_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -Wl,-z,nodelete -o $@ $^
+
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -153,10 +177,11 @@ $(BUILD)/tests/cuda_%: tests/workloads/cuda_%.c $(BUILD)/libfvbpf.so
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..' \
 		-L$(CUDA)/lib64 -lcudart -Wl,-rpath,$(CUDA)/lib64 -ldl -lpthread
 
-$(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/libfvbpf.so
+$(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..'
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD)/test-lib -lfvbpf \
+		-Wl,-rpath,'$$ORIGIN/../test-lib'
 
 # Real <<<>>> launches, with libcudart.so and with cudart linked in.
 $(BUILD)/tests/%_shared: tests/workloads/%.cu $(BUILD)/libfvbpf.so
@@ -189,7 +214,7 @@ unit: $(UNIT_BINS)
 demo: deps all
 	$(Q)$(SUDO) tests/demo.sh $(BUILD)
 
-test: deps all $(UNIT_BINS) $(BUILD)/asan/fvbpf
+test: deps all venv $(UNIT_BINS) $(BUILD)/asan/fvbpf
 	$(Q)$(SUDO) env BUILD=$(BUILD) tests/run.sh
 
 bench: deps all

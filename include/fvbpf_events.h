@@ -44,8 +44,21 @@ enum fvbpf_event_type {
 
 struct fvbpf_thread_stack {
 	__u32 depth;            /* open regions; may exceed FVBPF_STACK_MAX */
-	__u32 epoch;            /* fvbpf_attach_epoch when this thread last synced */
+	__u32 epoch;            /* control epoch when this thread last synced */
 	__u64 names[FVBPF_STACK_MAX];
+};
+
+/*
+ * The library's control page (markers.c): anonymous, MADV_WIPEONFORK, so a
+ * forked child reads it as zero.  The library sets the magic; the loader
+ * writes the epoch (even: hands off, odd: probes live) and, when it takes
+ * over a forked child whose probe text it has repaired, the magic too.
+ */
+#define FVBPF_CONTROL_MAGIC 0x63627666u  /* "fvbc" */
+
+struct fvbpf_control {
+	__u32 magic;
+	__u32 epoch;
 };
 
 struct fvbpf_event_hdr {

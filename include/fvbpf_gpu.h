@@ -81,12 +81,27 @@ enum fvbpf_agent_status {
 	FVBPF_AGENT_DROPPED = 5,         /* detail: records CUPTI dropped */
 	FVBPF_AGENT_DORMANT = 6,
 	FVBPF_AGENT_CUPTI_TOO_OLD = 7,
+	FVBPF_AGENT_NO_CUDA = 8,         /* no libcudart/libcuda mapped (yet) */
 };
 
 enum fvbpf_gpu_clock {
 	FVBPF_CLOCK_CALLBACK = 1,        /* CUPTI calls our CLOCK_MONOTONIC callback */
 	FVBPF_CLOCK_CALIBRATED = 2,      /* min-gap offset against cuptiGetTimestamp */
+	FVBPF_CLOCK_SIMULATED = 3,       /* a test double stamps CLOCK_MONOTONIC itself */
 };
+
+#ifndef __BPF__
+/* The name of a clock mode in traces, summaries and the manifest. */
+static inline const char *fvbpf_gpu_clock_name(int mode)
+{
+	switch (mode) {
+	case FVBPF_CLOCK_CALLBACK: return "monotonic-callback";
+	case FVBPF_CLOCK_CALIBRATED: return "calibrated";
+	case FVBPF_CLOCK_SIMULATED: return "simulated";
+	default: return "none";
+	}
+}
+#endif
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct fvbpf_gpu_hdr) == 8, "gpu hdr");

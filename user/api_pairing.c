@@ -4,7 +4,24 @@
 #include <string.h>
 
 #include "api_pairing.h"
+#include "grow.h"
 
+/* A thread with no open call holds nothing: its entry may be reused. */
+static struct api_thread *idle_thread(struct api_pairing *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (!p->threads[i].depth)
+			return &p->threads[i];
+	return NULL;
+}
+
+/*
+ * The entry of @tid.  Threads come and go in a long job: past
+ * API_MAX_THREADS an idle entry is reused, and when every one has a call
+ * open the event is dropped (counted in threads_dropped).
+ */
 static struct api_thread *thread_of(struct api_pairing *p, uint32_t tid, int create)
 {
 	struct api_thread *t;
@@ -15,11 +32,14 @@ static struct api_thread *thread_of(struct api_pairing *p, uint32_t tid, int cre
 			return &p->threads[i];
 	if (!create)
 		return NULL;
-	t = realloc(p->threads, (p->n + 1) * sizeof(*t));
-	if (!t)
+	if (p->n < API_MAX_THREADS) {
+		if (grow_one(&p->threads, p->n, &p->cap, sizeof(*t), 8))
+			return NULL;
+		t = &p->threads[p->n++];
+	} else if (!(t = idle_thread(p))) {
+		p->threads_dropped++;
 		return NULL;
-	p->threads = t;
-	t = &p->threads[p->n++];
+	}
 	t->tid = tid;
 	t->depth = 0;
 	return t;
@@ -31,7 +51,7 @@ int api_pairing_enter(struct api_pairing *p, const struct fvbpf_api_enter *e)
 	struct api_call *c;
 
 	if (!t)
-		return -ENOMEM;
+		return p->n < API_MAX_THREADS ? -ENOMEM : 0;
 	if (t->depth == API_STACK_MAX) {
 		p->too_deep++;
 		return 0;

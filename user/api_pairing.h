@@ -13,6 +13,7 @@
 #include "cuda_api.h"
 
 #define API_STACK_MAX 8
+#define API_MAX_THREADS 4096u   /* thread entries per process (about 1.6 KiB each) */
 
 struct api_thread {
 	uint32_t tid;
@@ -22,10 +23,11 @@ struct api_thread {
 
 struct api_pairing {
 	struct api_thread *threads;
-	size_t n;
+	size_t n, cap;
 	uint64_t unmatched_exits;   /* a return whose entry we never saw */
 	uint64_t lost_returns;      /* entries closed without their return */
 	uint64_t too_deep;          /* entries past API_STACK_MAX */
+	uint64_t threads_dropped;   /* entries of threads past API_MAX_THREADS */
 };
 
 int api_pairing_enter(struct api_pairing *p, const struct fvbpf_api_enter *e);

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* Argument parsing of `fvbpf attach`. */
 #include <argp.h>
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attach.h"
 #include "log.h"
+#include "registry.h"
 
 enum {
 	OPT_REGION_FILE = 0x100,
@@ -14,99 +17,202 @@ enum {
 	OPT_GPU_WAIT,
 };
 
+/* The accepted ranges, as the README's Usage table lists them. */
+#define PID_MAX_LIMIT   4194304         /* the kernel's largest pid_max */
+#define DURATION_MIN_S  0.001
+#define DURATION_MAX_S  31536000.0      /* 365 days */
+#define SEGMENTS_MAX    1000000000ULL
+#define RINGBUF_MAX_MB  1024ULL
+#define GPU_WAIT_MAX_S  600.0
+/* Leaves PATH_MAX room for "/.trace_rank..._segment..._<region>.json.tmp.PID". */
+#define OUTDIR_MAX      3900
+#define VERBOSE_MAX     2
+
 static const struct argp_option attach_options[] = {
-	{ "pid", 'p', "PID[,PID...]", 0, "Processes to trace (repeatable)", 0 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Processes to trace (repeatable, at most 64)", 0 },
 	{ "regions", 'r', "LIST", 0,
 	  "Regions to trace, comma separated, FastVideo names (default: $FASTVIDEO_TORCH_PROFILE_REGIONS)", 0 },
 	{ "output", 'o', "DIR", 0, "Output directory (default ./fvbpf-traces)", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
-	{ "segments", 'n', "N", 0, "Stop once every traced process has written N segments", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds (0.001 to 31536000)", 0 },
+	{ "segments", 'n', "N", 0,
+	  "Stop once every traced process has written N segments (1 to 1000000000)", 0 },
 	{ "region-file", OPT_REGION_FILE, "FILE", 0,
-	  "Extra regions, one per line: NAME [description]", 0 },
-	{ "ringbuf-size", OPT_RINGBUF, "MB", 0, "Ring buffer size in MiB, a power of two (default 8)", 0 },
+	  "Extra regions, one per line: NAME [description] (a regular file, at most 1 MiB)", 0 },
+	{ "ringbuf-size", OPT_RINGBUF, "MB", 0,
+	  "Ring buffer size in MiB, a power of two from 1 to 1024 (default 8)", 0 },
 	{ "gpu-wait", OPT_GPU_WAIT, "SECONDS", 0,
-	  "How long a closed segment waits for its GPU records (default 2)", 0 },
+	  "How long a closed segment waits for its GPU records, 0 to 600 (default 2)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeat for libbpf's own messages)", 0 },
 	{},
 };
 
+/* A decimal number of seconds.  strtod() alone would take "nan", "inf"
+ * and hex, which no comparison rejects. */
+static int parse_seconds(const char *arg, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!*arg || strspn(arg, "0123456789.eE+-") != strlen(arg))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || *end || end == arg || !isfinite(v) || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* Decimal digits only (strtoull() would take a sign and wrap "-1"), at
+ * most @max: never truncated into a smaller type. */
+static int parse_count(const char *arg, unsigned long long min, unsigned long long max,
+		       unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*arg))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
 static int parse_pids(struct attach_opts *o, char *arg)
 {
-	char *tok, *save = NULL, *end;
-	long v;
+	char *tok, *save = NULL;
+	unsigned long long v;
 
 	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		errno = 0;
-		v = strtol(tok, &end, 10);
-		if (errno || *end || end == tok || v <= 0 || v > 0x3fffffff) {
-			log_error("invalid PID '%s': give a positive process id, e.g. -p 1234", tok);
-			return -EINVAL;
+		if (parse_count(tok, 1, PID_MAX_LIMIT, &v)) {
+			log_error("invalid PID '%s' for -p: give a process id from 1 to %d, e.g. -p 1234",
+				  tok, PID_MAX_LIMIT);
+			return EINVAL;
 		}
 		if (o->npids == ATTACH_MAX_PIDS) {
-			log_error("too many PIDs: at most %d per attach", ATTACH_MAX_PIDS);
-			return -E2BIG;
+			log_error("too many PIDs for -p: at most %d per attach", ATTACH_MAX_PIDS);
+			return EINVAL; /* not E2BIG: that is ARGP_ERR_UNKNOWN */
 		}
 		o->pids[o->npids++] = (pid_t)v;
 	}
 	return 0;
 }
 
+/* The region file is read here once, so that every problem with it is a
+ * usage error before anything is attached. */
+static int check_region_file(const char *path)
+{
+	struct region_registry *reg = malloc(sizeof(*reg));
+	char err[512];
+	int ret;
+
+	if (!reg) {
+		log_error("out of memory");
+		return ENOMEM;
+	}
+	registry_init(reg);
+	ret = registry_load_file(reg, path, err, sizeof(err));
+	if (ret)
+		log_error("--region-file: %s", err);
+	free(reg);
+	return ret ? EINVAL : 0;
+}
+
+static int parse_outdir(struct attach_opts *o, const char *arg)
+{
+	if (!*arg || strlen(arg) > OUTDIR_MAX) {
+		log_error("invalid -o: give a directory name of 1 to %d bytes", OUTDIR_MAX);
+		return EINVAL;
+	}
+	o->outdir = arg;
+	return 0;
+}
+
+static int parse_option(int key, char *arg, struct attach_opts *o)
+{
+	unsigned long long v;
+
+	switch (key) {
+	case 'd':
+		if (parse_seconds(arg, DURATION_MIN_S, DURATION_MAX_S, &o->duration_s))
+			break;
+		return 0;
+	case 'n':
+		if (parse_count(arg, 1, SEGMENTS_MAX, &v))
+			break;
+		o->max_segments = (unsigned int)v;
+		return 0;
+	case OPT_RINGBUF:
+		if (parse_count(arg, 1, RINGBUF_MAX_MB, &v) || (v & (v - 1)))
+			break;
+		o->ringbuf_mb = (unsigned int)v;
+		return 0;
+	case OPT_GPU_WAIT:
+		if (parse_seconds(arg, 0, GPU_WAIT_MAX_S, &o->gpu_wait_s))
+			break;
+		return 0;
+	}
+	switch (key) {
+	case 'd':
+		log_error("invalid -d '%s': give seconds from %g to %.0f (365 days), e.g. -d 30", arg,
+			  DURATION_MIN_S, DURATION_MAX_S);
+		break;
+	case 'n':
+		log_error("invalid -n '%s': give a segment count from 1 to %llu, e.g. -n 3", arg,
+			  SEGMENTS_MAX);
+		break;
+	case OPT_RINGBUF:
+		log_error("invalid --ringbuf-size '%s': give a power of two from 1 to %llu (MiB)", arg,
+			  RINGBUF_MAX_MB);
+		break;
+	case OPT_GPU_WAIT:
+		log_error("invalid --gpu-wait '%s': give seconds from 0 to %.0f", arg, GPU_WAIT_MAX_S);
+		break;
+	}
+	return EINVAL;
+}
+
+/* Errors are one line (log_error) and a non-zero return: argp_parse()
+ * stops there and attach_command() exits 2. */
 static error_t parse_attach(int key, char *arg, struct argp_state *state)
 {
 	struct attach_opts *o = state->input;
-	char *end;
 
 	switch (key) {
 	case 'p':
-		if (parse_pids(o, arg))
-			argp_failure(state, 2, 0, "see fvbpf attach --help");
-		break;
+		return parse_pids(o, arg);
 	case 'r':
 		o->regions = arg;
-		break;
+		return 0;
 	case 'o':
-		o->outdir = arg;
-		break;
+		return parse_outdir(o, arg);
 	case 'd':
-		errno = 0;
-		o->duration_s = strtod(arg, &end);
-		if (errno || *end || o->duration_s <= 0)
-			argp_error(state, "invalid duration '%s': give seconds > 0, e.g. -d 30", arg);
-		break;
 	case 'n':
-		errno = 0;
-		o->max_segments = (unsigned int)strtoul(arg, &end, 10);
-		if (errno || *end || !o->max_segments || *arg == '-')
-			argp_error(state, "invalid segment count '%s': give a number > 0, e.g. -n 3", arg);
-		break;
+	case OPT_RINGBUF:
+	case OPT_GPU_WAIT:
+		return parse_option(key, arg, o);
 	case OPT_REGION_FILE:
 		o->region_file = arg;
-		break;
-	case OPT_RINGBUF:
-		o->ringbuf_mb = (unsigned int)strtoul(arg, &end, 10);
-		if (*end || !o->ringbuf_mb || (o->ringbuf_mb & (o->ringbuf_mb - 1)) || o->ringbuf_mb > 1024)
-			argp_error(state, "invalid ring buffer size '%s': a power of two from 1 to 1024 MiB", arg);
-		break;
-	case OPT_GPU_WAIT:
-		errno = 0;
-		o->gpu_wait_s = strtod(arg, &end);
-		if (errno || *end || o->gpu_wait_s < 0 || o->gpu_wait_s > 600)
-			argp_error(state, "invalid GPU wait '%s': give seconds from 0 to 600", arg);
-		break;
+		return check_region_file(arg);
 	case 'v':
-		log_verbosity++;
-		break;
+		if (log_verbosity < VERBOSE_MAX)
+			log_verbosity++;
+		return 0;
 	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
+		log_error("unexpected argument '%s': see fvbpf attach --help", arg);
+		return EINVAL;
 	case ARGP_KEY_END:
-		if (!o->npids)
-			argp_error(state, "no process given: use -p PID");
-		break;
+		if (!o->npids) {
+			log_error("no process given: use -p PID");
+			return EINVAL;
+		}
+		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
-	return 0;
 }
 
 static const struct argp attach_argp = {

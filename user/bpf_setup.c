@@ -23,7 +23,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	if (level == LIBBPF_INFO && log_verbosity < 1)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	return log_libbpf(fmt, ap); /* cleaned: libbpf names the target's files */
 }
 
 static int open_load(struct session *s, const struct attach_opts *o, bool with_api)

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "checked_math.h"
 #include "cuda_api.h"
 #include "cuda_errors.h"
 
@@ -250,8 +251,8 @@ uint64_t cuda_api_bytes(const struct api_call *c)
 	case DEC_MEMSET:
 	case DEC_MEMCPY_DRV:
 		return c->args[2];
-	case DEC_MEMCPY2D:
-		return c->args[4] * c->args[5];
+	case DEC_MEMCPY2D: /* width x height, the target's numbers: saturate */
+		return sat_mul_u64(c->args[4], c->args[5]);
 	case DEC_ALLOC:
 		return c->args[1];
 	default:
@@ -347,7 +348,7 @@ void cuda_api_write_args(FILE *f, const struct api_call *c)
 		break;
 	case DEC_MEMCPY2D:
 		fprintf(f, ",\"bytes\":%" PRIu64 ",\"width\":%" PRIu64 ",\"height\":%" PRIu64
-			",\"kind\":\"%s\"", a[4] * a[5], a[4], a[5], memcpy_kind(a[6]));
+			",\"kind\":\"%s\"", sat_mul_u64(a[4], a[5]), a[4], a[5], memcpy_kind(a[6]));
 		break;
 	case DEC_MEMCPY_DRV:
 		fprintf(f, ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\"", a[2], r->direction);

@@ -10,10 +10,12 @@
 #include <string.h>
 
 #include "cuda_api.h"
+#include "checked_math.h"
 #include "drops.h"
 #include "events.h"
 #include "log.h"
 #include "symbolizer.h"
+#include "text_sanitize.h"
 
 static struct session_target *find_target(struct session *s, uint32_t tgid)
 {
@@ -23,6 +25,15 @@ static struct session_target *find_target(struct session *s, uint32_t tgid)
 		if ((uint32_t)s->targets[i].proc.pid == tgid)
 			return &s->targets[i];
 	return NULL;
+}
+
+/* The agent's text is the target's: kept clean for the report and every file. */
+static void set_unavailable(struct session_target *t, const char *msg)
+{
+	char status[sizeof(t->gpu_status)];
+
+	snprintf(status, sizeof(status), "unavailable: %s", msg);
+	text_clean_terminal(t->gpu_status, sizeof(t->gpu_status), status);
 }
 
 /* What the in-process agent could or could not do. */
@@ -40,14 +51,22 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 		snprintf(t->gpu_status, sizeof(t->gpu_status), "cupti");
 		log_info("PID %d: GPU activity on: %s, clock %s", t->proc.pid, msg,
 			 ev->detail == FVBPF_CLOCK_CALLBACK ? "CLOCK_MONOTONIC callback" :
+			 ev->detail == FVBPF_CLOCK_SIMULATED ? "simulated (a test double)" :
 			 "calibrated against cuptiGetTimestamp");
 		return;
 	case FVBPF_AGENT_DROPPED:
-		t->cupti_dropped += (uint64_t)ev->value;
+		/* The target's number: a negative count is no count. */
+		if (ev->value > 0)
+			t->cupti_dropped = sat_add_u64(t->cupti_dropped, (uint64_t)ev->value);
 		break;
+	case FVBPF_AGENT_NO_CUDA:
+		/* fvbpf's own scan already warned; the metadata says it. */
+		t->agent_active = false;
+		set_unavailable(t, msg);
+		return;
 	default:
 		t->agent_active = false;
-		snprintf(t->gpu_status, sizeof(t->gpu_status), "unavailable: %s", msg);
+		set_unavailable(t, msg);
 		break;
 	}
 	/* One warning per kind of trouble and process. */
@@ -107,6 +126,7 @@ void events_record_call(struct session *s, struct session_target *t, struct api_
 {
 	const struct api_row *r = cuda_api_row(c->api_id);
 	uint32_t id;
+	int err;
 
 	if (r && r->decoder == DEC_GET_KERNEL) {
 		/* Plumbing, not shown: remember what the handle stands for. */
@@ -118,8 +138,10 @@ void events_record_call(struct session *s, struct session_target *t, struct api_
 	}
 	if (r && (r->decoder == DEC_LAUNCH_RT || r->decoder == DEC_LAUNCH_RT_EXC))
 		c->kernel = kernel_of(s, t, cuda_api_launch_func(c));
-	if (seg_add_call(&t->tracker, c)) {
-		t->calls_outside++;
+	err = seg_add_call(&t->tracker, c);
+	if (err) {
+		if (err == -ENOENT)
+			t->calls_outside++; /* -ENOSPC: the segment counts it */
 		return;
 	}
 	t->calls++;

@@ -40,6 +40,14 @@ static void on_name(struct gpu_join *j, const struct fvbpf_gpu_name *r)
 	char raw[FVBPF_GPU_NAME_MAX], name[FVBPF_GPU_NAME_MAX];
 	uint32_t id;
 
+	/* The agent names each kernel once; a target that sends endless
+	 * names must not grow the session's name table without bound. */
+	if (j->nnames >= GPU_JOIN_MAX_NAMES) {
+		j->names_dropped++;
+		return;
+	}
+	j->nnames++;
+
 	snprintf(raw, sizeof(raw), "%.*s", (int)(max < sizeof(raw) ? max : sizeof(raw) - 1), r->name);
 	symbolizer_demangle(raw, name, sizeof(name));
 	id = name_table_intern(j->knames, name);
@@ -97,6 +105,7 @@ static void on_activity(struct gpu_join *j, const struct fvbpf_gpu_hdr *h)
 	uint64_t where;
 	uint32_t seq;
 	size_t idx;
+	int err;
 
 	fill_activity(j, h, &a);
 	where = h->correlation ? addr_cache_get(&j->corrs, h->correlation) : 0;
@@ -113,13 +122,18 @@ static void on_activity(struct gpu_join *j, const struct fvbpf_gpu_hdr *h)
 	}
 	if (idx < seg->ncalls) {
 		a.call = (int64_t)idx;
-		seg->calls[idx].gpu_records++;
+		/* Saturating: the target decides how many records name a call. */
+		if (seg->calls[idx].gpu_records < UINT32_MAX)
+			seg->calls[idx].gpu_records++;
 		/* CUPTI's name is authoritative over the host stub's symbol. */
 		if (a.kind == FVBPF_GPU_KERNEL && a.name && cuda_api_is_launch(seg->calls[idx].api_id))
 			seg->calls[idx].kernel = a.name;
 	}
-	if (seg_add_gpu(seg, &a) == 0)
+	err = seg_add_gpu(seg, &a);
+	if (!err)
 		j->joined++;
+	else if (err == -ENOSPC)
+		j->over_limit++;
 }
 
 int gpu_join_chunk(struct gpu_join *j, const uint8_t *data, size_t len, bool last)

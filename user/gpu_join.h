@@ -17,6 +17,10 @@
 
 struct segment;
 
+/* Kernel names accepted from one process's agent (each is sent once per
+ * attach); more are counted in names_dropped and their kernels show "?". */
+#define GPU_JOIN_MAX_NAMES 65536u
+
 struct gpu_activity {
 	uint16_t kind;          /* enum fvbpf_gpu_kind */
 	uint8_t copy_kind;
@@ -44,6 +48,8 @@ struct gpu_join {
 	gpu_find_segment_fn find;
 	void *ctx;
 	uint64_t records, joined, outside, late, bad;
+	uint64_t over_limit;    /* records past their segment's limits.gpu */
+	uint64_t nnames, names_dropped;
 	uint64_t forgotten;     /* correlations of written segments still in corrs */
 	bool resync;            /* skip to the end of the current batch */
 };

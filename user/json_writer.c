@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json_writer.h"
+#include "text_sanitize.h"
 
 struct sink {
 	FILE *f;
@@ -22,38 +24,11 @@ static void put(struct sink *k, const char *s, size_t n)
 	k->len += n;
 }
 
-/* Length of the valid UTF-8 sequence at @p, or 0 when it is not valid. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n, i;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0)
-		n = 2, cp = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		n = 3, cp = p[0] & 0x0f;
-	else if ((p[0] & 0xf8) == 0xf0)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
 static void escape(struct sink *k, const char *str)
 {
 	const unsigned char *p = (const unsigned char *)(str ? str : "");
 	char buf[8];
+	uint32_t cp;
 	size_t n;
 
 	put(k, "\"", 1);
@@ -67,19 +42,19 @@ static void escape(struct sink *k, const char *str)
 		case '\b': put(k, "\\b", 2); p++; continue;
 		case '\f': put(k, "\\f", 2); p++; continue;
 		}
-		if (*p < 0x20 || *p == 0x7f) {
-			snprintf(buf, sizeof(buf), "\\u%04x", *p);
-			put(k, buf, 6);
-			p++;
-			continue;
-		}
-		n = utf8_len(p);
+		n = text_utf8_len(p, &cp);
 		if (!n) {
 			put(k, "\\ufffd", 6);
 			p++;
 			continue;
 		}
-		put(k, (const char *)p, n);
+		/* Controls, DEL and C1 escaped: a viewer's terminal obeys some. */
+		if (text_is_control(cp)) {
+			snprintf(buf, sizeof(buf), "\\u%04x", (unsigned int)cp);
+			put(k, buf, 6);
+		} else {
+			put(k, (const char *)p, n);
+		}
 		p += n;
 	}
 	put(k, "\"", 1);
@@ -105,4 +80,24 @@ size_t json_escape(char *out, size_t outsz, const char *s)
 void json_write_us(FILE *f, uint64_t ns)
 {
 	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+}
+
+json_object *json_string_obj(const char *s)
+{
+	size_t size = text_clean_bound(s);
+	json_object *o;
+	char *clean;
+
+	/*
+	 * json-c copies bytes as they are: give it valid UTF-8 only.  And no
+	 * control character, not even one json-c would escape: people read
+	 * summaries and the manifest with cat and `jq -r`, which decodes.
+	 */
+	clean = malloc(size);
+	if (!clean)
+		return json_object_new_string(TEXT_REPLACEMENT);
+	text_clean_terminal(clean, size, s);
+	o = json_object_new_string(clean);
+	free(clean);
+	return o;
 }

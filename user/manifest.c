@@ -4,9 +4,11 @@
 #include <time.h>
 
 #include "fvbpf.skel.h"
+#include "json_writer.h"
 #include "log.h"
 #include "manifest.h"
 #include "output_files.h"
+#include "over_limits.h"
 
 static json_object *cuda_json(const struct session_target *t)
 {
@@ -17,7 +19,7 @@ static json_object *cuda_json(const struct session_target *t)
 		if (!t->cuda.files[i].nsyms)
 			continue;
 		f = json_object_new_object();
-		json_object_object_add(f, "path", json_object_new_string(t->cuda.files[i].path));
+		json_object_object_add(f, "path", json_string_obj(t->cuda.files[i].path));
 		json_object_object_add(f, "functions", json_object_new_int((int)t->cuda.files[i].nsyms));
 		json_object_object_add(f, "failed", json_object_new_int((int)t->cuda.files[i].failed));
 		json_object_array_add(files, f);
@@ -25,12 +27,12 @@ static json_object *cuda_json(const struct session_target *t)
 	json_object_object_add(o, "libraries", files);
 	json_object_object_add(o, "functions_probed", json_object_new_int((int)t->cuda.attached));
 	json_object_object_add(o, "functions_failed", json_object_new_int((int)t->cuda.failed));
-	json_object_object_add(o, "calls_in_segments", json_object_new_int64((int64_t)t->calls));
-	json_object_object_add(o, "calls_after_segment_closed", json_object_new_int64((int64_t)t->calls_outside));
-	json_object_object_add(o, "returns_without_entry", json_object_new_int64((int64_t)t->pairing.unmatched_exits));
-	json_object_object_add(o, "entries_without_return", json_object_new_int64((int64_t)t->pairing.lost_returns));
-	json_object_object_add(o, "calls_nested_too_deep", json_object_new_int64((int64_t)t->pairing.too_deep));
-	json_object_object_add(o, "kernel_handles_mapped", json_object_new_int64((int64_t)t->kernel_handles));
+	json_object_object_add(o, "calls_in_segments", json_object_new_uint64(t->calls));
+	json_object_object_add(o, "calls_after_segment_closed", json_object_new_uint64(t->calls_outside));
+	json_object_object_add(o, "returns_without_entry", json_object_new_uint64(t->pairing.unmatched_exits));
+	json_object_object_add(o, "entries_without_return", json_object_new_uint64(t->pairing.lost_returns));
+	json_object_object_add(o, "calls_nested_too_deep", json_object_new_uint64(t->pairing.too_deep));
+	json_object_object_add(o, "kernel_handles_mapped", json_object_new_uint64(t->kernel_handles));
 	return o;
 }
 
@@ -38,19 +40,17 @@ static json_object *gpu_json(const struct session_target *t)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "activity", json_object_new_string(t->gpu_status));
-	json_object_object_add(o, "clock", json_object_new_string(
-		t->gpu_clock == FVBPF_CLOCK_CALLBACK ? "monotonic-callback" :
-		t->gpu_clock == FVBPF_CLOCK_CALIBRATED ? "calibrated" : "none"));
-	json_object_object_add(o, "records", json_object_new_int64((int64_t)t->gpu.records));
-	json_object_object_add(o, "joined", json_object_new_int64((int64_t)t->gpu.joined));
-	json_object_object_add(o, "outside_segments", json_object_new_int64((int64_t)t->gpu.outside));
-	json_object_object_add(o, "late", json_object_new_int64((int64_t)t->gpu.late));
-	json_object_object_add(o, "bad", json_object_new_int64((int64_t)t->gpu.bad));
-	json_object_object_add(o, "missing", json_object_new_int64((int64_t)t->gpu_missing));
-	json_object_object_add(o, "cupti_dropped", json_object_new_int64((int64_t)t->cupti_dropped));
+	json_object_object_add(o, "activity", json_string_obj(t->gpu_status));
+	json_object_object_add(o, "clock", json_string_obj(fvbpf_gpu_clock_name(t->gpu_clock)));
+	json_object_object_add(o, "records", json_object_new_uint64(t->gpu.records));
+	json_object_object_add(o, "joined", json_object_new_uint64(t->gpu.joined));
+	json_object_object_add(o, "outside_segments", json_object_new_uint64(t->gpu.outside));
+	json_object_object_add(o, "late", json_object_new_uint64(t->gpu.late));
+	json_object_object_add(o, "bad", json_object_new_uint64(t->gpu.bad));
+	json_object_object_add(o, "missing", json_object_new_uint64(t->gpu_missing));
+	json_object_object_add(o, "cupti_dropped", json_object_new_uint64(t->cupti_dropped));
 	json_object_object_add(o, "correlations_without_call",
-			       json_object_new_int64((int64_t)t->corr_without_call));
+			       json_object_new_uint64(t->corr_without_call));
 	return o;
 }
 
@@ -67,22 +67,21 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "rank", json_object_new_int(t->proc.rank));
 		json_object_object_add(o, "rank_from_env", json_object_new_boolean(t->proc.rank_from_env));
 		json_object_object_add(o, "files_named_by_pid", json_object_new_boolean(t->proc.name_by_pid));
-		json_object_object_add(o, "comm", json_object_new_string(t->proc.comm));
-		json_object_object_add(o, "command", json_object_new_string(t->proc.cmdline));
-		json_object_object_add(o, "marker_library", json_object_new_string(t->proc.marker.path));
-		json_object_object_add(o, "segments", json_object_new_int((int)t->segments));
-		json_object_object_add(o, "incomplete_segments", json_object_new_int((int)t->incomplete));
+		json_object_object_add(o, "comm", json_string_obj(t->proc.comm));
+		json_object_object_add(o, "command", json_string_obj(t->proc.cmdline));
+		json_object_object_add(o, "marker_library", json_string_obj(t->proc.marker.path));
+		json_object_object_add(o, "segments", json_object_new_uint64(t->segments));
+		json_object_object_add(o, "incomplete_segments", json_object_new_uint64(t->incomplete));
 		json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
-		json_object_object_add(o, "ringbuf_drops", json_object_new_int64((int64_t)t->drops_seen));
-		json_object_object_add(o, "drops_between_segments",
-				       json_object_new_int64((int64_t)t->drops_outside));
-		json_object_object_add(o, "segments_lost_end", json_object_new_int64((int64_t)t->lost_ends));
-		json_object_object_add(o, "segments_lost_begin",
-				       json_object_new_int64((int64_t)t->lost_begins));
+		json_object_object_add(o, "ringbuf_drops", json_object_new_uint64(t->drops_seen));
+		json_object_object_add(o, "drops_between_segments", json_object_new_uint64(t->drops_outside));
+		json_object_object_add(o, "segments_lost_end", json_object_new_uint64(t->lost_ends));
+		json_object_object_add(o, "segments_lost_begin", json_object_new_uint64(t->lost_begins));
 		json_object_object_add(o, "unbalanced_region_ends",
-				       json_object_new_int64((int64_t)t->tracker.unbalanced));
+				       json_object_new_uint64(t->tracker.unbalanced));
 		json_object_object_add(o, "begins_after_segment_limit",
-				       json_object_new_int64((int64_t)t->tracker.ignored_after_limit));
+				       json_object_new_uint64(t->tracker.ignored_after_limit));
+		json_object_object_add(o, "over_limits", over_limits_json(t));
 		json_object_object_add(o, "cuda", cuda_json(t));
 		json_object_object_add(o, "gpu", gpu_json(t));
 		json_object_array_add(arr, o);
@@ -101,13 +100,13 @@ static json_object *files_json(struct session *s)
 		o = json_object_new_object();
 		json_object_object_add(o, "pid", json_object_new_int(w->pid));
 		json_object_object_add(o, "rank", json_object_new_int(w->rank));
-		json_object_object_add(o, "segment", json_object_new_int((int)w->seq));
+		json_object_object_add(o, "segment", json_object_new_uint64(w->seq));
 		json_object_object_add(o, "incomplete", json_object_new_boolean(w->incomplete));
 		json_object_object_add(o, "started_before_attach",
 				       json_object_new_boolean(w->started_before_attach));
-		json_object_object_add(o, "trace", json_object_new_string(w->trace));
-		json_object_object_add(o, "summary_txt", json_object_new_string(w->summary_txt));
-		json_object_object_add(o, "summary_json", json_object_new_string(w->summary_json));
+		json_object_object_add(o, "trace", json_string_obj(w->trace));
+		json_object_object_add(o, "summary_txt", json_string_obj(w->summary_txt));
+		json_object_object_add(o, "summary_json", json_string_obj(w->summary_json));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -122,9 +121,9 @@ static json_object *regions_json(struct session *s, json_object **never)
 	*never = json_object_new_array();
 	for (i = 0; i < s->nrequested; i++) {
 		d = &s->reg.defs[s->requested[i]];
-		json_object_array_add(arr, json_object_new_string(d->name));
+		json_object_array_add(arr, json_string_obj(d->name));
 		if (!d->entered)
-			json_object_array_add(*never, json_object_new_string(d->name));
+			json_object_array_add(*never, json_string_obj(d->name));
 	}
 	return arr;
 }
@@ -138,31 +137,33 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	int ret;
 
 	seg_output_wallclock(&s->meta, s->meta.mono_at_start_ns, when, sizeof(when));
-	json_object_object_add(root, "tool", json_object_new_string("fvbpf"));
-	json_object_object_add(root, "hostname", json_object_new_string(s->meta.hostname));
-	json_object_object_add(root, "started", json_object_new_string(when));
-	json_object_object_add(root, "output_dir", json_object_new_string(o->outdir));
+	json_object_object_add(root, "tool", json_string_obj("fvbpf"));
+	json_object_object_add(root, "hostname", json_string_obj(s->meta.hostname));
+	json_object_object_add(root, "started", json_string_obj(when));
+	json_object_object_add(root, "output_dir", json_string_obj(o->outdir));
 	json_object_object_add(root, "regions", regions_json(s, &never));
 	json_object_object_add(root, "regions_never_entered", never);
 	json_object_object_add(root, "processes", processes_json(s));
 	json_object_object_add(root, "files", files_json(s));
 
 	loss = json_object_new_object();
-	json_object_object_add(loss, "ringbuf_drops", json_object_new_int64((int64_t)s->skel->bss->ringbuf_drops));
+	json_object_object_add(loss, "ringbuf_drops", json_object_new_uint64(s->skel->bss->ringbuf_drops));
 	json_object_object_add(loss, "unbalanced_region_ends",
-			       json_object_new_int64((int64_t)s->skel->bss->unbalanced_ends));
-	json_object_object_add(loss, "bad_records", json_object_new_int64((int64_t)s->bad_records));
+			       json_object_new_uint64(s->skel->bss->unbalanced_ends));
+	json_object_object_add(loss, "bad_records", json_object_new_uint64(s->bad_records));
 	json_object_object_add(loss, "write_errors", json_object_new_int((int)s->writer.write_errors));
-	json_object_object_add(loss, "kernels_without_symbol", json_object_new_int64((int64_t)s->kernels_unknown));
+	json_object_object_add(loss, "kernels_without_symbol", json_object_new_uint64(s->kernels_unknown));
 	json_object_object_add(loss, "cuda_call_probes", json_object_new_boolean(s->api_probes));
 	json_object_object_add(root, "loss", loss);
 
 	warn = json_object_new_array();
 	nw = log_warnings(&warnings);
 	for (i = 0; i < nw; i++)
-		json_object_array_add(warn, json_object_new_string(warnings[i]));
+		json_object_array_add(warn, json_string_obj(warnings[i]));
 	log_free_warnings(warnings, nw);
 	json_object_object_add(root, "warnings", warn);
+	json_object_object_add(root, "warnings_suppressed", json_object_new_uint64(log_warnings_suppressed()));
+	json_object_object_add(root, "limits", over_limits_bounds_json());
 
 	ret = out_open(&of, o->outdir, "manifest.json");
 	if (!ret) {

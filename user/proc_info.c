@@ -16,7 +16,7 @@ static const char *const marker_names[MARKER_NSYMS] = {
 	[MARKER_END] = "fvbpf_probe_region_end",
 	[MARKER_SEMAPHORE] = "fvbpf_semaphore",
 	[MARKER_SYNC] = "fvbpf_probe_thread_sync",
-	[MARKER_EPOCH] = "fvbpf_attach_epoch",
+	[MARKER_CONTROL] = "fvbpf_control",
 	[MARKER_CORRELATION] = "fvbpf_probe_correlation",
 	[MARKER_GPU_BATCH] = "fvbpf_probe_gpu_batch",
 	[MARKER_AGENT_STATUS] = "fvbpf_probe_agent_status",
@@ -161,7 +161,7 @@ struct epoch_ctx {
 static int epoch_cb(const struct proc_map *m, void *arg)
 {
 	struct epoch_ctx *c = arg;
-	uint64_t off = c->lib->syms[MARKER_EPOCH].file_off;
+	uint64_t off = c->lib->syms[MARKER_CONTROL].file_off;
 
 	/* The writable mapping: a file page can also be mapped read-only
 	 * (text or RELRO sharing the page), and that copy is not the one the
@@ -169,12 +169,12 @@ static int epoch_cb(const struct proc_map *m, void *arg)
 	if (strcmp(m->path, c->lib->path) || m->perms[1] != 'w' || off < m->pgoff ||
 	    off >= m->pgoff + (m->end - m->start))
 		return 0;
-	c->lib->epoch_addr = m->start + (off - m->pgoff);
+	c->lib->control_addr = m->start + (off - m->pgoff);
 	c->found = true;
 	return 1;
 }
 
-/* Where fvbpf_attach_epoch is in the target's memory. */
+/* Where the fvbpf_control pointer is in the target's memory. */
 static int epoch_address(pid_t pid, struct marker_lib *lib)
 {
 	struct epoch_ctx c = { .lib = lib };

@@ -16,7 +16,7 @@ enum marker_sym {
 	MARKER_END,
 	MARKER_SEMAPHORE,
 	MARKER_SYNC,
-	MARKER_EPOCH,
+	MARKER_CONTROL,
 	MARKER_CORRELATION,
 	MARKER_GPU_BATCH,
 	MARKER_AGENT_STATUS,
@@ -25,7 +25,7 @@ enum marker_sym {
 
 struct marker_lib {
 	char path[PATH_MAX];      /* as the target maps it */
-	uint64_t epoch_addr;      /* fvbpf_attach_epoch in the target's memory */
+	uint64_t control_addr;    /* the fvbpf_control pointer in the target's memory */
 	char open_path[PATH_MAX]; /* through /proc/PID/root, for us and the kernel */
 	struct elf_sym_info syms[MARKER_NSYMS];
 };

@@ -2,10 +2,15 @@
 /* The region registry: FastVideo's names, extensible from a file. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "registry.h"
+#include "text_sanitize.h"
 
 static const struct {
 	const char *name;
@@ -109,6 +114,132 @@ static char *trim(char *s)
 	return s;
 }
 
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+/*
+ * The whole file, NUL-terminated.  Opened without blocking (a FIFO) and
+ * refused unless it is a regular file of at most REGISTRY_FILE_MAX bytes,
+ * counted while reading too, so /dev/zero or a growing file cannot hold
+ * fvbpf.
+ */
+static int read_file(const char *path, char **out, size_t *len, char *err, size_t errlen)
+{
+	size_t n = 0;
+	struct stat st;
+	ssize_t r;
+	char *buf = NULL;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read region file %s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read region file %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		snprintf(err, errlen, "region file %s is %s: give a text file", path,
+			 file_kind(st.st_mode));
+		goto out;
+	}
+	buf = malloc(REGISTRY_FILE_MAX + 1);
+	if (!buf) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory reading region file %s", path);
+		goto out;
+	}
+	/* One byte more than allowed tells a file that is too big. */
+	while (n <= REGISTRY_FILE_MAX) {
+		r = read(fd, buf + n, REGISTRY_FILE_MAX + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot read region file %s: %s", path, strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n > REGISTRY_FILE_MAX) {
+		ret = -EFBIG;
+		snprintf(err, errlen, "region file %s is larger than %u bytes (1 MiB)", path,
+			 REGISTRY_FILE_MAX);
+		goto out;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+/* Whether line @no (@line, @n bytes, no newline) can be parsed at all. */
+static int check_line(const char *path, unsigned int no, const char *line, size_t n,
+		      char *err, size_t errlen)
+{
+	if (n > REGISTRY_LINE_MAX) {
+		snprintf(err, errlen, "%s:%u: line longer than %u bytes", path, no, REGISTRY_LINE_MAX);
+		return -EINVAL;
+	}
+	if (memchr(line, '\0', n)) {
+		snprintf(err, errlen, "%s:%u: NUL byte: the region file must be text", path, no);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_line(struct region_registry *reg, const char *path, unsigned int no, char *line,
+		      char *err, size_t errlen)
+{
+	char *p = trim(line), *desc;
+	int ret;
+
+	if (!*p || *p == '#')
+		return 0;
+	/* Names reach the terminal and every output file: plain text only. */
+	if (!text_is_plain(p)) {
+		snprintf(err, errlen, "%s:%u: control characters or invalid UTF-8: names and "
+			 "descriptions must be plain UTF-8 text", path, no);
+		return -EINVAL;
+	}
+	desc = p;
+	while (*desc && !isspace((unsigned char)*desc))
+		desc++;
+	if (*desc)
+		*desc++ = '\0';
+	ret = registry_add(reg, p, trim(desc));
+	if (ret < 0) {
+		snprintf(err, errlen, "%s:%u: bad region name '%.80s' (%s): names are 1 to %d "
+			 "characters, at most %d regions", path, no, p,
+			 ret == -ENOSPC ? "registry full" :
+			 ret == -EEXIST ? "hash collides with another name" : "invalid",
+			 FVBPF_REGION_NAME_MAX, FVBPF_MAX_REGIONS);
+		return ret;
+	}
+	return 0;
+}
+
 /*
  * One region per line: "name [description]"; '#' starts a comment line.
  * The name ends at the first white space.
@@ -116,40 +247,28 @@ static char *trim(char *s)
 int registry_load_file(struct region_registry *reg, const char *path,
 		       char *err, size_t errlen)
 {
-	char line[512], *p, *desc;
+	char *buf = NULL, *p, *nl, line[REGISTRY_LINE_MAX + 1];
 	unsigned int lineno = 0;
-	FILE *f;
-	int ret = 0;
+	size_t len = 0, n;
+	int ret;
 
-	f = fopen(path, "r");
-	if (!f) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot read region file %s: %s", path, strerror(errno));
+	ret = read_file(path, &buf, &len, err, errlen);
+	if (ret)
 		return ret;
-	}
-	while (fgets(line, sizeof(line), f)) {
+	for (p = buf; !ret && p < buf + len; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(buf + len - p));
+		if (!nl)
+			nl = buf + len;
+		n = (size_t)(nl - p);
 		lineno++;
-		p = trim(line);
-		if (!*p || *p == '#')
-			continue;
-		desc = p;
-		while (*desc && !isspace((unsigned char)*desc))
-			desc++;
-		if (*desc)
-			*desc++ = '\0';
-		ret = registry_add(reg, p, trim(desc));
-		if (ret < 0) {
-			snprintf(err, errlen, "%s:%u: bad region name '%s' (%s): names are 1 to %d characters",
-				 path, lineno, p,
-				 ret == -ENOSPC ? "registry full" :
-				 ret == -EEXIST ? "hash collides with another name" : "invalid",
-				 FVBPF_REGION_NAME_MAX);
-			goto out;
-		}
-		ret = 0;
+		ret = check_line(path, lineno, p, n, err, errlen);
+		if (ret)
+			break;
+		memcpy(line, p, n);
+		line[n] = '\0';
+		ret = parse_line(reg, path, lineno, line, err, errlen);
 	}
-out:
-	fclose(f);
+	free(buf);
 	return ret;
 }
 
@@ -161,23 +280,30 @@ out:
 int registry_enable_list(struct region_registry *reg, const char *list,
 			 registry_warn_fn warn, void *ctx)
 {
-	char buf[4096], *tok, *save = NULL, msg[256];
+	char *buf, *tok, *save = NULL, msg[256];
 	int idx;
 
-	snprintf(buf, sizeof(buf), "%s", list ? list : "");
+	/* Any length: a fixed buffer would cut the last names silently. */
+	buf = strdup(list ? list : "");
+	if (!buf) {
+		if (warn)
+			warn("out of memory reading the region list", ctx);
+		return 0;
+	}
 	for (tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
 		idx = registry_find(reg, tok);
 		if (idx < 0) {
 			if (warn) {
 				snprintf(msg, sizeof(msg),
-					 "unknown region '%s' ignored (see 'fvbpf regions', or add it with --region-file)",
-					 tok);
+					 "unknown region '%.80s%s' ignored (see 'fvbpf regions', or add it "
+					 "with --region-file)", tok, strlen(tok) > 80 ? "..." : "");
 				warn(msg, ctx);
 			}
 			continue;
 		}
 		reg->defs[idx].enabled = true;
 	}
+	free(buf);
 	return (int)registry_enabled_count(reg);
 }
 

@@ -9,6 +9,11 @@
 #include "fvbpf_canon.h"
 #include "fvbpf_events.h"
 
+/* A region file is read whole: at most this many bytes, lines of at most
+ * REGISTRY_LINE_MAX bytes (newline excluded). */
+#define REGISTRY_FILE_MAX (1u << 20)
+#define REGISTRY_LINE_MAX 512u
+
 struct region_def {
 	char name[FVBPF_REGION_NAME_MAX + 1]; /* canonical, without prefix */
 	char desc[96];
@@ -30,6 +35,7 @@ void registry_init(struct region_registry *reg);
 int registry_add(struct region_registry *reg, const char *name, const char *desc);
 int registry_find(const struct region_registry *reg, const char *name);
 int registry_find_hash(const struct region_registry *reg, uint64_t hash);
+/* Add the regions of a file: 0, or -errno with a one-line reason in @err. */
 int registry_load_file(struct region_registry *reg, const char *path,
 		       char *err, size_t errlen);
 int registry_enable_list(struct region_registry *reg, const char *list,

@@ -4,6 +4,7 @@
 
 #include "fvbpf.skel.h"
 #include "log.h"
+#include "over_limits.h"
 #include "report.h"
 
 void report_print(struct session *s, const struct attach_opts *o)
@@ -43,6 +44,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,
 		       (unsigned long long)st->gpu_missing, (unsigned long long)st->gpu.late,
 		       (unsigned long long)st->gpu.outside, (unsigned long long)st->cupti_dropped);
+		over_limits_print(stdout, st);
 	}
 	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors, %llu kernels "
 	       "without symbol\n", (unsigned long long)s->skel->bss->ringbuf_drops,
@@ -52,5 +54,6 @@ void report_print(struct session *s, const struct attach_opts *o)
 		if (!s->reg.defs[s->requested[i]].entered)
 			log_warn("region '%s' was never entered while attached: check the name and that "
 				 "the target runs that code", s->reg.defs[s->requested[i]].name);
+	log_report_suppressed();
 }
 

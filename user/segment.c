@@ -14,6 +14,8 @@ void seg_tracker_init(struct seg_tracker *t, uint32_t pid, const struct region_r
 	t->reg = reg;
 	t->on_close = on_close;
 	t->ctx = ctx;
+	t->limits = (struct seg_limits){ .slices = SEG_MAX_SLICES, .calls = SEG_MAX_CALLS,
+					 .gpu = SEG_MAX_GPU, .threads = SEG_MAX_THREADS };
 }
 
 void segment_free(struct segment *seg)
@@ -36,22 +38,45 @@ bool seg_tracker_done(const struct seg_tracker *t)
 	return t->max_segments && t->counted >= t->max_segments && !t->cur;
 }
 
-static struct seg_thread *thread_get(struct seg_tracker *t, uint32_t tid, bool create)
+/* An entry that holds nothing: no open slice, no lost begin. */
+static struct seg_thread *idle_thread(struct seg_tracker *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nthreads; i++)
+		if (!t->threads[i].depth && !t->threads[i].lost)
+			return &t->threads[i];
+	return NULL;
+}
+
+/*
+ * The entry of @tid.  A process may start threads without end: past
+ * limits.threads, an idle entry is reused; when every one is busy the
+ * event is dropped (-ENOSPC, counted).
+ */
+static struct seg_thread *thread_get(struct seg_tracker *t, uint32_t tid, bool create, int *err)
 {
 	struct seg_thread *th;
 	size_t i;
 
+	*err = 0;
 	for (i = 0; i < t->nthreads; i++)
 		if (t->threads[i].tid == tid)
 			return &t->threads[i];
 	if (!create)
 		return NULL;
-	th = realloc(t->threads, (t->nthreads + 1) * sizeof(*th));
-	if (!th)
+	if (t->nthreads < seg_limit(t->limits.threads, SEG_MAX_THREADS)) {
+		if (grow_one(&t->threads, t->nthreads, &t->capthreads, sizeof(*th), 8)) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		th = &t->threads[t->nthreads++];
+		memset(th, 0, sizeof(*th));
+	} else if (!(th = idle_thread(t))) {
+		t->thread_events_dropped++;
+		*err = -ENOSPC;
 		return NULL;
-	t->threads = th;
-	th = &t->threads[t->nthreads++];
-	memset(th, 0, sizeof(*th));
+	}
 	th->tid = tid;
 	return th;
 }
@@ -86,9 +111,13 @@ static void close_segment(struct seg_tracker *t, uint64_t ts, bool incomplete)
 	struct segment *seg = t->cur;
 	size_t i;
 
-	for (i = 0; i < t->nthreads; i++)
+	for (i = 0; i < t->nthreads; i++) {
 		t->threads[i].depth = 0;
+		t->threads[i].lost = 0;
+	}
 	t->cur = NULL;
+	t->slices_dropped += seg->slices_dropped;
+	t->calls_dropped += seg->calls_dropped;
 	t->depth = 0;
 	seg->end_ns = ts;
 	seg->incomplete = incomplete;
@@ -104,6 +133,22 @@ static void close_segment(struct seg_tracker *t, uint64_t ts, bool incomplete)
 		segment_free(seg);
 }
 
+static int open_segment(struct seg_tracker *t, uint32_t region, uint64_t ts, bool before_attach)
+{
+	t->cur = calloc(1, sizeof(*t->cur));
+	if (!t->cur)
+		return -ENOMEM;
+	t->cur->pid = t->pid;
+	t->cur->seq = t->next_seq++;
+	t->cur->region = region;
+	t->cur->start_ns = ts;
+	t->cur->started_before_attach = before_attach;
+	t->cur->limits = t->limits;
+	if (!before_attach)
+		t->counted++;
+	return 0;
+}
+
 static int begin_slice(struct seg_tracker *t, uint32_t tid, uint32_t region, uint64_t ts,
 		       bool before_attach)
 {
@@ -113,26 +158,22 @@ static int begin_slice(struct seg_tracker *t, uint32_t tid, uint32_t region, uin
 
 	if (!region_enabled(t, region))
 		return 0;
-	if (!t->cur) {
-		if (t->max_segments && t->counted >= t->max_segments) {
-			if (!t->ignored_depth++)
-				t->ignored_after_limit++;
-			return 0;
-		}
-		t->cur = calloc(1, sizeof(*t->cur));
-		if (!t->cur)
-			return -ENOMEM;
-		t->cur->pid = t->pid;
-		t->cur->seq = t->next_seq++;
-		t->cur->region = region;
-		t->cur->start_ns = ts;
-		t->cur->started_before_attach = before_attach;
-		if (!before_attach)
-			t->counted++;
+	if (!t->cur && t->max_segments && t->counted >= t->max_segments) {
+		if (!t->ignored_depth++)
+			t->ignored_after_limit++;
+		return 0;
 	}
-	th = thread_get(t, tid, true);
+	/* The thread first: a segment must never open without its slice. */
+	th = thread_get(t, tid, true, &err);
 	if (!th)
-		return -ENOMEM;
+		return err == -ENOSPC ? 0 : err;
+	if (!t->cur && (err = open_segment(t, region, ts, before_attach)))
+		return err;
+	if (t->cur->nslices >= seg_limit(t->limits.slices, SEG_MAX_SLICES)) {
+		th->lost++;
+		t->cur->slices_dropped++;
+		return 0;
+	}
 	if (ts < t->cur->start_ns)
 		t->cur->start_ns = ts; /* another thread's region predates it */
 	err = add_slice(t->cur, tid, region, ts, (uint32_t)th->depth, &idx);
@@ -162,6 +203,7 @@ int seg_on_end(struct seg_tracker *t, uint32_t tid, uint32_t region, uint64_t ts
 	struct seg_thread *th;
 	struct seg_slice *s;
 	size_t level;
+	int err;
 
 	if (!region_enabled(t, region))
 		return 0;
@@ -169,7 +211,12 @@ int seg_on_end(struct seg_tracker *t, uint32_t tid, uint32_t region, uint64_t ts
 		t->ignored_depth--;
 		return 0;
 	}
-	th = t->cur ? thread_get(t, tid, false) : NULL;
+	th = t->cur ? thread_get(t, tid, false, &err) : NULL;
+	/* Begins past the slice limit are the innermost: their ends come first. */
+	if (th && th->lost) {
+		th->lost--;
+		return 0;
+	}
 	/* The innermost open slice of this region on this thread. */
 	for (level = th ? th->depth : 0; level > 0; level--)
 		if (t->cur->slices[th->stack[level - 1]].region == region)
@@ -214,7 +261,7 @@ void seg_tracker_free(struct seg_tracker *t)
 		free(t->threads[i].stack);
 	free(t->threads);
 	t->threads = NULL;
-	t->nthreads = 0;
+	t->nthreads = t->capthreads = 0;
 }
 
 int seg_add_call(struct seg_tracker *t, const struct api_call *c)
@@ -223,6 +270,10 @@ int seg_add_call(struct seg_tracker *t, const struct api_call *c)
 
 	if (!seg)
 		return -ENOENT;
+	if (seg->ncalls >= seg_limit(seg->limits.calls, SEG_MAX_CALLS)) {
+		seg->calls_dropped++;
+		return -ENOSPC;
+	}
 	if (grow_one(&seg->calls, seg->ncalls, &seg->capcalls, sizeof(*c), 64))
 		return -ENOMEM;
 	seg->calls[seg->ncalls++] = *c;
@@ -231,6 +282,10 @@ int seg_add_call(struct seg_tracker *t, const struct api_call *c)
 
 int seg_add_gpu(struct segment *seg, const struct gpu_activity *a)
 {
+	if (seg->ngpu >= seg_limit(seg->limits.gpu, SEG_MAX_GPU)) {
+		seg->gpu_dropped++;
+		return -ENOSPC;
+	}
 	if (grow_one(&seg->gpu, seg->ngpu, &seg->capgpu, sizeof(*a), 64))
 		return -ENOMEM;
 	seg->gpu[seg->ngpu++] = *a;

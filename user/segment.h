@@ -16,6 +16,20 @@
 #include "gpu_join.h"
 #include "registry.h"
 
+/*
+ * What the target can make fvbpf hold, per segment and per process.  Past a
+ * bound events are counted (trace metadata, manifest, exit report), never
+ * stored; the README lists the values.  A zero field means the default.
+ */
+#define SEG_MAX_SLICES  1000000u  /* region slices per segment (32 bytes each) */
+#define SEG_MAX_CALLS   1000000u  /* CUDA/NCCL calls per segment (about 200 bytes each) */
+#define SEG_MAX_GPU     2000000u  /* GPU records per segment (96 bytes each) */
+#define SEG_MAX_THREADS 4096u     /* threads with open regions per process */
+
+struct seg_limits {
+	size_t slices, calls, gpu, threads;
+};
+
 #define SLICE_OPEN_AT_END   0x1u /* still open when the segment was cut off */
 #define SLICE_FORCED_CLOSE  0x2u /* closed because an enclosing region ended */
 #define SLICE_BEFORE_ATTACH 0x4u /* already open when fvbpf attached: start cut */
@@ -51,12 +65,18 @@ struct segment {
 	char gpu_status[FVBPF_STATUS_MSG + 32]; /* "cupti", or why there is no GPU activity */
 	int gpu_clock;            /* enum fvbpf_gpu_clock, 0 unknown */
 	uint64_t cupti_dropped;
+	struct seg_limits limits;     /* the bounds it was recorded under */
+	uint64_t slices_dropped;      /* region begins past limits.slices */
+	uint64_t calls_dropped;       /* calls past limits.calls */
+	uint64_t gpu_dropped;         /* GPU records past limits.gpu */
 };
 
 struct seg_thread {
 	uint32_t tid;
 	size_t *stack;        /* indexes into cur->slices */
 	size_t depth, cap;
+	uint64_t lost;        /* its open begins not recorded (slice limit): their
+			       * ends, which come first, are absorbed */
 };
 
 typedef void (*seg_close_fn)(struct segment *seg, void *ctx);
@@ -68,11 +88,15 @@ struct seg_tracker {
 	uint32_t counted;         /* segments whose start was seen (what -n counts) */
 	int depth;                /* open slices of the current segment */
 	struct segment *cur;
-	struct seg_thread *threads;
-	size_t nthreads;
+	struct seg_thread *threads;   /* at most limits.threads; idle ones are reused */
+	size_t nthreads, capthreads;
+	struct seg_limits limits;     /* seg_tracker_init() sets the defaults */
 	uint64_t unbalanced;      /* over the whole attach, inside or outside segments */
 	uint64_t ignored_after_limit;  /* outermost begins past max_segments */
-	int ignored_depth;             /* nesting inside such an ignored region */
+	uint64_t ignored_depth;        /* nesting inside such an ignored region */
+	uint64_t slices_dropped;       /* over the attach, of closed segments */
+	uint64_t calls_dropped;
+	uint64_t thread_events_dropped; /* events of threads past limits.threads */
 	const struct region_registry *reg;
 	seg_close_fn on_close;    /* takes ownership of the segment */
 	void *ctx;
@@ -92,9 +116,16 @@ int seg_on_open_before_attach(struct seg_tracker *t, uint32_t tid, uint32_t regi
 /* Close an open segment as incomplete at @ts (target exit, fvbpf stop). */
 void seg_tracker_finish(struct seg_tracker *t, uint64_t ts);
 void seg_tracker_free(struct seg_tracker *t);
-/* Add a probed call to the open segment: 0, -ENOENT when none is open. */
+/* Add a probed call to the open segment: 0, -ENOENT when none is open,
+ * -ENOSPC when it holds limits.calls (counted in calls_dropped), -ENOMEM. */
 int seg_add_call(struct seg_tracker *t, const struct api_call *c);
+/* 0, -ENOSPC past limits.gpu (counted in gpu_dropped), -ENOMEM. */
 int seg_add_gpu(struct segment *seg, const struct gpu_activity *a);
+/* @v, or the default @def when @v is 0 (a zeroed segment or tracker). */
+static inline size_t seg_limit(size_t v, size_t def)
+{
+	return v ? v : def;
+}
 bool seg_tracker_done(const struct seg_tracker *t);
 void segment_free(struct segment *seg);
 

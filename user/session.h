@@ -16,6 +16,7 @@
 #include "seg_output.h"
 #include "seg_writer.h"
 #include "segment.h"
+#include "target_control.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;
@@ -52,7 +53,8 @@ struct session_target {
 	uint64_t lost_begins;   /* segments never seen: drops lost their begin */
 	uint64_t loss_warned_ns;
 	uint64_t loss_warn_suppressed;
-	uint32_t epoch;         /* odd value written to the target's fvbpf_attach_epoch */
+	struct target_control ctl;  /* lock, control page, probe text */
+	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
 	bool deep_stack_warned;
 	struct cuda_probes cuda;

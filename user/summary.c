@@ -4,34 +4,79 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked_math.h"
 #include "grow.h"
+#include "json_writer.h"
 #include "summary.h"
+#include "text_sanitize.h"
 #include "trace_writer.h"
+
+static uint64_t row_hash(const char *name, const char *kind)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	const char *p;
+
+	for (p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	h = (h ^ 0xff) * 0x100000001b3ULL;
+	for (p = kind; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Rows are indexed by a hash table: a segment may hold as many distinct
+ * kernel names as the target sends. */
+static int index_grow(struct summary *s)
+{
+	size_t n = s->nindex ? s->nindex * 2 : 64, i, j;
+	size_t *idx = calloc(n, sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < s->n; i++) {
+		for (j = row_hash(s->rows[i].name, s->rows[i].kind) & (n - 1); idx[j];
+		     j = (j + 1) & (n - 1))
+			;
+		idx[j] = i + 1;
+	}
+	free(s->index);
+	s->index = idx;
+	s->nindex = n;
+	return 0;
+}
 
 static struct summary_row *row_get(struct summary *s, const char *name, const char *kind)
 {
 	struct summary_row *r;
-	size_t i;
+	size_t j;
 
-	for (i = 0; i < s->n; i++)
-		if (!strcmp(s->rows[i].name, name) && !strcmp(s->rows[i].kind, kind))
-			return &s->rows[i];
+	if ((s->n + 1) * 2 > s->nindex && index_grow(s))
+		return NULL;
+	for (j = row_hash(name, kind) & (s->nindex - 1); s->index[j]; j = (j + 1) & (s->nindex - 1)) {
+		r = &s->rows[s->index[j] - 1];
+		if (!strcmp(r->name, name) && !strcmp(r->kind, kind))
+			return r;
+	}
 	if (grow_one(&s->rows, s->n, &s->cap, sizeof(*r), 16))
 		return NULL;
-	r = &s->rows[s->n++];
+	r = &s->rows[s->n];
 	memset(r, 0, sizeof(*r));
-	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->name = strdup(name);
+	if (!r->name)
+		return NULL;
 	r->kind = kind;
 	r->cpu_min_ns = UINT64_MAX;
 	r->dev_min_ns = UINT64_MAX;
+	s->index[j] = ++s->n;
 	return r;
 }
 
+/* Totals saturate: durations come from the target's own GPU records. */
 static void row_add_cpu(struct summary_row *r, uint64_t dur, uint64_t self)
 {
 	r->count++;
-	r->cpu_total_ns += dur;
-	r->cpu_self_ns += self;
+	r->cpu_total_ns = sat_add_u64(r->cpu_total_ns, dur);
+	r->cpu_self_ns = sat_add_u64(r->cpu_self_ns, self);
 	if (dur < r->cpu_min_ns)
 		r->cpu_min_ns = dur;
 	if (dur > r->cpu_max_ns)
@@ -53,7 +98,7 @@ static uint64_t children_ns(const struct segment *seg, size_t i)
 		if (q->depth <= p->depth)
 			break;
 		if (q->depth == p->depth + 1)
-			sum += q->end_ns - q->start_ns;
+			sum = sat_add_u64(sum, span_u64(q->start_ns, q->end_ns));
 	}
 	return sum;
 }
@@ -61,8 +106,8 @@ static uint64_t children_ns(const struct segment *seg, size_t i)
 static void row_add_dev(struct summary_row *r, uint64_t dur)
 {
 	r->dev_count++;
-	r->dev_total_ns += dur;
-	r->dev_self_ns += dur;
+	r->dev_total_ns = sat_add_u64(r->dev_total_ns, dur);
+	r->dev_self_ns = sat_add_u64(r->dev_self_ns, dur);
 	if (dur < r->dev_min_ns)
 		r->dev_min_ns = dur;
 	if (dur > r->dev_max_ns)
@@ -81,7 +126,7 @@ static int cmp_span(const void *a, const void *b)
 static uint64_t busy_ns(const struct segment *seg)
 {
 	const struct gpu_activity **v;
-	uint64_t busy = 0, cur_s = 0, cur_e = 0;
+	uint64_t busy = 0, cur_s = 0, cur_e = 0, end;
 	size_t i;
 
 	if (!seg->ngpu)
@@ -95,15 +140,17 @@ static uint64_t busy_ns(const struct segment *seg)
 	for (i = 0; i < seg->ngpu; i++) {
 		if (v[i]->kind == FVBPF_GPU_SYNC)
 			continue;
+		/* A record that ends before it starts is empty, not 2^64 ns. */
+		end = v[i]->end > v[i]->start ? v[i]->end : v[i]->start;
 		if (v[i]->start > cur_e) {
-			busy += cur_e - cur_s;
+			busy = sat_add_u64(busy, cur_e - cur_s);
 			cur_s = v[i]->start;
-			cur_e = v[i]->end;
-		} else if (v[i]->end > cur_e) {
-			cur_e = v[i]->end;
+			cur_e = end;
+		} else if (end > cur_e) {
+			cur_e = end;
 		}
 	}
-	busy += cur_e - cur_s;
+	busy = sat_add_u64(busy, cur_e - cur_s);
 	free(v);
 	return busy;
 }
@@ -121,7 +168,7 @@ static int add_gpu_rows(struct summary *s, const struct seg_output_ctx *c)
 
 		if (a->kind == FVBPF_GPU_SYNC)
 			continue;
-		dur = a->end > a->start ? a->end - a->start : 0;
+		dur = span_u64(a->start, a->end);
 		if (a->kind == FVBPF_GPU_KERNEL) {
 			name_table_get(c->knames, a->name, name, sizeof(name));
 			r = row_get(s, name, "kernel");
@@ -134,7 +181,7 @@ static int add_gpu_rows(struct summary *s, const struct seg_output_ctx *c)
 		if (!r)
 			return -ENOMEM;
 		row_add_dev(r, dur);
-		s->gpu_total_ns += dur;
+		s->gpu_total_ns = sat_add_u64(s->gpu_total_ns, dur);
 	}
 	s->gpu_busy_ns = busy_ns(seg);
 	s->has_device_time = seg->ngpu > 0;
@@ -152,32 +199,40 @@ static int cmp_rows(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int summary_build(struct summary *s, const struct seg_output_ctx *c)
+static int add_slice_rows(struct summary *s, const struct seg_output_ctx *c)
 {
 	const struct segment *seg = c->seg;
 	struct summary_row *r;
 	uint64_t dur, kids;
 	size_t i;
 
-	memset(s, 0, sizeof(*s));
-	s->segment_ns = seg->end_ns - seg->start_ns;
 	for (i = 0; i < seg->nslices; i++) {
 		r = row_get(s, c->reg->defs[seg->slices[i].region].name, "region");
 		if (!r)
 			return -ENOMEM;
-		dur = seg->slices[i].end_ns - seg->slices[i].start_ns;
+		dur = span_u64(seg->slices[i].start_ns, seg->slices[i].end_ns);
 		kids = children_ns(seg, i);
 		row_add_cpu(r, dur, kids < dur ? dur - kids : 0);
 	}
+	return 0;
+}
+
+static int add_call_rows(struct summary *s, const struct seg_output_ctx *c)
+{
+	const struct segment *seg = c->seg;
+	struct summary_row *r;
+	char kernel[1024];
+	uint64_t dur;
+	size_t i;
+
 	for (i = 0; i < seg->ncalls; i++) {
 		const struct api_call *call = &seg->calls[i];
 		const struct api_row *ar = cuda_api_row(call->api_id);
-		char kernel[1024];
 
 		/* A driver call inside a runtime call is in its parent's time. */
 		if (!ar || call->depth)
 			continue;
-		dur = call->end_ns - call->start_ns;
+		dur = span_u64(call->start_ns, call->end_ns);
 		r = row_get(s, cuda_api_symbol(call->api_id), cuda_api_layer_cat(ar->layer));
 		if (!r)
 			return -ENOMEM;
@@ -190,8 +245,25 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 			row_add_cpu(r, dur, dur);
 		}
 	}
-	if (add_gpu_rows(s, c))
-		return -ENOMEM;
+	return 0;
+}
+
+int summary_build(struct summary *s, const struct seg_output_ctx *c)
+{
+	size_t i;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->segment_ns = span_u64(c->seg->start_ns, c->seg->end_ns);
+	err = add_slice_rows(s, c);
+	if (!err)
+		err = add_call_rows(s, c);
+	if (!err)
+		err = add_gpu_rows(s, c);
+	if (err) {
+		summary_free(s);
+		return err;
+	}
 	for (i = 0; i < s->n; i++) {
 		if (s->rows[i].cpu_min_ns == UINT64_MAX)
 			s->rows[i].cpu_min_ns = 0;
@@ -199,12 +271,21 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 			s->rows[i].dev_min_ns = 0;
 	}
 	qsort(s->rows, s->n, sizeof(*s->rows), cmp_rows);
+	/* Sorting moved the rows: the index no longer points at them. */
+	free(s->index);
+	s->index = NULL;
+	s->nindex = 0;
 	return 0;
 }
 
 void summary_free(struct summary *s)
 {
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->rows[i].name);
 	free(s->rows);
+	free(s->index);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -221,24 +302,56 @@ static double share(const struct summary *s, const struct summary_row *r)
 	return s->segment_ns ? 100.0 * (double)r->cpu_total_ns / (double)s->segment_ns : 0.0;
 }
 
+/* Target text (comm, kernel names, agent status) for a file a user may
+ * cat: no control characters, valid UTF-8. */
+static const char *tty(char *buf, size_t len, const char *s)
+{
+	text_clean_terminal(buf, len, s);
+	return buf;
+}
+
 static void header_lines(FILE *f, const struct seg_output_ctx *c)
 {
 	const struct segment *seg = c->seg;
-	char when[48];
+	char when[48], comm[4 * sizeof(c->proc->comm)], region[4 * FVBPF_REGION_NAME_MAX + 4];
 
 	seg_output_wallclock(c->meta, seg->start_ns, when, sizeof(when));
 	fprintf(f, "fvbpf segment %04u of rank %d, pid %d (%s), region %s\n", seg->seq,
-		c->proc->rank, seg->pid, c->proc->comm, c->reg->defs[seg->region].name);
+		c->proc->rank, seg->pid, tty(comm, sizeof(comm), c->proc->comm),
+		tty(region, sizeof(region), c->reg->defs[seg->region].name));
 	fprintf(f, "start %s, duration %.3f ms, %s%s, ring-buffer drops %llu, unbalanced region ends %llu\n",
-		when, ms(seg->end_ns - seg->start_ns),
+		when, ms(span_u64(seg->start_ns, seg->end_ns)),
 		seg->started_before_attach ? "STARTED BEFORE ATTACH (start cut), " : "",
 		seg->incomplete ? "INCOMPLETE (cut off by exit or stop)" : "complete",
 		(unsigned long long)seg->drops, (unsigned long long)seg->unbalanced);
+	if (seg->slices_dropped || seg->calls_dropped || seg->gpu_dropped)
+		fprintf(f, "OVER LIMITS, not recorded: %llu region slices (limit %zu), %llu CUDA calls "
+			"(limit %zu), %llu GPU records (limit %zu)\n",
+			(unsigned long long)seg->slices_dropped, seg->limits.slices,
+			(unsigned long long)seg->calls_dropped, seg->limits.calls,
+			(unsigned long long)seg->gpu_dropped, seg->limits.gpu);
+}
+
+static void row_line(FILE *f, const struct summary *s, const struct summary_row *r)
+{
+	char name[4 * 1024];
+
+	fprintf(f, "%-44s %8llu %9.3f ms %8.3f ms %8.3f ms %8.3f ms %9.3f ms ",
+		tty(name, sizeof(name), r->name),
+		(unsigned long long)(r->count ? r->count : r->dev_count), ms(r->cpu_total_ns),
+		ms(r->count ? r->cpu_total_ns / r->count : 0), ms(r->cpu_min_ns),
+		ms(r->cpu_max_ns), ms(r->cpu_self_ns));
+	if (r->dev_count)
+		fprintf(f, "%9.3f ms %8.3f ms ", ms(r->dev_total_ns),
+			ms(r->dev_total_ns / r->dev_count));
+	else
+		fprintf(f, "%12s %11s ", "-", "-");
+	fprintf(f, "%8.1f%%  %s\n", share(s, r), r->kind);
 }
 
 int summary_write_text(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
-	const struct summary_row *r;
+	char status[4 * sizeof(c->seg->gpu_status)];
 	size_t i;
 
 	header_lines(f, c);
@@ -249,26 +362,14 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 			(unsigned long long)c->seg->gpu_missing);
 	else
 		fprintf(f, "device time: not collected (%s); kernel rows give the CPU time of their "
-			"launching calls\n", c->seg->gpu_status[0] ? c->seg->gpu_status :
-			"needs the CUPTI agent");
+			"launching calls\n", c->seg->gpu_status[0] ?
+			tty(status, sizeof(status), c->seg->gpu_status) : "needs the CUPTI agent");
 	fputc('\n', f);
 	fprintf(f, "%-44s %8s %12s %11s %11s %11s %12s %12s %11s %9s  %s\n", "Name", "Calls",
 		"CPU total", "CPU avg", "CPU min", "CPU max", "Self CPU", "Device total",
 		"Device avg", "% seg/GPU", "Kind");
-	for (i = 0; i < s->n; i++) {
-		r = &s->rows[i];
-		fprintf(f, "%-44s %8llu %9.3f ms %8.3f ms %8.3f ms %8.3f ms %9.3f ms ",
-			r->name, (unsigned long long)(r->count ? r->count : r->dev_count),
-			ms(r->cpu_total_ns),
-			ms(r->count ? r->cpu_total_ns / r->count : 0), ms(r->cpu_min_ns),
-			ms(r->cpu_max_ns), ms(r->cpu_self_ns));
-		if (r->dev_count)
-			fprintf(f, "%9.3f ms %8.3f ms ", ms(r->dev_total_ns),
-				ms(r->dev_total_ns / r->dev_count));
-		else
-			fprintf(f, "%12s %11s ", "-", "-");
-		fprintf(f, "%8.1f%%  %s\n", share(s, r), r->kind);
-	}
+	for (i = 0; i < s->n; i++)
+		row_line(f, s, &s->rows[i]);
 	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }
 
@@ -282,6 +383,17 @@ static json_object *jus(uint64_t ns)
 	return json_object_new_double_s((double)ns / 1000.0, text);
 }
 
+/* What the segment could not hold (segment.h's bounds). */
+static json_object *over_limits_json(const struct segment *seg)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "slices", json_object_new_uint64(seg->slices_dropped));
+	json_object_object_add(o, "cuda_calls", json_object_new_uint64(seg->calls_dropped));
+	json_object_object_add(o, "gpu_records", json_object_new_uint64(seg->gpu_dropped));
+	return o;
+}
+
 static json_object *metadata_json(const struct summary *s, const struct seg_output_ctx *c)
 {
 	const struct segment *seg = c->seg;
@@ -291,28 +403,29 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 	seg_output_wallclock(c->meta, seg->start_ns, when, sizeof(when));
 	json_object_object_add(m, "rank", json_object_new_int(c->proc->rank));
 	json_object_object_add(m, "pid", json_object_new_int(seg->pid));
-	json_object_object_add(m, "hostname", json_object_new_string(c->meta->hostname));
-	json_object_object_add(m, "command", json_object_new_string(c->proc->cmdline));
-	json_object_object_add(m, "region", json_object_new_string(c->reg->defs[seg->region].name));
-	json_object_object_add(m, "segment", json_object_new_int((int)seg->seq));
+	json_object_object_add(m, "hostname", json_string_obj(c->meta->hostname));
+	json_object_object_add(m, "command", json_string_obj(c->proc->cmdline));
+	json_object_object_add(m, "region", json_string_obj(c->reg->defs[seg->region].name));
+	json_object_object_add(m, "segment", json_object_new_uint64(seg->seq));
 	json_object_object_add(m, "start_us", jus(seg->start_ns));
 	json_object_object_add(m, "end_us", jus(seg->end_ns));
 	json_object_object_add(m, "duration_us", jus(s->segment_ns));
-	json_object_object_add(m, "start_wallclock", json_object_new_string(when));
+	json_object_object_add(m, "start_wallclock", json_string_obj(when));
 	json_object_object_add(m, "incomplete", json_object_new_boolean(seg->incomplete));
 	json_object_object_add(m, "started_before_attach",
 			       json_object_new_boolean(seg->started_before_attach));
-	json_object_object_add(m, "clock", json_object_new_string("CLOCK_MONOTONIC"));
-	json_object_object_add(m, "device_time", json_object_new_string(
+	json_object_object_add(m, "clock", json_string_obj("CLOCK_MONOTONIC"));
+	json_object_object_add(m, "device_time", json_string_obj(
 		s->has_device_time ? "cupti" : seg->gpu_status[0] ? seg->gpu_status :
 		"not collected (needs the CUPTI agent)"));
 	json_object_object_add(m, "gpu_busy_us", jus(s->gpu_busy_ns));
 	json_object_object_add(m, "gpu_total_us", jus(s->gpu_total_ns));
-	json_object_object_add(m, "gpu_records_missing", json_object_new_int64((int64_t)seg->gpu_missing));
-	json_object_object_add(m, "cupti_dropped", json_object_new_int64((int64_t)seg->cupti_dropped));
-	json_object_object_add(m, "ringbuf_drops", json_object_new_int64((int64_t)seg->drops));
-	json_object_object_add(m, "unbalanced_region_ends", json_object_new_int64((int64_t)seg->unbalanced));
-	json_object_object_add(m, "forced_region_closes", json_object_new_int64((int64_t)seg->forced));
+	json_object_object_add(m, "gpu_records_missing", json_object_new_uint64(seg->gpu_missing));
+	json_object_object_add(m, "cupti_dropped", json_object_new_uint64(seg->cupti_dropped));
+	json_object_object_add(m, "ringbuf_drops", json_object_new_uint64(seg->drops));
+	json_object_object_add(m, "unbalanced_region_ends", json_object_new_uint64(seg->unbalanced));
+	json_object_object_add(m, "forced_region_closes", json_object_new_uint64(seg->forced));
+	json_object_object_add(m, "over_limits", over_limits_json(seg));
 	return m;
 }
 
@@ -332,23 +445,23 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 	for (i = 0; i < s->n; i++) {
 		r = &s->rows[i];
 		o = json_object_new_object();
-		json_object_object_add(o, "name", json_object_new_string(r->name));
-		json_object_object_add(o, "kind", json_object_new_string(r->kind));
-		json_object_object_add(o, "shapes", json_object_new_string(""));
+		json_object_object_add(o, "name", json_string_obj(r->name));
+		json_object_object_add(o, "kind", json_string_obj(r->kind));
+		json_object_object_add(o, "shapes", json_string_obj(""));
 		json_object_object_add(o, "self_cpu_us", jus(r->cpu_self_ns));
 		json_object_object_add(o, "cpu_us", jus(r->cpu_total_ns));
 		json_object_object_add(o, "self_device_us", jus(r->dev_self_ns));
 		json_object_object_add(o, "device_us", jus(r->dev_total_ns));
-		json_object_object_add(o, "count", json_object_new_int64((int64_t)r->count));
+		json_object_object_add(o, "count", json_object_new_uint64(r->count));
 		json_object_object_add(o, "cpu_avg_us", jus(r->count ? r->cpu_total_ns / r->count : 0));
 		json_object_object_add(o, "cpu_min_us", jus(r->cpu_min_ns));
 		json_object_object_add(o, "cpu_max_us", jus(r->cpu_max_ns));
-		json_object_object_add(o, "device_count", json_object_new_int64((int64_t)r->dev_count));
+		json_object_object_add(o, "device_count", json_object_new_uint64(r->dev_count));
 		json_object_object_add(o, "device_avg_us", jus(r->dev_count ? r->dev_total_ns / r->dev_count : 0));
 		json_object_object_add(o, "device_min_us", jus(r->dev_min_ns));
 		json_object_object_add(o, "device_max_us", jus(r->dev_max_ns));
 		json_object_object_add(o, "share", json_object_new_double(share(s, r) / 100.0));
-		json_object_object_add(o, "share_of", json_object_new_string(
+		json_object_object_add(o, "share_of", json_string_obj(
 			r->dev_count ? "segment_gpu_time" : "segment_wall_time"));
 		json_object_array_add(rows, o);
 	}

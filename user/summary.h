@@ -12,7 +12,7 @@
 #include "seg_output.h"
 
 struct summary_row {
-	char name[1024];         /* kernel names can be long; rows must not merge */
+	char *name;              /* whole: kernel names can be long; rows must not merge */
 	const char *kind;        /* "region", ... */
 	uint64_t count;
 	uint64_t cpu_total_ns, cpu_self_ns, cpu_min_ns, cpu_max_ns;
@@ -23,12 +23,15 @@ struct summary_row {
 struct summary {
 	struct summary_row *rows;
 	size_t n, cap;
+	size_t *index;           /* hash of name and kind -> row + 1, while building */
+	size_t nindex;
 	uint64_t segment_ns;
 	int has_device_time;
 	uint64_t gpu_busy_ns;    /* union of the segment's GPU activity */
 	uint64_t gpu_total_ns;   /* sum of it, the base of the GPU shares */
 };
 
+/* 0, or -ENOMEM with nothing left to free. */
 int summary_build(struct summary *s, const struct seg_output_ctx *c);
 void summary_free(struct summary *s);
 int summary_write_text(FILE *f, const struct summary *s, const struct seg_output_ctx *c);

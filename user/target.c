@@ -69,6 +69,9 @@ int targets_check(struct session *s, const struct attach_opts *o)
 			return -ENOENT;
 		}
 		s->ntargets++;
+		err = target_control_open(&t->ctl, &t->proc);
+		if (err)
+			return err;
 	}
 	/* Two targets with one rank would overwrite each other's files. */
 	for (i = 0; i < s->ntargets; i++)
@@ -125,7 +128,6 @@ int target_attach(struct session *s, struct session_target *t)
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off,
 		    .bpf_cookie = key);
 
-	uint32_t epoch = 0;
 	enum marker_sym sym;
 	size_t i;
 
@@ -134,12 +136,12 @@ int target_attach(struct session *s, struct session_target *t)
 	/*
 	 * An even epoch keeps the markers away from the probes while they go
 	 * in; the odd one written once all are live makes every thread report
-	 * its open regions (a sync) before its first region event.
+	 * its open regions (a sync) before its first region event, and is
+	 * what fvbpf_attached() waits for.
 	 */
-	if (proc_read_u32(t->proc.pid, m->epoch_addr, &epoch) ||
-	    proc_write_u32(t->proc.pid, m->epoch_addr, (epoch | 1) + 1))
+	t->epoch = target_control_fresh_epoch(&t->ctl);
+	if (target_control_set_epoch(&t->ctl, t->epoch - 1))
 		goto fail;
-	t->epoch = (epoch | 1) + 2;
 	/* The sync probe first and the begin probe last: once a begin can be
 	 * seen, its end and the thread's sync can be too. */
 	for (i = 0; i < sizeof(marker_probes) / sizeof(marker_probes[0]); i++) {
@@ -155,7 +157,7 @@ int target_attach(struct session *s, struct session_target *t)
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
 	t->attach_ns = now_ns(CLOCK_MONOTONIC);
-	if (proc_write_u32(t->proc.pid, m->epoch_addr, t->epoch))
+	if (target_control_set_epoch(&t->ctl, t->epoch))
 		goto fail;
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH)
@@ -183,7 +185,7 @@ void target_detach(struct session_target *t)
 
 	/* Even again first: markers stop calling the probes before they go. */
 	if (t->epoch && !t->exited)
-		proc_write_u32(t->proc.pid, t->proc.marker.epoch_addr, t->epoch + 1);
+		target_control_set_epoch(&t->ctl, t->epoch + 1);
 	t->epoch = 0;
 	cuda_probes_detach(&t->cuda);
 	for (i = 0; i < MARKER_NSYMS; i++) {
@@ -201,7 +203,7 @@ void target_quiet(struct session_target *t)
 {
 	t->quiet = true;
 	if (t->epoch && !t->exited)
-		proc_write_u32(t->proc.pid, t->proc.marker.epoch_addr, t->epoch + 1);
+		target_control_set_epoch(&t->ctl, t->epoch + 1);
 	cuda_probes_detach(&t->cuda);
 }
 
@@ -247,4 +249,5 @@ void target_free(struct session_target *t)
 	proc_target_free(&t->proc);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
+	target_control_close(&t->ctl);
 }

@@ -4,16 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "checked_math.h"
 #include "json_writer.h"
 #include "trace_writer.h"
 
 #define FVBPF_VERSION_STR "0.1.0"
 
-static void meta_event(FILE *f, int pid, uint32_t tid, const char *what, const char *key,
+/* @pid is 64-bit: process ids and GPU device numbers (any uint32) share it. */
+static void meta_event(FILE *f, int64_t pid, uint32_t tid, const char *what, const char *key,
 		       const char *sval, long ival)
 {
-	fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"%s\",\"args\":{\"%s\":",
+	fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":%u,\"name\":\"%s\",\"args\":{\"%s\":",
 		pid, tid, what, key);
 	if (sval)
 		json_write_string(f, sval);
@@ -71,7 +72,7 @@ static void region_slices(FILE *f, const struct seg_output_ctx *c)
 		fprintf(f, ",\"pid\":%d,\"tid\":%u,\"ts\":", s->pid, sl->tid);
 		json_write_us(f, sl->start_ns);
 		fputs(",\"dur\":", f);
-		json_write_us(f, sl->end_ns - sl->start_ns);
+		json_write_us(f, span_u64(sl->start_ns, sl->end_ns));
 		fputs(",\"args\":{\"region\":", f);
 		json_write_string(f, c->reg->defs[sl->region].name);
 		fprintf(f, ",\"depth\":%u", sl->depth);
@@ -102,7 +103,7 @@ static void api_slices(FILE *f, const struct seg_output_ctx *c)
 			cuda_api_layer_cat(r->layer), cuda_api_symbol(call->api_id), s->pid, call->tid);
 		json_write_us(f, call->start_ns);
 		fputs(",\"dur\":", f);
-		json_write_us(f, call->end_ns - call->start_ns);
+		json_write_us(f, span_u64(call->start_ns, call->end_ns));
 		fputs(",\"args\":{\"return\":", f);
 		json_write_string(f, call->no_return ? "(did not return)" :
 				  cuda_api_ret_name(call, ret, sizeof(ret)));
@@ -155,39 +156,55 @@ static uint32_t gpu_tid(const struct gpu_activity *a)
 	return a->kind == FVBPF_GPU_SYNC ? SYNC_TRACK(a->stream) : a->stream;
 }
 
-/* GPU tracks: one process per device ("GPU 0"), one thread per stream. */
+struct gpu_track {
+	uint64_t key;           /* device << 32 | track tid */
+	uint32_t stream;
+	bool sync;
+};
+
+static int cmp_track(const void *a, const void *b)
+{
+	uint64_t x = ((const struct gpu_track *)a)->key, y = ((const struct gpu_track *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * GPU tracks: one process per device ("GPU 0"), one thread per stream.
+ * Devices and streams are the target's numbers, as many as it likes: the
+ * tracks are found by sorting, not by a search per record.
+ */
 static void gpu_metadata(FILE *f, const struct segment *s)
 {
-	uint64_t *seen = NULL, key;
-	size_t i, j, nseen = 0, cap = 0;
-	bool device_seen;
-	char name[32];
+	struct gpu_track *t;
+	uint32_t dev, prev_dev = 0;
+	size_t i, n;
+	char name[48];
 
-	/* Devices and streams are few; activities many: look among the
-	 * tracks named so far, not among the activities. */
+	t = malloc((s->ngpu ? s->ngpu : 1) * sizeof(*t));
+	if (!t)
+		return;
 	for (i = 0; i < s->ngpu; i++) {
-		const struct gpu_activity *a = &s->gpu[i];
-
-		key = (uint64_t)a->device << 32 | gpu_tid(a);
-		device_seen = false;
-		for (j = 0; j < nseen && seen[j] != key; j++)
-			device_seen |= seen[j] >> 32 == a->device;
-		if (j < nseen)
-			continue;
-		if (grow_one(&seen, nseen, &cap, sizeof(*seen), 16))
-			break;
-		seen[nseen++] = key;
-		if (!device_seen) {
-			snprintf(name, sizeof(name), "GPU %u", a->device);
-			meta_event(f, (int)a->device, 0, "process_name", "name", name, 0);
-			meta_event(f, (int)a->device, 0, "process_sort_index", "sort_index", NULL,
-				   1000000 + (long)a->device);
-		}
-		snprintf(name, sizeof(name), a->kind == FVBPF_GPU_SYNC ? "sync (stream %u)" :
-			 "stream %u", a->stream);
-		meta_event(f, (int)a->device, gpu_tid(a), "thread_name", "name", name, 0);
+		t[i].key = (uint64_t)s->gpu[i].device << 32 | gpu_tid(&s->gpu[i]);
+		t[i].stream = s->gpu[i].stream;
+		t[i].sync = s->gpu[i].kind == FVBPF_GPU_SYNC;
 	}
-	free(seen);
+	qsort(t, s->ngpu, sizeof(*t), cmp_track);
+	for (i = n = 0; i < s->ngpu; i++) {
+		if (n && t[i].key == t[i - 1].key)
+			continue;
+		dev = (uint32_t)(t[i].key >> 32);
+		if (!n++ || dev != prev_dev) {
+			snprintf(name, sizeof(name), "GPU %u", dev);
+			meta_event(f, dev, 0, "process_name", "name", name, 0);
+			meta_event(f, dev, 0, "process_sort_index", "sort_index", NULL,
+				   1000000 + (long)dev);
+		}
+		prev_dev = dev;
+		snprintf(name, sizeof(name), t[i].sync ? "sync (stream %u)" : "stream %u", t[i].stream);
+		meta_event(f, dev, (uint32_t)t[i].key, "thread_name", "name", name, 0);
+	}
+	free(t);
 }
 
 static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
@@ -198,7 +215,7 @@ static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
 
 	for (i = 0; i < s->ngpu; i++) {
 		const struct gpu_activity *a = &s->gpu[i];
-		uint64_t dur = a->end > a->start ? a->end - a->start : 0;
+		uint64_t dur = span_u64(a->start, a->end);
 
 		if (a->kind == FVBPF_GPU_KERNEL)
 			name_table_get(c->knames, a->name, name, sizeof(name));
@@ -216,9 +233,11 @@ static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
 			a->device, a->stream);
 		if (a->kind == FVBPF_GPU_KERNEL)
 			fprintf(f, ",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d],\"registers_per_thread\":%u,"
-				"\"shared_memory\":%d,\"static_shared_memory\":%d,\"dynamic_shared_memory\":%d",
+				"\"shared_memory\":%" PRId64 ",\"static_shared_memory\":%d,"
+				"\"dynamic_shared_memory\":%d",
 				a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], a->block[2],
-				a->registers, a->static_smem + a->dynamic_smem, a->static_smem,
+				/* The agent's numbers: two int32 can overflow an int. */
+				a->registers, (int64_t)a->static_smem + a->dynamic_smem, a->static_smem,
 				a->dynamic_smem);
 		if (a->kind == FVBPF_GPU_MEMCPY || a->kind == FVBPF_GPU_MEMSET)
 			fprintf(f, ",\"bytes\":%" PRIu64 ",\"memory_bandwidth_GBps\":%.3f", a->bytes,
@@ -256,7 +275,7 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 	fputs(",\"end_us\":", f);
 	json_write_us(f, s->end_ns);
 	fputs(",\"duration_us\":", f);
-	json_write_us(f, s->end_ns - s->start_ns);
+	json_write_us(f, span_u64(s->start_ns, s->end_ns));
 	fprintf(f, ",\"start_wallclock\":\"%s\",\"incomplete\":%s,\"lost_end\":%s,\"started_before_attach\":%s,"
 		"\"clock\":\"CLOCK_MONOTONIC\","
 		"\"ringbuf_drops\":%" PRIu64 ",\"unbalanced_region_ends\":%" PRIu64
@@ -266,9 +285,13 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 		when, s->incomplete ? "true" : "false", s->lost_end ? "true" : "false",
 		s->started_before_attach ? "true" : "false",
 		s->drops, s->unbalanced, s->forced, s->ncalls, s->ngpu, s->gpu_missing,
-		s->cupti_dropped, s->gpu_clock == FVBPF_CLOCK_CALLBACK ? "monotonic-callback" :
-		s->gpu_clock == FVBPF_CLOCK_CALIBRATED ? "calibrated" : "none");
+		s->cupti_dropped, fvbpf_gpu_clock_name(s->gpu_clock));
 	json_write_string(f, s->gpu_status);
+	fprintf(f, ",\"over_limits\":{\"slices\":%" PRIu64 ",\"cuda_calls\":%" PRIu64
+		",\"gpu_records\":%" PRIu64 "},\"limits\":{\"slices\":%zu,\"cuda_calls\":%zu,"
+		"\"gpu_records\":%zu}", s->slices_dropped, s->calls_dropped, s->gpu_dropped,
+		seg_limit(s->limits.slices, SEG_MAX_SLICES), seg_limit(s->limits.calls, SEG_MAX_CALLS),
+		seg_limit(s->limits.gpu, SEG_MAX_GPU));
 	fputs("},\n", f);
 }
 

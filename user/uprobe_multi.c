@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <linux/bpf.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -26,15 +28,51 @@ struct link_create_uprobe_multi {
 _Static_assert(sizeof(struct link_create_uprobe_multi) <= sizeof(union bpf_attr),
 	       "fits in bpf_attr");
 
+uint64_t uprobe_site_offset(int fd, uint64_t off)
+{
+	static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	uint8_t b[sizeof(nop5)];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (pread(fd, b, sizeof(b), (off_t)off) != (ssize_t)sizeof(b) ||
+		    memcmp(b, nop5, sizeof(b)))
+			break;
+		off += sizeof(nop5);
+	}
+	return off;
+}
+
 int uprobe_session_attach(int prog_fd, const char *path, pid_t pid, const uint64_t *offsets,
 			  const uint64_t *cookies, size_t cnt)
 {
 	union bpf_attr attr;
 	struct link_create_uprobe_multi *lc = (void *)&attr;
-	int fd;
+	uint64_t *sites;
+	size_t i;
+	int fd, file;
 
 	if (!cnt)
 		return -EINVAL;
+	/*
+	 * A function that starts with the 5-byte NOP (-mfentry -mnop-mcount,
+	 * patchable entries) would get an optimised uprobe, which a child
+	 * forked while it is in place inherits without its trampoline and
+	 * dies on.  Probing the instruction after the NOP sees the same
+	 * registers and stack, and stays on the int3 path a child survives.
+	 */
+	file = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (file < 0)
+		return -errno;
+	sites = calloc(cnt, sizeof(*sites));
+	if (!sites) {
+		close(file);
+		return -ENOMEM;
+	}
+	for (i = 0; i < cnt; i++)
+		sites[i] = uprobe_site_offset(file, offsets[i]);
+	close(file);
+	offsets = sites;
 	memset(&attr, 0, sizeof(attr));
 	lc->prog_fd = (uint32_t)prog_fd;
 	lc->attach_type = FVBPF_ATTACH_UPROBE_SESSION;
@@ -44,5 +82,8 @@ int uprobe_session_attach(int prog_fd, const char *path, pid_t pid, const uint64
 	lc->cnt = (uint32_t)cnt;
 	lc->pid = (uint32_t)pid;
 	fd = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		fd = -errno;
+	free(sites);
+	return fd;
 }

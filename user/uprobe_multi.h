@@ -16,6 +16,10 @@
 #define FVBPF_ATTACH_UPROBE_MULTI   48
 #define FVBPF_ATTACH_UPROBE_SESSION 57
 
+/* Where a probe on the function at file offset @off of @fd goes: past any
+ * leading 5-byte NOPs (never an optimisable site). */
+uint64_t uprobe_site_offset(int fd, uint64_t off);
+
 /* Returns the link fd (close it to detach) or -errno. */
 int uprobe_session_attach(int prog_fd, const char *path, pid_t pid, const uint64_t *offsets,
 			  const uint64_t *cookies, size_t cnt);

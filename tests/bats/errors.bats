@@ -131,3 +131,96 @@ start_idle_trainer() {
 	run python3 "$CHECK" "$OUT"
 	assert_line "never_entered=training_validation"
 }
+
+# Every option checks its type and range: one line naming the option and
+# what it accepts, exit 2, before anything is attached.  Each of these was
+# accepted, truncated or hung before.
+usage_error() { # expected-message args...
+	local want=$1
+	shift
+	run timeout 10 "$FVBPF" attach -p 1 -r training_forward "$@"
+	assert_failure 2
+	assert_output "fvbpf: error: $want"
+}
+
+@test "-d: nan, inf, hex and out of range are refused" {
+	local a
+	for a in nan inf -inf 0 -1 1e400 0x10 31536001 ''; do
+		usage_error "invalid -d '$a': give seconds from 0.001 to 31536000 (365 days), e.g. -d 30" -d "$a"
+	done
+}
+
+@test "-n: huge counts are refused, not truncated" {
+	local a
+	for a in 0 -1 ' 3' 99999999999 4294967297 1000000001 3x ''; do
+		usage_error "invalid -n '$a': give a segment count from 1 to 1000000000, e.g. -n 3" -n "$a"
+	done
+}
+
+@test "--ringbuf-size: huge sizes are refused, not truncated" {
+	local a
+	for a in 0 3 2048 4294967297 4294967296 -8 8MB ''; do
+		usage_error "invalid --ringbuf-size '$a': give a power of two from 1 to 1024 (MiB)" --ringbuf-size "$a"
+	done
+}
+
+@test "--gpu-wait: nan and out of range are refused" {
+	local a
+	for a in nan inf -1 601 1e999 ''; do
+		usage_error "invalid --gpu-wait '$a': give seconds from 0 to 600" --gpu-wait "$a"
+	done
+}
+
+@test "-p and -o: ranges named" {
+	usage_error "invalid PID '0' for -p: give a process id from 1 to 4194304, e.g. -p 1234" -p 0
+	usage_error "invalid PID '4194305' for -p: give a process id from 1 to 4194304, e.g. -p 1234" -p 4194305
+	usage_error "invalid PID '-5' for -p: give a process id from 1 to 4194304, e.g. -p 1234" -p -5
+	usage_error "too many PIDs for -p: at most 64 per attach" -p "$(seq -s, 2 65)"
+	usage_error "invalid -o: give a directory name of 1 to 3900 bytes" -o ''
+	usage_error "invalid -o: give a directory name of 1 to 3900 bytes" -o "/tmp/$(printf 'd%.0s' $(seq 3900))"
+	usage_error "unexpected argument 'extra': see fvbpf attach --help" extra
+}
+
+@test "--region-file: devices, FIFOs and directories are refused at once" {
+	local fifo=$BATS_TEST_TMPDIR/fifo
+	mkfifo "$fifo"
+	usage_error "--region-file: region file /dev/zero is a device: give a text file" --region-file /dev/zero
+	usage_error "--region-file: region file $BATS_TEST_TMPDIR is a directory: give a text file" \
+		--region-file "$BATS_TEST_TMPDIR"
+	# No writer: opening must not block, reading must not wait.
+	usage_error "--region-file: region file $fifo is a FIFO: give a text file" --region-file "$fifo"
+	usage_error "--region-file: cannot read region file /nonexistent: No such file or directory" \
+		--region-file /nonexistent
+}
+
+@test "--region-file: size, line length and content are capped" {
+	local f=$BATS_TEST_TMPDIR/regions
+	truncate -s 1048577 "$f"
+	usage_error "--region-file: region file $f is larger than 1048576 bytes (1 MiB)" --region-file "$f"
+	printf 'ok_region\n%0600d\n' 0 >"$f"
+	usage_error "--region-file: $f:2: line longer than 512 bytes" --region-file "$f"
+	printf 'ok_region\nbad\033[31m_region\n' >"$f"
+	usage_error "--region-file: $f:2: control characters or invalid UTF-8: names and descriptions must be plain UTF-8 text" \
+		--region-file "$f"
+	printf 'bad\377name\n' >"$f"
+	usage_error "--region-file: $f:1: control characters or invalid UTF-8: names and descriptions must be plain UTF-8 text" \
+		--region-file "$f"
+	for i in $(seq 300); do echo "region_$i"; done >"$f"
+	run timeout 10 "$FVBPF" attach -p 1 -r training_forward --region-file "$f"
+	assert_failure 2
+	assert_output --partial "registry full"
+	assert_output --partial "at most 256 regions"
+	# fvbpf regions reads it the same way
+	run timeout 10 "$FVBPF" regions --region-file /dev/zero
+	assert_failure
+	assert_output "fvbpf: error: region file /dev/zero is a device: give a text file"
+}
+
+@test "a valid region file: its regions are traced" {
+	local f=$BATS_TEST_TMPDIR/regions
+	printf '# mine\ncaf\303\251_step\tplain UTF-8 is fine\r\ntraining_forward\n' >"$f"
+	start_idle_trainer
+	run "$FVBPF" attach -p "$WL_PID" -r training_forward --region-file "$f" -o "$OUT" -n 1
+	assert_success
+	assert_file_exists "$OUT/trace_rank0_segment0000_training_forward.json"
+}

@@ -57,7 +57,7 @@ PY
 	for seg in 0000 0001 0002; do
 		run gpu_events "$OUT/trace_rank0_segment${seg}_training_train_one_step.json"
 		assert_success
-		assert_line "otherData cupti monotonic-callback 0"
+		assert_line "otherData cupti simulated 0"
 		# every GPU record of the step, named, timed, joined to its launch
 		[ "$(grep -c '^kernel .* dur_positive joined GPU 0$' <<<"$output")" -eq 3 ]
 		[ "$(grep -c '^gpu_memcpy Memcpy HtoD dur_positive joined GPU 0$' <<<"$output")" -eq 1 ]
@@ -96,7 +96,7 @@ print(k['count'] + t['count'], k['device_count'] + t['device_count'], k['device_
 	[ $((SECONDS - t0)) -ge 1 ]
 	[ $((SECONDS - t0)) -le 5 ]
 	run gpu_events "$OUT/trace_rank0_segment0000_training_train_one_step.json"
-	assert_line "otherData cupti monotonic-callback 1"
+	assert_line "otherData cupti simulated 1"
 	[ "$(grep -c '^kernel .* joined' <<<"$output")" -eq 2 ]
 	grep -q "GPU records missing 1" "$OUT/summary_rank0_segment0000_training_train_one_step.txt"
 }
@@ -163,4 +163,27 @@ print(k['count'] + t['count'], k['device_count'] + t['device_count'], k['device_
 	assert_success
 	assert_output --partial "markers in $BUILD/libfvbpf.so"
 	assert_output --partial "region 'training_train_one_step' was never entered"
+}
+
+@test "a process without CUDA: the agent loads no CUPTI, and activates once CUDA loads" {
+	start_workload "$WL_LOG" python3 "$ROOT/tests/workloads/py_cpu_then_cuda.py" "$CUDA/lib64/libcudart.so.13"
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r "$REGIONS"
+	wait_for grep -q '^saw attached' "$WL_LOG"
+	sleep 1 # markers ran: the agent is awake, and sees no CUDA
+	! grep -q libcupti "/proc/$WL_PID/maps"
+	kill -USR1 "$WL_PID"
+	wait_for grep -q '^loaded' "$WL_LOG"
+	assert_file_contains "$WL_LOG" '^cupti=0$'
+	# within a few of its 250 ms looks, CUPTI is loaded and tried
+	wait_for grep -q libcupti "/proc/$WL_PID/maps"
+	wait_for grep -q "PID $WL_PID: cuptiSubscribe: CUPTI_ERROR_UNKNOWN (999)" "$FV_ERR"
+	kill -INT "$FV_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	# said once, in the metadata of the segments before CUDA, not as a warning
+	run gpu_events "$OUT/trace_rank0_segment0000_training_train_one_step.json"
+	assert_output --partial "otherData unavailable: no CUDA in this process"
+	run grep -c "no CUDA in this process" "$FV_ERR"
+	assert_output "0"
+	kill -0 "$WL_PID"
 }

@@ -42,6 +42,11 @@ LIB=$BUILD/libfvbpf.so
 	assert_line "fvbpf_region_end"
 	assert_line "fvbpf_attached"
 	assert_line "fvbpf_semaphore"
+	assert_line "fvbpf_control"
+	# test doubles' hooks live only in the test build of the library
+	refute_line --partial "fvbpf_agent_test_"
+	run bash -c "nm -D --defined-only '$BUILD/test-lib/libfvbpf.so' | awk '{print \$3}'"
+	assert_line "fvbpf_agent_test_activate"
 }
 
 @test "the header works from C++ and markers are inert when not attached" {

@@ -288,10 +288,9 @@ py_out=$(cd "$TMP" && FVBPF_LIB=$LIB PYTHONPATH=$ROOT/python python3 - 2>&1 <<-'
 	    # the same variables the package and the C markers test.
 	    lib = ctypes.CDLL(path)
 	    sem = ctypes.c_uint16.in_dll(lib, "fvbpf_semaphore")
-	    try:
-	        epoch = ctypes.c_uint32.in_dll(lib, "fvbpf_attach_epoch")
-	    except ValueError:
-	        epoch = None
+	    # The epoch sits in the control page, after its magic.
+	    page = ctypes.c_void_p.in_dll(lib, "fvbpf_control").value
+	    epoch = ctypes.c_uint32.from_address(page + 4) if page else None
 	    if sem.value:
 	        raise RuntimeError("the semaphore is already set (a tracer attached?)")
 	except Exception as e:

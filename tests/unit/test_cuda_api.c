@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* The CUDA/NCCL call table, argument decoders and entry/return pairing. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +124,11 @@ static void test_copies_and_memory(void)
 	c.args[4] = 256; c.args[5] = 4; c.args[6] = 1;
 	CHECK_EQ(cuda_api_bytes(&c), 1024);
 	CHECK_STR(args_json(&c), ",\"bytes\":1024,\"width\":256,\"height\":4,\"kind\":\"HostToDevice\"");
+	/* The target's width x height: saturated, not wrapped to a small size. */
+	c.args[4] = 1ull << 33; c.args[5] = 1ull << 31;
+	CHECK(cuda_api_bytes(&c) == UINT64_MAX);
+	CHECK_STR(args_json(&c), ",\"bytes\":18446744073709551615,\"width\":8589934592,"
+		  "\"height\":2147483648,\"kind\":\"HostToDevice\"");
 
 	c = call_of("cuMemcpyDtoHAsync_v2");
 	c.args[2] = 77; c.args[3] = 0x5;
@@ -315,6 +321,41 @@ static void test_pairing_drop_before(void)
 	api_pairing_free(&p);
 }
 
+
+/* Threads without end: an idle entry is reused, and when every entry has a
+ * call open, a new thread's events are counted, not stored. */
+static void test_pairing_thread_limit(void)
+{
+	struct api_pairing p = { 0 };
+	struct fvbpf_api_enter e;
+	struct fvbpf_api_exit x;
+	struct api_call c;
+	uint32_t tid;
+
+	/* 20000 short-lived threads: the table stays at its bound. */
+	for (tid = 1; tid <= 20000; tid++) {
+		e = enter(tid, "cudaMemset", tid, 0);
+		CHECK_EQ(api_pairing_enter(&p, &e), 0);
+		x = leave(tid, "cudaMemset", tid + 1, 0);
+		CHECK_EQ(api_pairing_exit(&p, &x, &c), 1);
+	}
+	CHECK(p.n <= API_MAX_THREADS);
+	CHECK_EQ(p.threads_dropped, 0);
+	/* Every entry busy: the next thread is dropped and counted. */
+	for (tid = 100000; tid < 100000 + API_MAX_THREADS; tid++) {
+		e = enter(tid, "cudaMemset", 1, 0);
+		CHECK_EQ(api_pairing_enter(&p, &e), 0);
+	}
+	CHECK_EQ(p.threads_dropped, 0);
+	e = enter(7, "cudaMemset", 2, 0);
+	CHECK_EQ(api_pairing_enter(&p, &e), 0);
+	CHECK_EQ(p.threads_dropped, 1);
+	x = leave(7, "cudaMemset", 3, 0);
+	CHECK_EQ(api_pairing_exit(&p, &x, &c), 0);
+	CHECK_EQ(p.n, API_MAX_THREADS);
+	api_pairing_free(&p);
+}
+
 int main(void)
 {
 	RUN(test_table);
@@ -326,5 +367,6 @@ int main(void)
 	RUN(test_pairing_losses);
 	RUN(test_pairing_too_deep);
 	RUN(test_pairing_drop_before);
+	RUN(test_pairing_thread_limit);
 	UNIT_DONE();
 }

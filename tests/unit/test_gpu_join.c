@@ -887,6 +887,72 @@ static void test_edges(void)
 	name_table_free(&names);
 }
 
+
+/* A target that sends endless kernel names: the first GPU_JOIN_MAX_NAMES
+ * are kept, the rest counted; their kernels show no name. */
+static void test_name_limit(void)
+{
+	struct name_table names;
+	struct gpu_join j;
+	struct store st = { 0 };
+	static struct stream s;
+	struct segment *seg;
+	char name[32];
+	uint32_t i;
+
+	name_table_init(&names);
+	gpu_join_init(&j, &names, find, &st);
+	seg = seg_new(&st, 0);
+	add_noted(&j, seg, "cudaLaunchKernel", 1);
+	for (i = 1; i <= GPU_JOIN_MAX_NAMES + 10; i++) {
+		memset(&s, 0, sizeof(s));
+		snprintf(name, sizeof(name), "k%u", i);
+		name_rec(&s, i, name);
+		CHECK_EQ(feed(&j, &s), 0);
+	}
+	CHECK_EQ(j.nnames, GPU_JOIN_MAX_NAMES);
+	CHECK_EQ(j.names_dropped, 10);
+	CHECK_EQ(names.n, GPU_JOIN_MAX_NAMES);
+	memset(&s, 0, sizeof(s));
+	kernel_rec(&s, 1, GPU_JOIN_MAX_NAMES + 5, 10);
+	CHECK_EQ(feed(&j, &s), 0);
+	CHECK_EQ(seg->ngpu, 1);
+	if (seg->ngpu == 1)
+		CHECK_EQ(seg->gpu[0].name, 0);
+	gpu_join_free(&j);
+	store_free(&st);
+	name_table_free(&names);
+}
+
+/* Records past the segment's bound are counted by the join too. */
+static void test_gpu_limit(void)
+{
+	struct name_table names;
+	struct gpu_join j;
+	struct store st = { 0 };
+	static struct stream s;
+	struct segment *seg;
+	int i;
+
+	memset(&s, 0, sizeof(s));
+	name_table_init(&names);
+	gpu_join_init(&j, &names, find, &st);
+	seg = seg_new(&st, 0);
+	seg->limits.gpu = 3;
+	add_noted(&j, seg, "cudaGraphLaunch", 1);
+	for (i = 0; i < 5; i++)
+		kernel_rec(&s, 1, 0, 10 + (uint64_t)i);
+	CHECK_EQ(feed(&j, &s), 0);
+	CHECK_EQ(j.records, 5);
+	CHECK_EQ(j.joined, 3);
+	CHECK_EQ(j.over_limit, 2);
+	CHECK_EQ(seg->ngpu, 3);
+	CHECK_EQ(seg->gpu_dropped, 2);
+	gpu_join_free(&j);
+	store_free(&st);
+	name_table_free(&names);
+}
+
 /*
  * BPF sends a chunk of length 0 when it could not read the agent's batch;
  * it may be the first of its process.  Nothing is buffered yet then
@@ -973,6 +1039,8 @@ int main(void)
 	RUN(test_garbage);
 	RUN(test_names);
 	RUN(test_edges);
+	RUN(test_name_limit);
+	RUN(test_gpu_limit);
 	RUN(test_empty_first_chunk);
 	RUN(test_resync_at_batch_end);
 	UNIT_DONE();

@@ -100,7 +100,11 @@ static void test_utf8_valid(void)
 	CHECK_STR(esc("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
 	CHECK_STR(esc("\xe6\x97\xa5\xe6\x9c\xac"), "\"\xe6\x97\xa5\xe6\x9c\xac\""); /* 日本 */
 	CHECK_STR(esc("\xf0\x9f\x98\x80"), "\"\xf0\x9f\x98\x80\""); /* U+1F600 */
-	CHECK_STR(esc("\xc2\x80"), "\"\xc2\x80\"");                 /* U+0080 */
+	/* C1 controls are valid UTF-8 but escaped: terminals obey some (U+009B is CSI). */
+	CHECK_STR(esc("\xc2\x80"), "\"\\u0080\"");                 /* U+0080 */
+	CHECK_STR(esc("\xc2\x9b[31m"), "\"\\u009b[31m\"");         /* U+009B */
+	CHECK_STR(esc("\xc2\x9f"), "\"\\u009f\"");                 /* U+009F */
+	CHECK_STR(esc("\xc2\xa0"), "\"\xc2\xa0\"");                 /* U+00A0 */
 	CHECK_STR(esc("\xdf\xbf"), "\"\xdf\xbf\"");                 /* U+07FF */
 	CHECK_STR(esc("\xe0\xa0\x80"), "\"\xe0\xa0\x80\"");         /* U+0800 */
 	CHECK_STR(esc("\xed\x9f\xbf"), "\"\xed\x9f\xbf\"");         /* U+D7FF */

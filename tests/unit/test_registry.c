@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* The region registry (user/registry.c). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "registry.h"
@@ -388,6 +391,176 @@ static void test_names(void)
 	CHECK_STR(buf, "");
 }
 
+
+/* Load @text as a region file: the error, or "" when it loaded. */
+static const char *load_text(const char *text)
+{
+	static char err[512];
+	char path[64];
+	int ret;
+
+	err[0] = '\0';
+	registry_init(&reg);
+	if (write_temp(path, sizeof(path), text))
+		return "(cannot write a temporary file)";
+	ret = registry_load_file(&reg, path, err, sizeof(err));
+	unlink(path);
+	if (!ret)
+		err[0] = '\0';
+	else if (!err[0])
+		snprintf(err, sizeof(err), "(error %d without a message)", ret);
+	return err;
+}
+
+/* Whatever the region file names: refused at once, with one line. */
+static void test_load_file_not_regular(void)
+{
+	char err[512], dir[] = "/tmp/fvbpf_test_dir_XXXXXX", fifo[128];
+	int ret;
+
+	registry_init(&reg);
+	ret = registry_load_file(&reg, "/dev/zero", err, sizeof(err));
+	CHECK_EQ(ret, -EINVAL);
+	CHECK(strstr(err, "/dev/zero is a device") != NULL);
+	CHECK(mkdtemp(dir) != NULL);
+	ret = registry_load_file(&reg, dir, err, sizeof(err));
+	CHECK_EQ(ret, -EINVAL);
+	CHECK(strstr(err, "is a directory") != NULL);
+	/* A FIFO without a writer: opened without blocking, then refused. */
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	CHECK_EQ(mkfifo(fifo, 0600), 0);
+	ret = registry_load_file(&reg, fifo, err, sizeof(err));
+	CHECK_EQ(ret, -EINVAL);
+	CHECK(strstr(err, "is a FIFO") != NULL);
+	unlink(fifo);
+	rmdir(dir);
+	CHECK(strchr(err, '\n') == NULL);
+	CHECK_EQ(reg.count, NBUILTIN);
+}
+
+static void test_load_file_size_cap(void)
+{
+	char path[64], err[512];
+	int fd, ret;
+
+	/* One byte past 1 MiB (sparse): refused without reading it all. */
+	registry_init(&reg);
+	CHECK_EQ(write_temp(path, sizeof(path), "my_region\n"), 0);
+	fd = open(path, O_WRONLY);
+	CHECK(fd >= 0);
+	CHECK_EQ(ftruncate(fd, REGISTRY_FILE_MAX + 1), 0);
+	close(fd);
+	ret = registry_load_file(&reg, path, err, sizeof(err));
+	CHECK_EQ(ret, -EFBIG);
+	CHECK(strstr(err, "larger than 1048576 bytes") != NULL);
+	/* Exactly 1 MiB of comment lines is fine. */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0);
+	{
+		static char line[1024];
+		size_t i;
+
+		memset(line, ' ', sizeof(line));
+		line[0] = '#';
+		line[sizeof(line) - 1] = '\n';
+		for (i = 0; i < REGISTRY_FILE_MAX / sizeof(line) && fd >= 0; i++)
+			if (write(fd, line, sizeof(line)) != (ssize_t)sizeof(line))
+				CHECK(0);
+	}
+	close(fd);
+	/* ...but its lines are longer than allowed. */
+	ret = registry_load_file(&reg, path, err, sizeof(err));
+	CHECK_EQ(ret, -EINVAL);
+	CHECK(strstr(err, ":1: line longer than 512 bytes") != NULL);
+	unlink(path);
+}
+
+static void test_load_file_lines(void)
+{
+	char line[REGISTRY_LINE_MAX + 2];
+
+	/* A line of exactly REGISTRY_LINE_MAX bytes loads; one more does not. */
+	memset(line, ' ', sizeof(line));
+	memcpy(line, "long_line_region", 16);
+	line[REGISTRY_LINE_MAX] = '\0';
+	CHECK_STR(load_text(line), "");
+	CHECK(registry_find(&reg, "long_line_region") >= 0);
+	line[REGISTRY_LINE_MAX] = 'x';
+	line[REGISTRY_LINE_MAX + 1] = '\0';
+	CHECK(strstr(load_text(line), ":1: line longer than 512 bytes") != NULL);
+	/* Text only: NUL, control characters, invalid UTF-8. */
+	{
+		char path[64], err[512];
+		int fd;
+
+		registry_init(&reg);
+		CHECK_EQ(write_temp(path, sizeof(path), "good\n"), 0);
+		fd = open(path, O_WRONLY | O_APPEND);
+		CHECK(fd >= 0 && write(fd, "bad\0name\n", 9) == 9);
+		close(fd);
+		CHECK(registry_load_file(&reg, path, err, sizeof(err)) < 0);
+		CHECK(strstr(err, ":2: NUL byte") != NULL);
+		unlink(path);
+	}
+	CHECK(strstr(load_text("ok\nr\x1b[31m desc\n"), ":2: control characters or invalid UTF-8") != NULL);
+	CHECK(strstr(load_text("r desc\x07\n"), ":1: control characters") != NULL);
+	CHECK(strstr(load_text("r\xff\n"), ":1: control characters or invalid UTF-8") != NULL);
+	CHECK(strstr(load_text("r\xc0\xaf\n"), ":1: control characters or invalid UTF-8") != NULL);
+	CHECK(strstr(load_text("r\xc2\x9b\n"), ":1: control characters or invalid UTF-8") != NULL);
+	/* Plain UTF-8, tabs and CRLF line ends are text. */
+	CHECK_STR(load_text("caf\xc3\xa9_step\tle pas\r\nother\r\n"), "");
+	CHECK(registry_find(&reg, "caf\xc3\xa9_step") >= 0);
+	CHECK(registry_find(&reg, "other") >= 0);
+	/* The 256-region bound, named. */
+	{
+		char *big = malloc(300 * 16), *p = big;
+		int i;
+
+		CHECK(big != NULL);
+		if (!big)
+			return;
+		for (i = 0; i < 300; i++)
+			p += sprintf(p, "r%d\n", i);
+		CHECK(strstr(load_text(big), "registry full") != NULL);
+		CHECK_EQ(reg.count, FVBPF_MAX_REGIONS);
+		free(big);
+	}
+}
+
+/* A region list has no length limit: the last name counts too. */
+static void test_enable_long_list(void)
+{
+	struct warns w = { 0 };
+	char *list;
+	size_t n = 10000, i;
+
+	list = malloc(n + 64);
+	CHECK(list != NULL);
+	if (!list)
+		return;
+	for (i = 0; i < n; i++)
+		list[i] = i % 10 == 9 ? ',' : 'x';
+	strcpy(list + n, ",training_forward");
+	registry_init(&reg);
+	CHECK_EQ(registry_enable_list(&reg, list, warn_cb, &w), 1);
+	CHECK(reg.defs[registry_find(&reg, "training_forward")].enabled);
+	CHECK_EQ(w.n, 1000);
+	free(list);
+	/* A huge unknown name is cut in the warning. */
+	list = malloc(5000);
+	CHECK(list != NULL);
+	if (!list)
+		return;
+	memset(list, 'y', 4999);
+	list[4999] = '\0';
+	w.n = 0;
+	CHECK_EQ(registry_enable_list(&reg, list, warn_cb, &w), 1);
+	CHECK_EQ(w.n, 1);
+	CHECK(strstr(w.last, "yyy...' ignored") != NULL);
+	CHECK(strlen(w.last) < 200);
+	free(list);
+}
+
 int main(void)
 {
 	RUN(test_builtins);
@@ -398,5 +571,9 @@ int main(void)
 	RUN(test_load_file);
 	RUN(test_load_file_bad_line);
 	RUN(test_names);
+	RUN(test_load_file_not_regular);
+	RUN(test_load_file_size_cap);
+	RUN(test_load_file_lines);
+	RUN(test_enable_long_list);
 	UNIT_DONE();
 }

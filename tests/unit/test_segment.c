@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* The per-process segment state machine (user/segment.c). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -703,6 +704,166 @@ static void test_open_before_attach_other_thread(void)
 	sink_free(&k);
 }
 
+
+/* Past limits.slices a segment counts begins instead of storing them; their
+ * ends are absorbed, so nesting and closing stay right. */
+static void test_slice_limit(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	t.limits.slices = 3;
+	CHECK_EQ(seg_on_begin(&t, 1, STEP, 100), 0);
+	CHECK_EQ(seg_on_begin(&t, 1, FWD, 110), 0);
+	CHECK_EQ(seg_on_begin(&t, 2, LOAD, 115), 0);
+	/* The bound: a nested FWD and a BWD on thread 1 are only counted. */
+	CHECK_EQ(seg_on_begin(&t, 1, FWD, 120), 0);
+	CHECK_EQ(seg_on_begin(&t, 1, BWD, 125), 0);
+	CHECK_EQ(seg_on_end(&t, 1, BWD, 126), 0);
+	CHECK_EQ(seg_on_end(&t, 1, FWD, 130), 0);
+	/* Thread 2's next begin too; its end as well. */
+	CHECK_EQ(seg_on_begin(&t, 2, OPT, 131), 0);
+	CHECK_EQ(seg_on_end(&t, 2, OPT, 132), 0);
+	CHECK_EQ(seg_on_end(&t, 2, LOAD, 135), 0);
+	CHECK_EQ(seg_on_end(&t, 1, FWD, 140), 0);
+	CHECK_EQ(seg_on_end(&t, 1, STEP, 200), 0);
+	CHECK_EQ(k.n, 1);
+	CHECK_EQ(t.unbalanced, 0);
+	if (k.n == 1) {
+		CHECK_EQ(k.segs[0]->nslices, 3);
+		CHECK_EQ(k.segs[0]->slices_dropped, 3);
+		CHECK_EQ(k.segs[0]->forced, 0);
+		CHECK(!k.segs[0]->incomplete);
+		CHECK_SLICE(k.segs[0], 1, 1, FWD, 110, 140, 1, 0);
+		CHECK_SLICE(k.segs[0], 2, 2, LOAD, 115, 135, 0, 0);
+	}
+	CHECK_EQ(t.slices_dropped, 3);
+	/* The next segment starts with a fresh budget. */
+	CHECK_EQ(seg_on_begin(&t, 1, STEP, 300), 0);
+	CHECK_EQ(seg_on_begin(&t, 1, FWD, 310), 0);
+	CHECK_EQ(seg_on_end(&t, 1, FWD, 320), 0);
+	CHECK_EQ(seg_on_end(&t, 1, STEP, 400), 0);
+	CHECK_EQ(k.n, 2);
+	if (k.n == 2) {
+		CHECK_EQ(k.segs[1]->nslices, 2);
+		CHECK_EQ(k.segs[1]->slices_dropped, 0);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+/* The default bound, reached for real: a target that never ends a step. */
+static void test_slice_limit_default(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	uint32_t i;
+	int err = 0;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	err |= seg_on_begin(&t, 1, STEP, 1);
+	for (i = 0; i < SEG_MAX_SLICES + 1000; i++) {
+		err |= seg_on_begin(&t, 2 + i % 4, FWD, 10 + i);
+		err |= seg_on_end(&t, 2 + i % 4, FWD, 11 + i);
+	}
+	CHECK_EQ(err, 0);
+	CHECK(t.cur != NULL);
+	if (t.cur) {
+		CHECK_EQ(t.cur->nslices, SEG_MAX_SLICES);
+		CHECK_EQ(t.cur->slices_dropped, 1001);
+		CHECK(t.cur->cap <= 2 * (size_t)SEG_MAX_SLICES);
+	}
+	CHECK_EQ(t.unbalanced, 0);
+	seg_tracker_finish(&t, 1u << 30);
+	CHECK_EQ(k.n, 1);
+	CHECK_EQ(t.slices_dropped, 1001);
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+static void test_call_and_gpu_limits(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct api_call c;
+	struct gpu_activity a;
+	struct segment *zeroed;
+	int i;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	t.limits.calls = 3;
+	t.limits.gpu = 2;
+	memset(&c, 0, sizeof(c));
+	memset(&a, 0, sizeof(a));
+	CHECK_EQ(seg_add_call(&t, &c), -ENOENT);
+	seg_on_begin(&t, 1, STEP, 100);
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(seg_add_call(&t, &c), 0);
+	CHECK_EQ(seg_add_call(&t, &c), -ENOSPC);
+	CHECK_EQ(seg_add_call(&t, &c), -ENOSPC);
+	seg_on_end(&t, 1, STEP, 200);
+	CHECK_EQ(k.n, 1);
+	CHECK_EQ(t.calls_dropped, 2);
+	if (k.n == 1) {
+		CHECK_EQ(k.segs[0]->ncalls, 3);
+		CHECK_EQ(k.segs[0]->calls_dropped, 2);
+		/* GPU records arrive after the close: the segment's own bound. */
+		CHECK_EQ(seg_add_gpu(k.segs[0], &a), 0);
+		CHECK_EQ(seg_add_gpu(k.segs[0], &a), 0);
+		CHECK_EQ(seg_add_gpu(k.segs[0], &a), -ENOSPC);
+		CHECK_EQ(k.segs[0]->ngpu, 2);
+		CHECK_EQ(k.segs[0]->gpu_dropped, 1);
+	}
+	/* A zeroed segment has the defaults, not a bound of 0. */
+	zeroed = calloc(1, sizeof(*zeroed));
+	CHECK(zeroed != NULL);
+	if (zeroed) {
+		CHECK_EQ(seg_add_gpu(zeroed, &a), 0);
+		CHECK_EQ(zeroed->gpu_dropped, 0);
+		segment_free(zeroed);
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+/* Threads without end: idle entries are reused, busy ones never dropped;
+ * when every entry is busy the new thread's events are counted. */
+static void test_thread_limit(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	uint32_t tid;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	t.limits.threads = 2;
+	CHECK_EQ(seg_on_begin(&t, 1, STEP, 100), 0);
+	CHECK_EQ(seg_on_begin(&t, 2, FWD, 110), 0);
+	CHECK_EQ(seg_on_begin(&t, 3, BWD, 120), 0);   /* no room: counted */
+	CHECK_EQ(t.thread_events_dropped, 1);
+	CHECK_EQ(seg_on_end(&t, 3, BWD, 121), 0);     /* its end matches nothing */
+	CHECK_EQ(seg_on_end(&t, 2, FWD, 130), 0);
+	/* Thread 2 is idle now: thousands of short-lived threads fit. */
+	for (tid = 1000; tid < 6000; tid++) {
+		CHECK_EQ(seg_on_begin(&t, tid, BWD, 200 + tid), 0);
+		CHECK_EQ(seg_on_end(&t, tid, BWD, 201 + tid), 0);
+	}
+	CHECK_EQ(t.nthreads, 2);
+	CHECK_EQ(seg_on_end(&t, 1, STEP, 9000), 0);
+	CHECK_EQ(k.n, 1);
+	if (k.n == 1) {
+		CHECK_EQ(k.segs[0]->nslices, 2 + 5000);
+		CHECK_EQ(k.segs[0]->unbalanced, 1);
+	}
+	CHECK_EQ(t.thread_events_dropped, 1);
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
 int main(void)
 {
 	RUN(test_simple_nesting);
@@ -722,5 +883,9 @@ int main(void)
 	RUN(test_free_open_and_no_callback);
 	RUN(test_open_before_attach);
 	RUN(test_open_before_attach_other_thread);
+	RUN(test_slice_limit);
+	RUN(test_slice_limit_default);
+	RUN(test_call_and_gpu_limits);
+	RUN(test_thread_limit);
 	UNIT_DONE();
 }

@@ -50,9 +50,9 @@
  */
 static volatile unsigned short *semaphore;
 /*
- * Optional: a library that also gates its markers on an odd
- * fvbpf_attach_epoch (written by the loader once its probes are in place)
- * has this symbol; forcing the markers on then means making it odd too.
+ * The markers also need an odd epoch in the library's control page (written
+ * by the loader once its probes are in place; the page is wiped in forked
+ * children): forcing the markers on means making it odd too.
  */
 static volatile unsigned int *epoch;
 static unsigned int saved_epoch;
@@ -63,7 +63,10 @@ static void find_semaphore(void)
 
 	if (h) {
 		semaphore = dlsym(h, "fvbpf_semaphore");
-		epoch = dlsym(h, "fvbpf_attach_epoch");
+		unsigned int *volatile *ctl = dlsym(h, "fvbpf_control");
+
+		/* struct fvbpf_control: magic, then epoch */
+		epoch = ctl && *ctl ? *ctl + 1 : NULL;
 	}
 	if (!semaphore) {
 		fprintf(stderr, "bench_markers: fvbpf_semaphore not found in libfvbpf.so: %s\n",

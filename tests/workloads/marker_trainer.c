@@ -117,10 +117,11 @@ int main(int argc, char **argv)
 		{ "exit-in-region", no_argument, NULL, 'x' },
 		{ "train", no_argument, NULL, 'T' },
 		{ "hang-in-region", no_argument, NULL, 'H' },
+		{ "wait-attached", no_argument, NULL, 'A' },
 		{},
 	};
 	long steps = 3, i;
-	int wait_signal = 0, idle = 0, exit_in_region = 0, train = 0, hang = 0, c;
+	int wait_signal = 0, idle = 0, exit_in_region = 0, train = 0, hang = 0, wait_att = 0, c;
 	pthread_t th;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -134,9 +135,11 @@ int main(int argc, char **argv)
 		case 'x': exit_in_region = 1; break;
 		case 'T': train = 1; break;
 		case 'H': hang = 1; break;
+		case 'A': wait_att = 1; break;
 		default:
 			fprintf(stderr, "usage: %s [--steps N (0: forever)] [--step-ms MS] [--wait-signal] "
-				"[--idle] [--threads] [--work] [--exit-in-region] [--hang-in-region] [--train]\n", argv[0]);
+				"[--idle] [--threads] [--work] [--exit-in-region] [--hang-in-region] [--train] "
+				"[--wait-attached]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -147,6 +150,16 @@ int main(int argc, char **argv)
 	}
 	if (wait_signal && wl_wait_go())
 		return 2;
+	/* What a user would write: start the counted steps once traced. */
+	for (i = 0; wait_att && !fvbpf_attached() && !wl_stop; i++) {
+		if (i > 3000) {
+			printf("never attached\n");
+			return 2;
+		}
+		wl_sleep_us(10000);
+	}
+	if (wait_att)
+		printf("saw attached\n");
 	if (train)
 		fvbpf_region_begin("training_train");
 	for (i = 0; (steps == 0 || i < steps) && !wl_stop; i++)

@@ -102,6 +102,14 @@ def set_semaphore(value):
     semaphore().value = value
 
 
+def control_epoch():
+    """The epoch in the library's control page (fvbpf_control -> page)."""
+    page = ctypes.c_void_p.in_dll(ctypes.CDLL(LIB), "fvbpf_control").value
+    if not page:
+        raise AssertionError("the library has no control page")
+    return ctypes.c_uint32.from_address(page + 4)
+
+
 # --- in-process checks ----------------------------------------------------
 
 @check("import with FVBPF_LIB set loads the library without a warning")
@@ -130,15 +138,23 @@ def t_detached():
     expect(need_fvbpf().attached() is False, "attached() is not False")
 
 
-@check("attached() follows the library's semaphore")
+@check("attached() needs the semaphore and an odd epoch (probes live)")
 def t_attached_follows():
     fv = need_fvbpf()
+    epoch = control_epoch()
+    saved = epoch.value
     try:
         set_semaphore(1)
-        expect(fv.attached() is True, "semaphore up, attached() not True")
+        epoch.value = 2  # a loader still putting its probes in
+        expect(fv.attached() is False, "epoch even, attached() not False")
+        epoch.value = 3
+        expect(fv.attached() is True, "semaphore up, odd epoch, attached() not True")
+        set_semaphore(0)
+        expect(fv.attached() is False, "semaphore down, attached() not False")
     finally:
         set_semaphore(0)
-    expect(fv.attached() is False, "semaphore down, attached() not False")
+        epoch.value = saved
+    expect(fv.attached() is False, "detached, attached() not False")
 
 
 def sample(a, b=2):

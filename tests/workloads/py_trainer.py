@@ -81,6 +81,8 @@ def main():
     ap.add_argument("--wait-signal", action="store_true",
                     help="start the steps only once SIGUSR1 arrives")
     ap.add_argument("--step-ms", type=float, default=20.0)
+    ap.add_argument("--wait-attached", action="store_true",
+                    help="start the steps once fvbpf.attached() is true")
     ap.add_argument("--idle", action="store_true",
                     help="after the steps, report attached= every 100 ms "
                          "until SIGTERM/SIGINT")
@@ -108,6 +110,15 @@ def main():
             signal.sigtimedwait({signal.SIGUSR1}, SIGNAL_TIMEOUT_S) is None:
         out("no signal")
         return 2
+
+    if args.wait_attached:
+        deadline = time.monotonic() + SIGNAL_TIMEOUT_S
+        while not attached():
+            if time.monotonic() > deadline:
+                out("never attached")
+                return 2
+            time.sleep(0.01)
+        out("saw attached")
 
     optimizer = Optimizer()
     for _ in range(args.steps):

@@ -32,7 +32,10 @@
 
 extern volatile uint16_t semaphore;  /* markers.c */
 
-enum { DORMANT, ACTIVE };
+/* WAIT_CUDA: attached to a process without CUDA; CUPTI is loaded only
+ * once a CUDA runtime or driver is. */
+enum { DORMANT, ACTIVE, WAIT_CUDA };
+#define ACTIVATE_LATER 1 /* activate(): no CUDA yet */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -57,12 +60,13 @@ static void status(uint32_t code, int32_t detail, int64_t value, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fvbpf_probe_agent_status(code, detail, value, msg);
+	if (probes_callable())
+		fvbpf_probe_agent_status(code, detail, value, msg);
 }
 
 static void batch_flush_locked(void)
 {
-	if (batch_len)
+	if (batch_len && probes_callable())
 		fvbpf_probe_gpu_batch(batch, batch_len);
 	batch_len = 0;
 }
@@ -143,6 +147,7 @@ static uint64_t CUPTIAPI monotonic_ns(void)
 struct found_libs {
 	char cudart[PATH_MAX];
 	char cupti[PATH_MAX];
+	int cuda;               /* a CUDA runtime or driver is mapped */
 };
 
 static int find_loaded(struct dl_phdr_info *info, size_t size, void *arg)
@@ -152,11 +157,21 @@ static int find_loaded(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	if (!info->dlpi_name || !*info->dlpi_name)
 		return 0;
+	if (strstr(info->dlpi_name, "libcudart.so") || strstr(info->dlpi_name, "libcuda.so"))
+		f->cuda = 1;
 	if (!f->cupti[0] && strstr(info->dlpi_name, "libcupti.so"))
 		snprintf(f->cupti, sizeof(f->cupti), "%s", info->dlpi_name);
 	if (!f->cudart[0] && strstr(info->dlpi_name, "libcudart.so"))
 		snprintf(f->cudart, sizeof(f->cudart), "%s", info->dlpi_name);
 	return 0;
+}
+
+static int cuda_mapped(void)
+{
+	struct found_libs f = { "", "", 0 };
+
+	dl_iterate_phdr(find_loaded, &f);
+	return f.cuda;
 }
 
 static int try_open(const char *path)
@@ -184,7 +199,7 @@ static int open_cupti(void)
 	};
 	const char *env = getenv("FVBPF_CUPTI"), *home;
 	char path[PATH_MAX + 64], dir[PATH_MAX];
-	struct found_libs f = { "", "" };
+	struct found_libs f = { "", "", 0 };
 	size_t i, h;
 
 	if (cupti.dl)
@@ -245,7 +260,7 @@ static void CUPTIAPI on_api(void *ud, CUpti_CallbackDomain domain, CUpti_Callbac
 	const CUpti_CallbackData *cd = data;
 
 	(void)ud;
-	if (cd->callbackSite == CUPTI_API_ENTER)
+	if (cd->callbackSite == CUPTI_API_ENTER && probes_callable())
 		fvbpf_probe_correlation(cd->correlationId, cbid, (uint32_t)domain);
 }
 
@@ -312,6 +327,13 @@ static int activate(void)
 	CUptiResult r;
 	size_t i;
 
+	/* CUPTI in a CPU-only job would be dead weight and a CUDA driver
+	 * context nobody asked for. */
+	if (!cuda_mapped()) {
+		status(FVBPF_AGENT_NO_CUDA, 0, 0, "no CUDA in this process (no libcudart or libcuda "
+		       "mapped): GPU activity starts if it loads CUDA while fvbpf is attached");
+		return ACTIVATE_LATER;
+	}
 	if (!open_cupti()) {
 		status(FVBPF_AGENT_NO_CUPTI, 0, 0, "no CUPTI found (beside libcudart, $CUDA_HOME, "
 		       "/usr/local/cuda, the loader path; set FVBPF_CUPTI in the job)");
@@ -396,6 +418,11 @@ static void flush_activity(void)
 
 #else /* !FVBPF_HAVE_CUPTI */
 
+static int cuda_mapped(void)
+{
+	return 0;
+}
+
 static int activate(void)
 {
 	status(FVBPF_AGENT_NO_CUPTI, 0, 0, "this libfvbpf.so was built without CUPTI headers");
@@ -418,12 +445,26 @@ static void wait_ms(int ms)
 	pthread_cond_timedwait(&wake, &lock, &ts);
 }
 
+/* Called and returning with the lock held; activation runs without it. */
+static void activate_unlocked(void)
+{
+	int r;
+
+	pthread_mutex_unlock(&lock);
+	r = activate();
+	pthread_mutex_lock(&lock);
+	state = r == 0 ? ACTIVE : r == ACTIVATE_LATER ? WAIT_CUDA : DORMANT;
+}
+
 /*
- * Dormant: blocked on the condition, never waking.  Active: wakes four
- * times a second to flush and to notice that fvbpf has gone.
+ * Dormant: blocked on the condition, never waking.  Active (or waiting for
+ * CUDA to be loaded): wakes four times a second to flush (or look for
+ * CUDA) and to notice that fvbpf has gone.
  */
 static void *agent_main(void *arg)
 {
+	int was;
+
 	(void)arg;
 	pthread_mutex_lock(&lock);
 	for (;;) {
@@ -431,24 +472,26 @@ static void *agent_main(void *arg)
 			pthread_cond_wait(&wake, &lock);
 		if (state == DORMANT) {
 			tried_epoch = wanted_epoch;
-			pthread_mutex_unlock(&lock);
-			if (activate() == 0) {
-				pthread_mutex_lock(&lock);
-				state = ACTIVE;
-			} else {
-				pthread_mutex_lock(&lock);
-			}
+			activate_unlocked();
 			continue;
 		}
 		wait_ms(250);
 		if (!semaphore || wanted_epoch != tried_epoch) {
+			/* Detached, or a new attach that must hear our status. */
+			was = state;
 			state = DORMANT;
 			pthread_mutex_unlock(&lock);
-			deactivate();
+			if (was == ACTIVE)
+				deactivate();
 			pthread_mutex_lock(&batch_lock);
 			batch_flush_locked();
 			pthread_mutex_unlock(&batch_lock);
 			pthread_mutex_lock(&lock);
+			continue;
+		}
+		if (state == WAIT_CUDA) {
+			if (cuda_mapped())
+				activate_unlocked();
 			continue;
 		}
 		flush_wanted = 0;
@@ -527,11 +570,14 @@ FVBPF_EXPORT int InitializeInjection(void)
 	return 1;
 }
 
+#ifdef FVBPF_TEST_HOOKS
 /*
- * Test doubles' entry points.  Without a GPU, CUPTI never calls us; a test
- * workload stands in for it by feeding the agent's real record path with
- * activity buffers (parsed by the real libcupti) and by firing the API
- * callback's correlation probe from inside a call.
+ * Test doubles' entry points, only in the test build of the library
+ * (build/test-lib).  Without a GPU, CUPTI never calls us; a test workload
+ * stands in for it by feeding the agent's real record path with activity
+ * buffers (parsed by the real libcupti) and by firing the API callback's
+ * correlation probe from inside a call.  Its records carry CLOCK_MONOTONIC
+ * stamps it made itself, and the status says so.
  */
 FVBPF_EXPORT int fvbpf_agent_test_activate(const char *cupti_path)
 {
@@ -546,7 +592,7 @@ FVBPF_EXPORT int fvbpf_agent_test_activate(const char *cupti_path)
 	decoder.clock_offset = 0;
 	cupti_decoder_reset_names(&decoder);
 	pthread_mutex_unlock(&batch_lock);
-	status(FVBPF_AGENT_ACTIVE, FVBPF_CLOCK_CALLBACK, 0, "test double: CUPTI record path (%s)",
+	status(FVBPF_AGENT_ACTIVE, FVBPF_CLOCK_SIMULATED, 0, "test double: CUPTI record path (%s)",
 	       cupti.path);
 	return 0;
 #else
@@ -557,10 +603,12 @@ FVBPF_EXPORT int fvbpf_agent_test_activate(const char *cupti_path)
 
 FVBPF_EXPORT void fvbpf_agent_test_api_enter(uint32_t correlation, uint32_t cbid, uint32_t domain)
 {
-	fvbpf_probe_correlation(correlation, cbid, domain);
+	if (probes_callable())
+		fvbpf_probe_correlation(correlation, cbid, domain);
 }
 
 FVBPF_EXPORT void fvbpf_agent_test_buffer(uint8_t *buf, size_t valid)
 {
 	deliver_buffer(buf, valid);
 }
+#endif /* FVBPF_TEST_HOOKS */

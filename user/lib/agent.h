@@ -10,6 +10,10 @@ void agent_on_attach(uint32_t epoch);
 /* A thread left its outermost region while attached: flush soon. */
 void agent_request_flush(void);
 
+/* Not a forked child with a stale probe patch: the probe functions may be
+ * called (markers.c).  The semaphore says whether anyone listens. */
+int probes_callable(void);
+
 /* Probe functions (nop5, see markers.c) the agent fires. */
 void fvbpf_probe_correlation(uint32_t correlation, uint32_t cbid, uint32_t domain);
 void fvbpf_probe_gpu_batch(const uint8_t *buf, uint32_t len);

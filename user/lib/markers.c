@@ -5,10 +5,20 @@
  * fvbpf_semaphore lives in a file-backed ".probes" section so that the kernel
  * can raise it through the uprobe's ref_ctr_offset while a loader is attached
  * (USDT style).  Not attached, a marker costs a load, a branch and a push or
- * pop on the thread's own name stack.  fvbpf_attached() says whether the
- * semaphore is up.
+ * pop on the thread's own name stack.
+ *
+ * Attached, the markers also need an odd epoch in the control page, an
+ * anonymous page the kernel wipes in every forked child (MADV_WIPEONFORK).
+ * That is what keeps forked children alive: kernel 6.18 turns a uprobe on
+ * our nop5 probe functions into a call to a per-process trampoline that a
+ * child does not inherit, while it does inherit the patched call (and a
+ * raised semaphore).  A child sees a zero page, so it never calls a probe
+ * function, whatever the semaphore says, through fork(), clone() or vfork()
+ * followed by anything but exec.
  */
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "fvbpf/fvbpf.h"
@@ -33,13 +43,48 @@ extern volatile uint16_t fvbpf_semaphore
 	__attribute__((alias("semaphore"), visibility("default")));
 
 /*
- * Written by the loader (process_vm_writev): even while it attaches or
- * detaches, a new odd value once every probe is in place.  Markers call the
- * probes only under an odd epoch, and a thread's first marker under a new
- * one first reports the regions it already has open.
+ * Where the control page is.  The loader reads this pointer (its address is
+ * the exported symbol), checks the page's magic and writes the epoch: even
+ * while it attaches or detaches, a fresh odd value once every probe is in
+ * place.  Markers call the probes only under an odd epoch, and a thread's
+ * first marker under a new one first reports the regions it already has
+ * open.
  */
-extern volatile uint32_t fvbpf_attach_epoch
-	__attribute__((alias("attach_epoch"), visibility("default")));
+__attribute__((section(".probes"), used, visibility("hidden")))
+struct fvbpf_control *volatile control;
+extern struct fvbpf_control *volatile fvbpf_control
+	__attribute__((alias("control"), visibility("default")));
+
+/*
+ * A constructor only maps one page: nothing starts until fvbpf attaches.
+ * Without MADV_WIPEONFORK (Linux < 4.14) the page is not kept: a loader then
+ * finds no control page and refuses, since the markers could not tell a
+ * forked child from its parent.
+ */
+static __attribute__((constructor)) void control_init(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct fvbpf_control *c;
+
+	if (page < (long)sizeof(*c))
+		return;
+	c = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return;
+	if (madvise(c, (size_t)page, MADV_WIPEONFORK)) {
+		munmap(c, (size_t)page);
+		return;
+	}
+	c->magic = FVBPF_CONTROL_MAGIC;
+	control = c;
+}
+
+int probes_callable(void)
+{
+	const struct fvbpf_control *c = control;
+
+	return c && c->magic == FVBPF_CONTROL_MAGIC;
+}
 
 /*
  * TLS descriptors (-mtls-dialect=gnu2): as fast as initial-exec while static
@@ -92,15 +137,28 @@ static __attribute__((noinline)) void report_stack(void)
 	fvbpf_probe_thread_sync(&thread_stack, n, hashes);
 }
 
-/* True when the probes may be called; syncs the thread first if needed. */
-static inline int probes_ready(void)
+/* The current epoch, or 0 where the markers must not call the probes: no
+ * loader, or a forked child (its control page reads all zero). */
+static inline uint32_t live_epoch(void)
 {
+	const struct fvbpf_control *c;
 	uint32_t epoch;
 
 	if (__builtin_expect(semaphore == 0, 1))
 		return 0;
-	epoch = attach_epoch;
-	if (!(epoch & 1))
+	c = control;
+	if (!c)
+		return 0;
+	epoch = c->epoch;
+	return epoch & 1 ? epoch : 0;
+}
+
+/* True when the probes may be called; syncs the thread first if needed. */
+static inline int probes_ready(void)
+{
+	uint32_t epoch = live_epoch();
+
+	if (!epoch)
 		return 0;
 	if (__builtin_expect(thread_stack.epoch != epoch, 0)) {
 		thread_stack.epoch = epoch;
@@ -138,7 +196,9 @@ FVBPF_EXPORT void fvbpf_region_end(const char *name)
 		thread_stack.depth--;
 }
 
+/* 1 once every probe is live (odd epoch), 0 from the moment detach begins,
+ * and always 0 in a forked child. */
 FVBPF_EXPORT int fvbpf_attached(void)
 {
-	return semaphore != 0;
+	return live_epoch() != 0;
 }
