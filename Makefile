@@ -122,6 +122,11 @@ $(BUILD)/fvbpf: $(BUILD)/user/fvbpf.o $(CORE_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# The end-to-end suite runs a second time against this one (tests/run.sh).
+$(BUILD)/asan/fvbpf: $(BUILD)/asan/user/fvbpf.o $(SAN_OBJS)
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+
 # The in-process library depends on libc only: CUPTI's headers are used at
 # build time when the toolkit is there, the library itself is dlopen()ed.
 CUPTI_INC := $(firstword $(wildcard $(CUDA)/include/cupti.h $(CUDA)/extras/CUPTI/include/cupti.h))
@@ -238,7 +243,7 @@ unit: $(UNIT_BINS)
 demo: deps all
 	$(Q)$(SUDO) tests/demo.sh $(BUILD)
 
-test: deps all venv $(UNIT_BINS) $(FUZZ_BINS)
+test: deps all venv $(UNIT_BINS) $(BUILD)/asan/fvbpf $(FUZZ_BINS)
 	$(Q)$(SUDO) env BUILD=$(BUILD) tests/run.sh
 
 bench: deps all

@@ -111,6 +111,8 @@ static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_region_event *ev;
 	__s32 depth;
+	__u32 outer;
+	__u64 drops;
 
 	ps = proc_of(bpf_get_attach_cookie(ctx), tgid);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
@@ -120,6 +122,8 @@ static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type
 
 	if (type == FVBPF_EV_REGION_BEGIN) {
 		depth = __sync_fetch_and_add(&ps->depth, 1) + 1;
+		if (depth == 1)
+			__sync_fetch_and_add(&ps->outer, 1);
 	} else {
 		depth = __sync_fetch_and_add(&ps->depth, -1) - 1;
 		if (depth < 0) {
@@ -131,12 +135,19 @@ static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type
 		}
 	}
 
+	/* Read with the depth, before the reservation: the count then holds
+	 * only drops that came before this record. */
+	outer = ps->outer;
+	drops = ps->drops;
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
 		return 0;
 	fill_hdr(&ev->hdr, type, sizeof(*ev), pid_tgid);
 	ev->region_id = region;
 	ev->depth = depth;
+	ev->drops = drops;
+	ev->outer = outer;
+	ev->pad = 0;
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;
 }

@@ -14,7 +14,7 @@
 #include <linux/types.h>
 #endif
 
-#define FVBPF_EVENT_VERSION 1
+#define FVBPF_EVENT_VERSION 2
 
 /* Upper bounds that size BPF maps; the loader may lower them. */
 #define FVBPF_MAX_REGIONS 256
@@ -74,6 +74,13 @@ struct fvbpf_region_event {
 	struct fvbpf_event_hdr hdr;
 	__u32 region_id;  /* index into the loader's registry */
 	__s32 depth;      /* BPF's per-process depth after this event */
+	__u64 drops;      /* the process's ring-buffer drops before this record:
+			   * where a gap lies, so the loader charges each drop
+			   * to the segment (or the time between segments) it hit */
+	__u32 outer;      /* which outermost invocation (depth 0 -> 1) of the
+			   * process this record belongs to: after a gap, tells
+			   * whether the open segment lost its end */
+	__u32 pad;
 };
 
 struct fvbpf_sync_event {
@@ -159,7 +166,7 @@ struct fvbpf_proc_state {
 	__u64 drops;        /* ring-buffer reserve failures for this process */
 	__u64 unbalanced;   /* region ends seen at depth 0 */
 	__u32 tgid;         /* owner of the slot, checked on every hit */
-	__u32 pad;
+	__u32 outer;        /* outermost region invocations begun (depth 0 -> 1) */
 };
 
 /*
@@ -185,7 +192,7 @@ static inline __u32 fvbpf_region_slot2(__u64 hash) { return (__u32)((hash >> 10)
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct fvbpf_event_hdr) == 24, "event header layout");
-_Static_assert(sizeof(struct fvbpf_region_event) == 32, "region event layout");
+_Static_assert(sizeof(struct fvbpf_region_event) == 48, "region event layout");
 _Static_assert(sizeof(struct fvbpf_proc_state) == 32, "proc state layout");
 _Static_assert(sizeof(struct fvbpf_region_slot) == 16, "region slot layout");
 _Static_assert(sizeof(struct fvbpf_sync_event) == 544, "sync event layout");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 # The whole test suite: C unit tests (plain and ASan/UBSan), the Python
-# binding self-check, and the BATS end-to-end tests (real BPF, needs root).
+# binding self-check, and the BATS end-to-end tests (real BPF, needs root),
+# once with build/fvbpf and once with the ASan/UBSan build/asan/fvbpf.
 # Every runner speaks TAP; this script adds them up and ends with
 # "N passed, N failed, N skipped".
 set -u
@@ -68,6 +69,10 @@ else
 	mountpoint -q /sys/kernel/tracing 2>/dev/null ||
 		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 	run_tap "bats" bats --tap tests/bats
+	# Again against the ASan/UBSan build: what the target sends is hostile,
+	# and the next overflow in the loader should show here, not in a job.
+	run_tap "bats (ASan/UBSan fvbpf)" env FVBPF_BIN="$BUILD/asan/fvbpf" FVBPF_SANITIZED=1 \
+		bats --tap tests/bats
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -11,6 +11,7 @@
 
 #include "cuda_api.h"
 #include "checked_math.h"
+#include "drops.h"
 #include "events.h"
 #include "log.h"
 #include "symbolizer.h"
@@ -24,15 +25,6 @@ static struct session_target *find_target(struct session *s, uint32_t tgid)
 		if ((uint32_t)s->targets[i].proc.pid == tgid)
 			return &s->targets[i];
 	return NULL;
-}
-
-static void resync(struct session_target *t, uint64_t ts)
-{
-	if (!t->resyncs++)
-		log_warn("PID %d: a ring-buffer drop lost a region end; the segment is cut there and "
-			 "written as incomplete (raise --ringbuf-size)", t->proc.pid);
-	seg_tracker_finish(&t->tracker, ts);
-	t->tracker.depth = 0;
 }
 
 /* The agent's text is the target's: kept clean for the report and every file. */
@@ -161,6 +153,26 @@ void events_record_call(struct session *s, struct session_target *t, struct api_
 				   t->tracker.cur->ncalls - 1);
 }
 
+static int handle_region(struct session *s, struct session_target *t,
+			 const struct fvbpf_region_event *re)
+{
+	const struct fvbpf_event_hdr *h = &re->hdr;
+	const struct segment *before;
+	int err;
+
+	if (h->type == FVBPF_EV_REGION_BEGIN)
+		s->reg.defs[re->region_id].entered++;
+	if (drops_before_region(t, re) == DROPS_SKIP)
+		return 0;
+	before = t->tracker.cur;
+	if (h->type == FVBPF_EV_REGION_BEGIN)
+		err = seg_on_begin(&t->tracker, h->tid, re->region_id, h->ts_ns);
+	else
+		err = seg_on_end(&t->tracker, h->tid, re->region_id, h->ts_ns);
+	drops_after_region(t, re, before);
+	return err;
+}
+
 int events_handle(struct session *s, const void *data, size_t size)
 {
 	const struct fvbpf_event_hdr *h = data;
@@ -187,20 +199,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 			s->bad_records++;
 			return 0;
 		}
-		/* BPF's depth says an outermost begin while we still hold a
-		 * segment open: a dropped record lost its end.  Only trusted
-		 * after drops (without them, threads can reorder depths). */
-		if (h->type == FVBPF_EV_REGION_BEGIN && re->depth == 1 && t->tracker.cur &&
-		    t->drops_now > t->drops_seen)
-			resync(t, h->ts_ns);
-		if (h->type == FVBPF_EV_REGION_BEGIN) {
-			s->reg.defs[re->region_id].entered++;
-			err = seg_on_begin(&t->tracker, h->tid, re->region_id, h->ts_ns);
-		} else {
-			err = seg_on_end(&t->tracker, h->tid, re->region_id, h->ts_ns);
-			if (!err && re->depth == 0 && t->tracker.cur && t->drops_now > t->drops_seen)
-				resync(t, h->ts_ns);
-		}
+		err = handle_region(s, t, re);
 		break;
 	case FVBPF_EV_API_ENTER:
 		if (size < sizeof(struct fvbpf_api_enter)) {
@@ -209,7 +208,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 		}
 		/* Calls still open from before this segment lost their
 		 * return to a drop: do not let them parent everything after. */
-		if (t->drops_now && t->tracker.cur)
+		if (t->drops_seen && t->tracker.cur)
 			api_pairing_drop_before(&t->pairing, h->tid, t->tracker.cur->start_ns);
 		err = api_pairing_enter(&t->pairing, data);
 		break;
@@ -265,9 +264,15 @@ int events_handle(struct session *s, const void *data, size_t size)
 		break;
 	default:
 		s->bad_records++;
+		return 0;
 	}
 	if (err)
 		log_warn("pid %d: cannot record region event: %s", t->proc.pid, strerror(-err));
+	/* Where a segment that lost its end is cut: after this record, which
+	 * may have been the first after the gap.  GPU batches are flushed
+	 * after their segment, so they do not count. */
+	if (h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS && h->ts_ns > t->last_ts)
+		t->last_ts = h->ts_ns;
 	return 0;
 }
 

@@ -13,7 +13,6 @@
 #include "gpu_hold.h"
 #include "grow.h"
 #include "log.h"
-#include "target.h"
 
 static bool segment_waits(const struct session_target *t, const struct segment *seg)
 {
@@ -76,10 +75,7 @@ struct segment *gpu_hold_find(void *ctx, uint32_t seq)
 void gpu_hold_segment_closed(struct segment *seg, void *ctx)
 {
 	struct session_target *t = ctx;
-	uint64_t drops = target_drops(t);
 
-	seg->drops = drops - t->drops_seen;
-	t->drops_seen = drops;
 	t->segments++;
 	if (seg->incomplete)
 		t->incomplete++;

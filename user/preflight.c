@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/btf.h>
 #include <linux/capability.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -39,12 +42,19 @@ int preflight_privileges(void)
 
 int preflight_btf(void)
 {
-	/* FVBPF_BTF_PATH lets the test suite point this check elsewhere. */
-	const char *path = getenv("FVBPF_BTF_PATH");
+	static const char path[] = "/sys/kernel/btf/vmlinux";
+	uint16_t magic = 0;
+	ssize_t n = -1;
+	int fd;
 
-	if (!path || !*path)
-		path = "/sys/kernel/btf/vmlinux";
-	if (access(path, R_OK) == 0)
+	/* Its magic, not only its presence: an empty or foreign file would
+	 * fail later, in libbpf, with a message that names neither. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, &magic, sizeof(magic));
+		close(fd);
+	}
+	if (n == (ssize_t)sizeof(magic) && magic == BTF_MAGIC)
 		return 0;
 	log_error("kernel BTF not found at %s: boot a kernel built with CONFIG_DEBUG_INFO_BTF=y", path);
 	return -ENOENT;

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -10,6 +12,17 @@ void seg_output_who(const struct proc_target *p, char *buf, size_t len)
 		snprintf(buf, len, "pid%d", p->pid);
 	else
 		snprintf(buf, len, "rank%d", p->rank);
+}
+
+int seg_output_file_name(char *buf, size_t len, const char *kind, const struct proc_target *p,
+			 uint32_t seq, const char *region, const char *ext)
+{
+	char who[32];
+	int n;
+
+	seg_output_who(p, who, sizeof(who));
+	n = snprintf(buf, len, "%s_%s_segment%04" PRIu32 "_%s.%s", kind, who, seq, region, ext);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 void seg_output_wallclock(const struct session_meta *m, uint64_t mono_ns, char *buf, size_t len)

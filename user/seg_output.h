@@ -26,6 +26,13 @@ struct seg_output_ctx {
 
 /* "rank0" or "pid1234" */
 void seg_output_who(const struct proc_target *p, char *buf, size_t len);
+/*
+ * "trace_rank0_segment0012_training_forward.json": @kind "trace" or
+ * "summary", the segment number in four digits at least (segment10000 past
+ * 9999), @region already sanitised.  0, or -ENAMETOOLONG when cut short.
+ */
+int seg_output_file_name(char *buf, size_t len, const char *kind, const struct proc_target *p,
+			 uint32_t seq, const char *region, const char *ext);
 /* "2026-11-30T08:48:13.123456Z" for a CLOCK_MONOTONIC time */
 void seg_output_wallclock(const struct session_meta *m, uint64_t mono_ns, char *buf, size_t len);
 

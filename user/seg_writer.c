@@ -46,7 +46,7 @@ static int write_one(const char *outdir, const char *name, enum file_kind kind,
 
 int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct written_segment *out)
 {
-	char who[32], region[FVBPF_REGION_NAME_MAX + 1];
+	char region[FVBPF_REGION_NAME_MAX + 1];
 	struct summary sum;
 	int ret;
 
@@ -56,13 +56,17 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 	out->seq = c->seg->seq;
 	out->incomplete = c->seg->incomplete;
 	out->started_before_attach = c->seg->started_before_attach;
-	seg_output_who(c->proc, who, sizeof(who));
 	out_sanitize_name(region, sizeof(region), c->reg->defs[c->seg->region].name);
-	snprintf(out->trace, sizeof(out->trace), "trace_%s_segment%04u_%s.json", who, c->seg->seq, region);
-	snprintf(out->summary_txt, sizeof(out->summary_txt), "summary_%s_segment%04u_%s.txt",
-		 who, c->seg->seq, region);
-	snprintf(out->summary_json, sizeof(out->summary_json), "summary_%s_segment%04u_%s.json",
-		 who, c->seg->seq, region);
+	ret = seg_output_file_name(out->trace, sizeof(out->trace), "trace", c->proc, c->seg->seq,
+				   region, "json");
+	if (!ret)
+		ret = seg_output_file_name(out->summary_txt, sizeof(out->summary_txt), "summary",
+					   c->proc, c->seg->seq, region, "txt");
+	if (!ret)
+		ret = seg_output_file_name(out->summary_json, sizeof(out->summary_json), "summary",
+					   c->proc, c->seg->seq, region, "json");
+	if (ret)
+		return ret;
 
 	ret = summary_build(&sum, c);
 	if (ret)

@@ -50,12 +50,13 @@ struct segment {
 	uint64_t start_ns;
 	uint64_t end_ns;
 	bool incomplete;      /* cut off by exit or stop, not by its end marker */
+	bool lost_end;        /* incomplete: its end was lost to ring-buffer drops */
 	bool started_before_attach; /* its outermost region was open at attach */
 	struct seg_slice *slices;
 	size_t nslices, cap;
 	uint64_t unbalanced;  /* ends that matched no open begin */
 	uint64_t forced;      /* slices closed by an enclosing region's end */
-	uint64_t drops;       /* ring-buffer drops of this process; set by the caller */
+	uint64_t drops;       /* ring-buffer drops of this process while it was open; set by the caller */
 	struct api_call *calls;   /* CUDA/NCCL calls made inside the segment */
 	size_t ncalls, capcalls;
 	struct gpu_activity *gpu; /* GPU work those calls caused (the agent) */

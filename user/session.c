@@ -14,6 +14,7 @@
 
 #include "attach.h"
 #include "bpf_setup.h"
+#include "drops.h"
 #include "events.h"
 #include "fvbpf.skel.h"
 #include "gpu_hold.h"
@@ -22,6 +23,7 @@
 #include "output_files.h"
 #include "preflight.h"
 #include "report.h"
+#include "stale_tmp.h"
 #include "symbolizer.h"
 #include "target.h"
 
@@ -102,7 +104,6 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 					target_scan_cuda(s, &s->targets[i], false);
 		}
 		for (i = 0; i < s->ntargets; i++) {
-			s->targets[i].drops_now = target_drops(&s->targets[i]);
 			if (s->targets[i].npending)
 				gpu_hold_release(&s->targets[i], false);
 			if (!s->targets[i].quiet && seg_tracker_done(&s->targets[i].tracker))
@@ -201,6 +202,7 @@ int attach_run(const struct attach_opts *o)
 		log_error("%s", err);
 		goto cleanup;
 	}
+	stale_tmp_clean(o->outdir);
 	init_meta(&s);
 	s.gpu_wait_ns = (uint64_t)(o->gpu_wait_s * 1e9);
 	if (bpf_setup(&s, o))
@@ -240,6 +242,9 @@ int attach_run(const struct attach_opts *o)
 	for (i = 0; i < s.ntargets; i++)
 		target_detach(&s.targets[i]);
 	ring_buffer__consume(s.rb);
+	/* Drops after the last segment closed: between segments. */
+	for (i = 0; i < s.ntargets; i++)
+		drops_settle(&s.targets[i], target_drops(&s.targets[i]));
 	for (i = 0; i < s.ntargets; i++)
 		gpu_hold_release(&s.targets[i], true);
 	seg_writer_stop(&s.writer);

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "drops.h"
 #include "events.h"
 #include "fvbpf.skel.h"
 #include "gpu_hold.h"
@@ -28,7 +29,7 @@ uint64_t target_drops(const struct session_target *t)
 	/* Decoding without a live BPF session (unit tests, fuzzing) knows of
 	 * no drops but the ones the records carry. */
 	if (!s->skel)
-		return t->drops_now;
+		return t->drops_seen;
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &slot, &st))
 		return 0;
 	return st.drops;
@@ -219,6 +220,8 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 	/* Calls still open when the target left: in the segment, cut off. */
 	while (api_pairing_drain(&t->pairing, now, &call))
 		events_record_call(s, t, &call);
+	/* Drops since its last region record hit the segment still open. */
+	drops_charge(t, target_drops(t));
 	seg_tracker_finish(&t->tracker, now);
 	t->finished = true;
 }

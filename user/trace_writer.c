@@ -276,13 +276,14 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 	json_write_us(f, s->end_ns);
 	fputs(",\"duration_us\":", f);
 	json_write_us(f, span_u64(s->start_ns, s->end_ns));
-	fprintf(f, ",\"start_wallclock\":\"%s\",\"incomplete\":%s,\"started_before_attach\":%s,"
+	fprintf(f, ",\"start_wallclock\":\"%s\",\"incomplete\":%s,\"lost_end\":%s,\"started_before_attach\":%s,"
 		"\"clock\":\"CLOCK_MONOTONIC\","
 		"\"ringbuf_drops\":%" PRIu64 ",\"unbalanced_region_ends\":%" PRIu64
 		",\"forced_region_closes\":%" PRIu64 ",\"cuda_calls\":%zu,\"gpu_records\":%zu,"
 		"\"gpu_records_missing\":%" PRIu64 ",\"cupti_dropped\":%" PRIu64 ",\"gpu_clock\":\"%s\","
 		"\"gpu_activity\":",
-		when, s->incomplete ? "true" : "false", s->started_before_attach ? "true" : "false",
+		when, s->incomplete ? "true" : "false", s->lost_end ? "true" : "false",
+		s->started_before_attach ? "true" : "false",
 		s->drops, s->unbalanced, s->forced, s->ncalls, s->ngpu, s->gpu_missing,
 		s->cupti_dropped, fvbpf_gpu_clock_name(s->gpu_clock));
 	json_write_string(f, s->gpu_status);

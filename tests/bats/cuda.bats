@@ -15,10 +15,11 @@ setup() {
 	BT_PID=
 }
 teardown() {
+	local rc=0
 	[ -n "${BT_PID:-}" ] && kill -INT "$BT_PID" 2>/dev/null
-	common_teardown
+	common_teardown || rc=$?
 	[ -n "${MNT:-}" ] && umount "$MNT" 2>/dev/null
-	return 0
+	return $rc
 }
 
 # The workload's count of NAME on its LINE ("counts", "outside", ...).

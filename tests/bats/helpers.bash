@@ -9,7 +9,9 @@ load /usr/lib/bats/bats-file/load
 ROOT=${FVBPF_ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-FVBPF=$BUILD/fvbpf
+# FVBPF_BIN: another build of fvbpf to test, e.g. the ASan/UBSan one that
+# tests/run.sh runs the suite against a second time (FVBPF_SANITIZED=1).
+FVBPF=${FVBPF_BIN:-$BUILD/fvbpf}
 TRAINER=$BUILD/tests/marker_trainer
 CHECK=$ROOT/tests/lib/trace_check.py
 
@@ -21,6 +23,47 @@ common_setup() {
 	FV_ERR=$BATS_TEST_TMPDIR/fvbpf.err
 	WL_PIDS=()
 	FV_PID=
+	[ -n "${FVBPF_SANITIZED:-}" ] && san_setup
+	return 0
+}
+
+# ASan's reports go to files (one per process) that teardown looks at, so a
+# report fails the test even where the test ignores fvbpf's status or stderr.
+# World-writable: some tests run fvbpf as nobody.  GCC's separate libubsan
+# writes to stderr whatever log_path says: teardown reads fvbpf's stderr and
+# the last `run` output for its reports.
+san_setup() {
+	SAN_DIR=$(mktemp -d /tmp/fvbpf-san.XXXXXX)
+	chmod 1777 "$SAN_DIR"
+	export ASAN_OPTIONS="log_path=$SAN_DIR/asan:abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+	export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+}
+
+SAN_REPORT_RE='^[^ ]+:[0-9]+:[0-9]+: runtime error: |ERROR: (Address|Leak|UndefinedBehavior)Sanitizer'
+
+# Fails (status 1) when a sanitized fvbpf reported something during the test.
+san_check() {
+	local f found=0
+	[ -n "${SAN_DIR:-}" ] || return 0
+	for f in "$SAN_DIR"/*; do
+		[ -e "$f" ] || continue
+		found=1
+		echo "# sanitizer report $f:" >&2
+		sed 's/^/# /' "$f" >&2
+	done
+	rm -rf "$SAN_DIR"
+	SAN_DIR=
+	if [ -f "${FV_ERR:-}" ] && grep -Eq "$SAN_REPORT_RE" "$FV_ERR"; then
+		found=1
+		echo "# sanitizer report in fvbpf's stderr:" >&2
+		sed 's/^/# /' "$FV_ERR" >&2
+	fi
+	if grep -Eq "$SAN_REPORT_RE" <<<"${output:-}"; then
+		found=1
+		echo "# sanitizer report in the last run's output:" >&2
+		sed 's/^/# /' <<<"$output" >&2
+	fi
+	return $found
 }
 
 common_teardown() {
@@ -29,7 +72,7 @@ common_teardown() {
 	for p in "${WL_PIDS[@]:-}"; do
 		[ -n "$p" ] && kill -KILL "$p" 2>/dev/null
 	done
-	return 0
+	san_check
 }
 
 # wait_for CMD... : poll a condition for up to 10 s.

@@ -19,7 +19,8 @@ import os
 import re
 import sys
 
-NAME_RE = re.compile(r"^trace_(rank\d+|pid\d+)_segment(\d{4})_([A-Za-z0-9._-]+)\.json$")
+# Four digits at least: segment 10000 is "segment10000".
+NAME_RE = re.compile(r"^trace_(rank\d+|pid\d+)_segment(\d{4,})_([A-Za-z0-9._-]+)\.json$")
 EPS = 0.0015  # us: three decimals on each side
 
 
@@ -32,8 +33,10 @@ def check_nesting(events, errors, fname):
         evs.sort(key=lambda e: (e["ts"], -e["dur"]))
         stack = []
         for e in evs:
-            # Leave the parents that ended before this slice starts.
-            while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - EPS and e["dur"] > 0:
+            # Leave the parents that ended before this slice starts (an
+            # empty slice at its parent's very end is still inside it).
+            while stack and (e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - EPS and e["dur"] > 0 or
+                             e["ts"] > stack[-1]["ts"] + stack[-1]["dur"] + EPS):
                 stack.pop()
             if stack:
                 p = stack[-1]
@@ -49,6 +52,21 @@ def check_nesting(events, errors, fname):
     return len(tracks)
 
 
+def check_drops(manifest, drops_in_traces, errors):
+    """Every drop is charged once: to a written segment or between segments,
+    and per process they add up to BPF's counters."""
+    procs = manifest.get("processes", [])
+    total = sum(p.get("ringbuf_drops", 0) for p in procs)
+    between = sum(p.get("drops_between_segments", 0) for p in procs)
+    bpf_total = manifest.get("loss", {}).get("ringbuf_drops")
+    print("drops_total=%d drops_between=%d drops_bpf=%s" % (total, between, bpf_total))
+    if bpf_total is not None and total != bpf_total:
+        errors.append("processes' drops add up to %d, BPF counted %d" % (total, bpf_total))
+    if manifest.get("loss", {}).get("write_errors", 0) == 0 and drops_in_traces + between != total:
+        errors.append("drops in traces (%d) + between segments (%d) != total %d" %
+                      (drops_in_traces, between, total))
+
+
 def main():
     outdir = sys.argv[1]
     errors = []
@@ -56,7 +74,9 @@ def main():
     apis = collections.Counter()
     kernels = collections.Counter()
     arg_values = collections.defaultdict(set)
-    segments = incomplete = 0
+    segments = incomplete = lost_end = 0
+    drops_in_traces = 0
+    max_segment_us = 0.0
     max_threads = 0
     per_who = collections.Counter()
     traces = sorted(glob.glob(os.path.join(outdir, "trace_*.json")))
@@ -89,6 +109,14 @@ def main():
             errors.append("%s: region %s in metadata" % (fname, meta.get("region")))
         segments += 1
         incomplete += bool(meta.get("incomplete"))
+        if meta.get("lost_end"):
+            lost_end += 1
+            if not meta.get("incomplete"):
+                errors.append("%s: lost its end yet is not marked incomplete" % fname)
+        if isinstance(meta.get("ringbuf_drops"), int):
+            drops_in_traces += meta["ringbuf_drops"]
+        if isinstance(meta.get("start_us"), (int, float)) and isinstance(meta.get("end_us"), (int, float)):
+            max_segment_us = max(max_segment_us, meta["end_us"] - meta["start_us"])
         names = {e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
         if not names:
             errors.append(fname + ": no thread names")
@@ -178,8 +206,12 @@ def main():
         if listed != present:
             errors.append("manifest lists %s, directory has %s" % (sorted(listed), sorted(present)))
         print("manifest_warnings=%d" % len(manifest["warnings"]))
+        check_drops(manifest, drops_in_traces, errors)
         print("never_entered=%s" % ",".join(manifest["regions_never_entered"]))
     print("segments=%d incomplete=%d" % (segments, incomplete))
+    print("lost_end=%d" % lost_end)
+    print("drops_in_traces=%d" % drops_in_traces)
+    print("max_segment_us=%.3f" % max_segment_us)
     for who, n in sorted(per_who.items()):
         print("who %s=%d" % (who, n))
     for name, n in sorted(regions.items()):

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drops.h"
 #include "events.h"
 #include "symbolizer.h"
 #include "target.h"
@@ -36,19 +37,52 @@ static void session_setup(void)
 	target_init(t, 0);
 }
 
-static struct fvbpf_region_event region(uint16_t type, uint32_t id, int32_t depth, uint64_t ts)
+static struct fvbpf_region_event region_drops(uint16_t type, uint32_t id, int32_t depth,
+					      uint64_t ts, uint64_t drops)
 {
 	struct fvbpf_region_event e = {
 		.hdr = { .type = type, .version = FVBPF_EVENT_VERSION, .size = sizeof(e),
 			 .tgid = PID, .tid = PID, .ts_ns = ts },
-		.region_id = id, .depth = depth,
+		.region_id = id, .depth = depth, .drops = drops,
 	};
 	return e;
+}
+
+static struct fvbpf_region_event region(uint16_t type, uint32_t id, int32_t depth, uint64_t ts)
+{
+	return region_drops(type, id, depth, ts, 0);
 }
 
 static void feed(const void *rec, size_t size)
 {
 	CHECK_EQ(events_handle(&s, rec, size), 0);
+}
+
+/* One region record: BEGIN/END, region, BPF's depth after it, time, the
+ * process's drops before it, its outermost invocation. */
+static void reg(uint16_t type, uint32_t id, int32_t depth, uint64_t ts, uint64_t drops,
+		uint32_t outer)
+{
+	struct fvbpf_region_event e = region_drops(type, id, depth, ts, drops);
+
+	e.outer = outer;
+	feed(&e, sizeof(e));
+}
+
+#define B FVBPF_EV_REGION_BEGIN
+#define E FVBPF_EV_REGION_END
+
+/* Drops charged to written segments plus those between them. */
+static uint64_t drops_accounted(void)
+{
+	uint64_t n = t->drops_outside;
+	size_t i;
+
+	for (i = 0; i < t->npending; i++)
+		n += t->pending[i].seg->drops;
+	if (t->tracker.cur)
+		n += t->tracker.cur->drops;
+	return n;
 }
 
 static void test_region_records_make_a_segment(void)
@@ -103,9 +137,193 @@ static void test_malformed_records_are_counted(void)
 	session_free(&s);
 }
 
+static void test_drops_go_where_they_happened(void)
+{
+	session_setup();
+	reg(B, STEP, 1, 100, 0, 1);
+	reg(E, STEP, 0, 200, 2, 1);     /* 2 lost inside segment 0 */
+	reg(B, STEP, 1, 300, 5, 2);     /* 3 lost between segments */
+	reg(B, FWD, 2, 400, 5, 2);
+	reg(E, FWD, 1, 500, 5, 2);
+	reg(E, STEP, 0, 600, 9, 2);     /* 4 lost inside segment 1 */
+	drops_settle(t, 10);            /* 1 more after the last record */
+	CHECK_EQ(t->npending, 2);
+	CHECK_EQ(t->pending[0].seg->drops, 2);
+	CHECK_EQ(t->pending[1].seg->drops, 4);
+	CHECK_EQ(t->drops_outside, 4);
+	CHECK_EQ(t->drops_seen, 10);
+	CHECK_EQ(drops_accounted(), 10);
+	CHECK(!t->pending[0].seg->incomplete && !t->pending[1].seg->incomplete);
+	CHECK_EQ(t->lost_ends, 0);
+	session_free(&s);
+}
+
+/* The seen bug: the end of a step and whole steps after it were lost; the
+ * next step must not nest inside the open one. */
+static void test_lost_end_is_cut_at_its_last_record(void)
+{
+	session_setup();
+	reg(B, STEP, 1, 100, 0, 1);
+	reg(B, FWD, 2, 150, 0, 1);
+	/* lost: FWD end, STEP end, and steps 2..9 */
+	reg(B, STEP, 1, 10000, 3500, 10);
+	CHECK_EQ(t->lost_ends, 1);
+	CHECK_EQ(t->npending, 1);
+	CHECK(t->pending[0].seg->incomplete);
+	CHECK(t->pending[0].seg->lost_end);
+	CHECK_EQ(t->pending[0].seg->end_ns, 150);     /* not the next step's start */
+	CHECK_EQ(t->pending[0].seg->drops, 3500);
+	/* the new step is a segment of its own, at depth 1 */
+	CHECK(t->tracker.cur != NULL);
+	CHECK_EQ(t->tracker.cur->start_ns, 10000);
+	CHECK_EQ(t->tracker.depth, 1);
+	reg(E, STEP, 0, 10100, 3500, 10);
+	CHECK_EQ(t->npending, 2);
+	CHECK(!t->pending[1].seg->incomplete);
+	CHECK_EQ(t->pending[1].seg->drops, 0);
+	CHECK_EQ(drops_accounted(), 3500);
+	session_free(&s);
+}
+
+/* Depth alone cannot tell: the first record after the gap is a forward at
+ * the depth the loader expects, but of a later step. */
+static void test_later_invocation_at_a_plausible_depth(void)
+{
+	session_setup();
+	reg(B, STEP, 1, 100, 0, 1);
+	reg(B, FWD, 2, 150, 0, 1);
+	reg(E, FWD, 1, 160, 0, 1);
+	/* lost: the end of step 1, the begin of step 2 */
+	reg(B, FWD, 2, 5000, 2, 2);
+	reg(E, FWD, 1, 5100, 2, 2);
+	reg(E, STEP, 0, 5200, 2, 2);
+	CHECK_EQ(t->npending, 1);
+	CHECK(t->pending[0].seg->lost_end);
+	CHECK_EQ(t->pending[0].seg->end_ns, 160);
+	CHECK_EQ(t->pending[0].seg->nslices, 2);
+	CHECK(t->tracker.cur == NULL);
+	CHECK_EQ(t->lost_begins, 1);
+	CHECK_EQ(t->tracker.unbalanced, 0);
+	session_free(&s);
+}
+
+/* fvbpf stopped mid-step, and the first record after the gap is the
+ * middle of another step: nothing of it may join the open segment. */
+static void test_resume_mid_step(void)
+{
+	session_setup();
+	reg(B, STEP, 1, 100, 0, 1);
+	reg(B, FWD, 2, 150, 0, 1);
+	/* lost: the rest of this step, whole steps, and the start of one */
+	reg(B, FWD, 2, 9000, 777, 40);
+	CHECK(t->tracker.cur == NULL);
+	CHECK_EQ(t->npending, 1);
+	CHECK(t->pending[0].seg->lost_end);
+	CHECK_EQ(t->pending[0].seg->end_ns, 150);
+	CHECK_EQ(t->pending[0].seg->nslices, 2);
+	CHECK_EQ(t->pending[0].seg->drops, 777);
+	CHECK_EQ(t->lost_begins, 1);
+	reg(E, FWD, 1, 9100, 777, 40);
+	reg(E, STEP, 0, 9200, 777, 40);
+	CHECK(t->tracker.cur == NULL);
+	CHECK_EQ(t->npending, 1);
+	reg(B, STEP, 1, 9300, 777, 41);
+	reg(E, STEP, 0, 9400, 777, 41);
+	CHECK_EQ(t->npending, 2);
+	CHECK(!t->pending[1].seg->incomplete);
+	CHECK_EQ(t->pending[1].seg->start_ns, 9300);
+	CHECK_EQ(t->tracker.unbalanced, 0);
+	CHECK_EQ(drops_accounted(), 777);
+	session_free(&s);
+}
+
+static void test_lost_begin_skips_to_the_next_segment(void)
+{
+	session_setup();
+	/* lost: STEP begin; inside it the loader sees only FWD */
+	reg(B, FWD, 2, 100, 1, 1);
+	CHECK(t->tracker.cur == NULL);                 /* no segment named forward */
+	reg(E, FWD, 1, 200, 1, 1);
+	reg(E, STEP, 0, 300, 1, 1);
+	CHECK(t->tracker.cur == NULL);
+	CHECK_EQ(t->tracker.unbalanced, 0);            /* lost, not unbalanced */
+	CHECK_EQ(t->lost_begins, 1);
+	reg(B, STEP, 1, 400, 1, 2);
+	reg(B, FWD, 2, 450, 1, 2);
+	reg(E, FWD, 1, 480, 1, 2);
+	reg(E, STEP, 0, 500, 1, 2);
+	CHECK_EQ(t->npending, 1);
+	CHECK_EQ(t->pending[0].seg->start_ns, 400);
+	CHECK_EQ(t->pending[0].seg->nslices, 2);
+	CHECK(!t->pending[0].seg->incomplete);
+	CHECK_EQ(t->drops_outside, 1);
+	CHECK_EQ(drops_accounted(), 1);
+	session_free(&s);
+}
+
+/* A worker thread's region end was lost; BPF reaches depth 0 at the
+ * step's end while the loader still holds the worker's slice open. */
+static void test_depth_zero_closes_what_lost_an_end(void)
+{
+	struct fvbpf_region_event e;
+
+	session_setup();
+	reg(B, STEP, 1, 100, 0, 1);
+	e = region_drops(B, FWD, 2, 150, 0);
+	e.outer = 1;
+	e.hdr.tid = PID + 1;
+	feed(&e, sizeof(e));
+	/* lost: the worker's FWD end */
+	reg(E, STEP, 0, 300, 1, 1);
+	CHECK(t->tracker.cur == NULL);
+	CHECK_EQ(t->npending, 1);
+	CHECK_EQ(t->pending[0].seg->end_ns, 300);
+	CHECK(t->pending[0].seg->incomplete);
+	CHECK(!t->pending[0].seg->lost_end);
+	CHECK_EQ(t->pending[0].seg->drops, 1);
+	CHECK(!t->suspect);
+	session_free(&s);
+}
+
+/* Without drops the ring may hold threads' records out of order: no cut. */
+static void test_no_resync_without_drops(void)
+{
+	session_setup();
+	reg(B, STEP, 1, 100, 0, 1);
+	reg(B, FWD, 1, 150, 0, 2);    /* racing thread: depth and number out of order */
+	reg(E, FWD, 2, 200, 0, 2);
+	reg(E, STEP, 0, 300, 0, 2);
+	CHECK_EQ(t->lost_ends, 0);
+	CHECK_EQ(t->npending, 1);
+	CHECK(!t->pending[0].seg->incomplete);
+	CHECK_EQ(t->pending[0].seg->nslices, 2);
+	session_free(&s);
+}
+
+/* A record whose count is older than one seen before adds nothing. */
+static void test_older_drop_count_is_ignored(void)
+{
+	session_setup();
+	reg(B, STEP, 1, 100, 4, 1);
+	reg(E, STEP, 0, 300, 3, 1);
+	CHECK_EQ(t->drops_seen, 4);
+	CHECK_EQ(t->drops_outside, 4);
+	CHECK_EQ(t->npending, 1);
+	CHECK_EQ(t->pending[0].seg->drops, 0);
+	session_free(&s);
+}
+
 int main(void)
 {
 	RUN(test_region_records_make_a_segment);
 	RUN(test_malformed_records_are_counted);
+	RUN(test_drops_go_where_they_happened);
+	RUN(test_lost_end_is_cut_at_its_last_record);
+	RUN(test_later_invocation_at_a_plausible_depth);
+	RUN(test_lost_begin_skips_to_the_next_segment);
+	RUN(test_resume_mid_step);
+	RUN(test_depth_zero_closes_what_lost_an_end);
+	RUN(test_no_resync_without_drops);
+	RUN(test_older_drop_count_is_ignored);
 	UNIT_DONE();
 }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# Overload: fvbpf stopped while the target keeps emitting regions into a
+# small ring buffer.  Every drop is charged where it happened, a segment
+# that lost its end is cut and marked, and the figures add up to BPF's.
+
+load helpers
+
+STORM=$BUILD/tests/region_storm
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+@test "overload: a stopped fvbpf cuts the segment that lost its end, drops add up" {
+	start_workload "$WL_LOG" "$STORM" --burst 4000 --pause-ms 100
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_train_one_step,training_forward \
+		--ringbuf-size 1
+	sleep 0.5
+	# 1.5 s of steps (8002 records each) against a 1 MiB ring: it fills
+	# in the middle of a step.
+	kill -STOP "$FV_PID"
+	sleep 1.5
+	kill -CONT "$FV_PID"
+	sleep 0.7
+	kill -INT "$FV_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+
+	# Valid, strictly nested traces; drops in traces + between segments
+	# = each process's total = BPF's counter (the checker's own rules).
+	run python3 "$CHECK" "$OUT"
+	echo "$output"; cat "$FV_OUT" "$FV_ERR"  # shown when the test fails
+	assert_success
+	local bpf total lost max_us
+	bpf=$(sed -n 's/^drops_total=[0-9]* drops_between=[0-9]* drops_bpf=\([0-9]*\)$/\1/p' <<<"$output")
+	total=$(sed -n 's/^drops_total=\([0-9]*\) .*/\1/p' <<<"$output")
+	lost=$(chk_count lost_end "$output")
+	max_us=$(sed -n 's/^max_segment_us=\([0-9]*\).*/\1/p' <<<"$output")
+	[ "$bpf" -gt 0 ]
+	[ "$total" -eq "$bpf" ]
+	# The exit report says the same.
+	grep -q "^  loss: $bpf ring-buffer drops," "$FV_OUT"
+	# The step open when the ring filled lost its end: cut at its last
+	# record, not stretched over the stop (steps take milliseconds).
+	[ "$lost" -ge 1 ]
+	[ "$max_us" -lt 500000 ]
+	run python3 - "$OUT" <<'PY'
+import glob, json, sys
+for p in glob.glob(sys.argv[1] + "/trace_*.json"):
+    m = json.load(open(p))["otherData"]
+    if m["lost_end"]:
+        assert m["incomplete"] and m["ringbuf_drops"] > 0, p
+        print("lost_end_drops", m["ringbuf_drops"])
+PY
+	assert_success
+	assert_output --partial "lost_end_drops"
+	# Said once, not once per lost record.
+	[ "$(grep -c 'the ring buffer overflowed' "$FV_ERR")" -eq 1 ]
+	grep -q "raise --ringbuf-size" "$FV_ERR"
+}
