@@ -5,16 +5,19 @@
  * whatever BPF copied from the target (arguments, names, agent bytes).
  *
  * Input: records, each a u16 length (LE) then that many bytes, copied to a
- * buffer of exactly that size.  A length of 0 is no record: it raises the
- * target's drop count, as a lost record would, so that the resync paths
- * run.  The target's pid is TARGET_PID (records name it in hdr.tgid); no
- * process has it, so nothing real is read or written.  Closed segments go
- * to the writer thread, which cannot write into a missing directory.
+ * buffer of exactly that size.  A length of 0 is no record: BPF's drop
+ * count moved on by one, as the consumer loop learns it between records
+ * (region records carry their own count too).  The end is the session's:
+ * open calls drained, the open segment cut, drops settled, held segments
+ * written.  The target's pid is TARGET_PID (records name it in hdr.tgid);
+ * no process has it, so nothing real is read or written.  Closed segments
+ * go to the writer thread, which cannot write into a missing directory.
  */
 #include "fuzz.h" /* first: it asks for _GNU_SOURCE */
 
 #include <string.h>
 
+#include "drops.h"
 #include "events.h"
 #include "gpu_hold.h"
 #include "log.h"
@@ -59,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&len, p, 2);
 		p += 2;
 		if (!len) {
-			s.targets[0].drops_now++;
+			drops_charge(&s.targets[0], s.targets[0].drops_seen + 1);
 			continue;
 		}
 		if (len > end - p)
@@ -72,6 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		events_handle(&s, rec, len);
 		free(rec);
 	}
+	target_finish(&s, &s.targets[0], "was still");
+	drops_settle(&s.targets[0], target_drops(&s.targets[0]));
 	gpu_hold_release(&s.targets[0], true);
 	seg_writer_stop(&s.writer);
 	session_free(&s);
