@@ -23,22 +23,45 @@ static const char *const marker_names[MARKER_NSYMS] = {
 	[MARKER_AGENT_STATUS] = "fvbpf_probe_agent_status",
 };
 
+static ssize_t read_file(const char *path, char *buf, size_t len);
+
+int proc_read_stat(pid_t pid, char *state, unsigned long long *start_time)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start;
+	ssize_t n;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	/* "PID (comm) S ...": comm is the process's own choice, ')' and newlines
+	 * included, so fields count from its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -EIO;
+	if (state)
+		*state = p[2];
+	if (!start_time)
+		return 0;
+	/* starttime is field 22: step over the spaces before fields 3 to 22 */
+	for (i = 3; i <= 22 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return -EIO;
+	*start_time = start;
+	return 0;
+}
+
 bool proc_alive(pid_t pid)
 {
-	char path[64], state = 0, buf[512], *p;
-	FILE *f;
+	char state = 0;
 
 	if (kill(pid, 0) && errno == ESRCH)
 		return false;
 	/* A zombie still answers kill(); it is gone for our purposes. */
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1])
-		state = p[2];
-	fclose(f);
-	return state && state != 'Z' && state != 'X';
+	return !proc_read_stat(pid, &state, NULL) && state != 'Z' && state != 'X';
 }
 
 static ssize_t read_file(const char *path, char *buf, size_t len)

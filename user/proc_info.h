@@ -50,6 +50,9 @@ struct proc_target {
 };
 
 bool proc_alive(pid_t pid);
+/* State letter and start time (clock ticks after boot) from /proc/PID/stat,
+ * either may be NULL: 0 or -errno. */
+int proc_read_stat(pid_t pid, char *state, unsigned long long *start_time);
 int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 int proc_read_cmdline(pid_t pid, char *buf, size_t len);
 /* RANK from /proc/PID/environ: 0 found, -ENOENT absent, other -errno. */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "proc_info.h"
 #include "stale_tmp.h"
 
 /* What out_open() and outdir_prepare() name their temporary files. */
@@ -113,22 +114,9 @@ static int comm_is_fvbpf(pid_t pid)
 /* A zombie (killed, not yet reaped) writes nothing more. */
 static bool is_zombie(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char state = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* "PID (comm) S ...": comm may hold anything, the state follows its last ')'. */
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return !proc_read_stat(pid, &state, NULL) && (state == 'Z' || state == 'X');
 }
 
 /* Whether @pid may still be the fvbpf that writes the file: alive, and its

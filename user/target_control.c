@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file_open.h"
 #include "fvbpf_events.h"
 #include "log.h"
 #include "target_control.h"
@@ -22,31 +24,35 @@ static const enum marker_sym probe_fns[] = {
 };
 #define PROBE_BYTES 5 /* the nop5 the kernel turns into a call */
 
-static int read_start_time(pid_t pid, unsigned long long *start)
+/*
+ * A killed fvbpf leaves its lock file (the lock itself died with it).
+ * A file nobody holds is unlinked under our own lock, so a racing fvbpf
+ * that opened it meanwhile sees its path gone and starts over.
+ */
+static void sweep_stale_locks(void)
 {
-	char path[64], buf[1024], *p;
-	int fd, i;
-	ssize_t n;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char path[sizeof(((struct target_control *)0)->lock_path)];
+	struct dirent *de;
+	DIR *d;
+	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	/* comm may hold anything, spaces and ')' included: count from the last ')' */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EIO;
-	/* field 3 (state) follows; starttime is field 22 */
-	for (i = 3; i < 22 && p; i++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", start) != 1)
-		return -EIO;
-	return 0;
+	d = opendir(TARGET_LOCK_DIR);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "pid", 3) || !strstr(de->d_name, ".lock"))
+			continue;
+		if (snprintf(path, sizeof(path), TARGET_LOCK_DIR "/%s", de->d_name) >= (int)sizeof(path))
+			continue;
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!fcntl(fd, F_SETLK, &fl))
+			unlink(path);
+		close(fd);
+	}
+	closedir(d);
 }
 
 /*
@@ -64,11 +70,12 @@ static int lock_target(struct target_control *c)
 	char path[sizeof(c->lock_path)];
 	int fd, tries, err;
 
-	err = read_start_time(c->pid, &start);
+	err = proc_read_stat(c->pid, NULL, &start);
 	if (err)
 		return err;
 	if (mkdir(TARGET_LOCK_DIR, 0700) && errno != EEXIST)
 		return -errno;
+	sweep_stale_locks();
 	snprintf(path, sizeof(path), TARGET_LOCK_DIR "/pid%d-%llu.lock", c->pid, start);
 	for (tries = 0; tries < 8; tries++) {
 		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -169,12 +176,14 @@ static int probe_site(pid_t pid, const struct marker_lib *lib, uint64_t off, uin
 		      uint64_t *addr)
 {
 	struct text_ctx c = { .lib = lib, .off = off };
+	struct stat st;
 	ssize_t n;
 	int fd, err;
 
-	fd = open(lib->open_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	/* The target could map something else at that range meanwhile. */
+	fd = open_regular(lib->open_path, false, FILE_OPEN_MAX_SIZE, &st);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = pread(fd, bytes, PROBE_BYTES, (off_t)off);
 	close(fd);
 	if (n != PROBE_BYTES)

@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <linux/bpf.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "file_open.h"
 #include "uprobe_multi.h"
 
 /* The link_create member of union bpf_attr, as kernel 6.6+ lays it out. */
@@ -49,6 +51,7 @@ int uprobe_session_attach(int prog_fd, const char *path, pid_t pid, const uint64
 	union bpf_attr attr;
 	struct link_create_uprobe_multi *lc = (void *)&attr;
 	uint64_t *sites;
+	struct stat st;
 	size_t i;
 	int fd, file;
 
@@ -61,9 +64,9 @@ int uprobe_session_attach(int prog_fd, const char *path, pid_t pid, const uint64
 	 * dies on.  Probing the instruction after the NOP sees the same
 	 * registers and stack, and stays on the int3 path a child survives.
 	 */
-	file = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	file = open_regular(path, false, FILE_OPEN_MAX_SIZE, &st);
 	if (file < 0)
-		return -errno;
+		return file;
 	sites = calloc(cnt, sizeof(*sites));
 	if (!sites) {
 		close(file);

@@ -96,4 +96,6 @@ n_segments_after_attached() { # N workload...
 	[ "$FV_STATUS" -eq 0 ]
 	run python3 "$CHECK" "$OUT/next"
 	assert_success
+	# and the killed one's lock file was swept, not left to pile up
+	[ -z "$(ls /run/fvbpf/ | grep "^pid$WL_PID-")" ]
 }

@@ -5,9 +5,13 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "proc_info.h"
 #include "target_control.h"
 #include "uprobe_multi.h"
 #include "unit.h"
@@ -87,8 +91,40 @@ static void test_text_check_and_repair(void)
 	CHECK(text_check_bytes(getpid(), (uintptr_t)p, nop5, 5, false) < 0);
 }
 
+/* A comm with ')', a newline and a fake state cannot mislead the parser. */
+static void test_stat_hostile_comm(void)
+{
+	unsigned long long start = 0, own = 0;
+	int go[2], st;
+	char state = 0, c;
+	pid_t p;
+
+	CHECK(!pipe(go));
+	p = fork();
+	if (p == 0) {
+		prctl(PR_SET_NAME, "x) Z 1\n) X 9", 0, 0, 0);
+		close(go[0]);
+		if (write(go[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(go[1]);
+	CHECK(read(go[0], &c, 1) == 1);
+	CHECK_EQ(proc_read_stat(p, &state, &start), 0);
+	CHECK(state == 'S' || state == 'R');
+	CHECK_EQ(proc_read_stat(getpid(), NULL, &own), 0);
+	CHECK(start >= own && start > 0);
+	CHECK(proc_alive(p));
+	kill(p, SIGKILL);
+	waitpid(p, &st, 0);
+	CHECK(!proc_alive(p));
+	close(go[0]);
+}
+
 int main(void)
 {
+	RUN(test_stat_hostile_comm);
 	RUN(test_site_skips_nop5);
 	RUN(test_site_bounded);
 	RUN(test_text_check_and_repair);
