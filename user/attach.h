@@ -2,6 +2,7 @@
 #ifndef FVBPF_ATTACH_H
 #define FVBPF_ATTACH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #define ATTACH_MAX_PIDS 64
@@ -16,6 +17,8 @@ struct attach_opts {
 	const char *region_file;
 	unsigned int ringbuf_mb;
 	double gpu_wait_s;         /* how long a closed segment waits for GPU records */
+	bool no_torch_ops;         /* --no-torch-ops */
+	const char *step_by;       /* --step-by GLOB: segments from one scope end to the next */
 };
 
 /* `fvbpf attach ...`: returns the process exit status. */

@@ -15,6 +15,8 @@ enum {
 	OPT_REGION_FILE = 0x100,
 	OPT_RINGBUF,
 	OPT_GPU_WAIT,
+	OPT_NO_TORCH,
+	OPT_STEP_BY,
 };
 
 /* The accepted ranges, as the README's Usage table lists them. */
@@ -42,6 +44,11 @@ static const struct argp_option attach_options[] = {
 	  "Ring buffer size in MiB, a power of two from 1 to 1024 (default 8)", 0 },
 	{ "gpu-wait", OPT_GPU_WAIT, "SECONDS", 0,
 	  "How long a closed segment waits for its GPU records, 0 to 600 (default 2)", 0 },
+	{ "no-torch-ops", OPT_NO_TORCH, NULL, 0,
+	  "Do not probe PyTorch operators, autograd nodes and scopes (on when libtorch_cpu is mapped)", 0 },
+	{ "step-by", OPT_STEP_BY, "GLOB", 0,
+	  "One segment per training step: from the end of one torch scope matching GLOB "
+	  "(e.g. 'Optimizer.step*') to the end of the next; needs no markers", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeat for libbpf's own messages)", 0 },
 	{},
 };
@@ -194,6 +201,12 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_RINGBUF:
 	case OPT_GPU_WAIT:
 		return parse_option(key, arg, o);
+	case OPT_NO_TORCH:
+		o->no_torch_ops = true;
+		return 0;
+	case OPT_STEP_BY:
+		o->step_by = arg;
+		return 0;
 	case OPT_REGION_FILE:
 		o->region_file = arg;
 		return check_region_file(arg);

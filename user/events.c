@@ -16,6 +16,7 @@
 #include "log.h"
 #include "symbolizer.h"
 #include "text_sanitize.h"
+#include "torch_events.h"
 
 static struct session_target *find_target(struct session *s, uint32_t tgid)
 {
@@ -254,6 +255,12 @@ int events_handle(struct session *s, const void *data, size_t size)
 			return 0;
 		}
 		handle_status(t, data);
+		break;
+	case FVBPF_EV_TORCH_ENTER:
+	case FVBPF_EV_TORCH_EXIT:
+	case FVBPF_EV_SCOPE_BEGIN:
+	case FVBPF_EV_SCOPE_END:
+		err = torch_events_handle(s, t, data, size);
 		break;
 	case FVBPF_EV_THREAD_SYNC:
 		if (size < sizeof(struct fvbpf_sync_event)) {

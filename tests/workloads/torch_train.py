@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+"""A small CPU training loop with no fvbpf code: a transformer-like block,
+AdamW, a DataLoader (num_workers=0), deterministic.
+
+  torch_train.py oracle           profile one steady step with torch.profiler
+                                  (CPU) and print key_averages counts as JSON
+  torch_train.py run DIR STEPS    write DIR/ready (the pid), wait for DIR/go,
+                                  run STEPS steps, write DIR/done, exit
+"""
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+D, T, B, H = 64, 16, 8, 4
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(D)
+        self.qkv = nn.Linear(D, 3 * D)
+        self.proj = nn.Linear(D, D)
+        self.ln2 = nn.LayerNorm(D)
+        self.fc1 = nn.Linear(D, 4 * D)
+        self.fc2 = nn.Linear(4 * D, D)
+        self.head = nn.Linear(D, 10)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        with torch.profiler.record_function("user_attention"):
+            q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
+            q = q.view(b, t, H, d // H).transpose(1, 2)
+            k = k.view(b, t, H, d // H).transpose(1, 2)
+            v = v.view(b, t, H, d // H).transpose(1, 2)
+            att = torch.softmax(q @ k.transpose(-2, -1) / (d // H) ** 0.5, dim=-1)
+            y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        x = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+        return self.head(x.mean(dim=1))
+
+
+model = Block()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+ds = TensorDataset(torch.randn(B * 2000, T, D), torch.randint(0, 10, (B * 2000,)))
+it = iter(DataLoader(ds, batch_size=B, num_workers=0))
+
+
+def step():
+    x, y = next(it)
+    loss = F.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+for _ in range(2):
+    step()  # AdamW creates its state on the first step
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "oracle"
+if mode == "oracle":
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    print(json.dumps({e.key: e.count for e in prof.key_averages()}, sort_keys=True))
+elif mode == "run":
+    d, steps = sys.argv[2], int(sys.argv[3])
+    with open(os.path.join(d, "ready.tmp"), "w") as f:
+        f.write(str(os.getpid()))
+    os.rename(os.path.join(d, "ready.tmp"), os.path.join(d, "ready"))
+    while not os.path.exists(os.path.join(d, "go")):
+        time.sleep(0.05)
+    for _ in range(steps):
+        step()
+        time.sleep(0.05)
+    open(os.path.join(d, "done"), "w").close()
+else:
+    sys.exit("usage: torch_train.py oracle | run DIR STEPS")
