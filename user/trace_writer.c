@@ -117,7 +117,7 @@ static void torch_slices(FILE *f, const struct seg_output_ctx *c)
 			json_write_string(f, name);
 			fputc(',', f);
 		}
-		fprintf(f, "\"depth\":%u", op->depth);
+		fprintf(f, "\"torch_depth\":%u", op->depth);
 		if (!op->end_ns)
 			fputs(",\"incomplete\":true", f);
 		else if (op->flags & TORCH_CALL_NO_RETURN)
