@@ -82,16 +82,24 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 
-# Real PyTorch for the tests (the CPU build's wheel lies on this kind of
-# machine's disk); a venv, so the system's Python stays as it is.
-TORCH_VERSION ?= 2.13.0
-$(BUILD)/venv/.torch-$(TORCH_VERSION):
-	$(call msg,VENV,$(BUILD)/venv torch==$(TORCH_VERSION))
-	$(Q)rm -rf $(BUILD)/venv
-	$(Q)$(PYTHON) -m venv $(BUILD)/venv
-	$(Q)$(BUILD)/venv/bin/pip install -q --disable-pip-version-check torch==$(TORCH_VERSION)
-	$(Q)touch $@
-venv: $(BUILD)/venv/.torch-$(TORCH_VERSION)
+# Real PyTorch for the tests, in venvs so the system's Python stays as it
+# is: the CUDA build (its nvidia-* cu13 wheels give the pip layout of
+# libcudart, libcupti and libnccl; no GPU needed) and the CPU build of the
+# release before, to catch symbol drift.  On this kind of machine both
+# wheels lie on the local disk.
+TORCH_VERSIONS ?= 2.14.1 2.13.0
+venv_dir = $(BUILD)/venv-torch$(subst .,,$(basename $(1)))
+TORCH_STAMPS := $(foreach v,$(TORCH_VERSIONS),$(call venv_dir,$(v))/.torch-$(v))
+define torch_venv
+$(call venv_dir,$(1))/.torch-$(1):
+	$$(call msg,VENV,$(call venv_dir,$(1)) torch==$(1))
+	$$(Q)rm -rf $(call venv_dir,$(1))
+	$$(Q)$$(PYTHON) -m venv $(call venv_dir,$(1))
+	$$(Q)$(call venv_dir,$(1))/bin/pip install -q --disable-pip-version-check torch==$(1)
+	$$(Q)touch $$@
+endef
+$(foreach v,$(TORCH_VERSIONS),$(eval $(call torch_venv,$(v))))
+venv: $(TORCH_STAMPS)
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)

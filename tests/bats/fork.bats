@@ -9,7 +9,7 @@ load helpers
 
 FORK=$BUILD/tests/fork_matrix
 PY_FORK=$ROOT/tests/workloads/py_fork.py
-TORCH_PY=${FVBPF_TORCH_PY:-$BUILD/venv/bin/python3}
+TORCH_PY=${FVBPF_TORCH_PY:-$BUILD/venv-torch214/bin/python3}
 
 setup() {
 	common_setup
