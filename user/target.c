@@ -100,6 +100,7 @@ static void target_scan_torch(struct session *s, struct session_target *t)
 	};
 
 	torch_probes_scan(&t->torchp, &s->torch, &pr);
+	torch_probes_note_libs(&t->torchp);
 }
 
 /* Attach to CUDA/NCCL functions mapped since the last look. */
@@ -295,6 +296,7 @@ void target_free(struct session_target *t)
 	seg_tracker_free(&t->tracker);
 	api_pairing_free(&t->pairing);
 	torch_pairing_free(&t->tpair);
+	torch_probes_free(&t->torchp);
 	cuda_probes_free(&t->cuda);
 	gpu_join_free(&t->gpu);
 	gpu_hold_free(t);

@@ -179,6 +179,63 @@ int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const str
 	return 1;
 }
 
+/* Library base names worth listing: torch's and NVIDIA's runtime pieces. */
+static bool interesting(const char *path)
+{
+	static const char *const prefixes[] = {
+		"libtorch", "libc10", "libcudart", "libcupti", "libnccl", "libcuda.so",
+		"libnvToolsExt", "libnvtx", "libcublas", "libcudnn",
+	};
+	const char *base = strrchr(path, '/');
+	size_t i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(base, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+static int libs_cb(const struct proc_map *m, void *arg)
+{
+	struct torch_probes *tp = arg;
+	char **v;
+	size_t i;
+
+	if (!m->ino || !interesting(m->path))
+		return 0;
+	for (i = 0; i < tp->nlibs; i++)
+		if (!strcmp(tp->libs[i], m->path))
+			return 0;
+	if (tp->nlibs == TORCH_LIBS_MAX)
+		return 1; /* the manifest says the list is full */
+	v = realloc(tp->libs, (tp->nlibs + 1) * sizeof(*v));
+	if (!v)
+		return 1;
+	tp->libs = v;
+	tp->libs[tp->nlibs] = strdup(m->path);
+	if (tp->libs[tp->nlibs])
+		tp->nlibs++;
+	return 0;
+}
+
+void torch_probes_note_libs(struct torch_probes *tp)
+{
+	proc_maps_foreach(tp->pid, libs_cb, tp);
+}
+
+void torch_probes_free(struct torch_probes *tp)
+{
+	size_t i;
+
+	torch_probes_detach(tp);
+	for (i = 0; i < tp->nlibs; i++)
+		free(tp->libs[i]);
+	free(tp->libs);
+	tp->libs = NULL;
+	tp->nlibs = 0;
+}
+
 void torch_probes_detach(struct torch_probes *tp)
 {
 	int i;

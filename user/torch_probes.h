@@ -40,7 +40,12 @@ struct torch_probes {
 	bool scopes;
 	uint64_t discover_ns, attach_ns;
 	bool warned;
+	/* torch, CUDA, CUPTI and NCCL libraries the process maps (manifest) */
+	char **libs;
+	size_t nlibs;
 };
+
+#define TORCH_LIBS_MAX 64
 
 struct bpf_link;
 struct bpf_program;
@@ -59,5 +64,8 @@ bool torch_probes_mapped(pid_t pid, char *path, size_t len);
 /* Attach if libtorch_cpu is newly mapped: 1 attached, 0 nothing new, -errno. */
 int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const struct torch_progs *pr);
 void torch_probes_detach(struct torch_probes *tp);
+/* Note the torch/CUDA/CUPTI/NCCL libraries mapped now (new ones only). */
+void torch_probes_note_libs(struct torch_probes *tp);
+void torch_probes_free(struct torch_probes *tp);
 
 #endif /* FVBPF_TORCH_PROBES_H */

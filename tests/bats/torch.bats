@@ -76,8 +76,20 @@ print("ok", len(inner))' "$OUT/trace_rank0_segment0001_step.json"
 
 @test "torch 2.14.1: --step-by segments hold torch.profiler's counts" {
 	step_by_matches_profiler "$PY214"
-	# the CUDA build maps its wheel-layout CUDA libraries
+	# the CUDA build maps its wheel-layout CUDA libraries: probed, listed
 	grep -q 'nvidia/cu13/lib/libcudart.so.13' "$FV_ERR"
+	run python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]["torch"]
+libs = p["libraries"]
+for want in ("torch/lib/libtorch_cpu.so", "nvidia/cu13/lib/libcudart.so.13",
+             "nvidia/cu13/lib/libcupti.so.13", "nvidia/nccl/lib/libnccl.so.2"):
+    print(want, any(l.endswith(want) for l in libs))
+print("ops", p["operators_probed"] > 3000, "nodes", p["nodes_probed"] > 700, "scopes", p["scopes_probed"])
+' "$OUT/manifest.json"
+	assert_success
+	refute_line --partial " False"
+	assert_line "ops True nodes True scopes True"
 }
 
 @test "torch 2.13.0: --step-by segments hold torch.profiler's counts" {
