@@ -6,8 +6,10 @@
 load helpers
 
 TRAIN=$ROOT/tests/workloads/torch_train.py
-PY214=${FVBPF_TORCH_PY_214:-/work/venv-torch214/bin/python3}
-PY213=${FVBPF_TORCH_PY_213:-/work/venv-torch213/bin/python3}
+# The venvs `make venv` builds, else the ones this project's machines hold.
+first_py() { local p; for p in "$@"; do [ -x "$p" ] && { echo "$p"; return; }; done; echo "$1"; }
+PY214=${FVBPF_TORCH_PY_214:-$(first_py "$BUILD/venv-torch214/bin/python3" /work/venv-torch214/bin/python3)}
+PY213=${FVBPF_TORCH_PY_213:-$(first_py "$BUILD/venv-torch213/bin/python3" /work/venv-torch213/bin/python3)}
 COUNTS=$ROOT/tests/lib/torch_counts.py
 
 setup() { common_setup; }
