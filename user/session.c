@@ -104,6 +104,8 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 				if (!s->targets[i].finished && !s->targets[i].quiet)
 					target_scan_cuda(s, &s->targets[i], false);
 		}
+		for (i = 0; i < s->ntargets; i++)
+			window_idle_cut(s, &s->targets[i]);
 		for (i = 0; i < s->ntargets; i++) {
 			if (s->targets[i].npending)
 				gpu_hold_release(&s->targets[i], false);
@@ -186,6 +188,15 @@ static int setup_regions(struct session *s, const struct attach_opts *o)
 	if (!list)
 		list = getenv("FASTVIDEO_TORCH_PROFILE_REGIONS");
 	s->step_region = -1;
+	s->window_region = -1;
+	if (o->window_s > 0) {
+		idx = registry_add(&s->reg, "window", "time window (--window)");
+		if (idx < 0)
+			return idx;
+		s->reg.defs[idx].enabled = true;
+		s->window_region = idx;
+		s->window_ns = (uint64_t)(o->window_s * 1e9);
+	}
 	if (list && split_torch_items(s, list))
 		return -EINVAL;
 	if (list)
@@ -197,7 +208,7 @@ static int setup_regions(struct session *s, const struct attach_opts *o)
 		s->reg.defs[idx].enabled = true;
 		s->step_region = idx;
 	}
-	if ((!list || !*list) && (s->ntorch_globs || o->step_by))
+	if ((!list || !*list) && (s->ntorch_globs || o->step_by || o->window_s > 0))
 		goto done;
 	if (!list || !*list) {
 		log_error("no regions given: use -r training_train_one_step,... or set "

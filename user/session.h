@@ -83,6 +83,7 @@ struct session_target {
 	struct torch_pairing tpair;
 	bool stepping;              /* --step-by: a step segment is open */
 	uint64_t scopes_untracked;  /* scopes whose end BPF could not watch */
+	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
 };
 
 #define TORCH_GLOBS_MAX 16
@@ -112,6 +113,8 @@ struct session {
 	unsigned int ntorch_globs;
 	const char *step_by;        /* --step-by GLOB */
 	int step_region;            /* registry index of "step", -1 */
+	uint64_t window_ns;         /* --window */
+	int window_region;          /* registry index of "window", -1 */
 	char *torch_copy;           /* holds the torch_globs strings */
 	char *region_list;          /* -r's marker names; torch_globs point into it */
 	uint64_t gates_installed, gates_failed;

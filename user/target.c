@@ -66,16 +66,19 @@ int targets_check(struct session *s, const struct attach_opts *o)
 		torch_probes_init(&t->torchp, o->pids[i], (unsigned int)s->ntargets);
 		err = proc_find_marker_lib(t->proc.pid, &t->proc.marker);
 		t->has_markers = !err;
-		if (err && !(s->torch_ops && torch_probes_mapped(t->proc.pid, path, sizeof(path)))) {
+		path[0] = '\0';
+		if (err && !(s->torch_ops && torch_probes_mapped(t->proc.pid, path, sizeof(path))) &&
+		    !s->window_ns) {
 			log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu: link it "
-				  "with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, or import fvbpf in "
-				  "Python before attaching", t->proc.pid, t->proc.comm);
+				  "with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, import fvbpf in "
+				  "Python before attaching, or cut time windows with --window", t->proc.pid,
+				  t->proc.comm);
 			return -ENOENT;
 		}
 		s->ntargets++;
 		if (!t->has_markers) {
-			log_info("PID %d (%s): no fvbpf markers; segments come from torch scopes (%s)",
-				 t->proc.pid, t->proc.comm, path);
+			log_info("PID %d (%s): no fvbpf markers; segments come from %s", t->proc.pid,
+				 t->proc.comm, s->window_ns ? "time windows (--window)" : "torch scopes");
 			continue;
 		}
 		err = target_control_open(&t->ctl, &t->proc);
@@ -147,23 +150,33 @@ static int attach_unmarked(struct session *s, struct session_target *t, int fd, 
 {
 	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid, .flags = FVBPF_PROC_ARMED };
 
-	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
-		return -errno;
+	/* Time windows follow each other: the process is always inside one. */
+	st.depth = s->window_ns ? 1 : 0;
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
 	t->attach_ns = now_ns(CLOCK_MONOTONIC);
+	if (s->window_ns) {
+		if (seg_on_begin(&t->tracker, (uint32_t)t->proc.pid, (uint32_t)s->window_region,
+				 t->attach_ns))
+			return -ENOMEM;
+		s->reg.defs[s->window_region].entered++;
+		t->next_cut = t->attach_ns + s->window_ns;
+	}
+	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
+		return -errno;
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0) {
 		log_error("PID %d exited while fvbpf was attaching", t->proc.pid);
 		return -ESRCH;
 	}
-	if (!t->torchp.found || t->torchp.links[0] < 0) {
+	if (!s->window_ns && (!t->torchp.found || t->torchp.links[0] < 0)) {
 		log_error("PID %d (%s): no torch operator probes could be attached", t->proc.pid,
 			  t->proc.comm);
 		return -ENOENT;
 	}
-	log_info("attached to PID %d (%s, rank %d%s): torch in %s", t->proc.pid, t->proc.comm,
-		 t->proc.rank, t->proc.rank_from_env ? "" : " by default", t->torchp.path);
+	log_info("attached to PID %d (%s, rank %d%s): %s%s", t->proc.pid, t->proc.comm,
+		 t->proc.rank, t->proc.rank_from_env ? "" : " by default",
+		 t->torchp.found ? "torch in " : "no markers, no torch", t->torchp.path);
 	return 0;
 }
 

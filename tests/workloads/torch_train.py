@@ -80,5 +80,10 @@ elif mode == "run":
         step()
         time.sleep(0.05)
     open(os.path.join(d, "done"), "w").close()
+    # stay (idle, no ops) until DIR/exit or two minutes, for checks on the live process
+    for _ in range(2400):
+        if os.path.exists(os.path.join(d, "exit")):
+            break
+        time.sleep(0.05)
 else:
     sys.exit("usage: torch_train.py oracle | run DIR STEPS")
