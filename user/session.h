@@ -118,6 +118,7 @@ struct session {
 	char *torch_copy;           /* holds the torch_globs strings */
 	char *region_list;          /* -r's marker names; torch_globs point into it */
 	uint64_t gates_installed, gates_failed;
+	unsigned int torch_regions_warned;
 };
 
 static inline uint64_t now_ns(clockid_t clk)

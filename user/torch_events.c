@@ -78,6 +78,9 @@ static int scope_region(struct session *s, const char *name)
 	idx = registry_add(&s->reg, safe, "torch scope");
 	if (idx >= 0)
 		s->reg.defs[idx].enabled = true;
+	else if (!s->torch_regions_warned++)
+		log_warn("torch scope '%s' cannot become a region (%s): its segments are not written",
+			 safe, strerror(-idx));
 	return idx;
 }
 
