@@ -12,6 +12,9 @@ setup() {
 }
 teardown() { common_teardown; }
 
+traces_in() { find "$1" -maxdepth 1 -name 'trace_*' | wc -l; }
+traces_more_than() { [ "$(traces_in "$1")" -gt "$2" ]; }
+
 # No trace of the run is marked as started before the attach.
 none_before_attach() {
 	! grep -l '"started_before_attach":true' "$1"/trace_*.json
@@ -65,9 +68,9 @@ n_segments_after_attached() { # N workload...
 	assert_file_not_exists "$OUT/second/manifest.json"
 	# the first goes on tracing, every step a whole segment
 	local before
-	before=$(ls "$OUT" | grep -c '^trace_' || true) # none yet is fine
-	sleep 0.3
-	[ "$(ls "$OUT" | grep -c '^trace_')" -gt "$before" ]
+	wait_for traces_more_than "$OUT" 0
+	before=$(traces_in "$OUT")
+	wait_for traces_more_than "$OUT" "$before"
 	kill -INT "$FV_PID"
 	wait_fvbpf
 	[ "$FV_STATUS" -eq 0 ]
