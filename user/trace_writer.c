@@ -332,6 +332,7 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 		"\"gpu_records\":%zu}", s->slices_dropped, s->calls_dropped, s->gpu_dropped,
 		seg_limit(s->limits.slices, SEG_MAX_SLICES), seg_limit(s->limits.calls, SEG_MAX_CALLS),
 		seg_limit(s->limits.gpu, SEG_MAX_GPU));
+	fprintf(f, ",\"torch_calls\":%zu,\"torch_calls_over_limit\":%" PRIu64, s->nops, s->ops_dropped);
 	fputs("},\n", f);
 }
 
