@@ -376,8 +376,12 @@ static int add_ops(int fd, struct walk *w)
 	size_t i;
 	bool unnamed = false;
 
-	qsort(w->ops, w->nops, sizeof(*w->ops), cmp_opid);
-	qsort(w->handles, w->nhandles, sizeof(*w->handles), cmp_opid);
+	/* a file without ops or without .symtab has none of one kind:
+	 * qsort and bsearch must not see a NULL array */
+	if (w->nops)
+		qsort(w->ops, w->nops, sizeof(*w->ops), cmp_opid);
+	if (w->nhandles)
+		qsort(w->handles, w->nhandles, sizeof(*w->handles), cmp_opid);
 	for (i = 0; i < w->nops; i++) {
 		if (i && !strcmp(w->ops[i].opid, w->ops[i - 1].opid))
 			continue; /* an alias of the same entry */
@@ -385,7 +389,7 @@ static int add_ops(int fd, struct walk *w)
 		if (!s)
 			return -ENOMEM;
 		key = w->ops[i];
-		h = bsearch(&key, w->handles, w->nhandles, sizeof(*h), cmp_opid);
+		h = w->nhandles ? bsearch(&key, w->handles, w->nhandles, sizeof(*h), cmp_opid) : NULL;
 		if (!h || name_exact(fd, w, h, s)) {
 			/* the opid until a name is found */
 			snprintf(s->name, sizeof(s->name), "%s", w->ops[i].opid);

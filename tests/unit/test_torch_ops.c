@@ -133,6 +133,56 @@ static void test_real_213(void)
 	check_lib(v ? v : "/work/venv-torch213", 3096, 700);
 }
 
+/*
+ * Without .symtab (a stripped build) ops are named by the longest aten::
+ * prefix among the file's strings: right for every op of 2.13 but the two
+ * the notes document, scatter.reduce and scatter.reduce_out.
+ */
+static void test_stripped_213(void)
+{
+	const char *v = getenv("FVBPF_TORCH_VENV_213");
+	char path[512], tmp[] = "/tmp/fvbpf-stripped-XXXXXX", cmd[1200];
+	struct torch_file full, stripped;
+	size_t i, j, bad = 0, scatter = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so",
+		 v ? v : "/work/venv-torch213");
+	if (access(path, R_OK) || system("command -v objcopy >/dev/null")) {
+		printf("# SKIP %s or objcopy missing\n", path);
+		return;
+	}
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-all '%s' '%s'", path, tmp);
+	CHECK_EQ(system(cmd), 0);
+	CHECK_EQ(torch_file_discover(path, &full), 0);
+	CHECK_EQ(torch_file_discover(tmp, &stripped), 0);
+	unlink(tmp);
+	CHECK(!stripped.has_symtab);
+	CHECK_EQ(stripped.nops, full.nops);
+	CHECK_EQ(stripped.named_exact, 0);
+	CHECK_EQ(stripped.named_prefix, stripped.nops);
+	for (i = 0; i < full.n; i++) {
+		if (full.syms[i].kind != TORCH_OP)
+			continue;
+		for (j = 0; j < stripped.n && stripped.syms[j].off != full.syms[i].off; j++)
+			;
+		CHECK(j < stripped.n);
+		if (j == stripped.n || (!strcmp(full.syms[i].name, stripped.syms[j].name) &&
+					!strcmp(full.syms[i].overload, stripped.syms[j].overload)))
+			continue;
+		bad++;
+		scatter += !strcmp(full.syms[i].name, "aten::scatter") &&
+			   !strcmp(stripped.syms[j].name, "aten::scatter_reduce");
+	}
+	CHECK_EQ(bad, 2);
+	CHECK_EQ(scatter, 2);
+	torch_file_free(&full);
+	torch_file_free(&stripped);
+}
+
 int main(void)
 {
 	RUN(test_lea_decode);
@@ -140,5 +190,6 @@ int main(void)
 	RUN(test_prefix_names);
 	RUN(test_real_214);
 	RUN(test_real_213);
+	RUN(test_stripped_213);
 	UNIT_DONE();
 }
