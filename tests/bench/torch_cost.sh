@@ -58,3 +58,28 @@ awk '/^round/ { ns[$2] = $4 } END {
 	if (3 in ns && ns[3] > 0) printf "bpftrace entry+return on add_Tensor::call: %.0f ns/op (+%.0f); fvbpf inside / bpftrace = %.2fx\n", ns[3], ns[3] - ns[0], (ns[2] - ns[0]) / (ns[3] - ns[0])
 }' "$D/wl.log"
 grep -h "torch operators" "$D/f1.err" | sed 's/^fvbpf: //'
+
+# Step time of the test training loop (tests/workloads/torch_train.py),
+# median over STEPS steps per round, one process: 0 not attached, 1 fvbpf
+# attached outside segments, 2 fvbpf inside (--step-by on the exact scope
+# name: every step is in a segment), 3 torch.profiler (CPU) in process.
+STEPS=${STEPS:-60}
+D2=$(mktemp -d)
+"$PY" "$ROOT/tests/workloads/torch_train.py" time "$D2" 4 "$STEPS" 3 >"$D2/wl.log" 2>&1 &
+WL=$!
+for _ in $(seq 600); do grep -q pid= "$D2/wl.log" && break; sleep 0.1; done
+P=$(sed -n 's/^pid=//p' "$D2/wl.log")
+D=$D2
+round 0
+fv 1 -r 'torch:no_such_scope'
+fv 2 --step-by 'Optimizer.step#AdamW.step'
+round 3
+wait $WL || true
+EV=$(python3 -c 'import json,glob,sys; f=sorted(glob.glob(sys.argv[1]+"/o2/summary_*_step.json"))[1]; print(sum(r["count"] for r in json.load(open(f))["rows"] if r["kind"] in ("cpu_op","user_annotation")))' "$D2")
+awk -v ev="$EV" '/^round/ { ms[$2] = $4 } END {
+	printf "training step (%d torch events): not attached %.3f ms\n", ev, ms[0]
+	printf "  fvbpf outside segments %.3f ms (%.2fx)\n", ms[1], ms[1] / ms[0]
+	printf "  fvbpf inside segments  %.3f ms (%.2fx, %.2f us per event)\n", ms[2], ms[2] / ms[0], (ms[2] - ms[0]) * 1000 / ev
+	printf "  torch.profiler (CPU)   %.3f ms (%.2fx)\n", ms[3], ms[3] / ms[0]
+}' "$D2/wl.log"
+rm -rf "$D2"

@@ -85,5 +85,30 @@ elif mode == "run":
         if os.path.exists(os.path.join(d, "exit")):
             break
         time.sleep(0.05)
+elif mode == "time":
+    # ROUNDS rounds of STEPS steps, each waiting for DIR/go.K; round
+    # PROFILE_ROUND (if given) runs under torch.profiler (CPU) in process.
+    d, rounds, steps = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    prof_round = int(sys.argv[5]) if len(sys.argv) > 5 else -1
+    print("pid=%d" % os.getpid(), flush=True)
+    for k in range(rounds):
+        while not os.path.exists(os.path.join(d, "go.%d" % k)):
+            time.sleep(0.02)
+        prof = None
+        if k == prof_round:
+            from torch.profiler import ProfilerActivity, profile
+
+            prof = profile(activities=[ProfilerActivity.CPU])
+            prof.__enter__()
+        times = []
+        for _ in range(steps):
+            t0 = time.perf_counter_ns()
+            step()
+            times.append(time.perf_counter_ns() - t0)
+        if prof is not None:
+            prof.__exit__(None, None, None)
+        times.sort()
+        print("round %d ms_per_step %.3f" % (k, times[len(times) // 2] / 1e6), flush=True)
+        open(os.path.join(d, "done.%d" % k), "w").close()
 else:
-    sys.exit("usage: torch_train.py oracle | run DIR STEPS")
+    sys.exit("usage: torch_train.py oracle | run DIR STEPS | time DIR ROUNDS STEPS [PROFILE_ROUND]")
