@@ -185,7 +185,13 @@ $(BUILD)/tests/cuda_%: tests/workloads/cuda_%.c $(BUILD)/libfvbpf.so
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..' \
 		-L$(CUDA)/lib64 -lcudart -Wl,-rpath,$(CUDA)/lib64 -ldl -lpthread
 
-$(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so
+# A stand-in libtorch_cpu.so: two ops that launch through gpu_sim's double.
+$(BUILD)/tests/faketorch/libtorch_cpu.so: tests/workloads/lib/fake_torch.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
+
+$(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so $(BUILD)/tests/faketorch/libtorch_cpu.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD)/test-lib -lfvbpf \

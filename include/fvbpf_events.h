@@ -30,6 +30,10 @@ enum fvbpf_event_type {
 	FVBPF_EV_CORRELATION = 6,
 	FVBPF_EV_GPU_CHUNK = 7,
 	FVBPF_EV_AGENT_STATUS = 8,
+	FVBPF_EV_TORCH_ENTER = 9,
+	FVBPF_EV_TORCH_EXIT = 10,
+	FVBPF_EV_SCOPE_BEGIN = 11,
+	FVBPF_EV_SCOPE_END = 12,
 };
 
 /*
@@ -156,6 +160,58 @@ struct fvbpf_agent_status_event {
 };
 
 /*
+ * A PyTorch operator or autograd node (at::_ops::X::call, Node::apply),
+ * entry and return: only the id the cookie carries, so a hit costs one
+ * small record.  The loader pairs them per thread, as CUDA calls.
+ */
+struct fvbpf_torch_event {
+	struct fvbpf_event_hdr hdr;
+	__u32 id;               /* index into the loader's torch symbol table */
+	__u32 pad;
+};
+
+/*
+ * A record_function scope: its begin (at the return of
+ * record_function_enter_new, with the name and the handle) and its end (the
+ * first at::RecordFunction::end() on that handle).  Recorded in and out of
+ * segments: they are few, and the loader learns from them which scope names
+ * delimit segments (-r torch:GLOB, --step-by GLOB).
+ */
+#define FVBPF_SCOPE_NAME 96
+#define FVBPF_SCOPE_GATED 0x1u     /* this scope opened BPF's segment gate */
+#define FVBPF_SCOPE_UNTRACKED 0x2u /* no room to watch for its end */
+#define FVBPF_SCOPE_STEP 0x4u      /* a --step-by scope */
+#define FVBPF_SCOPE_CUT 0x8u       /* name longer than FVBPF_SCOPE_NAME */
+
+struct fvbpf_scope_event {
+	struct fvbpf_event_hdr hdr;
+	__u64 handle;           /* the at::RecordFunction's address */
+	__u32 name_len;         /* valid bytes in name (begin only) */
+	__u32 flags;            /* FVBPF_SCOPE_* */
+	char name[FVBPF_SCOPE_NAME];
+};
+
+/* Gate kinds of a scope name hash (map "torch_gates"). */
+#define FVBPF_GATE_REGION 1u  /* open while the scope is */
+#define FVBPF_GATE_STEP 2u    /* open from the end of its first occurrence on */
+
+/* FNV-1a over a scope name's first FVBPF_SCOPE_NAME bytes: BPF and the
+ * loader hash the same bytes. */
+static inline __u64 fvbpf_scope_hash(const char *name, __u32 len)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	__u32 i;
+
+	for (i = 0; i < FVBPF_SCOPE_NAME; i++) {
+		if (i >= len)
+			break;
+		h ^= (unsigned char)name[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h ? h : 1;
+}
+
+/*
  * Per traced process state kept by BPF: an array map indexed by the
  * process's slot, which every probe of that process carries in its uprobe
  * cookie (an array lookup is inlined; a hash lookup per hit was measurable).
@@ -189,6 +245,7 @@ static inline __u32 fvbpf_region_slot2(__u64 hash) { return (__u32)((hash >> 10)
 #define FVBPF_COOKIE_SLOT_SHIFT 40
 
 #define FVBPF_PROC_ARMED 1u  /* set once every probe of the process is attached */
+#define FVBPF_PROC_STEPPING 2u /* a --step-by gate is open (for good) */
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct fvbpf_event_hdr) == 24, "event header layout");
@@ -199,6 +256,8 @@ _Static_assert(sizeof(struct fvbpf_sync_event) == 544, "sync event layout");
 _Static_assert(sizeof(struct fvbpf_api_enter) == 24 + 8 + 80 + 48, "api enter layout");
 _Static_assert(sizeof(struct fvbpf_api_exit) == 40, "api exit layout");
 _Static_assert(sizeof(struct fvbpf_api_cfg) == 4, "api cfg layout");
+_Static_assert(sizeof(struct fvbpf_torch_event) == 32, "torch event layout");
+_Static_assert(sizeof(struct fvbpf_scope_event) == 40 + FVBPF_SCOPE_NAME, "scope event layout");
 _Static_assert(sizeof(struct fvbpf_corr_event) == 40, "corr event layout");
 _Static_assert(sizeof(struct fvbpf_gpu_chunk) == 32 + FVBPF_GPU_CHUNK, "gpu chunk layout");
 _Static_assert(sizeof(struct fvbpf_agent_status_event) == 40 + FVBPF_STATUS_MSG, "status layout");

@@ -2,6 +2,7 @@
 #ifndef FVBPF_ATTACH_H
 #define FVBPF_ATTACH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #define ATTACH_MAX_PIDS 64
@@ -16,6 +17,9 @@ struct attach_opts {
 	const char *region_file;
 	unsigned int ringbuf_mb;
 	double gpu_wait_s;         /* how long a closed segment waits for GPU records */
+	bool no_torch_ops;         /* --no-torch-ops */
+	double window_s;           /* --window: time windows for unmarked processes */
+	const char *step_by;       /* --step-by GLOB: segments from one scope end to the next */
 };
 
 /* `fvbpf attach ...`: returns the process exit status. */

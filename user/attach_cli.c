@@ -15,6 +15,9 @@ enum {
 	OPT_REGION_FILE = 0x100,
 	OPT_RINGBUF,
 	OPT_GPU_WAIT,
+	OPT_NO_TORCH,
+	OPT_STEP_BY,
+	OPT_WINDOW,
 };
 
 /* The accepted ranges, as the README's Usage table lists them. */
@@ -24,6 +27,8 @@ enum {
 #define SEGMENTS_MAX    1000000000ULL
 #define RINGBUF_MAX_MB  1024ULL
 #define GPU_WAIT_MAX_S  600.0
+#define WINDOW_MIN_S    0.01
+#define WINDOW_MAX_S    86400.0
 /* Leaves PATH_MAX room for "/.trace_rank..._segment..._<region>.json.tmp.PID". */
 #define OUTDIR_MAX      3900
 #define VERBOSE_MAX     2
@@ -42,6 +47,14 @@ static const struct argp_option attach_options[] = {
 	  "Ring buffer size in MiB, a power of two from 1 to 1024 (default 8)", 0 },
 	{ "gpu-wait", OPT_GPU_WAIT, "SECONDS", 0,
 	  "How long a closed segment waits for its GPU records, 0 to 600 (default 2)", 0 },
+	{ "no-torch-ops", OPT_NO_TORCH, NULL, 0,
+	  "Do not probe PyTorch operators, autograd nodes and scopes (on when libtorch_cpu is mapped)", 0 },
+	{ "step-by", OPT_STEP_BY, "GLOB", 0,
+	  "One segment per training step: from the end of one torch scope matching GLOB "
+	  "(e.g. 'Optimizer.step*') to the end of the next; needs no markers", 0 },
+	{ "window", OPT_WINDOW, "SECONDS", 0,
+	  "For a process with neither markers nor torch scopes: consecutive time windows of this "
+	  "length as segments (region 'window')", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeat for libbpf's own messages)", 0 },
 	{},
 };
@@ -154,6 +167,10 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 		if (parse_seconds(arg, 0, GPU_WAIT_MAX_S, &o->gpu_wait_s))
 			break;
 		return 0;
+	case OPT_WINDOW:
+		if (parse_seconds(arg, WINDOW_MIN_S, WINDOW_MAX_S, &o->window_s))
+			break;
+		return 0;
 	}
 	switch (key) {
 	case 'd':
@@ -170,6 +187,10 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 		break;
 	case OPT_GPU_WAIT:
 		log_error("invalid --gpu-wait '%s': give seconds from 0 to %.0f", arg, GPU_WAIT_MAX_S);
+		break;
+	case OPT_WINDOW:
+		log_error("invalid --window '%s': give seconds from %g to %.0f", arg, WINDOW_MIN_S,
+			  WINDOW_MAX_S);
 		break;
 	}
 	return EINVAL;
@@ -193,7 +214,14 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case 'n':
 	case OPT_RINGBUF:
 	case OPT_GPU_WAIT:
+	case OPT_WINDOW:
 		return parse_option(key, arg, o);
+	case OPT_NO_TORCH:
+		o->no_torch_ops = true;
+		return 0;
+	case OPT_STEP_BY:
+		o->step_by = arg;
+		return 0;
 	case OPT_REGION_FILE:
 		o->region_file = arg;
 		return check_region_file(arg);

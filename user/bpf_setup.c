@@ -37,11 +37,19 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 		return err;
 	}
 	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
-	if (with_api)
-		bpf_program__set_expected_attach_type(s->skel->progs.api_call,
-						      FVBPF_ATTACH_UPROBE_SESSION);
-	else
-		bpf_program__set_autoload(s->skel->progs.api_call, false);
+	/* The session programs: CUDA calls, torch operators and scopes. */
+	struct bpf_program *session_progs[] = {
+		s->skel->progs.api_call, s->skel->progs.torch_call, s->skel->progs.scope_enter,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(session_progs) / sizeof(session_progs[0]); i++) {
+		if (with_api)
+			bpf_program__set_expected_attach_type(session_progs[i],
+							      FVBPF_ATTACH_UPROBE_SESSION);
+		else
+			bpf_program__set_autoload(session_progs[i], false);
+	}
 	err = fvbpf_bpf__load(s->skel);
 	if (err) {
 		fvbpf_bpf__destroy(s->skel);

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "symbolizer.h"
 #include "text_sanitize.h"
+#include "torch_events.h"
 
 static struct session_target *find_target(struct session *s, uint32_t tgid)
 {
@@ -173,6 +174,30 @@ static int handle_region(struct session *s, struct session_target *t,
 	return err;
 }
 
+void window_cut_until(struct session *s, struct session_target *t, uint64_t ts)
+{
+	uint32_t r = (uint32_t)s->window_region;
+
+	while (t->next_cut && ts >= t->next_cut && !t->finished) {
+		/* consecutive: one window's end is the next one's start */
+		if (seg_on_end(&t->tracker, (uint32_t)t->proc.pid, r, t->next_cut) ||
+		    seg_on_begin(&t->tracker, (uint32_t)t->proc.pid, r, t->next_cut))
+			log_warn("pid %d: cannot cut a time window", t->proc.pid);
+		s->reg.defs[r].entered++;
+		t->next_cut += s->window_ns;
+	}
+}
+
+void window_idle_cut(struct session *s, struct session_target *t)
+{
+	/* Records are drained every 20 ms: a window is cut by the clock only
+	 * once its late records must have come, so none lands after its end. */
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (t->next_cut && now > t->next_cut + 200000000ull)
+		window_cut_until(s, t, now - 200000000ull);
+}
+
 int events_handle(struct session *s, const void *data, size_t size)
 {
 	const struct fvbpf_event_hdr *h = data;
@@ -192,6 +217,8 @@ int events_handle(struct session *s, const void *data, size_t size)
 	/* A finished process still gets its GPU records. */
 	if (t->finished && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
 		return 0;
+	if (t->next_cut && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
+		window_cut_until(s, t, h->ts_ns);
 	switch (h->type) {
 	case FVBPF_EV_REGION_BEGIN:
 	case FVBPF_EV_REGION_END:
@@ -254,6 +281,12 @@ int events_handle(struct session *s, const void *data, size_t size)
 			return 0;
 		}
 		handle_status(t, data);
+		break;
+	case FVBPF_EV_TORCH_ENTER:
+	case FVBPF_EV_TORCH_EXIT:
+	case FVBPF_EV_SCOPE_BEGIN:
+	case FVBPF_EV_SCOPE_END:
+		err = torch_events_handle(s, t, data, size);
 		break;
 	case FVBPF_EV_THREAD_SYNC:
 		if (size < sizeof(struct fvbpf_sync_event)) {

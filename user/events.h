@@ -12,6 +12,10 @@
  * BPF session.  Always returns 0 (libbpf stops consuming otherwise). */
 int events_handle(struct session *s, const void *data, size_t size);
 /* events_handle() as a libbpf ring_buffer_sample_fn, @ctx the session. */
+/* --window: close the windows that ended before @ts and open the next. */
+void window_cut_until(struct session *s, struct session_target *t, uint64_t ts);
+/* --window: cut windows that ended a while ago though no record came. */
+void window_idle_cut(struct session *s, struct session_target *t);
 int events_ring_cb(void *ctx, void *data, size_t size);
 /* A paired CUDA call: into the open segment, or counted as outside. */
 void events_record_call(struct session *s, struct session_target *t, struct api_call *c);

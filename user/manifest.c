@@ -55,6 +55,30 @@ static json_object *gpu_json(const struct session_target *t)
 	return o;
 }
 
+/* PyTorch: what was found and probed, and the libraries mapped. */
+static json_object *torch_json(const struct session_target *t)
+{
+	json_object *o = json_object_new_object(), *libs = json_object_new_array();
+	size_t i;
+
+	json_object_object_add(o, "libtorch_cpu", json_string_obj(t->torchp.found ? t->torchp.path : ""));
+	json_object_object_add(o, "operators_probed", json_object_new_uint64(t->torchp.nops));
+	json_object_object_add(o, "nodes_probed", json_object_new_uint64(t->torchp.nnodes));
+	json_object_object_add(o, "scopes_probed", json_object_new_boolean(t->torchp.scopes));
+	json_object_object_add(o, "discover_ms", json_object_new_double((double)t->torchp.discover_ns / 1e6));
+	json_object_object_add(o, "attach_ms", json_object_new_double((double)t->torchp.attach_ns / 1e6));
+	json_object_object_add(o, "returns_lost", json_object_new_uint64(t->tpair.lost_returns));
+	json_object_object_add(o, "returns_unmatched", json_object_new_uint64(t->tpair.unmatched));
+	json_object_object_add(o, "too_deep", json_object_new_uint64(t->tpair.too_deep));
+	json_object_object_add(o, "scopes_untracked", json_object_new_uint64(t->scopes_untracked));
+	for (i = 0; i < t->torchp.nlibs; i++)
+		json_object_array_add(libs, json_string_obj(t->torchp.libs[i]));
+	json_object_object_add(o, "libraries", libs);
+	json_object_object_add(o, "libraries_list_full",
+			       json_object_new_boolean(t->torchp.nlibs == TORCH_LIBS_MAX));
+	return o;
+}
+
 static json_object *processes_json(struct session *s)
 {
 	json_object *arr = json_object_new_array(), *o;
@@ -85,6 +109,7 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "over_limits", over_limits_json(t));
 		json_object_object_add(o, "cuda", cuda_json(t));
 		json_object_object_add(o, "gpu", gpu_json(t));
+		json_object_object_add(o, "torch", torch_json(t));
 		json_object_array_add(arr, o);
 	}
 	return arr;

@@ -57,6 +57,16 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->calls,
 			       (unsigned long long)st->pairing.unmatched_exits,
 			       (unsigned long long)st->pairing.lost_returns);
+		if (st->torchp.found)
+			printf("    torch: %u operators, %u nodes probed%s (read %.0f ms, attach %.0f ms); "
+			       "%llu returns lost (exceptions), %llu unmatched, %llu too deep, %llu scopes "
+			       "untracked\n", st->torchp.nops, st->torchp.nnodes,
+			       st->torchp.scopes ? ", scopes" : ", NO scopes",
+			       (double)st->torchp.discover_ns / 1e6, (double)st->torchp.attach_ns / 1e6,
+			       (unsigned long long)st->tpair.lost_returns,
+			       (unsigned long long)st->tpair.unmatched,
+			       (unsigned long long)st->tpair.too_deep,
+			       (unsigned long long)st->scopes_untracked);
 		printf("    GPU: %s; %llu records, %llu joined, %llu missing, %llu late, %llu outside "
 		       "segments, %llu dropped by CUPTI\n", st->gpu_status,
 		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,

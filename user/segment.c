@@ -25,6 +25,7 @@ void segment_free(struct segment *seg)
 	free(seg->slices);
 	free(seg->calls);
 	free(seg->gpu);
+	free(seg->ops);
 	free(seg);
 }
 
@@ -278,6 +279,18 @@ int seg_add_call(struct seg_tracker *t, const struct api_call *c)
 		return -ENOMEM;
 	seg->calls[seg->ncalls++] = *c;
 	return 0;
+}
+
+long seg_add_op(struct segment *seg, const struct torch_call *op)
+{
+	if (seg->nops >= SEG_MAX_OPS) {
+		seg->ops_dropped++;
+		return -ENOSPC;
+	}
+	if (grow_one(&seg->ops, seg->nops, &seg->capops, sizeof(*op), 256))
+		return -ENOMEM;
+	seg->ops[seg->nops] = *op;
+	return (long)seg->nops++;
 }
 
 int seg_add_gpu(struct segment *seg, const struct gpu_activity *a)

@@ -25,6 +25,19 @@
 #define SEG_MAX_CALLS   1000000u  /* CUDA/NCCL calls per segment (about 200 bytes each) */
 #define SEG_MAX_GPU     2000000u  /* GPU records per segment (96 bytes each) */
 #define SEG_MAX_THREADS 4096u     /* threads with open regions per process */
+#define SEG_MAX_OPS     2000000u  /* torch operators, nodes and scopes per segment (32 bytes each) */
+
+/* A torch operator, autograd node or record_function scope in a segment. */
+#define TORCH_CALL_NO_RETURN 0x1u /* its return was never seen (it threw, or the segment ended) */
+struct torch_call {
+	uint64_t start_ns, end_ns;  /* end 0 while open */
+	uint32_t tid;
+	uint32_t name;              /* in the session's torch name table */
+	uint32_t overload;          /* 0: none */
+	uint16_t depth;             /* open torch calls below it on its thread */
+	uint8_t kind;               /* enum torch_kind */
+	uint8_t flags;              /* TORCH_CALL_* */
+};
 
 struct seg_limits {
 	size_t slices, calls, gpu, threads;
@@ -69,6 +82,9 @@ struct segment {
 	uint64_t slices_dropped;      /* region begins past limits.slices */
 	uint64_t calls_dropped;       /* calls past limits.calls */
 	uint64_t gpu_dropped;         /* GPU records past limits.gpu */
+	struct torch_call *ops;       /* torch calls, in entry order */
+	size_t nops, capops;
+	uint64_t ops_dropped;         /* past SEG_MAX_OPS */
 };
 
 struct seg_thread {
@@ -119,6 +135,8 @@ void seg_tracker_free(struct seg_tracker *t);
 /* Add a probed call to the open segment: 0, -ENOENT when none is open,
  * -ENOSPC when it holds limits.calls (counted in calls_dropped), -ENOMEM. */
 int seg_add_call(struct seg_tracker *t, const struct api_call *c);
+/* Append a torch call: its index, -ENOSPC past SEG_MAX_OPS (counted), -ENOMEM. */
+long seg_add_op(struct segment *seg, const struct torch_call *op);
 /* 0, -ENOSPC past limits.gpu (counted in gpu_dropped), -ENOMEM. */
 int seg_add_gpu(struct segment *seg, const struct gpu_activity *a);
 /* @v, or the default @def when @v is 0 (a zeroed segment or tracker). */

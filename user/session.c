@@ -19,6 +19,7 @@
 #include "fvbpf.skel.h"
 #include "gpu_hold.h"
 #include "log.h"
+#include "torch_events.h"
 #include "manifest.h"
 #include "output_files.h"
 #include "preflight.h"
@@ -103,6 +104,8 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 				if (!s->targets[i].finished && !s->targets[i].quiet)
 					target_scan_cuda(s, &s->targets[i], false);
 		}
+		for (i = 0; i < s->ntargets; i++)
+			window_idle_cut(s, &s->targets[i]);
 		for (i = 0; i < s->ntargets; i++) {
 			if (s->targets[i].npending)
 				gpu_hold_release(&s->targets[i], false);
@@ -132,11 +135,50 @@ static void warn_registry(const char *msg, void *ctx)
 	log_warn("%s", msg);
 }
 
+/*
+ * Split -r's list: `torch:GLOB` items are torch scope patterns (kept in
+ * s->torch_globs), the rest marker region names (left in s->region_list).
+ */
+static int split_torch_items(struct session *s, const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL, *out;
+	size_t used = 0;
+
+	s->region_list = calloc(1, strlen(list) + 1);
+	if (!copy || !s->region_list) {
+		free(copy);
+		return -ENOMEM;
+	}
+	out = s->region_list;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		if (strncmp(tok, "torch:", 6)) {
+			used += (size_t)sprintf(out + used, "%s%s", used ? "," : "", tok);
+			continue;
+		}
+		if (!tok[6] || s->ntorch_globs == TORCH_GLOBS_MAX) {
+			log_error("'%s': give a scope name pattern after torch: (at most %u)", tok,
+				  TORCH_GLOBS_MAX);
+			free(copy);
+			return -EINVAL;
+		}
+		/* the copy lives as long as the session: kept in the globs */
+		s->torch_globs[s->ntorch_globs++] = tok + 6;
+	}
+	if (!s->ntorch_globs)
+		free(copy);
+	else
+		s->torch_copy = copy;
+	return 0;
+}
+
 static int setup_regions(struct session *s, const struct attach_opts *o)
 {
 	const char *list = o->regions;
 	char err[512], names[4096];
 	unsigned int i;
+	int idx;
 
 	registry_init(&s->reg);
 	if (o->region_file && registry_load_file(&s->reg, o->region_file, err, sizeof(err))) {
@@ -145,6 +187,29 @@ static int setup_regions(struct session *s, const struct attach_opts *o)
 	}
 	if (!list)
 		list = getenv("FASTVIDEO_TORCH_PROFILE_REGIONS");
+	s->step_region = -1;
+	s->window_region = -1;
+	if (o->window_s > 0) {
+		idx = registry_add(&s->reg, "window", "time window (--window)");
+		if (idx < 0)
+			return idx;
+		s->reg.defs[idx].enabled = true;
+		s->window_region = idx;
+		s->window_ns = (uint64_t)(o->window_s * 1e9);
+	}
+	if (list && split_torch_items(s, list))
+		return -EINVAL;
+	if (list)
+		list = s->region_list;
+	if (o->step_by) {
+		idx = registry_add(&s->reg, "step", "torch step (--step-by)");
+		if (idx < 0)
+			return idx;
+		s->reg.defs[idx].enabled = true;
+		s->step_region = idx;
+	}
+	if ((!list || !*list) && (s->ntorch_globs || o->step_by || o->window_s > 0))
+		goto done;
 	if (!list || !*list) {
 		log_error("no regions given: use -r training_train_one_step,... or set "
 			  "FASTVIDEO_TORCH_PROFILE_REGIONS (see 'fvbpf regions')");
@@ -155,6 +220,7 @@ static int setup_regions(struct session *s, const struct attach_opts *o)
 		log_error("no valid region in '%s'; known regions: %s", list, names);
 		return -EINVAL;
 	}
+done:
 	for (i = 0; i < s->reg.count; i++)
 		if (s->reg.defs[i].enabled)
 			s->requested[s->nrequested++] = i;
@@ -175,7 +241,10 @@ void session_free(struct session *s)
 	free(s->targets);
 	if (s->sym)
 		symbolizer_free(s->sym);
+	torch_table_free(&s->torch);
 	name_table_free(&s->knames);
+	free(s->region_list);
+	free(s->torch_copy);
 }
 
 int attach_run(const struct attach_opts *o)
@@ -187,6 +256,9 @@ int attach_run(const struct attach_opts *o)
 
 	bpf_setup_log();
 	name_table_init(&s.knames);
+	torch_table_init(&s.torch, &s.knames);
+	s.torch_ops = !o->no_torch_ops;
+	s.step_by = o->step_by;
 	s.sym = symbolizer_new();
 	if (!s.sym) {
 		log_error("out of memory");
@@ -207,6 +279,7 @@ int attach_run(const struct attach_opts *o)
 	s.gpu_wait_ns = (uint64_t)(o->gpu_wait_s * 1e9);
 	if (bpf_setup(&s, o))
 		goto cleanup;
+	torch_gates_preload(&s);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

@@ -17,6 +17,8 @@
 #include "seg_writer.h"
 #include "segment.h"
 #include "target_control.h"
+#include "torch_pairing.h"
+#include "torch_probes.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;
@@ -75,7 +77,16 @@ struct session_target {
 	uint64_t corr_without_call; /* callback outside any probed call */
 	uint64_t gpu_missing;       /* over all written segments */
 	unsigned int status_warned; /* bit per agent status code */
+	/* PyTorch */
+	bool has_markers;           /* the fvbpf marker library is mapped */
+	struct torch_probes torchp;
+	struct torch_pairing tpair;
+	bool stepping;              /* --step-by: a step segment is open */
+	uint64_t scopes_untracked;  /* scopes whose end BPF could not watch */
+	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
 };
+
+#define TORCH_GLOBS_MAX 16
 
 struct session {
 	struct fvbpf_bpf *skel;
@@ -95,6 +106,19 @@ struct session {
 	uint64_t kernels_unknown;   /* launches whose function had no symbol */
 	uint64_t last_scan_ns;
 	uint64_t gpu_wait_ns;
+	/* PyTorch */
+	bool torch_ops;             /* probe libtorch_cpu where mapped */
+	struct torch_table torch;   /* cookie id -> names (in knames) */
+	const char *torch_globs[TORCH_GLOBS_MAX]; /* -r torch:GLOB */
+	unsigned int ntorch_globs;
+	const char *step_by;        /* --step-by GLOB */
+	int step_region;            /* registry index of "step", -1 */
+	uint64_t window_ns;         /* --window */
+	int window_region;          /* registry index of "window", -1 */
+	char *torch_copy;           /* holds the torch_globs strings */
+	char *region_list;          /* -r's marker names; torch_globs point into it */
+	uint64_t gates_installed, gates_failed;
+	unsigned int torch_regions_warned;
 };
 
 static inline uint64_t now_ns(clockid_t clk)

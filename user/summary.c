@@ -9,6 +9,7 @@
 #include "json_writer.h"
 #include "summary.h"
 #include "text_sanitize.h"
+#include "torch_summary.h"
 #include "trace_writer.h"
 
 static uint64_t row_hash(const char *name, const char *kind)
@@ -248,6 +249,19 @@ static int add_call_rows(struct summary *s, const struct seg_output_ctx *c)
 	return 0;
 }
 
+static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu_ns,
+		     uint64_t self_ns, uint64_t dev_ns, uint64_t self_dev_ns)
+{
+	struct summary_row *r = row_get(ctx, name, kind);
+
+	if (!r)
+		return -ENOMEM;
+	row_add_cpu(r, cpu_ns, self_ns);
+	r->dev_total_ns = sat_add_u64(r->dev_total_ns, dev_ns);
+	r->dev_self_ns = sat_add_u64(r->dev_self_ns, self_dev_ns);
+	return 0;
+}
+
 int summary_build(struct summary *s, const struct seg_output_ctx *c)
 {
 	size_t i;
@@ -256,6 +270,8 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 	memset(s, 0, sizeof(*s));
 	s->segment_ns = span_u64(c->seg->start_ns, c->seg->end_ns);
 	err = add_slice_rows(s, c);
+	if (!err && c->seg->nops)
+		err = torch_summary_rows(c->seg, c->knames, torch_row, s, &s->unattributed_calls);
 	if (!err)
 		err = add_call_rows(s, c);
 	if (!err)
@@ -341,9 +357,9 @@ static void row_line(FILE *f, const struct summary *s, const struct summary_row 
 		(unsigned long long)(r->count ? r->count : r->dev_count), ms(r->cpu_total_ns),
 		ms(r->count ? r->cpu_total_ns / r->count : 0), ms(r->cpu_min_ns),
 		ms(r->cpu_max_ns), ms(r->cpu_self_ns));
-	if (r->dev_count)
+	if (r->dev_count || r->dev_total_ns)
 		fprintf(f, "%9.3f ms %8.3f ms ", ms(r->dev_total_ns),
-			ms(r->dev_total_ns / r->dev_count));
+			ms(r->dev_total_ns / (r->dev_count ? r->dev_count : r->count)));
 	else
 		fprintf(f, "%12s %11s ", "-", "-");
 	fprintf(f, "%8.1f%%  %s\n", share(s, r), r->kind);
@@ -364,6 +380,9 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 		fprintf(f, "device time: not collected (%s); kernel rows give the CPU time of their "
 			"launching calls\n", c->seg->gpu_status[0] ?
 			tty(status, sizeof(status), c->seg->gpu_status) : "needs the CUPTI agent");
+	if (s->unattributed_calls)
+		fprintf(f, "CUDA calls not attributed to torch operators (too many to match): %llu\n",
+			(unsigned long long)s->unattributed_calls);
 	fputc('\n', f);
 	fprintf(f, "%-44s %8s %12s %11s %11s %11s %12s %12s %11s %9s  %s\n", "Name", "Calls",
 		"CPU total", "CPU avg", "CPU min", "CPU max", "Self CPU", "Device total",
@@ -426,6 +445,10 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 	json_object_object_add(m, "unbalanced_region_ends", json_object_new_uint64(seg->unbalanced));
 	json_object_object_add(m, "forced_region_closes", json_object_new_uint64(seg->forced));
 	json_object_object_add(m, "over_limits", over_limits_json(seg));
+	json_object_object_add(m, "torch_calls", json_object_new_uint64(seg->nops));
+	json_object_object_add(m, "torch_calls_over_limit", json_object_new_uint64(seg->ops_dropped));
+	json_object_object_add(m, "cuda_calls_not_attributed_to_ops",
+			       json_object_new_uint64(s->unattributed_calls));
 	return m;
 }
 

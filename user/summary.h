@@ -29,6 +29,7 @@ struct summary {
 	int has_device_time;
 	uint64_t gpu_busy_ns;    /* union of the segment's GPU activity */
 	uint64_t gpu_total_ns;   /* sum of it, the base of the GPU shares */
+	uint64_t unattributed_calls; /* CUDA calls not attributed to torch calls (too many) */
 };
 
 /* 0, or -ENOMEM with nothing left to free. */

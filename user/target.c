@@ -37,6 +37,7 @@ uint64_t target_drops(const struct session_target *t)
 
 int targets_check(struct session *s, const struct attach_opts *o)
 {
+	char path[PATH_MAX];
 	struct session_target *t;
 	int i, j, err;
 
@@ -61,14 +62,25 @@ int targets_check(struct session *s, const struct attach_opts *o)
 			log_error("cannot read /proc/%d: %s", o->pids[i], strerror(-err));
 			return err;
 		}
+		t->ctl.lock_fd = -1;
+		torch_probes_init(&t->torchp, o->pids[i], (unsigned int)s->ntargets);
 		err = proc_find_marker_lib(t->proc.pid, &t->proc.marker);
-		if (err) {
-			log_error("PID %d (%s) has no fvbpf markers mapped: link it with -lfvbpf, start it "
-				  "with LD_PRELOAD=libfvbpf.so, or import fvbpf in Python before attaching",
-				  t->proc.pid, t->proc.comm);
+		t->has_markers = !err;
+		path[0] = '\0';
+		if (err && !(s->torch_ops && torch_probes_mapped(t->proc.pid, path, sizeof(path))) &&
+		    !s->window_ns) {
+			log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu: link it "
+				  "with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, import fvbpf in "
+				  "Python before attaching, or cut time windows with --window", t->proc.pid,
+				  t->proc.comm);
 			return -ENOENT;
 		}
 		s->ntargets++;
+		if (!t->has_markers) {
+			log_info("PID %d (%s): no fvbpf markers; segments come from %s", t->proc.pid,
+				 t->proc.comm, s->window_ns ? "time windows (--window)" : "torch scopes");
+			continue;
+		}
 		err = target_control_open(&t->ctl, &t->proc);
 		if (err)
 			return err;
@@ -81,6 +93,19 @@ int targets_check(struct session *s, const struct attach_opts *o)
 	return 0;
 }
 
+/* PyTorch's operators, nodes and scopes, once libtorch_cpu is mapped. */
+static void target_scan_torch(struct session *s, struct session_target *t)
+{
+	struct torch_progs pr = {
+		.call_fd = bpf_program__fd(s->skel->progs.torch_call),
+		.enter_fd = bpf_program__fd(s->skel->progs.scope_enter),
+		.end_prog = s->skel->progs.scope_end,
+	};
+
+	torch_probes_scan(&t->torchp, &s->torch, &pr);
+	torch_probes_note_libs(&t->torchp);
+}
+
 /* Attach to CUDA/NCCL functions mapped since the last look. */
 void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 {
@@ -89,6 +114,8 @@ void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 	if (first)
 		cuda_probes_init(&t->cuda, t->proc.pid, (unsigned int)(t - s->targets),
 				 bpf_program__fd(s->skel->progs.api_call));
+	if (s->torch_ops)
+		target_scan_torch(s, t);
 	n = cuda_probes_scan(&t->cuda);
 	if (n > 0)
 		symbolizer_forget_pid(s->sym, t->proc.pid); /* new mappings */
@@ -118,6 +145,41 @@ static struct bpf_program *marker_prog(struct session *s, enum marker_sym sym)
 	}
 }
 
+/* A process without markers: its torch (and CUDA) probes only. */
+static int attach_unmarked(struct session *s, struct session_target *t, int fd, uint32_t key)
+{
+	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid, .flags = FVBPF_PROC_ARMED };
+
+	/* Time windows follow each other: the process is always inside one. */
+	st.depth = s->window_ns ? 1 : 0;
+	if (s->api_probes)
+		target_scan_cuda(s, t, true);
+	t->attach_ns = now_ns(CLOCK_MONOTONIC);
+	if (s->window_ns) {
+		if (seg_on_begin(&t->tracker, (uint32_t)t->proc.pid, (uint32_t)s->window_region,
+				 t->attach_ns))
+			return -ENOMEM;
+		s->reg.defs[s->window_region].entered++;
+		t->next_cut = t->attach_ns + s->window_ns;
+	}
+	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
+		return -errno;
+	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
+	if (t->pidfd < 0) {
+		log_error("PID %d exited while fvbpf was attaching", t->proc.pid);
+		return -ESRCH;
+	}
+	if (!s->window_ns && (!t->torchp.found || t->torchp.links[0] < 0)) {
+		log_error("PID %d (%s): no torch operator probes could be attached", t->proc.pid,
+			  t->proc.comm);
+		return -ENOENT;
+	}
+	log_info("attached to PID %d (%s, rank %d%s): %s%s", t->proc.pid, t->proc.comm,
+		 t->proc.rank, t->proc.rank_from_env ? "" : " by default",
+		 t->torchp.found ? "torch in " : "no markers, no torch", t->torchp.path);
+	return 0;
+}
+
 int target_attach(struct session *s, struct session_target *t)
 {
 	const struct marker_lib *m = &t->proc.marker;
@@ -133,6 +195,8 @@ int target_attach(struct session *s, struct session_target *t)
 
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		return -errno;
+	if (!t->has_markers)
+		return attach_unmarked(s, t, fd, key);
 	/*
 	 * An even epoch keeps the markers away from the probes while they go
 	 * in; the odd one written once all are live makes every thread report
@@ -188,6 +252,7 @@ void target_detach(struct session_target *t)
 		target_control_set_epoch(&t->ctl, t->epoch + 1);
 	t->epoch = 0;
 	cuda_probes_detach(&t->cuda);
+	torch_probes_detach(&t->torchp);
 	for (i = 0; i < MARKER_NSYMS; i++) {
 		bpf_link__destroy(t->links[i]);
 		t->links[i] = NULL;
@@ -205,6 +270,7 @@ void target_quiet(struct session_target *t)
 	if (t->epoch && !t->exited)
 		target_control_set_epoch(&t->ctl, t->epoch + 1);
 	cuda_probes_detach(&t->cuda);
+	torch_probes_detach(&t->torchp);
 }
 
 void target_finish(struct session *s, struct session_target *t, const char *why)
@@ -242,6 +308,8 @@ void target_free(struct session_target *t)
 	target_detach(t);
 	seg_tracker_free(&t->tracker);
 	api_pairing_free(&t->pairing);
+	torch_pairing_free(&t->tpair);
+	torch_probes_free(&t->torchp);
 	cuda_probes_free(&t->cuda);
 	gpu_join_free(&t->gpu);
 	gpu_hold_free(t);

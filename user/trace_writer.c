@@ -6,6 +6,7 @@
 
 #include "checked_math.h"
 #include "json_writer.h"
+#include "torch_ops.h"
 #include "trace_writer.h"
 
 #define FVBPF_VERSION_STR "0.1.0"
@@ -38,13 +39,15 @@ static void thread_metadata(FILE *f, const struct seg_output_ctx *c)
 	size_t i, n = 0;
 	long sort;
 
-	tids = malloc((s->nslices + s->ncalls + 1) * sizeof(*tids));
+	tids = malloc((s->nslices + s->ncalls + s->nops + 1) * sizeof(*tids));
 	if (!tids)
 		return;
 	for (i = 0; i < s->nslices; i++)
 		tids[n++] = s->slices[i].tid;
 	for (i = 0; i < s->ncalls; i++)
 		tids[n++] = s->calls[i].tid;
+	for (i = 0; i < s->nops; i++)
+		tids[n++] = s->ops[i].tid;
 	qsort(tids, n, sizeof(*tids), cmp_u32);
 	for (i = 0; i < n; i++) {
 		if (i && tids[i] == tids[i - 1])
@@ -82,6 +85,43 @@ static void region_slices(FILE *f, const struct seg_output_ctx *c)
 			fputs(",\"started_before_attach\":true", f);
 		if (sl->flags & SLICE_FORCED_CLOSE)
 			fputs(",\"closed_by_enclosing_end\":true", f);
+		fputs("}}", f);
+	}
+}
+
+/* Torch operators and nodes (cpu_op) and scopes (user_annotation), as
+ * Kineto writes them; CUDA calls made inside nest under them by time. */
+static void torch_slices(FILE *f, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	const struct torch_call *op;
+	char name[TORCH_NAME_MAX + 32];
+	uint64_t end;
+	size_t i;
+
+	for (i = 0; i < s->nops; i++) {
+		op = &s->ops[i];
+		end = op->end_ns ? op->end_ns : (s->end_ns > op->start_ns ? s->end_ns : op->start_ns);
+		name_table_get(c->knames, op->name, name, sizeof(name));
+		fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
+			op->kind == TORCH_SCOPE ? "user_annotation" : "cpu_op");
+		json_write_string(f, name);
+		fprintf(f, ",\"pid\":%d,\"tid\":%u,\"ts\":", s->pid, op->tid);
+		json_write_us(f, op->start_ns);
+		fputs(",\"dur\":", f);
+		json_write_us(f, span_u64(op->start_ns, end));
+		fputs(",\"args\":{", f);
+		if (op->overload) {
+			name_table_get(c->knames, op->overload, name, sizeof(name));
+			fputs("\"overload\":", f);
+			json_write_string(f, name);
+			fputc(',', f);
+		}
+		fprintf(f, "\"torch_depth\":%u", op->depth);
+		if (!op->end_ns)
+			fputs(",\"incomplete\":true", f);
+		else if (op->flags & TORCH_CALL_NO_RETURN)
+			fputs(",\"did_not_return\":true", f);
 		fputs("}}", f);
 	}
 }
@@ -292,6 +332,7 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 		"\"gpu_records\":%zu}", s->slices_dropped, s->calls_dropped, s->gpu_dropped,
 		seg_limit(s->limits.slices, SEG_MAX_SLICES), seg_limit(s->limits.calls, SEG_MAX_CALLS),
 		seg_limit(s->limits.gpu, SEG_MAX_GPU));
+	fprintf(f, ",\"torch_calls\":%zu,\"torch_calls_over_limit\":%" PRIu64, s->nops, s->ops_dropped);
 	fputs("},\n", f);
 }
 
@@ -315,6 +356,7 @@ int trace_write(FILE *f, const struct seg_output_ctx *c)
 	meta_event(f, s->pid, 0, "process_sort_index", "sort_index", NULL, c->proc->rank);
 	thread_metadata(f, c);
 	region_slices(f, c);
+	torch_slices(f, c);
 	api_slices(f, c);
 	gpu_metadata(f, c->seg);
 	gpu_slices(f, c);

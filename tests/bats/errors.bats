@@ -54,7 +54,7 @@ start_idle_trainer() {
 	start_workload "$WL_LOG" bash -c 'echo pid=$$; exec sleep 30'
 	run "$FVBPF" attach -p "$WL_PID" -r training_forward -o "$OUT"
 	assert_failure 1
-	assert_output --partial "PID $WL_PID (sleep) has no fvbpf markers mapped: link it with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, or import fvbpf in Python"
+	assert_output --partial "PID $WL_PID (sleep) has no fvbpf markers mapped and no libtorch_cpu: link it with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, import fvbpf in Python before attaching, or cut time windows with --window"
 }
 
 @test "unknown region: a warning, the valid ones are traced" {

@@ -187,3 +187,43 @@ print(k['count'] + t['count'], k['device_count'] + t['device_count'], k['device_
 	assert_output "0"
 	kill -0 "$WL_PID"
 }
+
+@test "torch ops: a launch is attributed to its op, device time per op (key_averages rules)" {
+	FVBPF_AGENT=off start_workload "$WL_LOG" "$SIM" --steps 3 --wait-signal --idle \
+		--torch "$BUILD/tests/faketorch/libtorch_cpu.so"
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 3 -r "$REGIONS"
+	grep -q '2 torch operators' "$FV_ERR"
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	wait_for grep -q '^counts' "$WL_LOG"
+	grep -q '^counts steps=3 kernels=9 ' "$WL_LOG"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=3 incomplete=0"
+	run python3 -c '
+import json, sys
+out = sys.argv[1]
+t = json.load(open(out + "/trace_rank0_segment0001_training_train_one_step.json"))["traceEvents"]
+ops = {e["name"]: e for e in t if e.get("cat") == "cpu_op"}
+lin, mm = ops["aten::linear"], ops["aten::addmm"]
+inside = lambda e, o: e["tid"] == o["tid"] and o["ts"] <= e["ts"] and e["ts"] + e["dur"] <= o["ts"] + o["dur"]
+launches = [e for e in t if e.get("name") == "cudaLaunchKernel" and e.get("ph") == "X"]
+print("launches", len(launches), "in_linear", sum(inside(e, lin) for e in launches),
+      "in_addmm", sum(inside(e, mm) for e in launches), "addmm_in_linear", inside(mm, lin))
+s = {r["name"]: r for r in json.load(open(out + "/summary_rank0_segment0001_training_train_one_step.json"))["rows"]}
+L, A = s["aten::linear"], s["aten::addmm"]
+print("counts", L["count"], A["count"])
+print("addmm_self_is_total", A["self_device_us"] == A["device_us"] > 0)
+print("linear_total_is_self_plus_child", abs(L["device_us"] - L["self_device_us"] - A["device_us"]) < 0.002,
+      L["self_device_us"] > 0)
+print("self_cpu_below_cpu", L["self_cpu_us"] < L["cpu_us"], A["self_cpu_us"] < A["cpu_us"])
+' "$OUT"
+	echo "$output"
+	assert_success
+	assert_line "launches 3 in_linear 3 in_addmm 2 addmm_in_linear True"
+	assert_line "counts 1 1"
+	assert_line "addmm_self_is_total True"
+	assert_line "linear_total_is_self_plus_child True True"
+	assert_line "self_cpu_below_cpu True True"
+}

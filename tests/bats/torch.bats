@@ -1,0 +1,178 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# Real PyTorch, no fvbpf code in the job: operators, nodes and scopes per
+# step against torch.profiler's own counts for the same step (an oracle run).
+
+load helpers
+
+TRAIN=$ROOT/tests/workloads/torch_train.py
+# The venvs `make venv` builds, else the ones this project's machines hold.
+first_py() { local p; for p in "$@"; do [ -x "$p" ] && { echo "$p"; return; }; done; echo "$1"; }
+PY214=${FVBPF_TORCH_PY_214:-$(first_py "$BUILD/venv-torch214/bin/python3" /work/venv-torch214/bin/python3)}
+PY213=${FVBPF_TORCH_PY_213:-$(first_py "$BUILD/venv-torch213/bin/python3" /work/venv-torch213/bin/python3)}
+COUNTS=$ROOT/tests/lib/torch_counts.py
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+# start_torch PY STEPS: the loop, waiting for $BATS_TEST_TMPDIR/go.
+start_torch() {
+	[ -x "$1" ] || skip "no torch venv at $1 (set FVBPF_TORCH_PY_214/_213)"
+	"$1" "$TRAIN" run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	local i
+	for i in $(seq 600); do # importing torch takes seconds on a busy machine
+		grep -q '^pid=' "$WL_LOG" && break
+		sleep 0.1
+	done
+	WL_PID=$(sed -n 's/^pid=//p' "$WL_LOG" | head -n1)
+	[ -n "$WL_PID" ]
+}
+
+# run_steps: let the loop go, wait for it and for fvbpf.
+run_steps() {
+	touch "$BATS_TEST_TMPDIR/go"
+	local i
+	for i in $(seq 600); do
+		[ -e "$BATS_TEST_TMPDIR/done" ] && break
+		sleep 0.1
+	done
+	wait_fvbpf
+}
+
+oracle() { # PY
+	"$1" "$TRAIN" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+}
+
+step_by_matches_profiler() { # PY
+	oracle "$1"
+	start_torch "$1" 8
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 3
+	grep -q 'torch operators' "$FV_ERR"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=3 incomplete=0"
+	assert_file_exists "$OUT/summary_rank0_segment0000_step.json"
+	assert_file_exists "$OUT/summary_rank0_segment0002_step.json"
+	run python3 "$COUNTS" "$BATS_TEST_TMPDIR/oracle.json" "$OUT"/summary_rank0_segment000*_step.json
+	echo "$output"
+	assert_success
+	# The user scope inside forward, and ops nested inside it on its track.
+	run python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+sc = [e for e in ev if e.get("name") == "user_attention" and e.get("cat") == "user_annotation"]
+assert len(sc) == 1, sc
+s = sc[0]
+inner = [e for e in ev if e.get("cat") == "cpu_op" and e["tid"] == s["tid"]
+         and e["ts"] >= s["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"]]
+names = {e["name"] for e in inner}
+assert {"aten::linear", "aten::softmax", "aten::layer_norm"} <= names, names
+assert any(e.get("args", {}).get("overload") == "Tensor" for e in ev if e.get("cat") == "cpu_op")
+print("ok", len(inner))' "$OUT/trace_rank0_segment0001_step.json"
+	assert_success
+}
+
+@test "torch 2.14.1: --step-by segments hold torch.profiler's counts" {
+	step_by_matches_profiler "$PY214"
+	# the CUDA build maps its wheel-layout CUDA libraries: probed, listed
+	grep -q 'nvidia/cu13/lib/libcudart.so.13' "$FV_ERR"
+	run python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]["torch"]
+libs = p["libraries"]
+for want in ("torch/lib/libtorch_cpu.so", "nvidia/cu13/lib/libcudart.so.13",
+             "nvidia/cu13/lib/libcupti.so.13", "nvidia/nccl/lib/libnccl.so.2"):
+    print(want, any(l.endswith(want) for l in libs))
+print("ops", p["operators_probed"] > 3000, "nodes", p["nodes_probed"] > 700, "scopes", p["scopes_probed"])
+' "$OUT/manifest.json"
+	assert_success
+	refute_line --partial " False"
+	assert_line "ops True nodes True scopes True"
+}
+
+@test "torch 2.13.0: --step-by segments hold torch.profiler's counts" {
+	step_by_matches_profiler "$PY213"
+}
+
+@test "torch: -r torch:GLOB makes each matching scope a segment, name sanitised (canonical, lower case)" {
+	start_torch "$PY214" 6
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r 'torch:Optimizer.zero_grad*' -n 2
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=2 incomplete=0"
+	assert_file_exists "$OUT/trace_rank0_segment0000_optimizer.zero_grad_adamw.zero_grad.json"
+	assert_file_exists "$OUT/trace_rank0_segment0001_optimizer.zero_grad_adamw.zero_grad.json"
+	# zero_grad of AdamW with set_to_none: no aten op, only the scope itself
+	run grep -c '"cat":"cpu_op"' "$OUT/trace_rank0_segment0001_optimizer.zero_grad_adamw.zero_grad.json"
+	[ "$output" = 0 ]
+}
+
+@test "torch: --no-torch-ops refuses a process with neither markers nor torch probes" {
+	start_torch "$PY213" 1
+	run "$FVBPF" attach -p "$WL_PID" -o "$OUT" --no-torch-ops --step-by 'Optimizer.step*'
+	assert_failure
+	assert_output --partial "no fvbpf markers mapped"
+}
+
+@test "--window: a CUDA job with neither markers nor torch gets consecutive time windows" {
+	[ -e /usr/local/cuda/lib64/libcudart.so.13 ] || skip "no libcudart in /usr/local/cuda"
+	start_workload "$WL_LOG" python3 "$ROOT/tests/workloads/py_cuda_plain.py"
+	start_fvbpf -p "$WL_PID" -o "$OUT" --window 0.3 -n 3
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=3 incomplete=0"
+	run python3 -c '
+import json, sys
+segs = [json.load(open(sys.argv[1] + "/trace_rank0_segment%04d_window.json" % i)) for i in range(3)]
+d = [s["otherData"]["duration_us"] for s in segs]
+calls = [sum(1 for e in s["traceEvents"] if e.get("name") == "cudaMalloc") for s in segs]
+print("durations", all(abs(x - 300000) < 1 for x in d))
+print("consecutive", all(abs(segs[i]["otherData"]["end_us"] - segs[i + 1]["otherData"]["start_us"]) < 0.002 for i in range(2)))
+print("calls", all(c >= 5 for c in calls), calls)' "$OUT"
+	assert_line "durations True"
+	assert_line "consecutive True"
+	assert_line --partial "calls True"
+}
+
+@test "torch: detach leaves libtorch_cpu's code as it was" {
+	start_torch "$PY213" 3
+	local lib off
+	lib=$(grep -m1 -o '/[^ ]*libtorch_cpu.so' /proc/$WL_PID/maps)
+	# the first bytes of at::_ops::addmm::call in the process, before and after
+	off=$(python3 - "$WL_PID" "$lib" <<'PY'
+import subprocess, sys
+pid, lib = sys.argv[1:]
+sym = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True).stdout
+addr = next(int(l.split()[0], 16) for l in sym.splitlines() if l.endswith(" _ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c106ScalarES8_"))
+for l in open("/proc/%s/maps" % pid):
+    f = l.split()
+    if len(f) >= 6 and f[5] == lib and "x" in f[1]:
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        off = int(f[2], 16)
+        print(lo + addr - off)
+        break
+PY
+)
+	[ -n "$off" ]
+	dd if=/proc/$WL_PID/mem bs=1 skip="$off" count=16 2>/dev/null | od -An -tx1 >"$BATS_TEST_TMPDIR/before"
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*'
+	# attached, the entry holds the breakpoint: the check below can fail
+	run bash -c "dd if=/proc/$WL_PID/mem bs=1 skip=$off count=1 2>/dev/null | od -An -tx1"
+	[ "${output// /}" = cc ]
+	touch "$BATS_TEST_TMPDIR/go"
+	wait_for test -e "$BATS_TEST_TMPDIR/done"
+	kill -INT "$FV_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	dd if=/proc/$WL_PID/mem bs=1 skip="$off" count=16 2>/dev/null | od -An -tx1 >"$BATS_TEST_TMPDIR/after" || true
+	[ -s "$BATS_TEST_TMPDIR/before" ]
+	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}

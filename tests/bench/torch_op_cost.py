@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+"""Per-op cost: time N calls of torch.add on tiny tensors (one at::_ops
+entry each: add.Tensor), in rounds, printing ns per call per round.
+
+  torch_op_cost.py DIR N ROUNDS
+
+Writes pid=... then waits for DIR/go before each round k (DIR/go.k), so
+the caller can attach or change fvbpf between rounds.  Each round runs
+inside record_function("bench_round") (a scope -r torch:bench_round can
+make a segment of), after one unmeasured warm-up scope.
+"""
+import os
+import sys
+import time
+
+import torch
+
+torch.set_num_threads(1)
+d, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+a = torch.ones(4)
+b = torch.ones(4)
+print("pid=%d" % os.getpid(), flush=True)
+for k in range(rounds):
+    while not os.path.exists(os.path.join(d, "go.%d" % k)):
+        time.sleep(0.02)
+    with torch.profiler.record_function("bench_round"):
+        torch.add(a, b)  # the first occurrence: fvbpf learns the name
+    with torch.profiler.record_function("bench_round"):
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            torch.add(a, b)
+        t1 = time.perf_counter_ns()
+    print("round %d ns_per_op %.1f" % (k, (t1 - t0) / n), flush=True)
+    open(os.path.join(d, "done.%d" % k), "w").close()

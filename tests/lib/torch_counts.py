@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+"""Compare fvbpf's per-segment torch rows with torch.profiler's counts.
+
+  torch_counts.py ORACLE.json SUMMARY.json...
+
+ORACLE.json: {name: count} from torch_train.py oracle (key_averages of one
+step).  Every summary must hold the same count for every aten operator,
+backward node and record_function scope of the oracle, and no other torch
+row.  Names fvbpf cannot see out of process (C++ RECORD_FUNCTION scopes:
+autograd::engine::evaluate_function, detach) are left out and listed.
+Prints one line per summary; exits 1 on a mismatch or too few names.
+"""
+import json
+import sys
+
+UNSEEN = ("autograd::engine::evaluate_function: ", "detach")
+
+
+def seen(name):
+    return not any(name == u or (u.endswith(" ") and name.startswith(u)) for u in UNSEEN)
+
+
+def main():
+    oracle = {k: v for k, v in json.load(open(sys.argv[1])).items() if seen(k)}
+    aten = [k for k in oracle if k.startswith("aten::")]
+    nodes = [k for k in oracle if "Backward" in k or k.startswith("torch::autograd::")]
+    scopes = [k for k in oracle if "#" in k]
+    ok = len(aten) >= 20 and nodes and scopes
+    if not ok:
+        print("oracle too small: %d aten, %d nodes, %d scopes" % (len(aten), len(nodes), len(scopes)))
+    for path in sys.argv[2:]:
+        rows = json.load(open(path))["rows"]
+        got = {r["name"]: r["count"] for r in rows if r["kind"] in ("cpu_op", "user_annotation")}
+        bad = sorted((k, oracle.get(k), got.get(k)) for k in set(oracle) | set(got)
+                     if oracle.get(k) != got.get(k))
+        print("%s: %d names, %d events, %d aten, %d nodes, %d scopes, mismatches %s" % (
+            path.rsplit("/", 1)[-1], len(got), sum(got.values()), len(aten), len(nodes),
+            len(scopes), bad[:8]))
+        ok = ok and not bad
+    sys.exit(0 if ok else 1)
+
+
+main()

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * Operator discovery: the lea decode and the name rules on synthetic bytes,
+ * then the real libtorch_cpu.so of each test venv, when there is one.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "torch_ops.h"
+#include "unit.h"
+
+static void test_lea_decode(void)
+{
+	/* push %rbp; lea 0x100(%rip),%rdx; nop; lea -0x20(%rip),%rcx; call */
+	const uint8_t code[] = { 0x55, 0x48, 0x8d, 0x15, 0x00, 0x01, 0x00, 0x00, 0x90,
+				 0x48, 0x8d, 0x0d, 0xe0, 0xff, 0xff, 0xff, 0xe8, 0, 0, 0, 0 };
+	uint64_t n = 0, o = 0;
+
+	CHECK_EQ(torch_lea_decode(code, sizeof(code), 0x1000, &n, &o), 0);
+	CHECK_EQ(n, 0x1000 + 1 + 7 + 0x100);
+	CHECK_EQ(o, 0x1000 + 9 + 7 - 0x20);
+	/* the rcx load missing, or cut by the length: no name */
+	CHECK_EQ(torch_lea_decode(code, 9, 0x1000, &n, &o), -ENOENT);
+	/* a lea split over the end of the bytes read is not decoded */
+	CHECK_EQ(torch_lea_decode(code, 14, 0x1000, &n, &o), -ENOENT);
+	CHECK_EQ(torch_lea_decode(code, 0, 0x1000, &n, &o), -ENOENT);
+}
+
+static void test_node_names(void)
+{
+	char out[160];
+
+	CHECK_EQ(torch_node_name("_ZN5torch8autograd9generated14AddmmBackward05applyEOSt6vectorIN2at6TensorESaIS5_EE",
+				 out, sizeof(out)), 0);
+	CHECK_STR(out, "AddmmBackward0");
+	CHECK_EQ(torch_node_name("_ZN5torch8autograd14AccumulateGrad5applyEOSt6vectorIN2at6TensorESaIS4_EE",
+				 out, sizeof(out)), 0);
+	CHECK_STR(out, "torch::autograd::AccumulateGrad");
+	CHECK_EQ(torch_node_name("_ZN5torch11distributed8autograd15SendRpcBackward5applyEOSt6vectorIN2at6TensorESaIS5_EE",
+				 out, sizeof(out)), 0);
+	CHECK_STR(out, "torch::distributed::autograd::SendRpcBackward");
+	/* compiled autograd's twin, clones, a length past the end, not torch */
+	CHECK(torch_node_name("_ZN5torch8autograd9generated14AddmmBackward016apply_with_savedERKNS0_18SwapSavedVariablesE", out, sizeof(out)));
+	CHECK(torch_node_name("_ZN5torch8autograd9generated14AddmmBackward05applyEOSt6vectorIN2at6TensorESaIS5_EE.cold", out, sizeof(out)));
+	CHECK(torch_node_name("_ZN5torch8autograd99Add", out, sizeof(out)));
+	CHECK(torch_node_name("_ZN2at4_ops5addmm4callERKNS_6TensorE", out, sizeof(out)));
+	CHECK(torch_node_name("_ZN5torch8autograd9generated5applyEOSt6vectorIN2at6TensorESaIS5_EE", out, sizeof(out)));
+}
+
+static void test_prefix_names(void)
+{
+	char *names[] = { "aten::add", "aten::add_", "aten::scatter", "aten::scatter_reduce" };
+	char name[160], ov[64];
+
+	CHECK_EQ(torch_prefix_name("add_Tensor", names, 4, name, sizeof(name), ov, sizeof(ov)), 0);
+	CHECK_STR(name, "aten::add");
+	CHECK_STR(ov, "Tensor");
+	CHECK_EQ(torch_prefix_name("add__Tensor", names, 4, name, sizeof(name), ov, sizeof(ov)), 0);
+	CHECK_STR(name, "aten::add_");
+	CHECK_STR(ov, "Tensor");
+	CHECK_EQ(torch_prefix_name("add_", names, 4, name, sizeof(name), ov, sizeof(ov)), 0);
+	CHECK_STR(name, "aten::add_");
+	CHECK_STR(ov, "");
+	/* the documented miss of the fallback */
+	CHECK_EQ(torch_prefix_name("scatter_reduce", names, 4, name, sizeof(name), ov, sizeof(ov)), 0);
+	CHECK_STR(name, "aten::scatter_reduce");
+	CHECK_EQ(torch_prefix_name("mm", names, 4, name, sizeof(name), ov, sizeof(ov)), -ENOENT);
+	CHECK(torch_op_unobserved("size_int"));
+	CHECK(!torch_op_unobserved("size"));
+	CHECK(torch_is_libtorch_cpu("/x/torch/lib/libtorch_cpu.so"));
+	CHECK(!torch_is_libtorch_cpu("/x/torch/lib/libtorch_cuda.so"));
+}
+
+static const struct torch_sym *find(const struct torch_file *tf, const char *name, const char *ov)
+{
+	size_t i;
+
+	for (i = 0; i < tf->n; i++)
+		if (!strcmp(tf->syms[i].name, name) && (!ov || !strcmp(tf->syms[i].overload, ov)))
+			return &tf->syms[i];
+	return NULL;
+}
+
+static void check_lib(const char *venv, size_t min_ops, size_t min_nodes)
+{
+	char path[512];
+	struct torch_file tf;
+	const struct torch_sym *s;
+	size_t i, ops = 0;
+
+	snprintf(path, sizeof(path), "%s/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so", venv);
+	if (access(path, R_OK)) {
+		printf("# SKIP %s: not installed\n", path);
+		return;
+	}
+	CHECK_EQ(torch_file_discover(path, &tf), 0);
+	printf("# %s: %zu ops (%zu exact, %zu prefix, %zu unnamed), %zu nodes, %.3f s\n", path,
+	       tf.nops, tf.named_exact, tf.named_prefix, tf.unnamed, tf.nnodes, tf.discover_ns / 1e9);
+	CHECK(tf.nops >= min_ops);
+	CHECK_EQ(tf.named_exact, tf.nops);
+	CHECK(tf.nnodes >= min_nodes);
+	CHECK(tf.has_symtab);
+	CHECK(tf.scope_enter_off);
+	CHECK(tf.scope_end_off);
+	CHECK((s = find(&tf, "aten::add", "Tensor")) && s->kind == TORCH_OP);
+	CHECK(find(&tf, "aten::addmm", ""));
+	CHECK(find(&tf, "aten::scatter", "reduce"));
+	CHECK(find(&tf, "aten::mm", ""));
+	CHECK(!find(&tf, "aten::size", "int"));
+	CHECK((s = find(&tf, "AddmmBackward0", NULL)) && s->kind == TORCH_NODE);
+	CHECK(find(&tf, "torch::autograd::AccumulateGrad", NULL));
+	for (i = 0; i < tf.n; i++)
+		ops += tf.syms[i].kind == TORCH_OP;
+	CHECK_EQ(ops, tf.nops);
+	torch_file_free(&tf);
+}
+
+static void test_real_214(void)
+{
+	const char *v = getenv("FVBPF_TORCH_VENV_214");
+
+	check_lib(v ? v : "/work/venv-torch214", 3098, 700);
+}
+
+static void test_real_213(void)
+{
+	const char *v = getenv("FVBPF_TORCH_VENV_213");
+
+	check_lib(v ? v : "/work/venv-torch213", 3096, 700);
+}
+
+/*
+ * Without .symtab (a stripped build) ops are named by the longest aten::
+ * prefix among the file's strings: right for every op of 2.13 but the two
+ * the notes document, scatter.reduce and scatter.reduce_out.
+ */
+static void test_stripped_213(void)
+{
+	const char *v = getenv("FVBPF_TORCH_VENV_213");
+	char path[512], tmp[] = "/tmp/fvbpf-stripped-XXXXXX", cmd[1200];
+	struct torch_file full, stripped;
+	size_t i, j, bad = 0, scatter = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so",
+		 v ? v : "/work/venv-torch213");
+	if (access(path, R_OK) || system("command -v objcopy >/dev/null")) {
+		printf("# SKIP %s or objcopy missing\n", path);
+		return;
+	}
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-all '%s' '%s'", path, tmp);
+	CHECK_EQ(system(cmd), 0);
+	CHECK_EQ(torch_file_discover(path, &full), 0);
+	CHECK_EQ(torch_file_discover(tmp, &stripped), 0);
+	unlink(tmp);
+	CHECK(!stripped.has_symtab);
+	CHECK_EQ(stripped.nops, full.nops);
+	CHECK_EQ(stripped.named_exact, 0);
+	CHECK_EQ(stripped.named_prefix, stripped.nops);
+	for (i = 0; i < full.n; i++) {
+		if (full.syms[i].kind != TORCH_OP)
+			continue;
+		for (j = 0; j < stripped.n && stripped.syms[j].off != full.syms[i].off; j++)
+			;
+		CHECK(j < stripped.n);
+		if (j == stripped.n || (!strcmp(full.syms[i].name, stripped.syms[j].name) &&
+					!strcmp(full.syms[i].overload, stripped.syms[j].overload)))
+			continue;
+		bad++;
+		scatter += !strcmp(full.syms[i].name, "aten::scatter") &&
+			   !strcmp(stripped.syms[j].name, "aten::scatter_reduce");
+	}
+	CHECK_EQ(bad, 2);
+	CHECK_EQ(scatter, 2);
+	torch_file_free(&full);
+	torch_file_free(&stripped);
+}
+
+int main(void)
+{
+	RUN(test_lea_decode);
+	RUN(test_node_names);
+	RUN(test_prefix_names);
+	RUN(test_real_214);
+	RUN(test_real_213);
+	RUN(test_stripped_213);
+	UNIT_DONE();
+}

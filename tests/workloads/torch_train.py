@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+"""A small CPU training loop with no fvbpf code: a transformer-like block,
+AdamW, a DataLoader (num_workers=0), deterministic.
+
+  torch_train.py oracle           profile one steady step with torch.profiler
+                                  (CPU) and print key_averages counts as JSON
+  torch_train.py run DIR STEPS    write DIR/ready (the pid), wait for DIR/go,
+                                  run STEPS steps, write DIR/done, exit
+"""
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+D, T, B, H = 64, 16, 8, 4
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(D)
+        self.qkv = nn.Linear(D, 3 * D)
+        self.proj = nn.Linear(D, D)
+        self.ln2 = nn.LayerNorm(D)
+        self.fc1 = nn.Linear(D, 4 * D)
+        self.fc2 = nn.Linear(4 * D, D)
+        self.head = nn.Linear(D, 10)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        with torch.profiler.record_function("user_attention"):
+            q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
+            q = q.view(b, t, H, d // H).transpose(1, 2)
+            k = k.view(b, t, H, d // H).transpose(1, 2)
+            v = v.view(b, t, H, d // H).transpose(1, 2)
+            att = torch.softmax(q @ k.transpose(-2, -1) / (d // H) ** 0.5, dim=-1)
+            y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        x = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+        return self.head(x.mean(dim=1))
+
+
+model = Block()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+ds = TensorDataset(torch.randn(B * 2000, T, D), torch.randint(0, 10, (B * 2000,)))
+it = iter(DataLoader(ds, batch_size=B, num_workers=0))
+
+
+def step():
+    x, y = next(it)
+    loss = F.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+for _ in range(2):
+    step()  # AdamW creates its state on the first step
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "oracle"
+if mode == "oracle":
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    print(json.dumps({e.key: e.count for e in prof.key_averages()}, sort_keys=True))
+elif mode == "run":
+    d, steps = sys.argv[2], int(sys.argv[3])
+    print("pid=%d" % os.getpid(), flush=True)
+    while not os.path.exists(os.path.join(d, "go")):
+        time.sleep(0.05)
+    for _ in range(steps):
+        step()
+        time.sleep(0.05)
+    open(os.path.join(d, "done"), "w").close()
+    # stay (idle, no ops) until DIR/exit or two minutes, for checks on the live process
+    for _ in range(2400):
+        if os.path.exists(os.path.join(d, "exit")):
+            break
+        time.sleep(0.05)
+elif mode == "time":
+    # ROUNDS rounds of STEPS steps, each waiting for DIR/go.K; round
+    # PROFILE_ROUND (if given) runs under torch.profiler (CPU) in process.
+    d, rounds, steps = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    prof_round = int(sys.argv[5]) if len(sys.argv) > 5 else -1
+    print("pid=%d" % os.getpid(), flush=True)
+    for k in range(rounds):
+        while not os.path.exists(os.path.join(d, "go.%d" % k)):
+            time.sleep(0.02)
+        prof = None
+        if k == prof_round:
+            from torch.profiler import ProfilerActivity, profile
+
+            prof = profile(activities=[ProfilerActivity.CPU])
+            prof.__enter__()
+        times = []
+        for _ in range(steps):
+            t0 = time.perf_counter_ns()
+            step()
+            times.append(time.perf_counter_ns() - t0)
+        if prof is not None:
+            prof.__exit__(None, None, None)
+        times.sort()
+        print("round %d ms_per_step %.3f" % (k, times[len(times) // 2] / 1e6), flush=True)
+        open(os.path.join(d, "done.%d" % k), "w").close()
+else:
+    sys.exit("usage: torch_train.py oracle | run DIR STEPS | time DIR ROUNDS STEPS [PROFILE_ROUND]")

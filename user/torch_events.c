@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "events.h"
+#include "fvbpf.skel.h"
+#include "log.h"
+#include "torch_events.h"
+#include "torch_ops.h"
+
+static void gate_put(struct session *s, const char *name, uint32_t len, uint32_t kind)
+{
+	uint64_t hash = fvbpf_scope_hash(name, len);
+
+	if (!s->skel)
+		return;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.torch_gates), &hash, &kind, BPF_NOEXIST)) {
+		if (errno != EEXIST) {
+			s->gates_failed++;
+			log_warn("cannot watch torch scope '%.*s': %s", (int)len, name, strerror(errno));
+		}
+		return;
+	}
+	s->gates_installed++;
+	log_info("torch scope '%.*s' now delimits segments (%s)", (int)len, name,
+		 kind == FVBPF_GATE_STEP ? "--step-by" : "-r torch:");
+}
+
+static bool has_glob(const char *p)
+{
+	return strpbrk(p, "*?[\\") != NULL;
+}
+
+int torch_gates_preload(struct session *s)
+{
+	unsigned int i;
+
+	/* Exact names need no first occurrence to be learned from. */
+	for (i = 0; i < s->ntorch_globs; i++)
+		if (!has_glob(s->torch_globs[i]))
+			gate_put(s, s->torch_globs[i], (uint32_t)strlen(s->torch_globs[i]), FVBPF_GATE_REGION);
+	if (s->step_by && !has_glob(s->step_by))
+		gate_put(s, s->step_by, (uint32_t)strlen(s->step_by), FVBPF_GATE_STEP);
+	return 0;
+}
+
+/* The gate kind a scope name asks for: 0 none. */
+static uint32_t gate_kind(const struct session *s, const char *name)
+{
+	unsigned int i;
+
+	if (s->step_by && !fnmatch(s->step_by, name, 0))
+		return FVBPF_GATE_STEP;
+	for (i = 0; i < s->ntorch_globs; i++)
+		if (!fnmatch(s->torch_globs[i], name, 0))
+			return FVBPF_GATE_REGION;
+	return 0;
+}
+
+/* A scope name as a region: file-safe characters, enabled. */
+static int scope_region(struct session *s, const char *name)
+{
+	char safe[FVBPF_REGION_NAME_MAX + 1];
+	size_t i;
+	int idx;
+
+	for (i = 0; name[i] && i < FVBPF_REGION_NAME_MAX; i++) {
+		char c = name[i];
+
+		safe[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '.' || c == '-' ? c : '_';
+	}
+	safe[i] = '\0';
+	idx = registry_add(&s->reg, safe, "torch scope");
+	if (idx >= 0)
+		s->reg.defs[idx].enabled = true;
+	else if (!s->torch_regions_warned++)
+		log_warn("torch scope '%s' cannot become a region (%s): its segments are not written",
+			 safe, strerror(-idx));
+	return idx;
+}
+
+static int on_op(struct session *s, struct session_target *t, const struct fvbpf_torch_event *ev)
+{
+	const struct torch_id *id = torch_table_get(&s->torch, ev->id);
+	struct torch_call op = { 0 };
+
+	if (!id) {
+		s->bad_records++;
+		return 0;
+	}
+	if (ev->hdr.type == FVBPF_EV_TORCH_EXIT) {
+		torch_pairing_exit(&t->tpair, t->tracker.cur, ev->hdr.tid, ev->id, ev->hdr.ts_ns);
+		return 0;
+	}
+	op.start_ns = ev->hdr.ts_ns;
+	op.tid = ev->hdr.tid;
+	op.name = id->name;
+	op.overload = id->overload;
+	op.kind = id->kind;
+	return torch_pairing_enter(&t->tpair, t->tracker.cur, ev->id, &op, 0, -1);
+}
+
+static int on_scope_begin(struct session *s, struct session_target *t,
+			  const struct fvbpf_scope_event *ev)
+{
+	char name[FVBPF_SCOPE_NAME + 1];
+	struct torch_call op = { 0 };
+	uint32_t len = ev->name_len <= FVBPF_SCOPE_NAME ? ev->name_len : FVBPF_SCOPE_NAME, kind;
+	int region = -1, err;
+
+	memcpy(name, ev->name, len);
+	name[len] = '\0'; /* a NUL inside ends it */
+	if (ev->flags & FVBPF_SCOPE_UNTRACKED)
+		t->scopes_untracked++;
+	kind = gate_kind(s, name);
+	if (kind && !(ev->flags & (FVBPF_SCOPE_GATED | FVBPF_SCOPE_STEP)))
+		gate_put(s, ev->name, len, kind); /* from the next occurrence on */
+	if (ev->flags & FVBPF_SCOPE_GATED) {
+		region = scope_region(s, name);
+		if (region >= 0) {
+			s->reg.defs[region].entered++;
+			err = seg_on_begin(&t->tracker, ev->hdr.tid, (uint32_t)region, ev->hdr.ts_ns);
+			if (err)
+				return err;
+		}
+	}
+	op.start_ns = ev->hdr.ts_ns;
+	op.tid = ev->hdr.tid;
+	op.name = name_table_intern(&s->knames, name[0] ? name : "(unnamed scope)");
+	op.kind = TORCH_SCOPE;
+	return torch_pairing_enter(&t->tpair, t->tracker.cur, TORCH_SCOPE_ID, &op, ev->handle, region);
+}
+
+static int on_scope_end(struct session *s, struct session_target *t,
+			const struct fvbpf_scope_event *ev)
+{
+	int region = -1, err = 0;
+	uint32_t tid = ev->hdr.tid;
+
+	torch_pairing_scope_end(&t->tpair, t->tracker.cur, ev->handle, ev->hdr.ts_ns, &region, &tid);
+	if (region >= 0 && (ev->flags & FVBPF_SCOPE_GATED))
+		err = seg_on_end(&t->tracker, tid, (uint32_t)region, ev->hdr.ts_ns);
+	if (!err && (ev->flags & FVBPF_SCOPE_STEP) && s->step_region >= 0) {
+		/* A step runs from one step scope's end to the next's. */
+		if (t->stepping)
+			err = seg_on_end(&t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
+		t->stepping = true;
+		s->reg.defs[s->step_region].entered++;
+		if (!err)
+			err = seg_on_begin(&t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
+	}
+	return err;
+}
+
+int torch_events_handle(struct session *s, struct session_target *t, const void *data, size_t size)
+{
+	const struct fvbpf_event_hdr *h = data;
+
+	switch (h->type) {
+	case FVBPF_EV_TORCH_ENTER:
+	case FVBPF_EV_TORCH_EXIT:
+		if (size < sizeof(struct fvbpf_torch_event))
+			break;
+		return on_op(s, t, data);
+	case FVBPF_EV_SCOPE_BEGIN:
+	case FVBPF_EV_SCOPE_END:
+		if (size < sizeof(struct fvbpf_scope_event))
+			break;
+		return h->type == FVBPF_EV_SCOPE_BEGIN ? on_scope_begin(s, t, data) :
+							 on_scope_end(s, t, data);
+	default:
+		break;
+	}
+	s->bad_records++;
+	return 0;
+}

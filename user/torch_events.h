@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* Torch records: operators and nodes into the open segment, scopes into
+ * segments (-r torch:GLOB, --step-by GLOB) and into BPF's gate table. */
+#ifndef FVBPF_TORCH_EVENTS_H
+#define FVBPF_TORCH_EVENTS_H
+
+#include <stddef.h>
+
+struct session;
+struct session_target;
+
+/* A record of type FVBPF_EV_TORCH_* or FVBPF_EV_SCOPE_*: 0, or -errno. */
+int torch_events_handle(struct session *s, struct session_target *t, const void *data, size_t size);
+/* Install the hashes of exact (glob-free) scope names up front. */
+int torch_gates_preload(struct session *s);
+
+#endif /* FVBPF_TORCH_EVENTS_H */

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#define _GNU_SOURCE /* memmem */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elf_file.h"
+#include "file_open.h"
+#include "grow.h"
+#include "torch_ops.h"
+
+#define OPID_MAX 128            /* longest opid in torch 2.14 is 58 bytes */
+#define HANDLE_CODE 160         /* bytes of create_<opid>_typed_handle decoded */
+#define RODATA_CHUNK (1u << 20)
+
+static const char OP_PREFIX[] = "_ZN2at4_ops";
+static const char HANDLE_PREFIX[] = "_ZN2at4_opsL";
+static const char APPLY_TAIL[] = "5applyEOSt6vectorIN2at6TensorE";
+static const char SCOPE_ENTER[] =
+	"_ZN5torch8autograd8profiler25record_function_enter_newERKNSt7__cxx1112basic_string"
+	"IcSt11char_traitsIcESaIcEEERKSt8optionalIS7_E";
+static const char SCOPE_END[] = "_ZN2at14RecordFunction3endEv";
+
+struct opid_at {
+	char opid[OPID_MAX];
+	uint64_t addr;          /* ops: file offset; handles: vaddr */
+};
+
+struct walk {
+	struct torch_file *tf;
+	struct elf_file *ef;
+	struct opid_at *ops, *handles;
+	size_t nops, capops, nhandles, caphandles;
+	int err;
+};
+
+bool torch_op_unobserved(const char *opid)
+{
+	static const char *const list[] = { "size_int", "is_leaf", "output_nr", "_version", "is_complex" };
+	size_t i;
+
+	for (i = 0; i < sizeof(list) / sizeof(list[0]); i++)
+		if (!strcmp(opid, list[i]))
+			return true;
+	return false;
+}
+
+bool torch_is_libtorch_cpu(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libtorch_cpu.so", 15);
+}
+
+/* An Itanium <length><identifier> at *@p: advances past it.  0 or -EINVAL. */
+static int source_name(const char **p, const char **id, size_t *len)
+{
+	size_t n = 0;
+	const char *s = *p;
+
+	if (*s < '1' || *s > '9')
+		return -EINVAL;
+	while (*s >= '0' && *s <= '9') {
+		n = n * 10 + (size_t)(*s++ - '0');
+		if (n > 4096)
+			return -EINVAL;
+	}
+	if (strnlen(s, n) < n)
+		return -EINVAL; /* the name ends inside the identifier */
+	*id = s;
+	*len = n;
+	*p = s + n;
+	return 0;
+}
+
+/* `_ZN2at4_ops<N><opid>4callE...` -> opid.  Clones (`.cold`, `.isra`) are
+ * never entry points and carry a dot. */
+static int op_call_id(const char *name, char *opid)
+{
+	const char *p = name + sizeof(OP_PREFIX) - 1, *id;
+	size_t len;
+
+	if (strncmp(name, OP_PREFIX, sizeof(OP_PREFIX) - 1) || strchr(name, '.'))
+		return -EINVAL;
+	if (source_name(&p, &id, &len) || len >= OPID_MAX || strncmp(p, "4callE", 6))
+		return -EINVAL;
+	memcpy(opid, id, len);
+	opid[len] = '\0';
+	return 0;
+}
+
+/* `_ZN2at4_opsL<N>create_<opid>_typed_handleEv` -> opid. */
+static int handle_id(const char *name, char *opid)
+{
+	static const char head[] = "create_", tail[] = "_typed_handle";
+	const char *p = name + sizeof(HANDLE_PREFIX) - 1, *id;
+	size_t len, n;
+
+	if (strncmp(name, HANDLE_PREFIX, sizeof(HANDLE_PREFIX) - 1) || strchr(name, '.'))
+		return -EINVAL;
+	if (source_name(&p, &id, &len) || strcmp(p, "Ev"))
+		return -EINVAL;
+	if (len <= sizeof(head) - 1 + sizeof(tail) - 1 || strncmp(id, head, sizeof(head) - 1) ||
+	    strncmp(id + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1))
+		return -EINVAL;
+	n = len - (sizeof(head) - 1) - (sizeof(tail) - 1);
+	if (n >= OPID_MAX)
+		return -EINVAL;
+	memcpy(opid, id + sizeof(head) - 1, n);
+	opid[n] = '\0';
+	return 0;
+}
+
+int torch_node_name(const char *mangled, char *out, size_t len)
+{
+	const char *p = mangled, *id;
+	size_t n, used = 0, parts = 0;
+	bool generated = false;
+	char buf[TORCH_NAME_MAX];
+
+	if (strncmp(p, "_ZN5torch", 9) || strchr(p, '.'))
+		return -ENOENT;
+	p += 3; /* at "5torch" */
+	buf[0] = '\0';
+	while (strncmp(p, APPLY_TAIL, sizeof(APPLY_TAIL) - 1)) {
+		if (source_name(&p, &id, &n))
+			return -ENOENT;
+		if (parts == 2 && n == 9 && !strncmp(id, "generated", 9) && !strcmp(buf, "torch::autograd")) {
+			generated = true;
+			used = 0;
+			buf[0] = '\0';
+			parts++;
+			continue;
+		}
+		if (used + n + 3 >= sizeof(buf))
+			return -ENOENT;
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%.*s", used ? "::" : "",
+					 (int)n, id);
+		parts++;
+	}
+	/* Generated nodes override name() with the bare class; the rest are
+	 * demangled type names.  An anonymous namespace is no node we name. */
+	if (parts < (generated ? 4u : 3u) || strstr(buf, "_GLOBAL__N"))
+		return -ENOENT;
+	if (strlen(buf) >= len)
+		return -ENOENT;
+	memcpy(out, buf, strlen(buf) + 1);
+	return 0;
+}
+
+int torch_lea_decode(const uint8_t *code, size_t len, uint64_t vaddr, uint64_t *name_va,
+		     uint64_t *overload_va)
+{
+	bool rdx = false, rcx = false;
+	int32_t disp;
+	size_t i;
+
+	for (i = 0; i + 7 <= len && !(rdx && rcx); i++) {
+		if (code[i] != 0x48 || code[i + 1] != 0x8d || (code[i + 2] != 0x15 && code[i + 2] != 0x0d))
+			continue;
+		memcpy(&disp, code + i + 3, sizeof(disp));
+		/* rip-relative: from the end of the 7-byte instruction */
+		if (code[i + 2] == 0x15 && !rdx) {
+			*name_va = vaddr + i + 7 + (uint64_t)(int64_t)disp;
+			rdx = true;
+		} else if (code[i + 2] == 0x0d && !rcx) {
+			*overload_va = vaddr + i + 7 + (uint64_t)(int64_t)disp;
+			rcx = true;
+		}
+	}
+	return rdx && rcx ? 0 : -ENOENT;
+}
+
+static int push_opid(struct opid_at **v, size_t *n, size_t *cap, const char *opid, uint64_t addr)
+{
+	if (grow_one(v, *n, cap, sizeof(**v), 1024))
+		return -ENOMEM;
+	snprintf((*v)[*n].opid, OPID_MAX, "%s", opid);
+	(*v)[(*n)++].addr = addr;
+	return 0;
+}
+
+static struct torch_sym *new_sym(struct torch_file *tf, uint64_t off, uint8_t kind)
+{
+	struct torch_sym *s;
+	size_t i;
+
+	/* .dynsym and .symtab list the same function twice */
+	for (i = tf->n; i > 0 && kind == TORCH_NODE && tf->syms[i - 1].kind == TORCH_NODE; i--)
+		if (tf->syms[i - 1].off == off)
+			return NULL;
+	if (grow_one(&tf->syms, tf->n, &tf->cap, sizeof(*s), 1024))
+		return NULL;
+	s = &tf->syms[tf->n++];
+	memset(s, 0, sizeof(*s));
+	s->off = off;
+	s->kind = kind;
+	return s;
+}
+
+static int on_symbol(const struct elf_symbol *sym, void *ctx)
+{
+	struct walk *w = ctx;
+	char opid[OPID_MAX], node[TORCH_NAME_MAX];
+	struct torch_sym *s;
+	uint64_t off;
+
+	if (!sym->dynamic)
+		w->tf->has_symtab = true;
+	if (sym->type != STT_FUNC || sym->shndx == SHN_UNDEF || !sym->value ||
+	    sym->name[0] != '_' || sym->name_len < 10)
+		return 0;
+	if (!handle_id(sym->name, opid))
+		w->err = push_opid(&w->handles, &w->nhandles, &w->caphandles, opid, sym->value);
+	if (elf_file_vaddr_to_off(w->ef, sym->value, &off))
+		return 0;
+	if (sym->dynamic && !op_call_id(sym->name, opid) && !torch_op_unobserved(opid))
+		w->err = push_opid(&w->ops, &w->nops, &w->capops, opid, off);
+	else if (!strcmp(sym->name, SCOPE_ENTER))
+		w->tf->scope_enter_off = off;
+	else if (!strcmp(sym->name, SCOPE_END))
+		w->tf->scope_end_off = off;
+	else if (!torch_node_name(sym->name, node, sizeof(node)) &&
+		 (s = new_sym(w->tf, off, TORCH_NODE)))
+		memcpy(s->name, node, sizeof(node));
+	return w->err;
+}
+
+static int cmp_opid(const void *a, const void *b)
+{
+	return strcmp(((const struct opid_at *)a)->opid, ((const struct opid_at *)b)->opid);
+}
+
+/* A NUL-terminated string at @va in the file, at most @len bytes with it. */
+static int read_cstr(int fd, const struct elf_file *ef, uint64_t va, char *out, size_t len)
+{
+	uint64_t off;
+	ssize_t got;
+
+	if (elf_file_vaddr_to_off(ef, va, &off))
+		return -ENOENT;
+	got = pread(fd, out, len, (off_t)off);
+	if (got <= 0)
+		return -EIO;
+	if (!memchr(out, '\0', (size_t)got))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* Exact: the strings create_<opid>_typed_handle() hands the dispatcher. */
+static int name_exact(int fd, const struct walk *w, const struct opid_at *h, struct torch_sym *s)
+{
+	uint8_t code[HANDLE_CODE];
+	uint64_t off, nva, ova;
+	char name[TORCH_NAME_MAX];
+	ssize_t got;
+
+	if (elf_file_vaddr_to_off(w->ef, h->addr, &off))
+		return -ENOENT;
+	got = pread(fd, code, sizeof(code), (off_t)off);
+	if (got <= 0 || torch_lea_decode(code, (size_t)got, h->addr, &nva, &ova))
+		return -ENOENT;
+	if (read_cstr(fd, w->ef, nva, name, sizeof(name)) ||
+	    read_cstr(fd, w->ef, ova, s->overload, sizeof(s->overload)) ||
+	    strncmp(name, "aten::", 6))
+		return -ENOENT;
+	memcpy(s->name, name, sizeof(name));
+	s->naming = TORCH_NAMED_EXACT;
+	return 0;
+}
+
+int torch_prefix_name(const char *opid, char *const *names, size_t n, char *name, size_t nlen,
+		      char *overload, size_t olen)
+{
+	size_t i, best = 0, plen;
+	bool found = false;
+
+	/* names are "aten::P": few thousand, walked once per op without .symtab */
+	for (i = 0; i < n; i++) {
+		plen = strlen(names[i] + 6);
+		if (plen <= best && found)
+			continue;
+		if (strncmp(opid, names[i] + 6, plen) || (opid[plen] && opid[plen] != '_'))
+			continue;
+		best = plen;
+		found = true;
+		if ((size_t)snprintf(name, nlen, "%s", names[i]) >= nlen)
+			return -ENOENT;
+		snprintf(overload, olen, "%s", opid[plen] ? opid + plen + 1 : "");
+	}
+	return found ? 0 : -ENOENT;
+}
+
+static void add_aten_strings(const char *buf, size_t len, char ***v, size_t *n, size_t *cap)
+{
+	const char *p = buf, *end = buf + len, *z;
+
+	while ((p = memmem(p, (size_t)(end - p), "aten::", 6))) {
+		z = memchr(p, '\0', (size_t)(end - p));
+		if (!z)
+			return;
+		/* only whole strings: the byte before must end another one */
+		if ((p == buf || p[-1] == '\0') && z - p > 6 && z - p < TORCH_NAME_MAX &&
+		    !strpbrk(p + 6, ".( ") && !grow_one(v, *n, cap, sizeof(**v), 1024)) {
+			(*v)[*n] = strdup(p);
+			if ((*v)[*n])
+				(*n)++;
+		}
+		p = z;
+	}
+}
+
+/* Fallback without .symtab: the "aten::*" strings of the read-only loads. */
+static int aten_strings(int fd, const struct elf_file *ef, char ***v, size_t *n)
+{
+	const struct elf_load *loads;
+	size_t nl = elf_file_loads(ef, &loads), i, cap = 0;
+	uint64_t pos, end;
+	char *buf = malloc(RODATA_CHUNK + 1);
+	ssize_t got;
+
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < nl; i++) {
+		end = loads[i].off + loads[i].filesz;
+		/* chunks overlap by a name's length, so none is cut */
+		for (pos = loads[i].off; pos < end; pos += RODATA_CHUNK - TORCH_NAME_MAX) {
+			got = pread(fd, buf, end - pos < RODATA_CHUNK ? end - pos : RODATA_CHUNK, (off_t)pos);
+			if (got <= 0)
+				break;
+			add_aten_strings(buf, (size_t)got, v, n, &cap);
+			if ((uint64_t)got < RODATA_CHUNK)
+				break;
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+static void name_by_prefix(int fd, struct walk *w)
+{
+	char **names = NULL;
+	size_t n = 0, i;
+	char opid[TORCH_NAME_MAX];
+	struct torch_sym *s;
+
+	if (aten_strings(fd, w->ef, &names, &n))
+		return;
+	for (i = 0; i < w->tf->n; i++) {
+		s = &w->tf->syms[i];
+		if (s->kind != TORCH_OP || s->naming)
+			continue;
+		/* the name field holds the opid until now */
+		memcpy(opid, s->name, sizeof(opid));
+		if (!torch_prefix_name(opid, names, n, s->name, sizeof(s->name), s->overload,
+				       sizeof(s->overload)))
+			s->naming = TORCH_NAMED_PREFIX;
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Ops first, in opid order; each named from its typed handle when found. */
+static int add_ops(int fd, struct walk *w)
+{
+	struct torch_file *tf = w->tf;
+	struct opid_at key, *h;
+	struct torch_sym *s;
+	size_t i;
+	bool unnamed = false;
+
+	/* a file without ops or without .symtab has none of one kind:
+	 * qsort and bsearch must not see a NULL array */
+	if (w->nops)
+		qsort(w->ops, w->nops, sizeof(*w->ops), cmp_opid);
+	if (w->nhandles)
+		qsort(w->handles, w->nhandles, sizeof(*w->handles), cmp_opid);
+	for (i = 0; i < w->nops; i++) {
+		if (i && !strcmp(w->ops[i].opid, w->ops[i - 1].opid))
+			continue; /* an alias of the same entry */
+		s = new_sym(tf, w->ops[i].addr, TORCH_OP);
+		if (!s)
+			return -ENOMEM;
+		key = w->ops[i];
+		h = w->nhandles ? bsearch(&key, w->handles, w->nhandles, sizeof(*h), cmp_opid) : NULL;
+		if (!h || name_exact(fd, w, h, s)) {
+			/* the opid until a name is found */
+			snprintf(s->name, sizeof(s->name), "%s", w->ops[i].opid);
+			unnamed = true;
+		}
+		tf->nops++;
+	}
+	if (unnamed)
+		name_by_prefix(fd, w);
+	for (i = 0; i < tf->n; i++) {
+		s = &tf->syms[i];
+		if (s->kind != TORCH_OP)
+			continue;
+		if (s->naming == TORCH_NAMED_EXACT)
+			tf->named_exact++;
+		else if (s->naming == TORCH_NAMED_PREFIX)
+			tf->named_prefix++;
+		else
+			tf->unnamed++;
+	}
+	return 0;
+}
+
+/* Nodes were added during the walk, before the ops: move them after. */
+static int order_syms(struct torch_file *tf, size_t nodes)
+{
+	struct torch_sym *tmp;
+
+	if (!nodes || nodes == tf->n)
+		return 0;
+	tmp = malloc(nodes * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	memcpy(tmp, tf->syms, nodes * sizeof(*tmp));
+	memmove(tf->syms, tf->syms + nodes, (tf->n - nodes) * sizeof(*tmp));
+	memcpy(tf->syms + tf->n - nodes, tmp, nodes * sizeof(*tmp));
+	free(tmp);
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int torch_file_discover(const char *path, struct torch_file *tf)
+{
+	struct walk w = { .tf = tf };
+	uint64_t t0 = mono_ns();
+	struct stat st;
+	int fd, err;
+
+	memset(tf, 0, sizeof(*tf));
+	fd = open_regular(path, false, FILE_OPEN_MAX_SIZE, &st);
+	if (fd < 0)
+		return fd;
+	err = elf_file_open_fd(fd, (uint64_t)st.st_size, &w.ef);
+	if (err)
+		goto cleanup;
+	err = elf_file_symbols(w.ef, on_symbol, &w);
+	if (err)
+		goto cleanup;
+	tf->nnodes = tf->n;
+	err = add_ops(fd, &w);
+	if (!err)
+		err = order_syms(tf, tf->nnodes);
+	tf->discover_ns = mono_ns() - t0;
+cleanup:
+	if (w.ef)
+		elf_file_close(w.ef);
+	free(w.ops);
+	free(w.handles);
+	close(fd);
+	if (err)
+		torch_file_free(tf);
+	return err;
+}
+
+void torch_file_free(struct torch_file *tf)
+{
+	free(tf->syms);
+	memset(tf, 0, sizeof(*tf));
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "torch_pairing.h"
+
+static struct torch_thread *thread_of(struct torch_pairing *p, uint32_t tid, int create)
+{
+	struct torch_thread *t;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	if (!create)
+		return NULL;
+	for (i = 0; i < p->n; i++)
+		if (!p->threads[i].depth) {
+			p->threads[i].tid = tid; /* an idle thread's entry is reused */
+			return &p->threads[i];
+		}
+	if (p->n >= TORCH_MAX_THREADS) {
+		p->threads_dropped++;
+		return NULL;
+	}
+	if (grow_one(&p->threads, p->n, &p->cap, sizeof(*t), 4))
+		return NULL;
+	t = &p->threads[p->n++];
+	t->tid = tid;
+	t->depth = 0;
+	return t;
+}
+
+int torch_pairing_enter(struct torch_pairing *p, struct segment *seg, uint32_t id,
+			struct torch_call *op, uint64_t handle, int region)
+{
+	struct torch_thread *t = thread_of(p, op->tid, 1);
+	struct torch_open *o;
+	long idx = -1;
+
+	if (!t)
+		return -ENOMEM;
+	if (t->depth == TORCH_STACK_MAX) {
+		p->too_deep++;
+		return 0;
+	}
+	op->depth = (uint16_t)t->depth;
+	op->end_ns = 0;
+	if (seg)
+		idx = seg_add_op(seg, op);
+	o = &t->stack[t->depth++];
+	o->id = id;
+	o->seq = idx >= 0 ? seg->seq + 1 : 0;
+	o->idx = idx >= 0 ? (size_t)idx : 0;
+	o->handle = handle;
+	o->region = region;
+	return 0;
+}
+
+static void close_one(struct segment *seg, const struct torch_open *o, uint64_t ts, bool returned)
+{
+	struct torch_call *c;
+
+	if (!seg || !o->seq || o->seq != seg->seq + 1 || o->idx >= seg->nops)
+		return;
+	c = &seg->ops[o->idx];
+	c->end_ns = ts > c->start_ns ? ts : c->start_ns;
+	if (!returned)
+		c->flags |= TORCH_CALL_NO_RETURN;
+}
+
+/* Close levels [level, depth) of @t: the one at @level returned. */
+static void close_from(struct torch_pairing *p, struct segment *seg, struct torch_thread *t,
+		       uint32_t level, uint64_t ts)
+{
+	while (t->depth > level + 1) {
+		close_one(seg, &t->stack[--t->depth], ts, false);
+		p->lost_returns++;
+	}
+	close_one(seg, &t->stack[--t->depth], ts, true);
+}
+
+int torch_pairing_exit(struct torch_pairing *p, struct segment *seg, uint32_t tid, uint32_t id,
+		       uint64_t ts)
+{
+	struct torch_thread *t = thread_of(p, tid, 0);
+	uint32_t level;
+
+	for (level = t ? t->depth : 0; level > 0; level--)
+		if (t->stack[level - 1].id == id)
+			break;
+	if (!level) {
+		p->unmatched++;
+		return 0;
+	}
+	close_from(p, seg, t, level - 1, ts);
+	return 1;
+}
+
+int torch_pairing_scope_end(struct torch_pairing *p, struct segment *seg, uint64_t handle,
+			    uint64_t ts, int *region, uint32_t *tid)
+{
+	struct torch_thread *t;
+	uint32_t level;
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		t = &p->threads[i];
+		for (level = t->depth; level > 0; level--) {
+			if (t->stack[level - 1].id != TORCH_SCOPE_ID || t->stack[level - 1].handle != handle)
+				continue;
+			*region = t->stack[level - 1].region;
+			*tid = t->tid;
+			close_from(p, seg, t, level - 1, ts);
+			return 1;
+		}
+	}
+	p->unmatched++;
+	return 0;
+}
+
+void torch_pairing_free(struct torch_pairing *p)
+{
+	free(p->threads);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * Pairs torch entries and returns per thread into the open segment's torch
+ * calls, as api_pairing does for CUDA calls.  An op that throws never
+ * returns: a return closes the innermost open call of the same id, and the
+ * calls opened above it are closed there too, marked as without return.
+ */
+#ifndef FVBPF_TORCH_PAIRING_H
+#define FVBPF_TORCH_PAIRING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "segment.h"
+
+#define TORCH_STACK_MAX 128
+#define TORCH_MAX_THREADS 4096u
+#define TORCH_SCOPE_ID UINT32_MAX   /* the id of a scope on a stack */
+
+struct torch_open {
+	uint32_t id;
+	uint32_t seq;           /* segment it was stored in (+1), 0: not stored */
+	size_t idx;             /* its index there */
+	uint64_t handle;        /* scopes: RecordFunction address */
+	int region;             /* scopes that are regions: registry index, else -1 */
+};
+
+struct torch_thread {
+	uint32_t tid;
+	uint32_t depth;
+	struct torch_open stack[TORCH_STACK_MAX];
+};
+
+struct torch_pairing {
+	struct torch_thread *threads;
+	size_t n, cap;
+	uint64_t lost_returns;      /* calls closed by an outer return (exceptions) */
+	uint64_t unmatched;         /* returns of nothing open */
+	uint64_t too_deep;          /* entries past TORCH_STACK_MAX */
+	uint64_t threads_dropped;
+};
+
+/* Open a call on @tid; stored in @seg (may be NULL) with @op's fields. */
+int torch_pairing_enter(struct torch_pairing *p, struct segment *seg, uint32_t id,
+			struct torch_call *op, uint64_t handle, int region);
+/* Close the innermost open @id on @tid at @ts: 1 closed, 0 none. */
+int torch_pairing_exit(struct torch_pairing *p, struct segment *seg, uint32_t tid, uint32_t id,
+		       uint64_t ts);
+/* Close the scope of @handle, on whichever thread it began: 1 and its
+ * region in *@region, or 0 when unknown. */
+int torch_pairing_scope_end(struct torch_pairing *p, struct segment *seg, uint64_t handle,
+			    uint64_t ts, int *region, uint32_t *tid);
+void torch_pairing_free(struct torch_pairing *p);
+
+#endif /* FVBPF_TORCH_PAIRING_H */

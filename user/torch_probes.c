@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "log.h"
+#include "proc_info.h"
+#include "torch_ops.h"
+#include "torch_probes.h"
+#include "uprobe_multi.h"
+
+#include "fvbpf_events.h"
+
+void torch_table_init(struct torch_table *tt, struct name_table *names)
+{
+	memset(tt, 0, sizeof(*tt));
+	tt->names = names;
+}
+
+void torch_table_free(struct torch_table *tt)
+{
+	free(tt->ids);
+	memset(tt, 0, sizeof(*tt));
+}
+
+const struct torch_id *torch_table_get(const struct torch_table *tt, uint32_t id)
+{
+	return id < tt->n ? &tt->ids[id] : NULL;
+}
+
+void torch_probes_init(struct torch_probes *tp, pid_t pid, unsigned int slot)
+{
+	memset(tp, 0, sizeof(*tp));
+	tp->pid = pid;
+	tp->slot = slot;
+	tp->links[0] = tp->links[1] = -1;
+}
+
+struct find_ctx {
+	char *path;
+	size_t len;
+	bool found;
+};
+
+static int find_cb(const struct proc_map *m, void *arg)
+{
+	struct find_ctx *c = arg;
+
+	if (!m->ino || !torch_is_libtorch_cpu(m->path))
+		return 0;
+	snprintf(c->path, c->len, "%s", m->path);
+	c->found = true;
+	return 1;
+}
+
+bool torch_probes_mapped(pid_t pid, char *path, size_t len)
+{
+	struct find_ctx c = { .path = path, .len = len };
+
+	proc_maps_foreach(pid, find_cb, &c);
+	return c.found;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The file's probes into the session table: cookies of ids base.. */
+static int add_ids(struct torch_table *tt, const struct torch_file *tf, uint32_t *base)
+{
+	struct torch_id *id;
+	size_t i;
+
+	*base = (uint32_t)tt->n;
+	for (i = 0; i < tf->n; i++) {
+		if (grow_one(&tt->ids, tt->n, &tt->cap, sizeof(*id), 4096))
+			return -ENOMEM;
+		id = &tt->ids[tt->n++];
+		id->kind = tf->syms[i].kind;
+		id->name = name_table_intern(tt->names, tf->syms[i].name);
+		id->overload = tf->syms[i].overload[0] ?
+			name_table_intern(tt->names, tf->syms[i].overload) : 0;
+		if (!id->name)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int attach_all(struct torch_probes *tp, const struct torch_file *tf, const char *open_path,
+		      uint32_t base, const struct torch_progs *pr)
+{
+	uint64_t *offs, *cookies, slot = (uint64_t)tp->slot << FVBPF_COOKIE_SLOT_SHIFT;
+	size_t i;
+	int lfd;
+
+	offs = calloc(tf->n, sizeof(*offs));
+	cookies = calloc(tf->n, sizeof(*cookies));
+	if (!offs || !cookies) {
+		free(offs);
+		free(cookies);
+		return -ENOMEM;
+	}
+	for (i = 0; i < tf->n; i++) {
+		offs[i] = tf->syms[i].off;
+		cookies[i] = slot | (base + i);
+	}
+	lfd = uprobe_session_attach(pr->call_fd, open_path, tp->pid, offs, cookies, tf->n);
+	free(offs);
+	free(cookies);
+	if (lfd < 0)
+		return lfd;
+	tp->links[0] = lfd;
+	if (tf->scope_enter_off && tf->scope_end_off) {
+		lfd = uprobe_session_attach(pr->enter_fd, open_path, tp->pid, &tf->scope_enter_off,
+					    &slot, 1);
+		if (lfd >= 0)
+			tp->links[1] = lfd;
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = slot);
+		tp->end_link = bpf_program__attach_uprobe_opts(pr->end_prog, tp->pid, open_path,
+							       tf->scope_end_off, &uo);
+		if (!tp->end_link)
+			lfd = -errno;
+		tp->scopes = tp->links[1] >= 0 && tp->end_link;
+		if (!tp->scopes)
+			log_warn("pid %d: record_function scopes not probed (%s)", tp->pid,
+				 strerror(lfd < 0 ? -lfd : EINVAL));
+	}
+	return 0;
+}
+
+int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const struct torch_progs *pr)
+{
+	char path[PATH_MAX], open_path[PATH_MAX + 32];
+	struct torch_file tf;
+	uint64_t t0;
+	uint32_t base;
+	int err;
+
+	if (tp->found || !torch_probes_mapped(tp->pid, path, sizeof(path)))
+		return 0;
+	tp->found = true; /* tried once, whatever comes of it */
+	snprintf(tp->path, sizeof(tp->path), "%s", path);
+	if (snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", tp->pid, path) >=
+	    (int)sizeof(open_path))
+		return -ENAMETOOLONG;
+	err = torch_file_discover(open_path, &tf);
+	if (err) {
+		log_warn("pid %d: cannot read %s: %s; no torch operators", tp->pid, path, strerror(-err));
+		return err;
+	}
+	tp->discover_ns = tf.discover_ns;
+	tp->nops = (unsigned int)tf.nops;
+	tp->nnodes = (unsigned int)tf.nnodes;
+	if (tf.unnamed || tf.named_prefix)
+		log_warn("pid %d: %zu torch operators named by prefix, %zu by their struct name "
+			 "(no .symtab in %s)", tp->pid, tf.named_prefix, tf.unnamed, path);
+	err = add_ids(tt, &tf, &base);
+	t0 = mono_ns();
+	if (!err && tf.n)
+		err = attach_all(tp, &tf, open_path, base, pr);
+	tp->attach_ns = mono_ns() - t0;
+	torch_file_free(&tf);
+	if (err) {
+		log_warn("pid %d: cannot attach torch operator probes: %s", tp->pid, strerror(-err));
+		return err;
+	}
+	log_info("pid %d: %u torch operators, %u autograd nodes%s probed in %s (read %.0f ms, "
+		 "attach %.0f ms)", tp->pid, tp->nops, tp->nnodes, tp->scopes ? " and scopes" : "",
+		 path, tp->discover_ns / 1e6, tp->attach_ns / 1e6);
+	return 1;
+}
+
+/* Library base names worth listing: torch's and NVIDIA's runtime pieces. */
+static bool interesting(const char *path)
+{
+	static const char *const prefixes[] = {
+		"libtorch", "libc10", "libcudart", "libcupti", "libnccl", "libcuda.so",
+		"libnvToolsExt", "libnvtx", "libcublas", "libcudnn",
+	};
+	const char *base = strrchr(path, '/');
+	size_t i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(base, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+static int libs_cb(const struct proc_map *m, void *arg)
+{
+	struct torch_probes *tp = arg;
+	char **v;
+	size_t i;
+
+	if (!m->ino || !interesting(m->path))
+		return 0;
+	for (i = 0; i < tp->nlibs; i++)
+		if (!strcmp(tp->libs[i], m->path))
+			return 0;
+	if (tp->nlibs == TORCH_LIBS_MAX)
+		return 1; /* the manifest says the list is full */
+	v = realloc(tp->libs, (tp->nlibs + 1) * sizeof(*v));
+	if (!v)
+		return 1;
+	tp->libs = v;
+	tp->libs[tp->nlibs] = strdup(m->path);
+	if (tp->libs[tp->nlibs])
+		tp->nlibs++;
+	return 0;
+}
+
+void torch_probes_note_libs(struct torch_probes *tp)
+{
+	proc_maps_foreach(tp->pid, libs_cb, tp);
+}
+
+void torch_probes_free(struct torch_probes *tp)
+{
+	size_t i;
+
+	torch_probes_detach(tp);
+	for (i = 0; i < tp->nlibs; i++)
+		free(tp->libs[i]);
+	free(tp->libs);
+	tp->libs = NULL;
+	tp->nlibs = 0;
+}
+
+void torch_probes_detach(struct torch_probes *tp)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (tp->links[i] >= 0)
+			close(tp->links[i]);
+		tp->links[i] = -1;
+	}
+	bpf_link__destroy(tp->end_link);
+	tp->end_link = NULL;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * PyTorch probes of one traced process: when it maps libtorch_cpu.so, one
+ * session-uprobe link over every operator and node (the cookie naming it),
+ * one on record_function_enter_new and one on RecordFunction::end().
+ * Looked for again with the CUDA libraries, so a torch imported later is
+ * picked up.
+ */
+#ifndef FVBPF_TORCH_PROBES_H
+#define FVBPF_TORCH_PROBES_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "name_table.h"
+
+/* What a cookie id stands for: session-wide, shared by all processes. */
+struct torch_id {
+	uint32_t name;          /* in torch_table.names */
+	uint32_t overload;      /* 0: none */
+	uint8_t kind;           /* enum torch_kind */
+};
+
+struct torch_table {
+	struct torch_id *ids;
+	size_t n, cap;
+	struct name_table *names; /* the session's (read by the writer thread too) */
+};
+
+struct torch_probes {
+	pid_t pid;
+	unsigned int slot;
+	bool found;             /* libtorch_cpu.so mapped and probed */
+	char path[PATH_MAX];
+	int links[2];           /* ops+nodes, scope enter; -1 none */
+	struct bpf_link *end_link; /* RecordFunction::end() */
+	unsigned int nops, nnodes;
+	bool scopes;
+	uint64_t discover_ns, attach_ns;
+	bool warned;
+	/* torch, CUDA, CUPTI and NCCL libraries the process maps (manifest) */
+	char **libs;
+	size_t nlibs;
+};
+
+#define TORCH_LIBS_MAX 64
+
+struct bpf_link;
+struct bpf_program;
+struct torch_progs {
+	int call_fd, enter_fd;
+	struct bpf_program *end_prog;
+};
+
+void torch_table_init(struct torch_table *tt, struct name_table *names);
+void torch_table_free(struct torch_table *tt);
+const struct torch_id *torch_table_get(const struct torch_table *tt, uint32_t id);
+
+void torch_probes_init(struct torch_probes *tp, pid_t pid, unsigned int slot);
+/* Is libtorch_cpu mapped by @pid?  Its path in @path. */
+bool torch_probes_mapped(pid_t pid, char *path, size_t len);
+/* Attach if libtorch_cpu is newly mapped: 1 attached, 0 nothing new, -errno. */
+int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const struct torch_progs *pr);
+void torch_probes_detach(struct torch_probes *tp);
+/* Note the torch/CUDA/CUPTI/NCCL libraries mapped now (new ones only). */
+void torch_probes_note_libs(struct torch_probes *tp);
+void torch_probes_free(struct torch_probes *tp);
+
+#endif /* FVBPF_TORCH_PROBES_H */

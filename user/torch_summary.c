@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * Summary rows of a segment's torch calls, as torch's key_averages counts
+ * them: self CPU is the time outside child calls (torch calls and CUDA
+ * calls), device time is the GPU time of kernels launched inside (device_us)
+ * or inside but not in a child (self_device_us), and a child with its
+ * parent's name that is the parent's only child is merged into it
+ * (profiler_util's _remove_dup_nodes: aten::div calling aten::div).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked_math.h"
+#include "torch_ops.h"
+#include "torch_pairing.h"
+#include "torch_summary.h"
+
+#define ATTRIBUTION_MAX_WORK 100000000ull /* calls x ops scanned, at most */
+
+struct tree {
+	long *parent;           /* index of the parent torch call, -1 */
+	unsigned int *kids;     /* torch children */
+	bool *merged;
+	uint64_t *child_ns, *dev_self, *dev_total;
+	long *call_op;          /* innermost torch call around each CUDA call */
+};
+
+struct last_at {
+	uint32_t tid;
+	long at[TORCH_STACK_MAX];
+};
+
+static uint64_t op_end(const struct segment *seg, const struct torch_call *o)
+{
+	if (o->end_ns)
+		return o->end_ns;
+	return seg->end_ns > o->start_ns ? seg->end_ns : o->start_ns;
+}
+
+/* Parents from entry order and depth, per thread. */
+static int link_parents(const struct segment *seg, struct tree *t)
+{
+	struct last_at *th = NULL;
+	size_t nth = 0, i, j;
+	const struct torch_call *o;
+
+	for (i = 0; i < seg->nops; i++) {
+		o = &seg->ops[i];
+		for (j = 0; j < nth && th[j].tid != o->tid; j++)
+			;
+		if (j == nth) {
+			struct last_at *n = realloc(th, (nth + 1) * sizeof(*th));
+
+			if (!n) {
+				free(th);
+				return -ENOMEM;
+			}
+			th = n;
+			th[nth].tid = o->tid;
+			nth++;
+		}
+		if (o->depth >= TORCH_STACK_MAX)
+			continue;
+		t->parent[i] = o->depth ? th[j].at[o->depth - 1] : -1;
+		th[j].at[o->depth] = (long)i;
+		if (t->parent[i] >= 0)
+			t->kids[t->parent[i]]++;
+	}
+	free(th);
+	return 0;
+}
+
+static long resolve(const struct tree *t, long i)
+{
+	while (i >= 0 && t->merged[i])
+		i = t->parent[i];
+	return i;
+}
+
+/* The innermost torch call on the call's thread that holds it. */
+static long enclosing(const struct segment *seg, const struct api_call *c)
+{
+	long best = -1;
+	size_t i;
+
+	for (i = 0; i < seg->nops; i++) {
+		const struct torch_call *o = &seg->ops[i];
+
+		if (o->tid != c->tid || o->start_ns > c->start_ns || op_end(seg, o) < c->end_ns)
+			continue;
+		if (best < 0 || o->depth > seg->ops[best].depth)
+			best = (long)i;
+	}
+	return best;
+}
+
+static void attribute_calls(const struct segment *seg, struct tree *t, uint64_t *skipped)
+{
+	size_t i;
+	long o;
+
+	if ((unsigned long long)seg->ncalls * seg->nops > ATTRIBUTION_MAX_WORK) {
+		*skipped = seg->ncalls; /* said in the summary, never silent */
+		return;
+	}
+	for (i = 0; i < seg->ncalls; i++) {
+		t->call_op[i] = -1;
+		if (seg->calls[i].depth)
+			continue; /* a driver call inside a runtime call: in its parent */
+		o = resolve(t, enclosing(seg, &seg->calls[i]));
+		t->call_op[i] = o;
+		if (o >= 0)
+			t->child_ns[o] = sat_add_u64(t->child_ns[o],
+						     span_u64(seg->calls[i].start_ns, seg->calls[i].end_ns));
+	}
+	for (i = 0; i < seg->ngpu; i++) {
+		const struct gpu_activity *a = &seg->gpu[i];
+		uint64_t dur = span_u64(a->start, a->end);
+
+		if (a->kind == FVBPF_GPU_SYNC || a->call < 0 || (size_t)a->call >= seg->ncalls)
+			continue;
+		o = t->call_op[a->call];
+		if (o < 0)
+			continue;
+		t->dev_self[o] = sat_add_u64(t->dev_self[o], dur);
+		for (; o >= 0; o = resolve(t, t->parent[o]))
+			t->dev_total[o] = sat_add_u64(t->dev_total[o], dur);
+	}
+}
+
+static int build_tree(const struct segment *seg, struct tree *t, uint64_t *skipped)
+{
+	size_t n = seg->nops ? seg->nops : 1, i;
+	long p;
+
+	t->parent = calloc(n, sizeof(*t->parent));
+	t->kids = calloc(n, sizeof(*t->kids));
+	t->merged = calloc(n, sizeof(*t->merged));
+	t->child_ns = calloc(n, sizeof(*t->child_ns));
+	t->dev_self = calloc(n, sizeof(*t->dev_self));
+	t->dev_total = calloc(n, sizeof(*t->dev_total));
+	t->call_op = calloc(seg->ncalls ? seg->ncalls : 1, sizeof(*t->call_op));
+	if (!t->parent || !t->kids || !t->merged || !t->child_ns || !t->dev_self || !t->dev_total ||
+	    !t->call_op || link_parents(seg, t))
+		return -ENOMEM;
+	/* Entry order: a parent's merge is decided before its children's. */
+	for (i = 0; i < seg->nops; i++) {
+		p = t->parent[i];
+		t->merged[i] = p >= 0 && t->kids[p] == 1 && seg->ops[p].name == seg->ops[i].name &&
+			       seg->ops[p].kind == seg->ops[i].kind;
+	}
+	for (i = 0; i < seg->nops; i++) {
+		if (t->merged[i] || (p = resolve(t, t->parent[i])) < 0)
+			continue;
+		t->child_ns[p] = sat_add_u64(t->child_ns[p],
+					     span_u64(seg->ops[i].start_ns, op_end(seg, &seg->ops[i])));
+	}
+	attribute_calls(seg, t, skipped);
+	return 0;
+}
+
+static void free_tree(struct tree *t)
+{
+	free(t->parent);
+	free(t->kids);
+	free(t->merged);
+	free(t->child_ns);
+	free(t->dev_self);
+	free(t->dev_total);
+	free(t->call_op);
+}
+
+int torch_summary_rows(const struct segment *seg, struct name_table *names, torch_row_fn fn,
+		       void *ctx, uint64_t *skipped)
+{
+	struct tree t = { 0 };
+	char name[TORCH_NAME_MAX];
+	uint64_t dur;
+	size_t i;
+	int err;
+
+	*skipped = 0;
+	err = build_tree(seg, &t, skipped);
+	for (i = 0; !err && i < seg->nops; i++) {
+		if (t.merged[i])
+			continue;
+		dur = span_u64(seg->ops[i].start_ns, op_end(seg, &seg->ops[i]));
+		name_table_get(names, seg->ops[i].name, name, sizeof(name));
+		err = fn(ctx, name, seg->ops[i].kind == TORCH_SCOPE ? "user_annotation" : "cpu_op", dur,
+			 t.child_ns[i] < dur ? dur - t.child_ns[i] : 0, t.dev_total[i], t.dev_self[i]);
+	}
+	free_tree(&t);
+	return err;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* key_averages-style rows of a segment's torch calls (see torch_summary.c). */
+#ifndef FVBPF_TORCH_SUMMARY_H
+#define FVBPF_TORCH_SUMMARY_H
+
+#include <stdint.h>
+
+#include "name_table.h"
+#include "segment.h"
+
+/* One torch call as a row: total and self CPU, total and self device ns. */
+typedef int (*torch_row_fn)(void *ctx, const char *name, const char *kind, uint64_t cpu_ns,
+			    uint64_t self_ns, uint64_t dev_ns, uint64_t self_dev_ns);
+
+/* Call @fn per torch call that key_averages would count; @skipped: CUDA
+ * calls left unattributed (too many to attribute).  0 or -errno. */
+int torch_summary_rows(const struct segment *seg, struct name_table *names, torch_row_fn fn,
+		       void *ctx, uint64_t *skipped);
+
+#endif /* FVBPF_TORCH_SUMMARY_H */
