@@ -438,18 +438,14 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int torch_file_discover(const char *path, struct torch_file *tf)
+int torch_file_discover_fd(int fd, const struct stat *st, struct torch_file *tf)
 {
 	struct walk w = { .tf = tf };
 	uint64_t t0 = mono_ns();
-	struct stat st;
-	int fd, err;
+	int err;
 
 	memset(tf, 0, sizeof(*tf));
-	fd = open_regular(path, false, FILE_OPEN_MAX_SIZE, &st);
-	if (fd < 0)
-		return fd;
-	err = elf_file_open_fd(fd, (uint64_t)st.st_size, &w.ef);
+	err = elf_file_open_fd(fd, (uint64_t)st->st_size, &w.ef);
 	if (err)
 		goto cleanup;
 	err = elf_file_symbols(w.ef, on_symbol, &w);
@@ -465,9 +461,22 @@ cleanup:
 		elf_file_close(w.ef);
 	free(w.ops);
 	free(w.handles);
-	close(fd);
 	if (err)
 		torch_file_free(tf);
+	return err;
+}
+
+int torch_file_discover(const char *path, struct torch_file *tf)
+{
+	struct stat st;
+	int fd, err;
+
+	memset(tf, 0, sizeof(*tf));
+	fd = open_regular(path, false, FILE_OPEN_MAX_SIZE, &st);
+	if (fd < 0)
+		return fd;
+	err = torch_file_discover_fd(fd, &st, tf);
+	close(fd);
 	return err;
 }
 

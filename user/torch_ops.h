@@ -67,7 +67,11 @@ int torch_prefix_name(const char *opid, char *const *names, size_t n, char *name
  */
 int torch_node_name(const char *mangled, char *out, size_t len);
 
-/* Read @path (a libtorch_cpu.so): 0, or -errno. */
+struct stat;
+/* Read the libtorch_cpu.so open at @fd (@st its status; @fd stays open and
+ * its offset moves): 0, or -errno. */
+int torch_file_discover_fd(int fd, const struct stat *st, struct torch_file *tf);
+/* The same by path (tests, files of our own): 0, or -errno. */
 int torch_file_discover(const char *path, struct torch_file *tf);
 void torch_file_free(struct torch_file *tf);
 

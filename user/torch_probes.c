@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "grow.h"
 #include "log.h"
 #include "proc_info.h"
+#include "proc_maps.h"
 #include "torch_ops.h"
 #include "torch_probes.h"
 #include "uprobe_multi.h"
@@ -42,8 +44,8 @@ void torch_probes_init(struct torch_probes *tp, pid_t pid, unsigned int slot)
 }
 
 struct find_ctx {
-	char *path;
-	size_t len;
+	struct proc_map m;      /* the mapping found, its path in path */
+	char path[PATH_MAX];
 	bool found;
 };
 
@@ -51,19 +53,34 @@ static int find_cb(const struct proc_map *m, void *arg)
 {
 	struct find_ctx *c = arg;
 
-	if (!m->ino || !torch_is_libtorch_cpu(m->path))
+	if (!proc_map_is_file(m) || !torch_is_libtorch_cpu(m->path))
 		return 0;
-	snprintf(c->path, c->len, "%s", m->path);
+	c->m = *m;
+	snprintf(c->path, sizeof(c->path), "%s", m->path);
+	c->m.path = c->path;
 	c->found = true;
 	return 1;
 }
 
+static bool find_libtorch(pid_t pid, struct find_ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	proc_maps_foreach(pid, find_cb, c);
+	return c->found;
+}
+
 bool torch_probes_mapped(pid_t pid, char *path, size_t len)
 {
-	struct find_ctx c = { .path = path, .len = len };
+	struct find_ctx *c = malloc(sizeof(*c));
+	bool found;
 
-	proc_maps_foreach(pid, find_cb, &c);
-	return c.found;
+	if (!c)
+		return false;
+	found = find_libtorch(pid, c);
+	if (found)
+		snprintf(path, len, "%s", c->path);
+	free(c);
+	return found;
 }
 
 static uint64_t mono_ns(void)
@@ -137,24 +154,29 @@ static int attach_all(struct torch_probes *tp, const struct torch_file *tf, cons
 	return 0;
 }
 
-int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const struct torch_progs *pr)
+/* Symbols of the mapped file (never what its path holds now), attached by
+ * the path the kernel reaches that same inode by. */
+static int discover_attach(struct torch_probes *tp, struct torch_table *tt,
+			   const struct torch_progs *pr, const struct find_ctx *c)
 {
-	char path[PATH_MAX], open_path[PATH_MAX + 32];
+	char kpath[PATH_MAX + 64];
 	struct torch_file tf;
+	struct stat st;
 	uint64_t t0;
 	uint32_t base;
-	int err;
+	int fd, err;
 
-	if (tp->found || !torch_probes_mapped(tp->pid, path, sizeof(path)))
-		return 0;
-	tp->found = true; /* tried once, whatever comes of it */
-	snprintf(tp->path, sizeof(tp->path), "%s", path);
-	if (snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", tp->pid, path) >=
-	    (int)sizeof(open_path))
-		return -ENAMETOOLONG;
-	err = torch_file_discover(open_path, &tf);
+	fd = proc_map_open(tp->pid, &c->m, &st, kpath, sizeof(kpath));
+	if (fd < 0) {
+		log_warn("pid %d: cannot open the mapped %s%s: %s; no torch operators", tp->pid,
+			 c->path, c->m.deleted ? " (deleted)" : "", strerror(-fd));
+		return fd;
+	}
+	err = torch_file_discover_fd(fd, &st, &tf);
+	close(fd);
 	if (err) {
-		log_warn("pid %d: cannot read %s: %s; no torch operators", tp->pid, path, strerror(-err));
+		log_warn("pid %d: cannot read %s: %s; no torch operators", tp->pid, c->path,
+			 strerror(-err));
 		return err;
 	}
 	tp->discover_ns = tf.discover_ns;
@@ -162,20 +184,41 @@ int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const str
 	tp->nnodes = (unsigned int)tf.nnodes;
 	if (tf.unnamed || tf.named_prefix)
 		log_warn("pid %d: %zu torch operators named by prefix, %zu by their struct name "
-			 "(no .symtab in %s)", tp->pid, tf.named_prefix, tf.unnamed, path);
+			 "(no .symtab in %s)", tp->pid, tf.named_prefix, tf.unnamed, c->path);
 	err = add_ids(tt, &tf, &base);
 	t0 = mono_ns();
 	if (!err && tf.n)
-		err = attach_all(tp, &tf, open_path, base, pr);
+		err = attach_all(tp, &tf, kpath, base, pr);
 	tp->attach_ns = mono_ns() - t0;
 	torch_file_free(&tf);
-	if (err) {
+	if (err)
 		log_warn("pid %d: cannot attach torch operator probes: %s", tp->pid, strerror(-err));
-		return err;
+	return err;
+}
+
+int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const struct torch_progs *pr)
+{
+	struct find_ctx *c;
+	int err;
+
+	if (tp->found)
+		return 0;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	if (!find_libtorch(tp->pid, c)) {
+		free(c);
+		return 0;
 	}
+	tp->found = true; /* tried once, whatever comes of it */
+	snprintf(tp->path, sizeof(tp->path), "%s", c->path);
+	err = discover_attach(tp, tt, pr, c);
+	free(c);
+	if (err)
+		return err;
 	log_info("pid %d: %u torch operators, %u autograd nodes%s probed in %s (read %.0f ms, "
 		 "attach %.0f ms)", tp->pid, tp->nops, tp->nnodes, tp->scopes ? " and scopes" : "",
-		 path, tp->discover_ns / 1e6, tp->attach_ns / 1e6);
+		 tp->path, tp->discover_ns / 1e6, tp->attach_ns / 1e6);
 	return 1;
 }
 
@@ -202,7 +245,7 @@ static int libs_cb(const struct proc_map *m, void *arg)
 	char **v;
 	size_t i;
 
-	if (!m->ino || !interesting(m->path))
+	if (!proc_map_is_file(m) || !interesting(m->path))
 		return 0;
 	for (i = 0; i < tp->nlibs; i++)
 		if (!strcmp(tp->libs[i], m->path))
