@@ -433,6 +433,7 @@ int torch_call(struct pt_regs *ctx)
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_torch_event *ev;
 	bool ret = bpf_session_is_return();
+	__u64 drops;
 
 	attach_cookie = bpf_get_attach_cookie(ctx);
 	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, pid_tgid >> 32);
@@ -440,12 +441,13 @@ int torch_call(struct pt_regs *ctx)
 		return 1;
 	if (!ret && (!(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0))
 		return 1;
+	drops = ps->drops; /* before the reservation: only drops before this record */
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
 		return 1; /* no entry record: skip the return too */
 	fill_hdr(&ev->hdr, ret ? FVBPF_EV_TORCH_EXIT : FVBPF_EV_TORCH_ENTER, sizeof(*ev), pid_tgid);
 	ev->id = (__u32)attach_cookie;
-	ev->pad = 0;
+	ev->drops = (__u32)drops;
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;
 }
@@ -464,7 +466,8 @@ int scope_enter(struct pt_regs *ctx)
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_scope_event *ev;
 	__u32 *gate, len;
-	__u64 hash;
+	__u64 hash, drops;
+	__s32 depth;
 
 	attach_cookie = bpf_get_attach_cookie(ctx);
 	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, pid_tgid >> 32);
@@ -477,12 +480,16 @@ int scope_enter(struct pt_regs *ctx)
 		*cookie = PT_REGS_PARM2(ctx);
 		return 0;
 	}
+	drops = ps->drops;
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
-		return 0;
+		return 0; /* not gated either: BPF and the loader agree */
 	fill_hdr(&ev->hdr, FVBPF_EV_SCOPE_BEGIN, sizeof(*ev), pid_tgid);
 	ev->flags = 0;
 	ev->name_len = 0;
+	ev->drops = drops;
+	ev->depth = 0;
+	ev->outer = 0;
 	/* libstdc++ string: data pointer, then length */
 	if (bpf_probe_read_user(str, sizeof(str), (const void *)*cookie))
 		str[1] = 0;
@@ -509,7 +516,12 @@ int scope_enter(struct pt_regs *ctx)
 		ev->flags = (ev->flags & ~FVBPF_SCOPE_GATED) | FVBPF_SCOPE_UNTRACKED;
 		__sync_fetch_and_add(&scope_untracked, 1);
 	} else if (ev->flags & FVBPF_SCOPE_GATED) {
-		__sync_fetch_and_add(&ps->depth, 1);
+		/* as a region begin: depth and invocation for the loss logic */
+		depth = __sync_fetch_and_add(&ps->depth, 1) + 1;
+		if (depth == 1)
+			__sync_fetch_and_add(&ps->outer, 1);
+		ev->depth = depth;
+		ev->outer = ps->outer;
 	}
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;
@@ -524,7 +536,9 @@ int BPF_KPROBE(scope_end, __u64 rf)
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_scope_event *ev;
 	struct live_scope *ls;
-	__u32 flags, old;
+	__u32 flags, old, outer = 0;
+	__s32 depth = 0;
+	__u64 drops;
 
 	ls = bpf_map_lookup_elem(&live_scopes, &key);
 	if (!ls)
@@ -534,13 +548,18 @@ int BPF_KPROBE(scope_end, __u64 rf)
 	ps = proc_of(bpf_get_attach_cookie(ctx) >> FVBPF_COOKIE_SLOT_SHIFT, key.tgid);
 	if (!ps)
 		return 0;
-	if (flags & FVBPF_SCOPE_GATED)
-		__sync_fetch_and_add(&ps->depth, -1);
+	if (flags & FVBPF_SCOPE_GATED) {
+		depth = __sync_fetch_and_add(&ps->depth, -1) - 1;
+		outer = ps->outer;
+	}
 	if (flags & FVBPF_SCOPE_STEP) {
 		old = __sync_fetch_and_or(&ps->flags, FVBPF_PROC_STEPPING);
 		if (!(old & FVBPF_PROC_STEPPING))
 			__sync_fetch_and_add(&ps->depth, 1);
+		/* numbered: a lost step end shows as a gap */
+		outer = __sync_fetch_and_add(&ps->steps, 1) + 1;
 	}
+	drops = ps->drops;
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
 		return 0;
@@ -548,6 +567,9 @@ int BPF_KPROBE(scope_end, __u64 rf)
 	ev->handle = rf;
 	ev->name_len = 0;
 	ev->flags = flags;
+	ev->depth = depth;
+	ev->outer = outer;
+	ev->drops = drops;
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;
 }

@@ -14,7 +14,9 @@
 #include <linux/types.h>
 #endif
 
-#define FVBPF_EVENT_VERSION 2
+/* 3: torch records carry the process's drop count (and scope records its
+ * depth and invocation number), so the loader charges their losses. */
+#define FVBPF_EVENT_VERSION 3
 
 /* Upper bounds that size BPF maps; the loader may lower them. */
 #define FVBPF_MAX_REGIONS 256
@@ -167,7 +169,9 @@ struct fvbpf_agent_status_event {
 struct fvbpf_torch_event {
 	struct fvbpf_event_hdr hdr;
 	__u32 id;               /* index into the loader's torch symbol table */
-	__u32 pad;
+	__u32 drops;            /* the process's drops before this record, low 32
+				 * bits (the loader extends them: fewer than 2^31
+				 * drops between two records); keeps a hit at 32 bytes */
 };
 
 /*
@@ -188,6 +192,10 @@ struct fvbpf_scope_event {
 	__u64 handle;           /* the at::RecordFunction's address */
 	__u32 name_len;         /* valid bytes in name (begin only) */
 	__u32 flags;            /* FVBPF_SCOPE_* */
+	__s32 depth;            /* GATED: BPF's process depth after this record */
+	__u32 outer;            /* GATED: outermost invocation, as region records;
+				 * STEP end: step scope ends seen, this one included */
+	__u64 drops;            /* the process's drops before this record */
 	char name[FVBPF_SCOPE_NAME];
 };
 
@@ -223,6 +231,8 @@ struct fvbpf_proc_state {
 	__u64 unbalanced;   /* region ends seen at depth 0 */
 	__u32 tgid;         /* owner of the slot, checked on every hit */
 	__u32 outer;        /* outermost region invocations begun (depth 0 -> 1) */
+	__u32 steps;        /* --step-by scope ends */
+	__u32 pad;
 };
 
 /*
@@ -250,14 +260,14 @@ static inline __u32 fvbpf_region_slot2(__u64 hash) { return (__u32)((hash >> 10)
 #ifndef __BPF__
 _Static_assert(sizeof(struct fvbpf_event_hdr) == 24, "event header layout");
 _Static_assert(sizeof(struct fvbpf_region_event) == 48, "region event layout");
-_Static_assert(sizeof(struct fvbpf_proc_state) == 32, "proc state layout");
+_Static_assert(sizeof(struct fvbpf_proc_state) == 40, "proc state layout");
 _Static_assert(sizeof(struct fvbpf_region_slot) == 16, "region slot layout");
 _Static_assert(sizeof(struct fvbpf_sync_event) == 544, "sync event layout");
 _Static_assert(sizeof(struct fvbpf_api_enter) == 24 + 8 + 80 + 48, "api enter layout");
 _Static_assert(sizeof(struct fvbpf_api_exit) == 40, "api exit layout");
 _Static_assert(sizeof(struct fvbpf_api_cfg) == 4, "api cfg layout");
 _Static_assert(sizeof(struct fvbpf_torch_event) == 32, "torch event layout");
-_Static_assert(sizeof(struct fvbpf_scope_event) == 40 + FVBPF_SCOPE_NAME, "scope event layout");
+_Static_assert(sizeof(struct fvbpf_scope_event) == 56 + FVBPF_SCOPE_NAME, "scope event layout");
 _Static_assert(sizeof(struct fvbpf_corr_event) == 40, "corr event layout");
 _Static_assert(sizeof(struct fvbpf_gpu_chunk) == 32 + FVBPF_GPU_CHUNK, "gpu chunk layout");
 _Static_assert(sizeof(struct fvbpf_agent_status_event) == 40 + FVBPF_STATUS_MSG, "status layout");

@@ -48,6 +48,18 @@ bool drops_charge(struct session_target *t, uint64_t drops)
 	return true;
 }
 
+bool drops_charge_low32(struct session_target *t, uint32_t drops)
+{
+	uint32_t delta = drops - (uint32_t)t->drops_seen;
+
+	/* Signed: a count from a racing thread just behind is no wrap. */
+	if ((int32_t)delta <= 0)
+		return false;
+	drops_charge(t, t->drops_seen + delta);
+	t->suspect = true;
+	return true;
+}
+
 /* Close the open segment at @ts as incomplete; @lost_end: its end is not
  * known, @ts is its last record. */
 static void cut_segment(struct session_target *t, uint64_t ts, bool lost_end)
@@ -142,6 +154,19 @@ void drops_after_region(struct session_target *t, const struct fvbpf_region_even
 	cut_segment(t, re->hdr.ts_ns, false);
 	t->tracker.ignored_depth = 0;
 	t->suspect = false;
+}
+
+bool drops_step_end(struct session_target *t, uint32_t step)
+{
+	bool gap = t->steps_seen && step > t->steps_seen + 1;
+
+	if (step > t->steps_seen)
+		t->steps_seen = step;
+	if (!gap || !t->tracker.cur)
+		return false;
+	cut_segment(t, t->last_ts, true);
+	t->tracker.ignored_depth = 0;
+	return true;
 }
 
 void drops_settle(struct session_target *t, uint64_t bpf_drops)

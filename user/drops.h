@@ -14,6 +14,14 @@ enum drops_verdict { DROPS_APPLY, DROPS_SKIP };
  * open segment, else to the time between segments.  True when there were
  * new ones. */
 bool drops_charge(struct session_target *t, uint64_t drops);
+/* The same from the low 32 bits of the count (torch operator records,
+ * which stay small): extended from the count charged so far; an older
+ * count behind it adds nothing.  Marks the process suspect. */
+bool drops_charge_low32(struct session_target *t, uint32_t drops);
+/* A --step-by scope end numbered @step: after a gap in the numbers (a
+ * step end lost to a drop) the open step segment is cut where its last
+ * record was, written as incomplete.  True when it cut. */
+bool drops_step_end(struct session_target *t, uint32_t step);
 /* Before a region record goes to the segment tracker: charge its drops,
  * cut a segment whose end was lost; DROPS_SKIP for records that belong to
  * no segment the loader can see. */

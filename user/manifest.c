@@ -71,6 +71,7 @@ static json_object *torch_json(const struct session_target *t)
 	json_object_object_add(o, "returns_unmatched", json_object_new_uint64(t->tpair.unmatched));
 	json_object_object_add(o, "too_deep", json_object_new_uint64(t->tpair.too_deep));
 	json_object_object_add(o, "scopes_untracked", json_object_new_uint64(t->scopes_untracked));
+	json_object_object_add(o, "scope_names_cut", json_object_new_uint64(t->scopes_cut));
 	for (i = 0; i < t->torchp.nlibs; i++)
 		json_object_array_add(libs, json_string_obj(t->torchp.libs[i]));
 	json_object_object_add(o, "libraries", libs);

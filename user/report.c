@@ -60,13 +60,14 @@ void report_print(struct session *s, const struct attach_opts *o)
 		if (st->torchp.found)
 			printf("    torch: %u operators, %u nodes probed%s (read %.0f ms, attach %.0f ms); "
 			       "%llu returns lost (exceptions), %llu unmatched, %llu too deep, %llu scopes "
-			       "untracked\n", st->torchp.nops, st->torchp.nnodes,
+			       "untracked, %llu scope names cut\n", st->torchp.nops, st->torchp.nnodes,
 			       st->torchp.scopes ? ", scopes" : ", NO scopes",
 			       (double)st->torchp.discover_ns / 1e6, (double)st->torchp.attach_ns / 1e6,
 			       (unsigned long long)st->tpair.lost_returns,
 			       (unsigned long long)st->tpair.unmatched,
 			       (unsigned long long)st->tpair.too_deep,
-			       (unsigned long long)st->scopes_untracked);
+			       (unsigned long long)st->scopes_untracked,
+			       (unsigned long long)st->scopes_cut);
 		printf("    GPU: %s; %llu records, %llu joined, %llu missing, %llu late, %llu outside "
 		       "segments, %llu dropped by CUPTI\n", st->gpu_status,
 		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,

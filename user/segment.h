@@ -29,6 +29,7 @@
 
 /* A torch operator, autograd node or record_function scope in a segment. */
 #define TORCH_CALL_NO_RETURN 0x1u /* its return was never seen (it threw, or the segment ended) */
+#define TORCH_CALL_NAME_CUT 0x2u  /* a scope whose name was cut at FVBPF_SCOPE_NAME bytes */
 struct torch_call {
 	uint64_t start_ns, end_ns;  /* end 0 while open */
 	uint32_t tid;
@@ -144,6 +145,8 @@ static inline size_t seg_limit(size_t v, size_t def)
 {
 	return v ? v : def;
 }
+/* Scopes of @seg whose name was cut (TORCH_CALL_NAME_CUT). */
+size_t seg_scopes_cut(const struct segment *seg);
 bool seg_tracker_done(const struct seg_tracker *t);
 void segment_free(struct segment *seg);
 

@@ -46,6 +46,7 @@ struct session_target {
 	uint64_t drops_outside; /* of those, charged to no written segment */
 	uint64_t last_ts;       /* latest record of this process, GPU batches aside */
 	bool suspect;           /* records lost since the depths last agreed */
+	uint32_t steps_seen;    /* number of the latest --step-by scope end */
 	bool resyncing;         /* inside regions whose outermost begin was lost */
 	bool cut_after;         /* cut the segment after this region record */
 	bool outer_known;       /* BPF's invocation number of the open segment: */
@@ -83,6 +84,7 @@ struct session_target {
 	struct torch_pairing tpair;
 	bool stepping;              /* --step-by: a step segment is open */
 	uint64_t scopes_untracked;  /* scopes whose end BPF could not watch */
+	uint64_t scopes_cut;        /* scope names cut at FVBPF_SCOPE_NAME bytes */
 	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
 };
 

@@ -447,6 +447,7 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 	json_object_object_add(m, "over_limits", over_limits_json(seg));
 	json_object_object_add(m, "torch_calls", json_object_new_uint64(seg->nops));
 	json_object_object_add(m, "torch_calls_over_limit", json_object_new_uint64(seg->ops_dropped));
+	json_object_object_add(m, "torch_scope_names_cut", json_object_new_uint64(seg_scopes_cut(seg)));
 	json_object_object_add(m, "cuda_calls_not_attributed_to_ops",
 			       json_object_new_uint64(s->unattributed_calls));
 	return m;

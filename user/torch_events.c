@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "drops.h"
 #include "events.h"
 #include "fvbpf.skel.h"
 #include "log.h"
@@ -93,6 +94,7 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 		s->bad_records++;
 		return 0;
 	}
+	drops_charge_low32(t, ev->drops);
 	if (ev->hdr.type == FVBPF_EV_TORCH_EXIT) {
 		torch_pairing_exit(&t->tpair, t->tracker.cur, ev->hdr.tid, ev->id, ev->hdr.ts_ns);
 		return 0;
@@ -103,6 +105,40 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	op.overload = id->overload;
 	op.kind = id->kind;
 	return torch_pairing_enter(&t->tpair, t->tracker.cur, ev->id, &op, 0, -1);
+}
+
+/* A gated scope's record as the region record it stands for, so that
+ * drops.c treats its losses as a region's. */
+static struct fvbpf_region_event as_region(const struct fvbpf_scope_event *ev, uint16_t type,
+					   int region)
+{
+	struct fvbpf_region_event re = {
+		.hdr = ev->hdr, .region_id = (uint32_t)region, .depth = ev->depth,
+		.drops = ev->drops, .outer = ev->outer,
+	};
+
+	re.hdr.type = type;
+	return re;
+}
+
+/* A region scope's begin or end into the segment tracker, through the
+ * same loss logic as region records. */
+static int gated(struct session_target *t, const struct fvbpf_scope_event *ev, uint16_t type,
+		 int region, uint32_t tid)
+{
+	struct fvbpf_region_event re = as_region(ev, type, region);
+	const struct segment *before;
+	int err;
+
+	if (drops_before_region(t, &re) == DROPS_SKIP)
+		return 0;
+	before = t->tracker.cur;
+	if (type == FVBPF_EV_REGION_BEGIN)
+		err = seg_on_begin(&t->tracker, tid, (uint32_t)region, ev->hdr.ts_ns);
+	else
+		err = seg_on_end(&t->tracker, tid, (uint32_t)region, ev->hdr.ts_ns);
+	drops_after_region(t, &re, before);
+	return err;
 }
 
 static int on_scope_begin(struct session *s, struct session_target *t,
@@ -117,6 +153,10 @@ static int on_scope_begin(struct session *s, struct session_target *t,
 	name[len] = '\0'; /* a NUL inside ends it */
 	if (ev->flags & FVBPF_SCOPE_UNTRACKED)
 		t->scopes_untracked++;
+	if (ev->flags & FVBPF_SCOPE_CUT) {
+		t->scopes_cut++;
+		op.flags |= TORCH_CALL_NAME_CUT;
+	}
 	kind = gate_kind(s, name);
 	if (kind && !(ev->flags & (FVBPF_SCOPE_GATED | FVBPF_SCOPE_STEP)))
 		gate_put(s, ev->name, len, kind); /* from the next occurrence on */
@@ -124,10 +164,12 @@ static int on_scope_begin(struct session *s, struct session_target *t,
 		region = scope_region(s, name);
 		if (region >= 0) {
 			s->reg.defs[region].entered++;
-			err = seg_on_begin(&t->tracker, ev->hdr.tid, (uint32_t)region, ev->hdr.ts_ns);
+			err = gated(t, ev, FVBPF_EV_REGION_BEGIN, region, ev->hdr.tid);
 			if (err)
 				return err;
 		}
+	} else {
+		drops_charge(t, ev->drops);
 	}
 	op.start_ns = ev->hdr.ts_ns;
 	op.tid = ev->hdr.tid;
@@ -144,9 +186,14 @@ static int on_scope_end(struct session *s, struct session_target *t,
 
 	torch_pairing_scope_end(&t->tpair, t->tracker.cur, ev->handle, ev->hdr.ts_ns, &region, &tid);
 	if (region >= 0 && (ev->flags & FVBPF_SCOPE_GATED))
-		err = seg_on_end(&t->tracker, tid, (uint32_t)region, ev->hdr.ts_ns);
+		err = gated(t, ev, FVBPF_EV_REGION_END, region, tid);
+	else
+		drops_charge(t, ev->drops);
 	if (!err && (ev->flags & FVBPF_SCOPE_STEP) && s->step_region >= 0) {
-		/* A step runs from one step scope's end to the next's. */
+		/* A step runs from one step scope's end to the next's; after a
+		 * lost step end the open one is cut incomplete instead. */
+		if (drops_step_end(t, ev->outer))
+			t->stepping = false;
 		if (t->stepping)
 			err = seg_on_end(&t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
 		t->stepping = true;

@@ -122,6 +122,8 @@ static void torch_slices(FILE *f, const struct seg_output_ctx *c)
 			fputs(",\"incomplete\":true", f);
 		else if (op->flags & TORCH_CALL_NO_RETURN)
 			fputs(",\"did_not_return\":true", f);
+		if (op->flags & TORCH_CALL_NAME_CUT)
+			fputs(",\"name_cut\":true", f); /* the scope's name is longer */
 		fputs("}}", f);
 	}
 }
@@ -332,7 +334,8 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 		"\"gpu_records\":%zu}", s->slices_dropped, s->calls_dropped, s->gpu_dropped,
 		seg_limit(s->limits.slices, SEG_MAX_SLICES), seg_limit(s->limits.calls, SEG_MAX_CALLS),
 		seg_limit(s->limits.gpu, SEG_MAX_GPU));
-	fprintf(f, ",\"torch_calls\":%zu,\"torch_calls_over_limit\":%" PRIu64, s->nops, s->ops_dropped);
+	fprintf(f, ",\"torch_calls\":%zu,\"torch_calls_over_limit\":%" PRIu64
+		",\"torch_scope_names_cut\":%zu", s->nops, s->ops_dropped, seg_scopes_cut(s));
 	fputs("},\n", f);
 }
 

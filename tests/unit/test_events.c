@@ -10,6 +10,7 @@
 #include "events.h"
 #include "symbolizer.h"
 #include "target.h"
+#include "torch_ops.h"
 #include "unit.h"
 
 #define PID 4242
@@ -313,6 +314,138 @@ static void test_older_drop_count_is_ignored(void)
 	session_free(&s);
 }
 
+/* ---- torch records ---- */
+
+/* The session as --step-by 'Optimizer.step*' makes it, one operator id. */
+static void torch_setup(void)
+{
+	struct torch_id *id;
+
+	session_setup();
+	s.step_by = "Optimizer.step*";
+	s.step_region = registry_add(&s.reg, "step", "--step-by");
+	CHECK(s.step_region >= 0);
+	s.reg.defs[s.step_region].enabled = true;
+	torch_table_init(&s.torch, &s.knames);
+	s.torch.ids = calloc(1, sizeof(*s.torch.ids));
+	CHECK(s.torch.ids != NULL);
+	id = &s.torch.ids[0];
+	s.torch.n = s.torch.cap = 1;
+	id->name = name_table_intern(&s.knames, "aten::mm");
+	id->kind = TORCH_OP;
+}
+
+static void op(uint16_t type, uint64_t ts, uint32_t drops)
+{
+	struct fvbpf_torch_event e = {
+		.hdr = { .type = type, .version = FVBPF_EVENT_VERSION, .size = sizeof(e),
+			 .tgid = PID, .tid = PID, .ts_ns = ts },
+		.id = 0, .drops = drops,
+	};
+
+	feed(&e, sizeof(e));
+}
+
+static struct fvbpf_scope_event scope(uint16_t type, uint64_t ts, uint64_t handle, uint32_t flags,
+				      const char *name, uint64_t drops)
+{
+	struct fvbpf_scope_event e = {
+		.hdr = { .type = type, .version = FVBPF_EVENT_VERSION, .size = sizeof(e),
+			 .tgid = PID, .tid = PID, .ts_ns = ts },
+		.handle = handle, .flags = flags, .drops = drops,
+	};
+
+	e.name_len = (uint32_t)strnlen(name, FVBPF_SCOPE_NAME);
+	memcpy(e.name, name, e.name_len);
+	return e;
+}
+
+/* The end of step scope number @n (BPF numbers them). */
+static void step_end(uint64_t ts, uint32_t n, uint64_t drops)
+{
+	struct fvbpf_scope_event e = scope(FVBPF_EV_SCOPE_END, ts, 0x1000 + n,
+					   FVBPF_SCOPE_STEP, "", drops);
+
+	e.outer = n;
+	feed(&e, sizeof(e));
+}
+
+/* Operator records carry the drops too: charged to the step they hit. */
+static void test_torch_op_records_charge_drops(void)
+{
+	torch_setup();
+	step_end(100, 1, 0);
+	CHECK(t->tracker.cur != NULL);
+	op(FVBPF_EV_TORCH_ENTER, 110, 0);
+	op(FVBPF_EV_TORCH_EXIT, 120, 3);     /* 3 lost between them */
+	CHECK_EQ(t->tracker.cur->drops, 3);
+	CHECK(t->suspect);
+	step_end(200, 2, 5);                 /* 2 more before the step's end */
+	op(FVBPF_EV_TORCH_ENTER, 210, 5);
+	CHECK_EQ(t->npending, 1);
+	CHECK_EQ(t->pending[0].seg->drops, 5);
+	CHECK(!t->pending[0].seg->incomplete);
+	CHECK_EQ(drops_accounted(), 5);
+	session_free(&s);
+}
+
+/* 32 bits of count: extended across the wrap, an older one adds nothing. */
+static void test_torch_drop_count_wraps(void)
+{
+	torch_setup();
+	step_end(100, 1, 0xfffffff0ull);
+	CHECK_EQ(t->drops_seen, 0xfffffff0ull);
+	op(FVBPF_EV_TORCH_ENTER, 110, 0x00000004u);
+	CHECK_EQ(t->drops_seen, 0x100000004ull);
+	op(FVBPF_EV_TORCH_EXIT, 120, 0xfffffff8u); /* a racing thread's older count */
+	CHECK_EQ(t->drops_seen, 0x100000004ull);
+	CHECK_EQ(t->tracker.cur->drops, 0x14);
+	session_free(&s);
+}
+
+/* A step end lost to a drop: the merged step is cut and written incomplete,
+ * the steps after it are whole again. */
+static void test_lost_step_end_cuts_the_step(void)
+{
+	torch_setup();
+	step_end(100, 1, 0);
+	op(FVBPF_EV_TORCH_ENTER, 110, 0);
+	op(FVBPF_EV_TORCH_EXIT, 120, 0);
+	step_end(200, 2, 0);
+	op(FVBPF_EV_TORCH_ENTER, 210, 0);
+	op(FVBPF_EV_TORCH_EXIT, 220, 1);     /* step end 3 was the one lost */
+	step_end(400, 4, 1);
+	step_end(500, 5, 1);
+	CHECK_EQ(t->lost_ends, 1);
+	CHECK_EQ(t->npending, 3);
+	CHECK(!t->pending[0].seg->incomplete);
+	CHECK(t->pending[1].seg->incomplete && t->pending[1].seg->lost_end);
+	CHECK_EQ(t->pending[1].seg->end_ns, 220); /* its last record */
+	CHECK_EQ(t->pending[1].seg->drops, 1);
+	CHECK(!t->pending[2].seg->incomplete);
+	CHECK_EQ(t->pending[2].seg->start_ns, 400);
+	session_free(&s);
+}
+
+/* A scope name longer than BPF copies: marked and counted. */
+static void test_cut_scope_name_is_marked(void)
+{
+	struct fvbpf_scope_event e;
+
+	torch_setup();
+	step_end(100, 1, 0);
+	e = scope(FVBPF_EV_SCOPE_BEGIN, 110, 0x5000, FVBPF_SCOPE_CUT, "a_very_long_user_scope", 0);
+	feed(&e, sizeof(e));
+	e = scope(FVBPF_EV_SCOPE_BEGIN, 120, 0x6000, 0, "short", 0);
+	feed(&e, sizeof(e));
+	CHECK_EQ(t->scopes_cut, 1);
+	CHECK_EQ(t->tracker.cur->nops, 2);
+	CHECK(t->tracker.cur->ops[0].flags & TORCH_CALL_NAME_CUT);
+	CHECK(!(t->tracker.cur->ops[1].flags & TORCH_CALL_NAME_CUT));
+	CHECK_EQ(seg_scopes_cut(t->tracker.cur), 1);
+	session_free(&s);
+}
+
 int main(void)
 {
 	RUN(test_region_records_make_a_segment);
@@ -325,5 +458,9 @@ int main(void)
 	RUN(test_depth_zero_closes_what_lost_an_end);
 	RUN(test_no_resync_without_drops);
 	RUN(test_older_drop_count_is_ignored);
+	RUN(test_torch_op_records_charge_drops);
+	RUN(test_torch_drop_count_wraps);
+	RUN(test_lost_step_end_cuts_the_step);
+	RUN(test_cut_scope_name_is_marked);
 	UNIT_DONE();
 }
