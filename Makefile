@@ -251,7 +251,7 @@ else
 	@echo "fuzz: $(CLANG) cannot link a libFuzzer harness (-fsanitize=fuzzer): install clang and libclang-rt-dev" >&2; exit 1
 endif
 
-unit: $(UNIT_BINS)
+unit: venv $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
 
 demo: deps all

@@ -6,18 +6,26 @@
 load helpers
 
 TRAIN=$ROOT/tests/workloads/torch_train.py
-# The venvs `make venv` builds, else the ones this project's machines hold.
-first_py() { local p; for p in "$@"; do [ -x "$p" ] && { echo "$p"; return; }; done; echo "$1"; }
-PY214=${FVBPF_TORCH_PY_214:-$(first_py "$BUILD/venv-torch214/bin/python3" /work/venv-torch214/bin/python3)}
-PY213=${FVBPF_TORCH_PY_213:-$(first_py "$BUILD/venv-torch213/bin/python3" /work/venv-torch213/bin/python3)}
+# The venvs `make venv` builds (CI builds them: `make test` depends on it),
+# or the interpreters FVBPF_TORCH_PY_214/_213 name.
+PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
+PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
 COUNTS=$ROOT/tests/lib/torch_counts.py
 
 setup() { common_setup; }
 teardown() { common_teardown; }
 
+# A missing venv fails the test: it is part of the suite, not optional.
+need_torch() { # PY
+	if [ ! -x "$1" ]; then
+		echo "no torch venv at $1: run \`make venv\` (or set FVBPF_TORCH_PY_214/_213)" >&2
+		return 1
+	fi
+}
+
 # start_torch PY STEPS: the loop, waiting for $BATS_TEST_TMPDIR/go.
 start_torch() {
-	[ -x "$1" ] || skip "no torch venv at $1 (set FVBPF_TORCH_PY_214/_213)"
+	need_torch "$1"
 	"$1" "$TRAIN" run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
 	WL_PIDS+=($!)
 	disown
@@ -42,6 +50,7 @@ run_steps() {
 }
 
 oracle() { # PY
+	need_torch "$1" || return 1
 	"$1" "$TRAIN" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
 }
 
