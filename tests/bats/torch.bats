@@ -23,10 +23,10 @@ need_torch() { # PY
 	fi
 }
 
-# start_torch PY STEPS: the loop, waiting for $BATS_TEST_TMPDIR/go.
+# start_torch PY STEPS [OPTION...]: the loop, waiting for $BATS_TEST_TMPDIR/go.
 start_torch() {
 	need_torch "$1"
-	"$1" "$TRAIN" run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
+	"$1" "$TRAIN" "${@:3}" run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
 	WL_PIDS+=($!)
 	disown
 	local i
@@ -49,9 +49,9 @@ run_steps() {
 	wait_fvbpf
 }
 
-oracle() { # PY
+oracle() { # PY [OPTION...]
 	need_torch "$1" || return 1
-	"$1" "$TRAIN" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+	"$1" "$TRAIN" "${@:2}" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
 }
 
 step_by_matches_profiler() { # PY
@@ -105,6 +105,47 @@ print("ops", p["operators_probed"] > 3000, "nodes", p["nodes_probed"] > 700, "sc
 
 @test "torch 2.13.0: --step-by segments hold torch.profiler's counts" {
 	step_by_matches_profiler "$PY213"
+}
+
+@test "torch: --step-by while DataLoader workers fork every epoch: workers live, untraced, counts hold" {
+	# 4 batches an epoch, 2 fork workers each: 7 steps fork new workers twice
+	oracle "$PY214" --workers 2
+	start_torch "$PY214" 8 --workers 2
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 6
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	# the workers of each finished epoch exited with 0 (a crash makes the
+	# DataLoader raise, and the loop would not print this)
+	assert_file_contains "$WL_LOG" '^workers=4 bad=0$'
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=6 incomplete=0"
+	# Segment J holds run step J+2 (step 0's scope teaches fvbpf the
+	# glob, step 1's end opens the first segment).  The steps that began
+	# no epoch hold the oracle's counts exactly; the others, with the end
+	# of an epoch and a fork inside, are only valid.
+	local starts seg steady=()
+	starts=$(sed -n 's/^epoch_starts=//p' "$WL_LOG")
+	[ "$starts" = "2,6" ]
+	for seg in 1 2 3 5; do
+		steady+=("$OUT/summary_rank0_segment000${seg}_step.json")
+	done
+	run python3 "$COUNTS" "$BATS_TEST_TMPDIR/oracle.json" "${steady[@]}"
+	echo "$output"
+	assert_success
+	# every torch slice is the main process's: workers are not traced
+	run python3 -c '
+import glob, json, sys
+pids = {e["pid"] for f in glob.glob(sys.argv[1] + "/trace_*.json")
+        for e in json.load(open(f))["traceEvents"] if e.get("cat") in ("cpu_op", "user_annotation")}
+print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
+	assert_output "pids True"
+	# the epoch steps did fork: their DataLoader scope holds the new workers
+	for seg in 0 4; do
+		run grep -o '"name":"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"' \
+			"$OUT/trace_rank0_segment000${seg}_step.json"
+		[ "${#lines[@]}" -eq 2 ]
+	done
 }
 
 @test "torch: -r torch:GLOB makes each matching scope a segment, name sanitised (canonical, lower case)" {

@@ -2,6 +2,13 @@
 """A small CPU training loop with no fvbpf code: a transformer-like block,
 AdamW, a DataLoader (num_workers=0), deterministic.
 
+  --workers N (first argument, any mode): a DataLoader with N workers
+  (fork start method) over EPOCH batches, so that a new set of workers is
+  forked every EPOCH steps; the oracle profiles the same loop.  The run
+  mode then prints "epoch_starts=I,J,..." (the run steps that began an
+  epoch: their fetch ended one and forked the next workers) and
+  "workers=N bad=M" (M: workers whose exit code was not 0).
+
   torch_train.py oracle           profile one steady step with torch.profiler
                                   (CPU) and print key_averages counts as JSON
   torch_train.py run DIR STEPS    write DIR/ready (the pid), wait for DIR/go,
@@ -15,11 +22,17 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 torch.set_num_threads(1)
 torch.manual_seed(0)
 D, T, B, H = 64, 16, 8, 4
+EPOCH = 4  # batches per epoch with --workers
+
+WORKERS = 0
+if len(sys.argv) > 2 and sys.argv[1] == "--workers":
+    WORKERS = int(sys.argv[2])
+    del sys.argv[1:3]
 
 
 class Block(nn.Module):
@@ -49,12 +62,52 @@ class Block(nn.Module):
 
 model = Block()
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-ds = TensorDataset(torch.randn(B * 2000, T, D), torch.randint(0, 10, (B * 2000,)))
-it = iter(DataLoader(ds, batch_size=B, num_workers=0))
+worker_exits = []   # exit codes of the workers of finished epochs
+epoch_started = []  # per step: did its fetch begin an epoch?
+
+
+class InOrder(Dataset):
+    """The samples of TensorDataset, but batch J of an epoch comes out of
+    its worker 30*J ms late, so batches reach the main process in order and
+    each step unpickles exactly its own (racing workers would move those
+    ops from one step to another, and per-step counts would vary)."""
+
+    def __init__(self, *tensors):
+        self.tensors = tensors
+
+    def __len__(self):
+        return len(self.tensors[0])
+
+    def __getitem__(self, i):
+        if i % B == 0:
+            time.sleep(0.03 * ((i // B) % EPOCH))
+        return tuple(t[i] for t in self.tensors)
+
+
+def batches():
+    """Batches for ever: one epoch after another, as a training loop's
+    `for epoch: for x, y in loader` does (new workers each epoch)."""
+    n = B * (EPOCH if WORKERS else 2000)
+    ds = (InOrder if WORKERS else TensorDataset)(torch.randn(n, T, D),
+                                                 torch.randint(0, 10, (n,)))
+    kw = dict(num_workers=WORKERS, multiprocessing_context="fork") if WORKERS else {}
+    loader = DataLoader(ds, batch_size=B, **kw)
+    while True:
+        it = iter(loader)
+        first = True
+        for xy in it:
+            yield xy, first
+            first = False
+        # exhausted: the iterator has joined its workers
+        worker_exits.extend(w.exitcode for w in getattr(it, "_workers", []))
+
+
+data = batches()
 
 
 def step():
-    x, y = next(it)
+    (x, y), first = next(data)
+    epoch_started.append(first)
     loss = F.cross_entropy(model(x), y)
     opt.zero_grad()
     loss.backward()
@@ -76,9 +129,15 @@ elif mode == "run":
     print("pid=%d" % os.getpid(), flush=True)
     while not os.path.exists(os.path.join(d, "go")):
         time.sleep(0.05)
+    base = len(epoch_started)
     for _ in range(steps):
         step()
         time.sleep(0.05)
+    if WORKERS:
+        starts = [i - base for i in range(base, len(epoch_started)) if epoch_started[i]]
+        print("epoch_starts=%s" % ",".join(map(str, starts)), flush=True)
+        print("workers=%d bad=%d" % (len(worker_exits), sum(1 for c in worker_exits if c != 0)),
+              flush=True)
     open(os.path.join(d, "done"), "w").close()
     # stay (idle, no ops) until DIR/exit or two minutes, for checks on the live process
     for _ in range(2400):
@@ -111,4 +170,5 @@ elif mode == "time":
         print("round %d ms_per_step %.3f" % (k, times[len(times) // 2] / 1e6), flush=True)
         open(os.path.join(d, "done.%d" % k), "w").close()
 else:
-    sys.exit("usage: torch_train.py oracle | run DIR STEPS | time DIR ROUNDS STEPS [PROFILE_ROUND]")
+    sys.exit("usage: torch_train.py [--workers N] oracle | run DIR STEPS | "
+             "time DIR ROUNDS STEPS [PROFILE_ROUND]")
