@@ -241,7 +241,7 @@ $(BUILD)/fuzz/libcore.a: $(CORE_SRCS:%.c=$(BUILD)/fuzz/%.o)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/fuzz/libcore.a
 	$(call msg,CC-FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer $(WARN) -std=gnu11 $(CPPFLAGS) -o $@ $< \
+	$(Q)$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer $(WARN) -std=gnu11 -MMD -MP $(CPPFLAGS) -o $@ $< \
 		$(BUILD)/fuzz/libcore.a $(LDLIBS)
 
 fuzz: $(FUZZ_BINS)
@@ -301,4 +301,7 @@ regen-cuda-errors:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Header dependencies of every object and binary compiled here (-MMD -MP),
+# the harnesses included: a header change rebuilds all that include it.
+# The venvs are pruned: thousands of files, none of them ours.
+-include $(shell find $(BUILD) -path '$(BUILD)/venv-*' -prune -o -name '*.d' -type f -print 2>/dev/null)
