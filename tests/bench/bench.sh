@@ -52,6 +52,13 @@
 #      Targets: (C-A) at most 1.25x (D-A), and (B-A) at most 1.1x (E-A).
 #      Skipped (said so) when the toolkit's libcudart is not installed.
 #
+#   6. PyTorch operators (tests/bench/torch_bench.sh, which says how): per-op
+#      cost not attached / a bare uprobe / fvbpf outside and inside segments /
+#      bpftrace entry+return on at::_ops::add_Tensor::call, attach time with
+#      all operator probes, where the nanoseconds go (bpf_stats), and the step
+#      time of the CPU training loop not attached / fvbpf outside / inside /
+#      torch.profiler.  SKIP (said so) without the torch venv of `make venv`.
+#
 # Usage: tests/bench/bench.sh [BUILD_DIR]     (root: uprobes, bpftrace)
 # Environment: BENCH_HITS (marker hits per round, default 400000),
 #   BENCH_ROUNDS (5), BENCH_SETS (3), BENCH_IDLE_HITS (hits of the
@@ -369,10 +376,16 @@ else
 	echo "fvbpf / bpftrace cost per hit: n/a (bpftrace's cost is within noise of the baseline)   (target: at most ${TARGET}x)"
 fi
 
+# --- 6. PyTorch operators (after 5): tests/bench/torch_bench.sh -------------
+torch_section() {
+	"$ROOT/tests/bench/torch_bench.sh" "$BUILD" || die "the PyTorch section failed (above)"
+}
+
 # --- 5. cudaLaunchKernel on the real libcudart ------------------------------
 if [ ! -e "$CUDART" ]; then
 	echo
 	echo "5. cudaLaunchKernel on the real libcudart: skipped ($CUDART not found: no CUDA toolkit)"
+	torch_section
 	exit 0
 fi
 
@@ -543,4 +556,5 @@ verdict() {
 echo
 verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" "$TARGET_INSIDE"
 verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
+torch_section
 exit 0
