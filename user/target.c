@@ -76,14 +76,12 @@ int targets_check(struct session *s, const struct attach_opts *o)
 			return -ENOENT;
 		}
 		s->ntargets++;
-		if (!t->has_markers) {
-			log_info("PID %d (%s): no fvbpf markers; segments come from %s", t->proc.pid,
-				 t->proc.comm, s->window_ns ? "time windows (--window)" : "torch scopes");
-			continue;
-		}
-		err = target_control_open(&t->ctl, &t->proc);
+		err = target_control_open(&t->ctl, &t->proc, t->has_markers);
 		if (err)
 			return err;
+		if (!t->has_markers)
+			log_info("PID %d (%s): no fvbpf markers; segments come from %s", t->proc.pid,
+				 t->proc.comm, s->window_ns ? "time windows (--window)" : "torch scopes");
 	}
 	/* Two targets with one rank would overwrite each other's files. */
 	for (i = 0; i < s->ntargets; i++)

@@ -260,7 +260,7 @@ static int find_control_page(struct target_control *c, const struct marker_lib *
 	return 0;
 }
 
-int target_control_open(struct target_control *c, const struct proc_target *p)
+int target_control_open(struct target_control *c, const struct proc_target *p, bool markers)
 {
 	static const uint32_t magic = FVBPF_CONTROL_MAGIC;
 	struct iovec local, remote;
@@ -276,6 +276,8 @@ int target_control_open(struct target_control *c, const struct proc_target *p)
 				  strerror(-err));
 		return err;
 	}
+	if (!markers)
+		return 0; /* torch or --window only: the lock is all there is */
 	err = find_control_page(c, &p->marker);
 	if (err == -EFAULT || err == -ESRCH) {
 		log_error("cannot read the fvbpf control page of PID %d: %s", c->pid, strerror(-err));

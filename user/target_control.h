@@ -26,11 +26,12 @@ struct target_control {
 #define TARGET_LOCK_DIR "/run/fvbpf"
 
 /*
- * Lock the process for this fvbpf, find its control page, and make sure
- * its probe functions hold the library's own bytes (repairing those a fork
- * inherited).  Says what is wrong in one line and returns -errno.
+ * Lock the process for this fvbpf and, with @markers, find its control
+ * page and make sure its probe functions hold the library's own bytes
+ * (repairing those a fork inherited).  Says what is wrong in one line and
+ * returns -errno.
  */
-int target_control_open(struct target_control *c, const struct proc_target *p);
+int target_control_open(struct target_control *c, const struct proc_target *p, bool markers);
 /* Write an epoch: even keeps the markers off the probes, odd lets them on. */
 int target_control_set_epoch(const struct target_control *c, uint32_t epoch);
 /* An odd epoch that no thread of the target can hold from an earlier

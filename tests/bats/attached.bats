@@ -99,3 +99,15 @@ n_segments_after_attached() { # N workload...
 	# and the killed one's lock file was swept, not left to pile up
 	[ -z "$(ls /run/fvbpf/ | grep "^pid$WL_PID-")" ]
 }
+
+@test "one fvbpf per process also without markers (--window on a plain process)" {
+	start_workload "$WL_LOG" bash -c 'echo pid=$$; exec sleep 30'
+	start_fvbpf -p "$WL_PID" -o "$OUT" --window 0.2
+	local first=$FV_PID
+	run "$FVBPF" attach -p "$WL_PID" -o "$OUT/second" --window 0.2 -d 0.5
+	assert_failure 1
+	assert_output --partial "PID $WL_PID is already traced by another fvbpf (PID $first)"
+	kill -INT "$FV_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+}
