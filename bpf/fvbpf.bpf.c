@@ -452,6 +452,58 @@ int torch_call(struct pt_regs *ctx)
 	return 0;
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FVBPF_VTABLES_MAX);
+	__type(key, struct fvbpf_vtable_key);
+	__type(value, __u32);
+} torch_vtables SEC(".maps");
+
+__u64 eval_unknown = 0;  /* evaluate_function on a node class not in the map */
+
+/*
+ * Engine::evaluate_function, entry and return, inside segments: the node's
+ * vtable names it; the entry keeps the id for the return.
+ */
+SEC("uprobe")
+int torch_eval(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), attach_cookie, *sc, drops;
+	struct fvbpf_vtable_key key = {};
+	struct fvbpf_proc_state *ps;
+	struct fvbpf_torch_event *ev;
+	bool ret = bpf_session_is_return();
+	__u32 *id;
+
+	attach_cookie = bpf_get_attach_cookie(ctx);
+	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, pid_tgid >> 32);
+	sc = bpf_session_cookie();
+	if (!ps || !sc)
+		return 1;
+	if (!ret) {
+		if (!(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0)
+			return 1;
+		key.tgid = pid_tgid >> 32;
+		if (bpf_probe_read_user(&key.vptr, sizeof(key.vptr), (const void *)PT_REGS_PARM3(ctx)))
+			return 1;
+		id = bpf_map_lookup_elem(&torch_vtables, &key);
+		if (!id) {
+			__sync_fetch_and_add(&eval_unknown, 1);
+			return 1;
+		}
+		*sc = *id;
+	}
+	drops = ps->drops;
+	ev = reserve(ps, sizeof(*ev));
+	if (!ev)
+		return 1; /* no entry record: skip the return too */
+	fill_hdr(&ev->hdr, ret ? FVBPF_EV_TORCH_EXIT : FVBPF_EV_TORCH_ENTER, sizeof(*ev), pid_tgid);
+	ev->id = (__u32)*sc;
+	ev->drops = (__u32)drops;
+	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
+	return 0;
+}
+
 /*
  * record_function_enter_new(const std::string &name, ...): sret in rdi, the
  * name in rsi.  The entry keeps &name; the return reads it (the caller

@@ -199,6 +199,20 @@ struct fvbpf_scope_event {
 	char name[FVBPF_SCOPE_NAME];
 };
 
+/*
+ * Engine::evaluate_function(graph_task, Node *func, ...): the node in rdx,
+ * named by its class's vtable (map "torch_vtables", filled by the loader
+ * with each node class's vtable address in the process -> the torch id of
+ * "autograd::engine::evaluate_function: <name()>"), so BPF records it as
+ * an ordinary torch call, entry and return.
+ */
+struct fvbpf_vtable_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 vptr;             /* what the node's first word holds: _ZTV + 16 */
+};
+#define FVBPF_VTABLES_MAX 65536
+
 /* Gate kinds of a scope name hash (map "torch_gates"). */
 #define FVBPF_GATE_REGION 1u  /* open while the scope is */
 #define FVBPF_GATE_STEP 2u    /* open from the end of its first occurrence on */
@@ -267,6 +281,7 @@ _Static_assert(sizeof(struct fvbpf_api_enter) == 24 + 8 + 80 + 48, "api enter la
 _Static_assert(sizeof(struct fvbpf_api_exit) == 40, "api exit layout");
 _Static_assert(sizeof(struct fvbpf_api_cfg) == 4, "api cfg layout");
 _Static_assert(sizeof(struct fvbpf_torch_event) == 32, "torch event layout");
+_Static_assert(sizeof(struct fvbpf_vtable_key) == 16, "vtable key layout");
 _Static_assert(sizeof(struct fvbpf_scope_event) == 56 + FVBPF_SCOPE_NAME, "scope event layout");
 _Static_assert(sizeof(struct fvbpf_corr_event) == 40, "corr event layout");
 _Static_assert(sizeof(struct fvbpf_gpu_chunk) == 32 + FVBPF_GPU_CHUNK, "gpu chunk layout");

@@ -37,9 +37,10 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 		return err;
 	}
 	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
-	/* The session programs: CUDA calls, torch operators and scopes. */
+	/* The session programs: CUDA calls, torch operators, scopes, evaluate_function. */
 	struct bpf_program *session_progs[] = {
 		s->skel->progs.api_call, s->skel->progs.torch_call, s->skel->progs.scope_enter,
+		s->skel->progs.torch_eval,
 	};
 	size_t i;
 

@@ -65,6 +65,8 @@ static json_object *torch_json(const struct session_target *t)
 	json_object_object_add(o, "operators_probed", json_object_new_uint64(t->torchp.nops));
 	json_object_object_add(o, "nodes_probed", json_object_new_uint64(t->torchp.nnodes));
 	json_object_object_add(o, "scopes_probed", json_object_new_boolean(t->torchp.scopes));
+	json_object_object_add(o, "evaluate_function_classes",
+			       json_object_new_uint64(t->torchp.eval_classes));
 	json_object_object_add(o, "discover_ms", json_object_new_double((double)t->torchp.discover_ns / 1e6));
 	json_object_object_add(o, "attach_ms", json_object_new_double((double)t->torchp.attach_ns / 1e6));
 	json_object_object_add(o, "returns_lost", json_object_new_uint64(t->tpair.lost_returns));

@@ -75,6 +75,10 @@ void report_print(struct session *s, const struct attach_opts *o)
 		       (unsigned long long)st->gpu.outside, (unsigned long long)st->cupti_dropped);
 		over_limits_print(stdout, st);
 	}
+	if (s->skel->bss->eval_unknown)
+		printf("  autograd::engine::evaluate_function on %llu nodes of classes outside "
+		       "libtorch_cpu (PyNode, C++ extensions): not recorded\n",
+		       (unsigned long long)s->skel->bss->eval_unknown);
 	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors, %llu kernels "
 	       "without symbol\n", (unsigned long long)s->skel->bss->ringbuf_drops,
 	       (unsigned long long)s->bad_records, w->write_errors,

@@ -97,6 +97,8 @@ static void target_scan_torch(struct session *s, struct session_target *t)
 	struct torch_progs pr = {
 		.call_fd = bpf_program__fd(s->skel->progs.torch_call),
 		.enter_fd = bpf_program__fd(s->skel->progs.scope_enter),
+		.eval_fd = bpf_program__fd(s->skel->progs.torch_eval),
+		.vtables_fd = bpf_map__fd(s->skel->maps.torch_vtables),
 		.end_prog = s->skel->progs.scope_end,
 	};
 

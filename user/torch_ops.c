@@ -25,6 +25,10 @@ static const char SCOPE_ENTER[] =
 	"_ZN5torch8autograd8profiler25record_function_enter_newERKNSt7__cxx1112basic_string"
 	"IcSt11char_traitsIcESaIcEEERKSt8optionalIS7_E";
 static const char SCOPE_END[] = "_ZN2at14RecordFunction3endEv";
+static const char EVAL[] =
+	"_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4Node"
+	"ERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE";
+static const char VTABLE_PREFIX[] = "_ZTVN5torch8autograd";
 
 struct opid_at {
 	char opid[OPID_MAX];
@@ -154,6 +158,25 @@ int torch_node_name(const char *mangled, char *out, size_t len)
 	return 0;
 }
 
+int torch_eval_name(const char *mangled, char *out, size_t len)
+{
+	char apply[TORCH_NAME_MAX + sizeof(APPLY_TAIL) + 8], node[TORCH_NAME_MAX];
+	size_t n = strlen(mangled);
+
+	/* _ZTV N <names> E -> _Z N <names> 5apply...: the node's apply()
+	 * symbol, which torch_node_name already names as the profiler does. */
+	if (strncmp(mangled, VTABLE_PREFIX, sizeof(VTABLE_PREFIX) - 1) || mangled[n - 1] != 'E' ||
+	    n - 5 + 3 + sizeof(APPLY_TAIL) > sizeof(apply))
+		return -ENOENT;
+	snprintf(apply, sizeof(apply), "_ZN%.*s%s", (int)(n - 6), mangled + 5, APPLY_TAIL);
+	if (torch_node_name(apply, node, sizeof(node)))
+		return -ENOENT;
+	if (strlen(TORCH_EVAL_PREFIX) + strlen(node) >= len)
+		return -ENOENT;
+	snprintf(out, len, "%s%s", TORCH_EVAL_PREFIX, node);
+	return 0;
+}
+
 int torch_lea_decode(const uint8_t *code, size_t len, uint64_t vaddr, uint64_t *name_va,
 		     uint64_t *overload_va)
 {
@@ -204,6 +227,22 @@ static struct torch_sym *new_sym(struct torch_file *tf, uint64_t off, uint8_t ki
 	return s;
 }
 
+/* A node class's vtable: its address point and evaluate_function name. */
+static int add_eval(struct torch_file *tf, const struct elf_symbol *sym)
+{
+	char name[TORCH_NAME_MAX];
+	struct torch_eval *e;
+
+	if (torch_eval_name(sym->name, name, sizeof(name)) || sym->size < 24)
+		return 0; /* not a node, or no room for a virtual function */
+	if (grow_one(&tf->evals, tf->nevals, &tf->capevals, sizeof(*e), 1024))
+		return -ENOMEM;
+	e = &tf->evals[tf->nevals++];
+	e->va = sym->value + 16; /* past offset-to-top and the type_info */
+	memcpy(e->name, name, sizeof(name));
+	return 0;
+}
+
 static int on_symbol(const struct elf_symbol *sym, void *ctx)
 {
 	struct walk *w = ctx;
@@ -213,6 +252,9 @@ static int on_symbol(const struct elf_symbol *sym, void *ctx)
 
 	if (!sym->dynamic)
 		w->tf->has_symtab = true;
+	if (sym->type == STT_OBJECT && sym->shndx != SHN_UNDEF && sym->value &&
+	    !strncmp(sym->name, VTABLE_PREFIX, sizeof(VTABLE_PREFIX) - 1))
+		return add_eval(w->tf, sym);
 	if (sym->type != STT_FUNC || sym->shndx == SHN_UNDEF || !sym->value ||
 	    sym->name[0] != '_' || sym->name_len < 10)
 		return 0;
@@ -226,6 +268,8 @@ static int on_symbol(const struct elf_symbol *sym, void *ctx)
 		w->tf->scope_enter_off = off;
 	else if (!strcmp(sym->name, SCOPE_END))
 		w->tf->scope_end_off = off;
+	else if (!strcmp(sym->name, EVAL))
+		w->tf->eval_off = off;
 	else if (!torch_node_name(sym->name, node, sizeof(node)) &&
 		 (s = new_sym(w->tf, off, TORCH_NODE)))
 		memcpy(s->name, node, sizeof(node));
@@ -430,6 +474,27 @@ static int order_syms(struct torch_file *tf, size_t nodes)
 	return 0;
 }
 
+static int cmp_eval(const void *a, const void *b)
+{
+	uint64_t x = ((const struct torch_eval *)a)->va, y = ((const struct torch_eval *)b)->va;
+
+	return x < y ? -1 : x > y;
+}
+
+/* .dynsym and .symtab list a vtable twice: sorted, once each. */
+static void unique_evals(struct torch_file *tf)
+{
+	size_t i, n = 0;
+
+	if (!tf->nevals)
+		return;
+	qsort(tf->evals, tf->nevals, sizeof(*tf->evals), cmp_eval);
+	for (i = 0; i < tf->nevals; i++)
+		if (!n || tf->evals[n - 1].va != tf->evals[i].va)
+			tf->evals[n++] = tf->evals[i];
+	tf->nevals = n;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -455,6 +520,13 @@ int torch_file_discover_fd(int fd, const struct stat *st, struct torch_file *tf)
 	err = add_ops(fd, &w);
 	if (!err)
 		err = order_syms(tf, tf->nnodes);
+	if (!err) {
+		uint64_t o;
+
+		unique_evals(tf);
+		/* then a vtable's address is the mapping's start + its vaddr */
+		tf->vaddr_is_off = !elf_file_vaddr_to_off(w.ef, 0, &o) && o == 0;
+	}
 	tf->discover_ns = mono_ns() - t0;
 cleanup:
 	if (w.ef)
@@ -483,5 +555,6 @@ int torch_file_discover(const char *path, struct torch_file *tf)
 void torch_file_free(struct torch_file *tf)
 {
 	free(tf->syms);
+	free(tf->evals);
 	memset(tf, 0, sizeof(*tf));
 }

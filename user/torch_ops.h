@@ -30,6 +30,14 @@ struct torch_sym {
 	uint8_t naming;                 /* ops: enum torch_naming */
 };
 
+/* A node class's vtable and the evaluate_function name it gives. */
+struct torch_eval {
+	uint64_t va;                    /* of the vtable's address point (_ZTV + 16) */
+	char name[TORCH_NAME_MAX];      /* "autograd::engine::evaluate_function: X" */
+};
+
+#define TORCH_EVAL_PREFIX "autograd::engine::evaluate_function: "
+
 struct torch_file {
 	struct torch_sym *syms;         /* ops, then nodes */
 	size_t n, cap;
@@ -39,6 +47,11 @@ struct torch_file {
 	/* record_function scopes: entry of record_function_enter_new, and
 	 * at::RecordFunction::end() (0: absent) */
 	uint64_t scope_enter_off, scope_end_off;
+	/* Engine::evaluate_function (0: absent) and the node vtables */
+	uint64_t eval_off;
+	struct torch_eval *evals;       /* sorted by va, unique */
+	size_t nevals, capevals;
+	bool vaddr_is_off;              /* first PT_LOAD at vaddr 0, offset 0 */
 	uint64_t discover_ns;           /* time to read the file */
 };
 
@@ -74,6 +87,10 @@ int torch_file_discover_fd(int fd, const struct stat *st, struct torch_file *tf)
 /* The same by path (tests, files of our own): 0, or -errno. */
 int torch_file_discover(const char *path, struct torch_file *tf);
 void torch_file_free(struct torch_file *tf);
+
+/* The evaluate_function name of the node class whose vtable symbol is
+ * @mangled (`_ZTVN5torch...E`), as name() gives it: 0 or -ENOENT. */
+int torch_eval_name(const char *mangled, char *out, size_t len);
 
 /* Does @path (as a process maps it) name libtorch_cpu? */
 bool torch_is_libtorch_cpu(const char *path);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -40,7 +41,8 @@ void torch_probes_init(struct torch_probes *tp, pid_t pid, unsigned int slot)
 	memset(tp, 0, sizeof(*tp));
 	tp->pid = pid;
 	tp->slot = slot;
-	tp->links[0] = tp->links[1] = -1;
+	tp->links[0] = tp->links[1] = tp->links[2] = -1;
+	tp->vtables_fd = -1;
 }
 
 struct find_ctx {
@@ -154,6 +156,68 @@ static int attach_all(struct torch_probes *tp, const struct torch_file *tf, cons
 	return 0;
 }
 
+/* One node class: its vtable in this process -> a torch id of its name. */
+static int put_vtable(struct torch_probes *tp, struct torch_table *tt, const struct torch_eval *e,
+		      uint64_t base)
+{
+	struct fvbpf_vtable_key key = { .tgid = (uint32_t)tp->pid, .vptr = base + e->va };
+	struct torch_id *id;
+	uint32_t idx;
+
+	if (grow_one(&tt->ids, tt->n, &tt->cap, sizeof(*id), 4096))
+		return -ENOMEM;
+	id = &tt->ids[tt->n];
+	memset(id, 0, sizeof(*id));
+	id->kind = TORCH_NODE;
+	id->name = name_table_intern(tt->names, e->name);
+	if (!id->name)
+		return -ENOMEM;
+	idx = (uint32_t)tt->n;
+	if (bpf_map_update_elem(tp->vtables_fd, &key, &idx, BPF_ANY))
+		return -errno;
+	tt->n++;
+	tp->vptrs[tp->nvptrs++] = key.vptr;
+	return 0;
+}
+
+/*
+ * Engine::evaluate_function, named by the node's vtable: the vtables go in
+ * the BPF map at the addresses this process has them (the mapping of file
+ * offset 0 is the load base when the first PT_LOAD is at vaddr 0), then the
+ * one probe.  Optional: a failure costs these events only, and says so.
+ */
+static void attach_eval(struct torch_probes *tp, struct torch_table *tt, const struct torch_file *tf,
+			const char *kpath, const struct torch_progs *pr, const struct proc_map *m)
+{
+	uint64_t slot = (uint64_t)tp->slot << FVBPF_COOKIE_SLOT_SHIFT;
+	const char *why = NULL;
+	size_t i;
+	int err = 0, lfd;
+
+	if (!tf->eval_off || !tf->nevals || pr->vtables_fd < 0)
+		why = "no Engine::evaluate_function or node vtables in the file";
+	else if (m->pgoff || !tf->vaddr_is_off)
+		why = "the load base is not where this reader expects it";
+	if (why) {
+		log_warn("pid %d: no autograd::engine::evaluate_function events: %s", tp->pid, why);
+		return;
+	}
+	tp->vtables_fd = pr->vtables_fd;
+	tp->vptrs = calloc(tf->nevals, sizeof(*tp->vptrs));
+	if (!tp->vptrs)
+		err = -ENOMEM;
+	for (i = 0; !err && i < tf->nevals; i++)
+		err = put_vtable(tp, tt, &tf->evals[i], m->start);
+	lfd = err ? err : uprobe_session_attach(pr->eval_fd, kpath, tp->pid, &tf->eval_off, &slot, 1);
+	if (lfd < 0) {
+		log_warn("pid %d: no autograd::engine::evaluate_function events: %s", tp->pid,
+			 strerror(-lfd));
+		return;
+	}
+	tp->links[2] = lfd;
+	tp->eval_classes = (unsigned int)tp->nvptrs;
+}
+
 /* Symbols of the mapped file (never what its path holds now), attached by
  * the path the kernel reaches that same inode by. */
 static int discover_attach(struct torch_probes *tp, struct torch_table *tt,
@@ -189,6 +253,8 @@ static int discover_attach(struct torch_probes *tp, struct torch_table *tt,
 	t0 = mono_ns();
 	if (!err && tf.n)
 		err = attach_all(tp, &tf, kpath, base, pr);
+	if (!err)
+		attach_eval(tp, tt, &tf, kpath, pr, &c->m);
 	tp->attach_ns = mono_ns() - t0;
 	torch_file_free(&tf);
 	if (err)
@@ -216,9 +282,10 @@ int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const str
 	free(c);
 	if (err)
 		return err;
-	log_info("pid %d: %u torch operators, %u autograd nodes%s probed in %s (read %.0f ms, "
-		 "attach %.0f ms)", tp->pid, tp->nops, tp->nnodes, tp->scopes ? " and scopes" : "",
-		 tp->path, tp->discover_ns / 1e6, tp->attach_ns / 1e6);
+	log_info("pid %d: %u torch operators, %u autograd nodes%s probed in %s, evaluate_function "
+		 "with %zu node classes (read %.0f ms, attach %.0f ms)", tp->pid, tp->nops, tp->nnodes,
+		 tp->scopes ? " and scopes" : "", tp->path, (size_t)tp->eval_classes,
+		 tp->discover_ns / 1e6, tp->attach_ns / 1e6);
 	return 1;
 }
 
@@ -279,15 +346,31 @@ void torch_probes_free(struct torch_probes *tp)
 	tp->nlibs = 0;
 }
 
+/* The map is the session's: this process's vtables leave with its probes. */
+static void forget_vtables(struct torch_probes *tp)
+{
+	struct fvbpf_vtable_key key = { .tgid = (uint32_t)tp->pid };
+	size_t i;
+
+	for (i = 0; i < tp->nvptrs; i++) {
+		key.vptr = tp->vptrs[i];
+		bpf_map_delete_elem(tp->vtables_fd, &key);
+	}
+	free(tp->vptrs);
+	tp->vptrs = NULL;
+	tp->nvptrs = 0;
+}
+
 void torch_probes_detach(struct torch_probes *tp)
 {
 	int i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		if (tp->links[i] >= 0)
 			close(tp->links[i]);
 		tp->links[i] = -1;
 	}
+	forget_vtables(tp);
 	bpf_link__destroy(tp->end_link);
 	tp->end_link = NULL;
 }

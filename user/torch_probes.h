@@ -34,10 +34,15 @@ struct torch_probes {
 	unsigned int slot;
 	bool found;             /* libtorch_cpu.so mapped and probed */
 	char path[PATH_MAX];
-	int links[2];           /* ops+nodes, scope enter; -1 none */
+	int links[3];           /* ops+nodes, scope enter, evaluate_function; -1 none */
 	struct bpf_link *end_link; /* RecordFunction::end() */
 	unsigned int nops, nnodes;
 	bool scopes;
+	/* evaluate_function: node vtables put in the BPF map (deleted at detach) */
+	uint64_t *vptrs;
+	size_t nvptrs;
+	int vtables_fd;
+	unsigned int eval_classes;  /* evaluate_function probed with these (kept after detach) */
 	uint64_t discover_ns, attach_ns;
 	bool warned;
 	/* torch, CUDA, CUPTI and NCCL libraries the process maps (manifest) */
@@ -50,7 +55,7 @@ struct torch_probes {
 struct bpf_link;
 struct bpf_program;
 struct torch_progs {
-	int call_fd, enter_fd;
+	int call_fd, enter_fd, eval_fd, vtables_fd;
 	struct bpf_program *end_prog;
 };
 

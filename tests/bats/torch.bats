@@ -96,11 +96,12 @@ libs = p["libraries"]
 for want in ("torch/lib/libtorch_cpu.so", "nvidia/cu13/lib/libcudart.so.13",
              "nvidia/cu13/lib/libcupti.so.13", "nvidia/nccl/lib/libnccl.so.2"):
     print(want, any(l.endswith(want) for l in libs))
-print("ops", p["operators_probed"] > 3000, "nodes", p["nodes_probed"] > 700, "scopes", p["scopes_probed"])
+print("ops", p["operators_probed"] > 3000, "nodes", p["nodes_probed"] > 700, "scopes", p["scopes_probed"],
+      "evaluate_function", p["evaluate_function_classes"] > 700)
 ' "$OUT/manifest.json"
 	assert_success
 	refute_line --partial " False"
-	assert_line "ops True nodes True scopes True"
+	assert_line "ops True nodes True scopes True evaluate_function True"
 }
 
 @test "torch 2.13.0: --step-by segments hold torch.profiler's counts" {

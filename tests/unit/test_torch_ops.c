@@ -51,6 +51,38 @@ static void test_node_names(void)
 	CHECK(torch_node_name("_ZN5torch8autograd9generated5applyEOSt6vectorIN2at6TensorESaIS5_EE", out, sizeof(out)));
 }
 
+/* evaluate_function names from node vtables, as name() gives them. */
+static void test_eval_names(void)
+{
+	char out[TORCH_NAME_MAX];
+
+	CHECK_EQ(torch_eval_name("_ZTVN5torch8autograd9generated14AddmmBackward0E", out,
+				 sizeof(out)), 0);
+	CHECK_STR(out, "autograd::engine::evaluate_function: AddmmBackward0");
+	CHECK_EQ(torch_eval_name("_ZTVN5torch8autograd14AccumulateGradE", out, sizeof(out)), 0);
+	CHECK_STR(out, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad");
+	/* not under torch::autograd, too short, not a vtable, anonymous */
+	CHECK_EQ(torch_eval_name("_ZTVN5torch3jit5GraphE", out, sizeof(out)), -ENOENT);
+	CHECK_EQ(torch_eval_name("_ZTVN5torch8autogradE", out, sizeof(out)), -ENOENT);
+	CHECK_EQ(torch_eval_name("_ZTIN5torch8autograd14AccumulateGradE", out, sizeof(out)), -ENOENT);
+	CHECK_EQ(torch_eval_name("_ZTVN5torch8autograd12_GLOBAL__N_13FooE", out, sizeof(out)), -ENOENT);
+	CHECK_EQ(torch_eval_name("_ZTVN5torch8autograd9generated14AddmmBackward0E", out, 20), -ENOENT);
+	/* an identifier that runs past the end */
+	CHECK_EQ(torch_eval_name("_ZTVN5torch8autograd99AE", out, sizeof(out)), -ENOENT);
+}
+
+static const struct torch_eval *find_eval(const struct torch_file *tf, const char *node)
+{
+	char want[TORCH_NAME_MAX];
+	size_t i;
+
+	snprintf(want, sizeof(want), "%s%s", TORCH_EVAL_PREFIX, node);
+	for (i = 0; i < tf->nevals; i++)
+		if (!strcmp(tf->evals[i].name, want))
+			return &tf->evals[i];
+	return NULL;
+}
+
 static void test_prefix_names(void)
 {
 	char *names[] = { "aten::add", "aten::add_", "aten::scatter", "aten::scatter_reduce" };
@@ -119,6 +151,13 @@ static void check_lib(const char *venv, size_t min_ops, size_t min_nodes)
 	CHECK(tf.has_symtab);
 	CHECK(tf.scope_enter_off);
 	CHECK(tf.scope_end_off);
+	CHECK(tf.eval_off);
+	CHECK(tf.vaddr_is_off);
+	CHECK(tf.nevals >= min_nodes);
+	CHECK(find_eval(&tf, "AddmmBackward0"));
+	CHECK(find_eval(&tf, "torch::autograd::AccumulateGrad"));
+	for (i = 1; i < tf.nevals; i++)
+		CHECK(tf.evals[i - 1].va < tf.evals[i].va); /* sorted, each once */
 	CHECK((s = find(&tf, "aten::add", "Tensor")) && s->kind == TORCH_OP);
 	CHECK(find(&tf, "aten::addmm", ""));
 	CHECK(find(&tf, "aten::scatter", "reduce"));
@@ -200,6 +239,7 @@ int main(void)
 {
 	RUN(test_lea_decode);
 	RUN(test_node_names);
+	RUN(test_eval_names);
 	RUN(test_prefix_names);
 	RUN(test_real_214);
 	RUN(test_real_213);
