@@ -19,6 +19,7 @@
 #define FVBPF_EVENT_VERSION 3
 
 /* Upper bounds that size BPF maps; the loader may lower them. */
+#define FVBPF_TREE_MAX 16384    /* processes followed by --children/--match */
 #define FVBPF_MAX_REGIONS 256
 #define FVBPF_MAX_PROCS 1024
 #define FVBPF_MAX_APIS 256      /* rows of the CUDA/NCCL call table, variants included */
@@ -36,6 +37,7 @@ enum fvbpf_event_type {
 	FVBPF_EV_TORCH_EXIT = 10,
 	FVBPF_EV_SCOPE_BEGIN = 11,
 	FVBPF_EV_SCOPE_END = 12,
+	FVBPF_EV_PROC = 13,
 };
 
 /*
@@ -271,7 +273,28 @@ static inline __u32 fvbpf_region_slot2(__u64 hash) { return (__u32)((hash >> 10)
 #define FVBPF_PROC_ARMED 1u  /* set once every probe of the process is attached */
 #define FVBPF_PROC_STEPPING 2u /* a --step-by gate is open (for good) */
 
+/*
+ * A process of a followed tree (--children, --match) forked, exec'd or
+ * exited.  The header's tgid is the task the tracepoint ran in (the parent
+ * for a fork); @pid is the process the record is about.
+ */
+enum fvbpf_proc_kind {
+	FVBPF_PROC_FORK = 1,
+	FVBPF_PROC_EXEC = 2,
+	FVBPF_PROC_EXIT = 3,
+};
+
+struct fvbpf_proc_event {
+	struct fvbpf_event_hdr hdr;
+	__u32 kind;         /* enum fvbpf_proc_kind */
+	__u32 pid;          /* the process (its tgid) */
+	__u32 ppid;         /* the forking process (FVBPF_PROC_FORK), else 0 */
+	__u32 pad;
+	__u64 start_boot_ns; /* FVBPF_PROC_FORK: the child's start, CLOCK_BOOTTIME */
+};
+
 #ifndef __BPF__
+_Static_assert(sizeof(struct fvbpf_proc_event) == 48, "proc event layout");
 _Static_assert(sizeof(struct fvbpf_event_hdr) == 24, "event header layout");
 _Static_assert(sizeof(struct fvbpf_region_event) == 48, "region event layout");
 _Static_assert(sizeof(struct fvbpf_proc_state) == 40, "proc state layout");

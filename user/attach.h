@@ -20,6 +20,9 @@ struct attach_opts {
 	bool no_torch_ops;         /* --no-torch-ops */
 	double window_s;           /* --window: time windows for unmarked processes */
 	const char *step_by;       /* --step-by GLOB: segments from one scope end to the next */
+	bool children;             /* --children: the -p processes' descendants too */
+	const char *match;         /* --match REGEX: processes by command line */
+	double wait_s;             /* --wait: for a --match that matches nothing yet */
 };
 
 /* `fvbpf attach ...`: returns the process exit status. */

@@ -18,6 +18,9 @@ enum {
 	OPT_NO_TORCH,
 	OPT_STEP_BY,
 	OPT_WINDOW,
+	OPT_CHILDREN,
+	OPT_MATCH,
+	OPT_WAIT,
 };
 
 /* The accepted ranges, as the README's Usage table lists them. */
@@ -32,6 +35,8 @@ enum {
 /* Leaves PATH_MAX room for "/.trace_rank..._segment..._<region>.json.tmp.PID". */
 #define OUTDIR_MAX      3900
 #define VERBOSE_MAX     2
+#define WAIT_MAX_S      86400.0
+#define MATCH_MAX       1024
 
 static const struct argp_option attach_options[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Processes to trace (repeatable, at most 64)", 0 },
@@ -55,6 +60,15 @@ static const struct argp_option attach_options[] = {
 	{ "window", OPT_WINDOW, "SECONDS", 0,
 	  "For a process with neither markers nor torch scopes: consecutive time windows of this "
 	  "length as segments (region 'window')", 0 },
+	{ "children", OPT_CHILDREN, NULL, 0,
+	  "Trace the -p processes and all their descendants, those alive now and those started "
+	  "later (torchrun workers, restarted workers); forked copies (DataLoader workers) are "
+	  "listed, not traced", 0 },
+	{ "match", OPT_MATCH, "REGEX", 0,
+	  "Trace processes whose command line matches REGEX (POSIX extended), now and as they "
+	  "start, and their descendants as --children does", 0 },
+	{ "wait", OPT_WAIT, "SECONDS", 0,
+	  "With --match: wait up to this long for a first match (0 to 86400, default 0)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeat for libbpf's own messages)", 0 },
 	{},
 };
@@ -171,6 +185,10 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 		if (parse_seconds(arg, WINDOW_MIN_S, WINDOW_MAX_S, &o->window_s))
 			break;
 		return 0;
+	case OPT_WAIT:
+		if (parse_seconds(arg, 0, WAIT_MAX_S, &o->wait_s))
+			break;
+		return 0;
 	}
 	switch (key) {
 	case 'd':
@@ -191,6 +209,9 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 	case OPT_WINDOW:
 		log_error("invalid --window '%s': give seconds from %g to %.0f", arg, WINDOW_MIN_S,
 			  WINDOW_MAX_S);
+		break;
+	case OPT_WAIT:
+		log_error("invalid --wait '%s': give seconds from 0 to %.0f", arg, WAIT_MAX_S);
 		break;
 	}
 	return EINVAL;
@@ -215,7 +236,18 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_RINGBUF:
 	case OPT_GPU_WAIT:
 	case OPT_WINDOW:
+	case OPT_WAIT:
 		return parse_option(key, arg, o);
+	case OPT_CHILDREN:
+		o->children = true;
+		return 0;
+	case OPT_MATCH:
+		if (!*arg || strlen(arg) > MATCH_MAX) {
+			log_error("invalid --match: give a regular expression of 1 to %d bytes", MATCH_MAX);
+			return EINVAL;
+		}
+		o->match = arg;
+		return 0;
 	case OPT_NO_TORCH:
 		o->no_torch_ops = true;
 		return 0;
@@ -233,8 +265,13 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		log_error("unexpected argument '%s': see fvbpf attach --help", arg);
 		return EINVAL;
 	case ARGP_KEY_END:
-		if (!o->npids) {
-			log_error("no process given: use -p PID");
+		if (!o->npids && !o->match) {
+			log_error("no process given: use -p PID (with --children for its descendants) "
+				  "or --match REGEX");
+			return EINVAL;
+		}
+		if (o->wait_s > 0 && !o->match) {
+			log_error("--wait needs --match: it waits for a process to match");
 			return EINVAL;
 		}
 		return 0;

@@ -51,6 +51,14 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 		else
 			bpf_program__set_autoload(session_progs[i], false);
 	}
+	/* Process trees: the fork/exec/exit tracepoints run for every process
+	 * on the machine, so they are loaded only when asked for. */
+	if (!o->children && !o->match) {
+		bpf_program__set_autoload(s->skel->progs.tree_fork, false);
+		bpf_program__set_autoload(s->skel->progs.tree_exec, false);
+		bpf_program__set_autoload(s->skel->progs.tree_exit, false);
+	}
+	s->skel->rodata->report_all_execs = o->match != NULL;
 	err = fvbpf_bpf__load(s->skel);
 	if (err) {
 		fvbpf_bpf__destroy(s->skel);
@@ -74,6 +82,27 @@ static int place_region(int fd, uint64_t hash, uint32_t region)
 		return bpf_map_update_elem(fd, &keys[i], &slot, BPF_ANY) ? -errno : 0;
 	}
 	return -EEXIST;
+}
+
+static int attach_tree_progs(struct session *s)
+{
+	struct bpf_program *progs[] = {
+		s->skel->progs.tree_fork, s->skel->progs.tree_exec, s->skel->progs.tree_exit,
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		s->tree_links[i] = bpf_program__attach(progs[i]);
+		if (!s->tree_links[i]) {
+			err = -errno;
+			log_error("cannot attach to the %s tracepoint: %s (--children and --match need "
+				  "BTF tracepoints, Linux 5.5+)", bpf_program__section_name(progs[i]),
+				  strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 int bpf_setup(struct session *s, const struct attach_opts *o)
@@ -102,6 +131,11 @@ int bpf_setup(struct session *s, const struct attach_opts *o)
 	if (s->api_probes && cuda_api_fill_cfg(bpf_map__fd(s->skel->maps.api_cfg))) {
 		log_error("cannot fill the CUDA call table: %s", strerror(errno));
 		return -errno;
+	}
+	if (o->children || o->match) {
+		err = attach_tree_progs(s);
+		if (err)
+			return err;
 	}
 	fd = bpf_map__fd(s->skel->maps.enabled_regions);
 	for (i = 0; i < s->reg.count; i++) {

@@ -13,6 +13,7 @@
 #include "checked_math.h"
 #include "drops.h"
 #include "events.h"
+#include "follow.h"
 #include "log.h"
 #include "symbolizer.h"
 #include "text_sanitize.h"
@@ -22,8 +23,9 @@ static struct session_target *find_target(struct session *s, uint32_t tgid)
 {
 	int i;
 
-	for (i = 0; i < s->ntargets; i++)
-		if ((uint32_t)s->targets[i].proc.pid == tgid)
+	/* The newest first: a PID that exec'd may be a target again. */
+	for (i = s->ntargets; i-- > 0;)
+		if ((uint32_t)s->targets[i].proc.pid == tgid && !s->targets[i].superseded)
 			return &s->targets[i];
 	return NULL;
 }
@@ -207,6 +209,14 @@ int events_handle(struct session *s, const void *data, size_t size)
 
 	if (size < sizeof(*h) || h->version != FVBPF_EVENT_VERSION || h->size > size) {
 		s->bad_records++;
+		return 0;
+	}
+	if (h->type == FVBPF_EV_PROC) {
+		if (size < sizeof(struct fvbpf_proc_event)) {
+			s->bad_records++;
+			return 0;
+		}
+		follow_record(s, data);
 		return 0;
 	}
 	t = find_target(s, h->tgid);

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "bounds.h"
+#include "follow.h"
 #include "fvbpf.skel.h"
 #include "json_writer.h"
 #include "log.h"
@@ -94,6 +95,14 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "pid", json_object_new_int(t->proc.pid));
 		json_object_object_add(o, "rank", json_object_new_int(t->proc.rank));
 		json_object_object_add(o, "rank_from_env", json_object_new_boolean(t->proc.rank_from_env));
+		json_object_object_add(o, "rank_source", json_string_obj(rank_source_name(t->proc.ri.source)));
+		json_object_object_add(o, "local_rank", json_object_new_int(t->proc.ri.local_rank));
+		json_object_object_add(o, "node_rank", json_object_new_int(t->proc.ri.node_rank));
+		json_object_object_add(o, "world_size", json_object_new_int(t->proc.ri.world_size));
+		json_object_object_add(o, "restart", json_object_new_int((int)t->proc.restart));
+		json_object_object_add(o, "ppid", json_object_new_int(t->proc.ppid));
+		json_object_object_add(o, "pid_in_namespace", json_object_new_int(t->proc.ns_pid));
+		json_object_object_add(o, "exec_replaced", json_object_new_boolean(t->superseded));
 		json_object_object_add(o, "files_named_by_pid", json_object_new_boolean(t->proc.name_by_pid));
 		json_object_object_add(o, "comm", json_string_obj(t->proc.comm));
 		json_object_object_add(o, "command", json_string_obj(t->proc.cmdline));
@@ -129,6 +138,9 @@ static json_object *files_json(struct session *s)
 		o = json_object_new_object();
 		json_object_object_add(o, "pid", json_object_new_int(w->pid));
 		json_object_object_add(o, "rank", json_object_new_int(w->rank));
+		json_object_object_add(o, "restart", json_object_new_int((int)w->restart));
+		json_object_object_add(o, "region", json_string_obj(w->region < s->reg.count ?
+								    s->reg.defs[w->region].name : "?"));
 		json_object_object_add(o, "segment", json_object_new_uint64(w->seq));
 		json_object_object_add(o, "incomplete", json_object_new_boolean(w->incomplete));
 		json_object_object_add(o, "started_before_attach",
@@ -154,6 +166,30 @@ static json_object *bounds_json(const struct session *s)
 	json_object_object_add(o, "names_demangle_capped", json_object_new_int64((int64_t)b.names_demangle_capped));
 	json_object_object_add(o, "kernel_names_capped", json_object_new_int64((int64_t)b.kernel_names_capped));
 	json_object_object_add(o, "addresses_not_cached", json_object_new_int64((int64_t)b.addresses_not_cached));
+	return o;
+}
+
+static json_object *clock_point(uint64_t mono, uint64_t real, uint64_t span)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "monotonic_ns", json_object_new_uint64(mono));
+	json_object_object_add(o, "realtime_ns", json_object_new_uint64(real));
+	json_object_object_add(o, "read_span_ns", json_object_new_uint64(span));
+	return o;
+}
+
+/* What `fvbpf merge` aligns nodes by: CLOCK_REALTIME - CLOCK_MONOTONIC at
+ * both ends of the attach. */
+static json_object *clock_json(const struct session_meta *m)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "trace_clock", json_string_obj("CLOCK_MONOTONIC"));
+	json_object_object_add(o, "start", clock_point(m->mono_at_start_ns, m->real_at_start_ns,
+						       m->read_span_start_ns));
+	json_object_object_add(o, "end", clock_point(m->mono_at_end_ns, m->real_at_end_ns,
+						     m->read_span_end_ns));
 	return o;
 }
 
@@ -188,7 +224,10 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(root, "output_dir", json_string_obj(o->outdir));
 	json_object_object_add(root, "regions", regions_json(s, &never));
 	json_object_object_add(root, "regions_never_entered", never);
+	json_object_object_add(root, "clock", clock_json(&s->meta));
 	json_object_object_add(root, "processes", processes_json(s));
+	if (s->follow)
+		json_object_object_add(root, "followed", follow_json(s));
 	json_object_object_add(root, "files", files_json(s));
 
 	loss = json_object_new_object();

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "proc_info.h"
+#include "proc_rank.h"
+#include "proc_scan.h"
 
 static const char *const marker_names[MARKER_NSYMS] = {
 	[MARKER_BEGIN] = "fvbpf_probe_region_begin",
@@ -23,17 +25,18 @@ static const char *const marker_names[MARKER_NSYMS] = {
 	[MARKER_AGENT_STATUS] = "fvbpf_probe_agent_status",
 };
 
-static ssize_t read_file(const char *path, char *buf, size_t len);
 
-int proc_read_stat(pid_t pid, char *state, unsigned long long *start_time)
+/* State, parent and start time (clock ticks after boot) from
+ * /proc/PID/stat; any may be NULL. */
+static int read_stat(pid_t pid, char *state, pid_t *ppid, unsigned long long *start_time)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start;
+	int i, pp;
 	ssize_t n;
-	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	n = read_file(path, buf, sizeof(buf));
+	n = proc_read_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	/* "PID (comm) S ...": comm is the process's own choice, ')' and newlines
@@ -43,6 +46,11 @@ int proc_read_stat(pid_t pid, char *state, unsigned long long *start_time)
 		return -EIO;
 	if (state)
 		*state = p[2];
+	if (ppid) {
+		if (sscanf(p + 3, " %d", &pp) != 1 || pp < 0)
+			return -EIO;
+		*ppid = pp;
+	}
 	if (!start_time)
 		return 0;
 	/* starttime is field 22: step over the spaces before fields 3 to 22 */
@@ -52,6 +60,23 @@ int proc_read_stat(pid_t pid, char *state, unsigned long long *start_time)
 		return -EIO;
 	*start_time = start;
 	return 0;
+}
+
+int proc_read_stat(pid_t pid, char *state, unsigned long long *start_time)
+{
+	return read_stat(pid, state, NULL, start_time);
+}
+
+int proc_read_stat_ppid(pid_t pid, pid_t *ppid, unsigned long long *start_time)
+{
+	return read_stat(pid, NULL, ppid, start_time);
+}
+
+pid_t proc_read_ppid(pid_t pid)
+{
+	pid_t ppid = 0;
+
+	return read_stat(pid, NULL, &ppid, NULL) ? 0 : ppid;
 }
 
 bool proc_alive(pid_t pid)
@@ -64,7 +89,7 @@ bool proc_alive(pid_t pid)
 	return !proc_read_stat(pid, &state, NULL) && state != 'Z' && state != 'X';
 }
 
-static ssize_t read_file(const char *path, char *buf, size_t len)
+ssize_t proc_read_file(const char *path, char *buf, size_t len)
 {
 	ssize_t n, total = 0;
 	int fd;
@@ -91,7 +116,7 @@ int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
-	n = read_file(path, buf, len);
+	n = proc_read_file(path, buf, len);
 	if (n < 0)
 		return (int)n;
 	buf[strcspn(buf, "\n")] = '\0';
@@ -104,7 +129,7 @@ int proc_read_cmdline(pid_t pid, char *buf, size_t len)
 	ssize_t n, i;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	n = read_file(path, buf, len);
+	n = proc_read_file(path, buf, len);
 	if (n < 0)
 		return (int)n;
 	while (n > 0 && buf[n - 1] == '\0')
@@ -114,39 +139,6 @@ int proc_read_cmdline(pid_t pid, char *buf, size_t len)
 			buf[i] = ' ';
 	buf[n] = '\0';
 	return 0;
-}
-
-int proc_read_rank(pid_t pid, int *rank)
-{
-	char path[64], *buf, *p, *end;
-	size_t cap = 1 << 20;
-	ssize_t n;
-	long v;
-	int ret = -ENOENT;
-
-	buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	n = read_file(path, buf, cap);
-	if (n < 0) {
-		ret = (int)n;
-		goto cleanup;
-	}
-	for (p = buf; p < buf + n; p += strlen(p) + 1) {
-		if (strncmp(p, "RANK=", 5))
-			continue;
-		errno = 0;
-		v = strtol(p + 5, &end, 10);
-		if (!errno && end != p + 5 && !*end && v >= 0 && v <= 1000000) {
-			*rank = (int)v;
-			ret = 0;
-		}
-		break;
-	}
-cleanup:
-	free(buf);
-	return ret;
 }
 
 struct epoch_ctx {
@@ -261,9 +253,11 @@ int proc_target_init(struct proc_target *t, pid_t pid)
 	if (err)
 		return err;
 	proc_read_cmdline(pid, t->cmdline, sizeof(t->cmdline));
-	t->rank_from_env = proc_read_rank(pid, &t->rank) == 0;
-	if (!t->rank_from_env)
-		t->rank = 0;
+	proc_read_rank_info(pid, &t->ri);
+	t->rank = t->ri.rank;
+	t->rank_from_env = t->ri.source != RANK_DEFAULT;
+	t->ppid = proc_read_ppid(pid);
+	t->ns_pid = proc_ns_pid(pid);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "elf_symbols.h"
 #include "proc_maps.h"
+#include "proc_rank.h"
 
 enum marker_sym {
 	MARKER_BEGIN,
@@ -38,9 +39,13 @@ struct tid_name {
 
 struct proc_target {
 	pid_t pid;
-	int rank;                 /* RANK from its environment, else 0 */
+	int rank;                 /* from its environment (proc_rank.h), else 0 */
 	bool rank_from_env;
 	bool name_by_pid;         /* two targets share a rank: name files by pid */
+	unsigned int restart;     /* earlier processes of this attach had this rank */
+	pid_t ppid;
+	pid_t ns_pid;             /* the PID inside its own PID namespace */
+	struct rank_info ri;
 	char comm[32];
 	char cmdline[1024];
 	struct marker_lib marker;
@@ -53,10 +58,14 @@ bool proc_alive(pid_t pid);
 /* State letter and start time (clock ticks after boot) from /proc/PID/stat,
  * either may be NULL: 0 or -errno. */
 int proc_read_stat(pid_t pid, char *state, unsigned long long *start_time);
+/* Parent and start time: 0 or -errno. */
+int proc_read_stat_ppid(pid_t pid, pid_t *ppid, unsigned long long *start_time);
 int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 int proc_read_cmdline(pid_t pid, char *buf, size_t len);
-/* RANK from /proc/PID/environ: 0 found, -ENOENT absent, other -errno. */
-int proc_read_rank(pid_t pid, int *rank);
+/* Up to @len - 1 bytes of a /proc file, NUL added: the count or -errno. */
+ssize_t proc_read_file(const char *path, char *buf, size_t len);
+/* The parent's PID from /proc/PID/stat, 0 when unknown. */
+pid_t proc_read_ppid(pid_t pid);
 /* First mapped ELF that defines the marker symbols: 0, -ENOENT, -errno. */
 int proc_find_marker_lib(pid_t pid, struct marker_lib *lib);
 int proc_target_init(struct proc_target *t, pid_t pid);

@@ -10,6 +10,8 @@ void seg_output_who(const struct proc_target *p, char *buf, size_t len)
 {
 	if (p->name_by_pid)
 		snprintf(buf, len, "pid%d", p->pid);
+	else if (p->restart)
+		snprintf(buf, len, "rank%d_restart%u", p->rank, p->restart);
 	else
 		snprintf(buf, len, "rank%d", p->rank);
 }

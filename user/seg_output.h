@@ -14,6 +14,8 @@ struct session_meta {
 	char hostname[256];
 	uint64_t mono_at_start_ns;   /* CLOCK_MONOTONIC ... */
 	uint64_t real_at_start_ns;   /* ... and CLOCK_REALTIME, read together */
+	uint64_t read_span_start_ns; /* ... within this many ns */
+	uint64_t mono_at_end_ns, real_at_end_ns, read_span_end_ns; /* the same at the end */
 };
 
 struct seg_output_ctx {
@@ -24,7 +26,7 @@ struct seg_output_ctx {
 	struct name_table *knames;  /* kernel names of the calls */
 };
 
-/* "rank0" or "pid1234" */
+/* "rank0", "rank3_restart1" or "pid1234" */
 void seg_output_who(const struct proc_target *p, char *buf, size_t len);
 /*
  * "trace_rank0_segment0012_training_forward.json": @kind "trace" or

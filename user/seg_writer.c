@@ -53,7 +53,9 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 	memset(out, 0, sizeof(*out));
 	out->pid = c->seg->pid;
 	out->rank = c->proc->rank;
+	out->restart = c->proc->restart;
 	out->seq = c->seg->seq;
+	out->region = c->seg->region;
 	out->incomplete = c->seg->incomplete;
 	out->started_before_attach = c->seg->started_before_attach;
 	out_sanitize_name(region, sizeof(region), c->reg->defs[c->seg->region].name);

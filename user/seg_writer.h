@@ -15,7 +15,9 @@
 struct written_segment {
 	pid_t pid;
 	int rank;
+	unsigned int restart;
 	uint32_t seq;
+	uint32_t region;
 	bool incomplete;
 	bool started_before_attach;
 	char trace[256];

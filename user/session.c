@@ -16,6 +16,7 @@
 #include "bpf_setup.h"
 #include "drops.h"
 #include "events.h"
+#include "follow.h"
 #include "fvbpf.skel.h"
 #include "gpu_hold.h"
 #include "log.h"
@@ -65,6 +66,10 @@ static bool all_done(struct session *s)
 {
 	int i;
 
+	/* A followed tree may start, restart or fork more processes: it ends
+	 * when all of them are gone (or -d, or Ctrl-C). */
+	if (s->follow && !follow_tree_gone(s))
+		return false;
 	for (i = 0; i < s->ntargets; i++)
 		if ((!s->targets[i].finished && !seg_tracker_done(&s->targets[i].tracker)) ||
 		    s->targets[i].npending)
@@ -94,6 +99,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 			ring_buffer__consume(s->rb);
 			log_info("PID %d exited", t->proc.pid);
 			t->exited = true;
+			follow_target_exited(s, t);
 			target_finish(s, t, "exited");
 			gpu_hold_release(t, true); /* no more GPU records will come */
 			epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
@@ -104,6 +110,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 				if (!s->targets[i].finished && !s->targets[i].quiet)
 					target_scan_cuda(s, &s->targets[i], false);
 		}
+		follow_tick(s);
 		for (i = 0; i < s->ntargets; i++)
 			window_idle_cut(s, &s->targets[i]);
 		for (i = 0; i < s->ntargets; i++) {
@@ -121,10 +128,30 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 	}
 }
 
+/* CLOCK_MONOTONIC and CLOCK_REALTIME as close together as this machine
+ * reads them: the narrowest of a few tries, and how narrow it was. */
+static void clock_pair_read(uint64_t *mono, uint64_t *real, uint64_t *span)
+{
+	uint64_t a, r, b;
+	int i;
+
+	*span = UINT64_MAX;
+	for (i = 0; i < 5; i++) {
+		a = now_ns(CLOCK_MONOTONIC);
+		r = now_ns(CLOCK_REALTIME);
+		b = now_ns(CLOCK_MONOTONIC);
+		if (b - a < *span) {
+			*span = b - a;
+			*mono = a + (b - a) / 2;
+			*real = r;
+		}
+	}
+}
+
 static void init_meta(struct session *s)
 {
-	s->meta.mono_at_start_ns = now_ns(CLOCK_MONOTONIC);
-	s->meta.real_at_start_ns = now_ns(CLOCK_REALTIME);
+	clock_pair_read(&s->meta.mono_at_start_ns, &s->meta.real_at_start_ns,
+			&s->meta.read_span_start_ns);
 	if (gethostname(s->meta.hostname, sizeof(s->meta.hostname) - 1))
 		snprintf(s->meta.hostname, sizeof(s->meta.hostname), "unknown");
 }
@@ -233,6 +260,9 @@ void session_free(struct session *s)
 
 	for (i = 0; i < s->ntargets; i++)
 		target_free(&s->targets[i]);
+	follow_free(s);
+	for (i = 0; i < 3; i++)
+		bpf_link__destroy(s->tree_links[i]);
 	seg_writer_free(&s->writer);
 	ring_buffer__free(s->rb);
 	if (s->epfd > 0)
@@ -270,6 +300,8 @@ int attach_run(const struct attach_opts *o)
 		goto cleanup;
 	if (targets_check(&s, o))
 		goto cleanup;
+	if ((o->children || o->match) && follow_prepare(&s, o))
+		goto cleanup;
 	if (outdir_prepare(o->outdir, err, sizeof(err))) {
 		log_error("%s", err);
 		goto cleanup;
@@ -301,6 +333,8 @@ int attach_run(const struct attach_opts *o)
 		log_error("cannot watch the targets: %s", strerror(errno));
 		goto cleanup;
 	}
+	if (s.follow && follow_start(&s))
+		goto cleanup;
 	log_info("tracing %u region%s in %d process%s into %s; Ctrl-C to stop", s.nrequested,
 		 s.nrequested == 1 ? "" : "s", s.ntargets, s.ntargets == 1 ? "" : "es", o->outdir);
 
@@ -321,7 +355,9 @@ int attach_run(const struct attach_opts *o)
 	for (i = 0; i < s.ntargets; i++)
 		gpu_hold_release(&s.targets[i], true);
 	seg_writer_stop(&s.writer);
+	clock_pair_read(&s.meta.mono_at_end_ns, &s.meta.real_at_end_ns, &s.meta.read_span_end_ns);
 	report_print(&s, o);
+	follow_report(&s);
 	if (manifest_write(&s, o))
 		log_warn("cannot write %s/manifest.json", o->outdir);
 	ret = 0;
@@ -330,6 +366,11 @@ int attach_run(const struct attach_opts *o)
 			  s.writer.write_errors == 1 ? "" : "s", o->outdir,
 			  s.writer.first_error == -ENOSPC ? "disk full; free space or choose another -o"
 							  : strerror(-s.writer.first_error));
+		ret = 1;
+	}
+	if (s.follow && !s.ntargets) {
+		log_error("no process of the followed tree mapped fvbpf markers or libtorch_cpu: "
+			  "nothing was traced (see \"followed\" in %s/manifest.json)", o->outdir);
 		ret = 1;
 	}
 cleanup:

@@ -37,6 +37,8 @@ struct session_target {
 	struct seg_tracker tracker;
 	struct bpf_link *links[MARKER_NSYMS];  /* uprobes on the marker library */
 	int pidfd;
+	bool opened;            /* target_open() got as far as to hold something */
+	bool superseded;        /* the process exec'd: a newer target may hold its PID */
 	bool finished;          /* no more segments will come */
 	bool quiet;             /* done with -n: probes of markers and CUDA calls off */
 	bool exited;
@@ -89,6 +91,10 @@ struct session_target {
 };
 
 #define TORCH_GLOBS_MAX 16
+/* Processes traced in one attach, late and restarted ones included: each
+ * is a BPF slot, a set of probes and segment state. */
+#define SESSION_MAX_TARGETS 256
+struct follow;
 
 struct session {
 	struct fvbpf_bpf *skel;
@@ -97,8 +103,10 @@ struct session {
 	struct region_registry reg;
 	unsigned int requested[FVBPF_MAX_REGIONS];
 	unsigned int nrequested;
-	struct session_target *targets;
-	int ntargets;
+	struct session_target *targets;   /* SESSION_MAX_TARGETS slots */
+	int ntargets, cap_targets;
+	struct follow *follow;            /* --children, --match (follow.c) */
+	struct bpf_link *tree_links[3];   /* fork, exec, exit tracepoints */
 	struct seg_writer writer;
 	struct session_meta meta;
 	uint64_t bad_records;   /* records of unknown type, version or process */

@@ -421,6 +421,7 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 
 	seg_output_wallclock(c->meta, seg->start_ns, when, sizeof(when));
 	json_object_object_add(m, "rank", json_object_new_int(c->proc->rank));
+	json_object_object_add(m, "restart", json_object_new_int((int)c->proc->restart));
 	json_object_object_add(m, "pid", json_object_new_int(seg->pid));
 	json_object_object_add(m, "hostname", json_string_obj(c->meta->hostname));
 	json_object_object_add(m, "command", json_string_obj(c->proc->cmdline));

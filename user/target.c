@@ -35,53 +35,85 @@ uint64_t target_drops(const struct session_target *t)
 	return st.drops;
 }
 
-int targets_check(struct session *s, const struct attach_opts *o)
+/* Whether @pid can be traced: fvbpf markers, or libtorch_cpu with torch
+ * ops on, or --window.  -ENOENT otherwise. */
+int target_traceable(struct session *s, pid_t pid, struct marker_lib *marker, bool *has_markers)
 {
 	char path[PATH_MAX];
-	struct session_target *t;
+	int err;
+
+	err = proc_find_marker_lib(pid, marker);
+	*has_markers = !err;
+	if (!err)
+		return 0;
+	if (err != -ENOENT)
+		return err;
+	path[0] = '\0';
+	if ((s->torch_ops && torch_probes_mapped(pid, path, sizeof(path))) || s->window_ns)
+		return 0;
+	return -ENOENT;
+}
+
+int target_open(struct session *s, struct session_target *t, pid_t pid)
+{
+	int err;
+
+	t->session = s;
+	t->pidfd = -1;
+	t->ctl.lock_fd = -1;
+	err = proc_target_init(&t->proc, pid);
+	if (err == -ESRCH || err == -ENOENT) {
+		log_error("no process with PID %d: check the PID (ps -p %d)", pid, pid);
+		return -ESRCH;
+	}
+	if (err) {
+		log_error("cannot read /proc/%d: %s", pid, strerror(-err));
+		return err;
+	}
+	torch_probes_init(&t->torchp, pid, (unsigned int)(t - s->targets));
+	err = target_traceable(s, pid, &t->proc.marker, &t->has_markers);
+	if (err == -ENOENT) {
+		log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu: link it "
+			  "with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, import fvbpf in "
+			  "Python before attaching, or cut time windows with --window", t->proc.pid,
+			  t->proc.comm);
+		return err;
+	}
+	if (err) {
+		log_error("cannot read the mappings of PID %d: %s", pid, strerror(-err));
+		return err;
+	}
+	t->opened = true;
+	err = target_control_open(&t->ctl, &t->proc, t->has_markers);
+	if (err)
+		return err;
+	if (!t->has_markers)
+		log_info("PID %d (%s): no fvbpf markers; segments come from %s", t->proc.pid,
+			 t->proc.comm, s->window_ns ? "time windows (--window)" : "torch scopes");
+	return 0;
+}
+
+int targets_check(struct session *s, const struct attach_opts *o)
+{
 	int i, j, err;
 
-	s->targets = calloc((size_t)o->npids, sizeof(*s->targets));
+	s->targets = calloc(SESSION_MAX_TARGETS, sizeof(*s->targets));
 	if (!s->targets)
 		return -ENOMEM;
+	s->cap_targets = SESSION_MAX_TARGETS;
+	if (o->children || o->match)
+		return 0; /* the followed tree fills them (follow.c) */
 	for (i = 0; i < o->npids; i++) {
 		for (j = 0; j < s->ntargets; j++)
 			if (s->targets[j].proc.pid == o->pids[i])
 				break;
 		if (j < s->ntargets)
 			continue; /* the same PID twice */
-		t = &s->targets[s->ntargets];
-		t->session = s;
-		t->pidfd = -1;
-		err = proc_target_init(&t->proc, o->pids[i]);
-		if (err == -ESRCH || err == -ENOENT) {
-			log_error("no process with PID %d: check the PID (ps -p %d)", o->pids[i], o->pids[i]);
-			return -ESRCH;
-		}
-		if (err) {
-			log_error("cannot read /proc/%d: %s", o->pids[i], strerror(-err));
-			return err;
-		}
-		t->ctl.lock_fd = -1;
-		torch_probes_init(&t->torchp, o->pids[i], (unsigned int)s->ntargets);
-		err = proc_find_marker_lib(t->proc.pid, &t->proc.marker);
-		t->has_markers = !err;
-		path[0] = '\0';
-		if (err && !(s->torch_ops && torch_probes_mapped(t->proc.pid, path, sizeof(path))) &&
-		    !s->window_ns) {
-			log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu: link it "
-				  "with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, import fvbpf in "
-				  "Python before attaching, or cut time windows with --window", t->proc.pid,
-				  t->proc.comm);
-			return -ENOENT;
-		}
-		s->ntargets++;
-		err = target_control_open(&t->ctl, &t->proc, t->has_markers);
+		err = target_open(s, &s->targets[s->ntargets], o->pids[i]);
+		if (s->targets[s->ntargets].opened)
+			s->ntargets++;
 		if (err)
 			return err;
-		if (!t->has_markers)
-			log_info("PID %d (%s): no fvbpf markers; segments come from %s", t->proc.pid,
-				 t->proc.comm, s->window_ns ? "time windows (--window)" : "torch scopes");
 	}
 	/* Two targets with one rank would overwrite each other's files. */
 	for (i = 0; i < s->ntargets; i++)

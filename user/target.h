@@ -9,6 +9,12 @@
 /* Fill s->targets from o->pids (deduplicated, each with its marker library);
  * 0 or -errno (already reported). */
 int targets_check(struct session *s, const struct attach_opts *o);
+/* Fill @t (a free slot of s->targets) for @pid: read /proc, find its
+ * markers or torch, take its lock; t->opened once it holds anything.
+ * 0 or -errno, already reported; -ENOENT: nothing to trace in it. */
+int target_open(struct session *s, struct session_target *t, pid_t pid);
+/* Markers or torch (or --window) in @pid: 0, -ENOENT, -errno. */
+int target_traceable(struct session *s, pid_t pid, struct marker_lib *marker, bool *has_markers);
 /* The per-process state the ring records feed.  t->session and t->proc.pid
  * must be set and t->pidfd be -1 or open; needs no BPF, so a session built
  * by hand (tests, fuzzing) can decode records too. */

@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "follow.h"
+#include "fvbpf.skel.h"
+#include "json_writer.h"
+#include "log.h"
+#include "proc_scan.h"
+#include "proc_tree.h"
+#include "target.h"
+
+#define RESCAN_NS 1000000000ull
+#define WAIT_POLL_US 50000
+
+struct follow {
+	struct proc_tree tree;
+	regex_t re;
+	bool has_re;
+	const char *pattern;
+	bool children;
+	pid_t *excluded;            /* fvbpf and its ancestors: never --match'd */
+	size_t nexcluded;
+	uint64_t last_scan_ns;
+	unsigned int max_segments;
+	bool warned_limit;
+	uint64_t map_full;          /* tree map inserts that failed */
+	uint64_t attach_latency_max_ns; /* fork/exec seen -> traced */
+	uint64_t attach_latency_sum_ns;
+	unsigned int attach_latency_n;
+	unsigned int traced, copies;
+};
+
+static uint64_t mono_now(void)
+{
+	return now_ns(CLOCK_MONOTONIC);
+}
+
+static bool excluded(const struct follow *f, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < f->nexcluded; i++)
+		if (f->excluded[i] == pid)
+			return true;
+	return false;
+}
+
+/* fvbpf, sudo and the shell that ran them have the pattern in their own
+ * command lines. */
+static int exclude_ancestors(struct follow *f)
+{
+	pid_t pid = getpid();
+	int depth;
+
+	f->excluded = calloc(64, sizeof(*f->excluded));
+	if (!f->excluded)
+		return -ENOMEM;
+	for (depth = 0; depth < 64 && pid > 0; depth++) {
+		f->excluded[f->nexcluded++] = pid;
+		pid = proc_read_ppid(pid);
+	}
+	return 0;
+}
+
+static bool matches(const struct follow *f, pid_t pid)
+{
+	char cmd[4096];
+
+	if (!f->has_re || excluded(f, pid) || proc_read_cmdline(pid, cmd, sizeof(cmd)))
+		return false;
+	return regexec(&f->re, cmd, 0, NULL, 0) == 0;
+}
+
+static void map_insert(struct session *s, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid, one = 1;
+
+	if (!s->skel)
+		return;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.tree), &key, &one, BPF_ANY))
+		s->follow->map_full++;
+}
+
+static struct tree_proc *add(struct session *s, pid_t pid, pid_t ppid, unsigned long long start,
+			     enum tree_origin origin)
+{
+	struct tree_proc *p;
+
+	p = proc_tree_add(&s->follow->tree, pid, ppid, start, origin, false, mono_now());
+	if (!p)
+		return NULL;
+	if (!p->comm[0] && proc_read_comm(pid, pid, p->comm, sizeof(p->comm)))
+		snprintf(p->comm, sizeof(p->comm), "?");
+	map_insert(s, pid);
+	return p;
+}
+
+/* Descendants of the tree's live members not known yet, until a pass
+ * finds none: a child forked during the walk shows in the next one. */
+static int scan_descendants(struct session *s)
+{
+	struct follow *f = s->follow;
+	struct proc_entry *all;
+	struct tree_proc *parent;
+	int n, i, added, pass;
+
+	for (pass = 0; pass < 64; pass++) {
+		n = proc_scan_all(&all);
+		if (n < 0)
+			return n;
+		added = 0;
+		for (i = 0; i < n; i++) {
+			if (proc_tree_find(&f->tree, all[i].pid))
+				continue;
+			parent = proc_tree_find(&f->tree, all[i].ppid);
+			if (!parent || (parent->start && all[i].start < parent->start))
+				continue;
+			if (add(s, all[i].pid, all[i].ppid, all[i].start, TREE_AT_ATTACH))
+				added++;
+		}
+		free(all);
+		if (!added)
+			break;
+	}
+	return 0;
+}
+
+/* --match: processes whose command line matches and whose parent does
+ * not (a matched worker's forked children come as its descendants). */
+static int scan_matches(struct session *s, unsigned int *found)
+{
+	struct follow *f = s->follow;
+	struct proc_entry *all;
+	int n, i;
+
+	*found = 0;
+	n = proc_scan_all(&all);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (proc_tree_find(&f->tree, all[i].pid) || !matches(f, all[i].pid))
+			continue;
+		if (matches(f, all[i].ppid))
+			continue;
+		if (add(s, all[i].pid, all[i].ppid, all[i].start, TREE_MATCHED))
+			(*found)++;
+	}
+	free(all);
+	return 0;
+}
+
+int follow_prepare(struct session *s, const struct attach_opts *o)
+{
+	struct follow *f = calloc(1, sizeof(*f));
+	unsigned long long start;
+	uint64_t deadline;
+	unsigned int found = 0;
+	char err[256];
+	pid_t ppid;
+	int i, ret;
+
+	if (!f)
+		return -ENOMEM;
+	s->follow = f;
+	proc_tree_init(&f->tree);
+	f->children = o->children;
+	f->max_segments = o->max_segments;
+	if (!proc_self_in_init_pidns()) {
+		log_error("fvbpf runs inside a PID namespace, where the PIDs of process trees differ "
+			  "from the kernel's: run it in the host's (docker run --pid=host, or nsenter -t 1 -p)");
+		return -EINVAL;
+	}
+	if (exclude_ancestors(f))
+		return -ENOMEM;
+	for (i = 0; i < o->npids; i++) {
+		if (proc_read_stat_ppid(o->pids[i], &ppid, &start)) {
+			log_error("no process with PID %d: check the PID (ps -p %d)", o->pids[i],
+				  o->pids[i]);
+			return -ESRCH;
+		}
+		if (!add(s, o->pids[i], ppid, start, TREE_GIVEN))
+			return -ENOMEM;
+	}
+	if (!o->match)
+		return 0;
+	f->pattern = o->match;
+	ret = regcomp(&f->re, o->match, REG_EXTENDED | REG_NOSUB);
+	if (ret) {
+		regerror(ret, &f->re, err, sizeof(err));
+		log_error("invalid --match '%s': %s (a POSIX extended regular expression)", o->match, err);
+		return -EINVAL;
+	}
+	f->has_re = true;
+	deadline = mono_now() + (uint64_t)(o->wait_s * 1e9);
+	for (;;) {
+		ret = scan_matches(s, &found);
+		if (ret)
+			return ret;
+		if (found || o->npids || mono_now() >= deadline)
+			break;
+		usleep(WAIT_POLL_US);
+	}
+	if (!found && !o->npids) {
+		if (o->wait_s > 0)
+			log_error("no process matched --match '%s' within --wait %.0f s: check the pattern "
+				  "against `ps -eo args`, or wait longer", o->match, o->wait_s);
+		else
+			log_error("no process matches --match '%s': check the pattern against `ps -eo args`, "
+				  "or give --wait SECONDS for a job that has not started yet", o->match);
+		return -ESRCH;
+	}
+	log_info("--match '%s': %u process%s", o->match, found, found == 1 ? "" : "es");
+	return 0;
+}
+
+/* Rank naming: a process without a rank from its environment is named by
+ * its PID (a launcher beside rank 0); a later process with a rank already
+ * seen in this attach gets the next restart index. */
+static void name_target(struct session *s, struct session_target *t)
+{
+	int i;
+
+	t->proc.restart = 0;
+	if (!t->proc.rank_from_env) {
+		t->proc.name_by_pid = true;
+		return;
+	}
+	for (i = 0; i < s->ntargets; i++)
+		if (&s->targets[i] != t && s->targets[i].proc.rank_from_env &&
+		    s->targets[i].proc.rank == t->proc.rank)
+			t->proc.restart++;
+}
+
+static void note_latency(struct follow *f, const struct tree_proc *p)
+{
+	uint64_t d;
+
+	if (p->origin != TREE_FORKED && p->origin != TREE_EXECD)
+		return;
+	d = mono_now() - p->seen_ns;
+	f->attach_latency_sum_ns += d;
+	f->attach_latency_n++;
+	if (d > f->attach_latency_max_ns)
+		f->attach_latency_max_ns = d;
+}
+
+static void trace(struct session *s, struct tree_proc *p)
+{
+	struct follow *f = s->follow;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct session_target *t;
+	int slot, err;
+
+	if (s->ntargets == s->cap_targets) {
+		p->state = TREE_OVER_LIMIT;
+		if (!f->warned_limit)
+			log_warn("PID %d (%s) and later processes are not traced: at most %d processes "
+				 "per attach; attach a second fvbpf to a subtree (-p PID --children)",
+				 p->pid, p->comm, s->cap_targets);
+		f->warned_limit = true;
+		return;
+	}
+	slot = s->ntargets;
+	t = &s->targets[slot];
+	err = target_open(s, t, p->pid);
+	if (t->opened)
+		s->ntargets++;
+	if (!err) {
+		name_target(s, t);
+		target_init(t, f->max_segments);
+		err = target_attach(s, t);
+	}
+	if (err) {
+		p->state = TREE_ATTACH_FAILED;
+		if (t->opened) {
+			t->finished = true;
+			t->exited = !proc_alive(p->pid);
+		}
+		log_warn("PID %d (%s) is not traced: %s", p->pid, p->comm,
+			 err == -ESRCH ? "it exited while fvbpf attached" :
+			 err == -EBUSY ? "another fvbpf traces it" : strerror(-err));
+		return;
+	}
+	p->state = TREE_TRACED;
+	p->slot = slot;
+	f->traced++;
+	note_latency(f, p);
+	if (t->pidfd >= 0 && s->epfd >= 0) {
+		ev.data.u32 = (uint32_t)slot;
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, t->pidfd, &ev);
+	}
+	if (s->api_probes && !t->quiet)
+		target_scan_cuda(s, t, false);
+}
+
+/* A candidate: gone, a forked copy, traceable now, or not yet. */
+static void look_at(struct session *s, struct tree_proc *p)
+{
+	struct follow *f = s->follow;
+	struct tree_proc *parent;
+	struct marker_lib *m;
+	unsigned long long start;
+	bool has_markers;
+	uint64_t sig;
+	pid_t ppid;
+	int err;
+
+	if (proc_read_stat_ppid(p->pid, &ppid, &start) || (p->start && start != p->start) ||
+	    !proc_alive(p->pid)) {
+		proc_tree_mark_exited(&f->tree, p);
+		return;
+	}
+	sig = proc_maps_signature(p->pid);
+	if (sig && sig == p->maps_sig)
+		return;
+	p->maps_sig = sig;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return;
+	err = target_traceable(s, p->pid, m, &has_markers);
+	free(m);
+	if (err)
+		return;
+	/* Found alive at attach under a traced parent, with the parent's
+	 * program image: a fork, e.g. a DataLoader worker. */
+	parent = proc_tree_find(&f->tree, p->ppid);
+	if (p->origin != TREE_FORKED && p->origin != TREE_EXECD && parent &&
+	    (parent->state == TREE_TRACED || parent->state == TREE_FORK_COPY) &&
+	    proc_same_image(p->ppid, p->pid) == 1) {
+		p->state = TREE_FORK_COPY;
+		f->copies++;
+		return;
+	}
+	trace(s, p);
+}
+
+static void poll_candidates(struct session *s)
+{
+	struct proc_tree *tree = &s->follow->tree;
+	uint64_t now = mono_now();
+	size_t i;
+
+	/* Index order: parents come before their children. */
+	for (i = 0; i < tree->n; i++)
+		if (proc_tree_due(&tree->procs[i], now))
+			look_at(s, &tree->procs[i]);
+}
+
+int follow_start(struct session *s)
+{
+	struct follow *f = s->follow;
+	size_t i;
+	int err;
+
+	for (i = 0; i < f->tree.n; i++)
+		map_insert(s, f->tree.procs[i].pid);
+	if (f->children || f->has_re) {
+		err = scan_descendants(s);
+		if (err) {
+			log_error("cannot walk /proc: %s", strerror(-err));
+			return err;
+		}
+	}
+	f->last_scan_ns = mono_now();
+	poll_candidates(s);
+	if (!f->traced)
+		log_info("no process of the tree maps fvbpf markers or libtorch_cpu yet: %zu "
+			 "watched, traced as they map them", f->tree.live);
+	return 0;
+}
+
+void follow_tick(struct session *s)
+{
+	struct follow *f = s->follow;
+	unsigned int found;
+
+	if (!f)
+		return;
+	/* A record lost to a full ring: the walk finds the process. */
+	if (mono_now() - f->last_scan_ns >= RESCAN_NS) {
+		f->last_scan_ns = mono_now();
+		scan_descendants(s);
+		if (f->has_re)
+			scan_matches(s, &found);
+	}
+	poll_candidates(s);
+}
+
+static struct session_target *target_of(struct session *s, const struct tree_proc *p)
+{
+	return p && p->state == TREE_TRACED && p->slot >= 0 ? &s->targets[p->slot] : NULL;
+}
+
+void follow_record(struct session *s, const struct fvbpf_proc_event *ev)
+{
+	struct follow *f = s->follow;
+	struct tree_proc *p, *old;
+	struct session_target *t;
+	unsigned long long start;
+	pid_t ppid;
+
+	if (!f)
+		return;
+	switch (ev->kind) {
+	case FVBPF_PROC_FORK:
+		p = proc_tree_fork(&f->tree, (pid_t)ev->pid, (pid_t)ev->ppid,
+				   proc_ticks_from_boot_ns(ev->start_boot_ns), mono_now());
+		if (p && !p->comm[0] && proc_read_comm(p->pid, p->pid, p->comm, sizeof(p->comm)))
+			snprintf(p->comm, sizeof(p->comm), "?");
+		if (p && p->state == TREE_FORK_COPY)
+			f->copies++;
+		break;
+	case FVBPF_PROC_EXEC:
+		p = proc_tree_exec(&f->tree, (pid_t)ev->pid, mono_now(), &old);
+		if (!p && !old && matches(f, (pid_t)ev->pid) &&
+		    !proc_read_stat_ppid((pid_t)ev->pid, &ppid, &start) && !matches(f, ppid))
+			p = add(s, (pid_t)ev->pid, ppid, start, TREE_MATCHED);
+		if (p)
+			proc_read_comm(p->pid, p->pid, p->comm, sizeof(p->comm));
+		t = target_of(s, old);
+		if (t && !t->finished) {
+			/* The program it ran is gone; the PID may become a new target. */
+			target_finish(s, t, "exec'd a new program");
+			target_detach(t);
+			t->superseded = true;
+		}
+		break;
+	case FVBPF_PROC_EXIT:
+		proc_tree_exit(&f->tree, (pid_t)ev->pid);
+		break;
+	}
+}
+
+void follow_target_exited(struct session *s, struct session_target *t)
+{
+	struct follow *f = s->follow;
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->tree.n; i++)
+		if (f->tree.procs[i].slot == (int)(t - s->targets))
+			proc_tree_mark_exited(&f->tree, &f->tree.procs[i]);
+}
+
+bool follow_tree_gone(const struct session *s)
+{
+	return s->follow && s->follow->tree.live == 0;
+}
+
+json_object *follow_json(const struct session *s)
+{
+	const struct follow *f = s->follow;
+	json_object *o = json_object_new_object(), *arr = json_object_new_array(), *e;
+	const struct tree_proc *p;
+	char cmd[1024];
+	size_t i;
+
+	json_object_object_add(o, "children", json_object_new_boolean(f->children));
+	json_object_object_add(o, "match", f->pattern ? json_string_obj(f->pattern) : NULL);
+	json_object_object_add(o, "max_processes_traced", json_object_new_int(s->cap_targets));
+	for (i = 0; i < f->tree.n; i++) {
+		p = &f->tree.procs[i];
+		e = json_object_new_object();
+		json_object_object_add(e, "pid", json_object_new_int(p->pid));
+		json_object_object_add(e, "ppid", json_object_new_int(p->ppid));
+		json_object_object_add(e, "comm", json_string_obj(p->comm));
+		if (!p->exited && !proc_read_cmdline(p->pid, cmd, sizeof(cmd)))
+			json_object_object_add(e, "command", json_string_obj(cmd));
+		json_object_object_add(e, "origin", json_string_obj(proc_tree_origin_name(p->origin)));
+		json_object_object_add(e, "traced", json_object_new_boolean(p->state == TREE_TRACED));
+		json_object_object_add(e, "status", json_string_obj(proc_tree_state_name(p->state)));
+		json_object_object_add(e, "exec_replaced", json_object_new_boolean(p->replaced));
+		json_object_object_add(e, "exited", json_object_new_boolean(p->exited));
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(o, "processes", arr);
+	json_object_object_add(o, "processes_not_kept", json_object_new_uint64(f->tree.not_kept));
+	json_object_object_add(o, "forks_seen", json_object_new_uint64(f->tree.forks));
+	json_object_object_add(o, "execs_seen", json_object_new_uint64(f->tree.execs));
+	json_object_object_add(o, "exits_seen", json_object_new_uint64(f->tree.exits));
+	json_object_object_add(o, "tree_map_full", json_object_new_uint64(
+		f->map_full + (s->skel ? s->skel->bss->tree_full : 0)));
+	json_object_object_add(o, "process_records_lost", json_object_new_uint64(
+		s->skel ? s->skel->bss->tree_drops : 0));
+	json_object_object_add(o, "traced_after_fork_or_exec", json_object_new_int((int)f->attach_latency_n));
+	json_object_object_add(o, "fork_to_traced_mean_ms", json_object_new_double(
+		f->attach_latency_n ? (double)f->attach_latency_sum_ns / f->attach_latency_n / 1e6 : 0));
+	json_object_object_add(o, "fork_to_traced_max_ms",
+			       json_object_new_double((double)f->attach_latency_max_ns / 1e6));
+	return o;
+}
+
+void follow_report(const struct session *s)
+{
+	const struct follow *f = s->follow;
+	size_t i, listed = 0;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->tree.n; i++)
+		if (f->tree.procs[i].state != TREE_TRACED && !f->tree.procs[i].replaced)
+			listed++;
+	log_info("process tree: %u traced, %zu listed but not traced (%u forked copies of traced "
+		 "processes), %llu forks and %llu execs seen%s", f->traced, listed, f->copies,
+		 (unsigned long long)f->tree.forks, (unsigned long long)f->tree.execs,
+		 f->attach_latency_n ? "" : "");
+	if (f->attach_latency_n)
+		log_info("new processes traced %.1f ms after their fork or exec was seen (mean; max %.1f ms)",
+			 (double)f->attach_latency_sum_ns / f->attach_latency_n / 1e6,
+			 (double)f->attach_latency_max_ns / 1e6);
+	if (s->skel && s->skel->bss->tree_drops)
+		log_warn("%llu process records lost to a full ring buffer: the once-a-second /proc walk "
+			 "found those processes", (unsigned long long)s->skel->bss->tree_drops);
+}
+
+void follow_free(struct session *s)
+{
+	struct follow *f = s->follow;
+
+	if (!f)
+		return;
+	if (f->has_re)
+		regfree(&f->re);
+	proc_tree_free(&f->tree);
+	free(f->excluded);
+	free(f);
+	s->follow = NULL;
+}
