@@ -44,6 +44,16 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 	};
 	size_t i;
 
+	/* The marker probes: uprobe_multi links where the kernel has session
+	 * uprobes (it has multi then), perf-event uprobes before. */
+	struct bpf_program *marker_progs[] = {
+		s->skel->progs.region_begin, s->skel->progs.region_end, s->skel->progs.thread_sync,
+		s->skel->progs.correlation, s->skel->progs.gpu_batch, s->skel->progs.agent_status,
+	};
+
+	s->marker_multi = with_api;
+	for (i = 0; with_api && i < sizeof(marker_progs) / sizeof(marker_progs[0]); i++)
+		bpf_program__set_expected_attach_type(marker_progs[i], FVBPF_ATTACH_UPROBE_MULTI);
 	for (i = 0; i < sizeof(session_progs) / sizeof(session_progs[0]); i++) {
 		if (with_api)
 			bpf_program__set_expected_attach_type(session_progs[i],

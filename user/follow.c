@@ -118,7 +118,7 @@ static int scan_descendants(struct session *s)
 			return n;
 		added = 0;
 		for (i = 0; i < n; i++) {
-			if (proc_tree_find(&f->tree, all[i].pid))
+			if (proc_tree_known(&f->tree, all[i].pid, all[i].start))
 				continue;
 			parent = proc_tree_find(&f->tree, all[i].ppid);
 			if (!parent || (parent->start && all[i].start < parent->start))
@@ -146,7 +146,7 @@ static int scan_matches(struct session *s, unsigned int *found)
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++) {
-		if (proc_tree_find(&f->tree, all[i].pid) || !matches(f, all[i].pid))
+		if (proc_tree_known(&f->tree, all[i].pid, all[i].start) || !matches(f, all[i].pid))
 			continue;
 		if (matches(f, all[i].ppid))
 			continue;
@@ -270,6 +270,7 @@ static void trace(struct session *s, struct tree_proc *p)
 	}
 	slot = s->ntargets;
 	t = &s->targets[slot];
+	log_errors_demoted = true; /* one process of many: said below */
 	err = target_open(s, t, p->pid);
 	if (t->opened)
 		s->ntargets++;
@@ -278,6 +279,7 @@ static void trace(struct session *s, struct tree_proc *p)
 		target_init(t, f->max_segments);
 		err = target_attach(s, t);
 	}
+	log_errors_demoted = false;
 	if (err) {
 		p->state = TREE_ATTACH_FAILED;
 		if (t->opened) {
@@ -285,7 +287,7 @@ static void trace(struct session *s, struct tree_proc *p)
 			t->exited = !proc_alive(p->pid);
 		}
 		log_warn("PID %d (%s) is not traced: %s", p->pid, p->comm,
-			 err == -ESRCH ? "it exited while fvbpf attached" :
+			 err == -ESRCH || !proc_alive(p->pid) ? "it exited while fvbpf attached" :
 			 err == -EBUSY ? "another fvbpf traces it" : strerror(-err));
 		return;
 	}
@@ -318,6 +320,7 @@ static void look_at(struct session *s, struct tree_proc *p)
 		proc_tree_mark_exited(&f->tree, p);
 		return;
 	}
+	p->checked_ns = mono_now(); /* an exec before this is in what we read */
 	sig = proc_maps_signature(p->pid);
 	if (sig && sig == p->maps_sig)
 		return;
@@ -419,7 +422,7 @@ void follow_record(struct session *s, const struct fvbpf_proc_event *ev)
 			f->copies++;
 		break;
 	case FVBPF_PROC_EXEC:
-		p = proc_tree_exec(&f->tree, (pid_t)ev->pid, mono_now(), &old);
+		p = proc_tree_exec(&f->tree, (pid_t)ev->pid, ev->hdr.ts_ns, mono_now(), &old);
 		if (!p && !old && matches(f, (pid_t)ev->pid) &&
 		    !proc_read_stat_ppid((pid_t)ev->pid, &ppid, &start) && !matches(f, ppid))
 			p = add(s, (pid_t)ev->pid, ppid, start, TREE_MATCHED);

@@ -50,12 +50,16 @@ static void vlog(const char *level, const char *fmt, va_list ap)
 	fprintf(stderr, "fvbpf: %s%s\n", level, buf);
 }
 
+bool log_errors_demoted;
+
 void log_error(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (log_errors_demoted && log_verbosity < 1)
+		return;
 	va_start(ap, fmt);
-	vlog("error: ", fmt, ap);
+	vlog(log_errors_demoted ? "" : "error: ", fmt, ap);
 	va_end(ap);
 }
 

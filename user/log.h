@@ -3,6 +3,7 @@
 #define FVBPF_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,9 @@ extern int log_verbosity;
  * exit report, at most LOG_WARN_BURST per call site (the target can make a
  * warning repeat); safe from any thread.
  */
+/* Set while a failure is not the run's (one process of a followed tree):
+ * errors are shown with -v only, the caller says what it means. */
+extern bool log_errors_demoted;
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

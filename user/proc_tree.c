@@ -34,6 +34,16 @@ struct tree_proc *proc_tree_find(struct proc_tree *t, pid_t pid)
 	return NULL;
 }
 
+bool proc_tree_known(const struct proc_tree *t, pid_t pid, unsigned long long start)
+{
+	size_t i;
+
+	for (i = t->n; i-- > 0;)
+		if (t->procs[i].pid == pid && (!start || !t->procs[i].start || t->procs[i].start == start))
+			return true;
+	return false;
+}
+
 void proc_tree_mark_exited(struct proc_tree *t, struct tree_proc *p)
 {
 	if (p->exited)
@@ -110,8 +120,8 @@ struct tree_proc *proc_tree_fork(struct proc_tree *t, pid_t pid, pid_t ppid,
 			     parent->state == TREE_TRACED || parent->state == TREE_FORK_COPY, now_ns);
 }
 
-struct tree_proc *proc_tree_exec(struct proc_tree *t, pid_t pid, uint64_t now_ns,
-				 struct tree_proc **old)
+struct tree_proc *proc_tree_exec(struct proc_tree *t, pid_t pid, uint64_t exec_ns,
+				 uint64_t now_ns, struct tree_proc **old)
 {
 	struct tree_proc *p = proc_tree_find(t, pid), *n;
 	size_t idx;
@@ -122,6 +132,8 @@ struct tree_proc *proc_tree_exec(struct proc_tree *t, pid_t pid, uint64_t now_ns
 	*old = NULL;
 	if (!p)
 		return NULL;
+	if (p->checked_ns && exec_ns < p->checked_ns)
+		return p;
 	idx = (size_t)(p - t->procs);
 	ppid = p->ppid;
 	start = p->start;

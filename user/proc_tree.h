@@ -43,6 +43,7 @@ struct tree_proc {
 	bool replaced;              /* exec'd: a newer entry holds the PID */
 	int slot;                   /* TREE_TRACED: the session target, else -1 */
 	uint64_t maps_sig;          /* candidates: /proc/PID/maps when last looked at */
+	uint64_t checked_ns;        /* when its mappings were first read (0: never) */
 	char comm[32];
 };
 
@@ -72,14 +73,19 @@ struct tree_proc *proc_tree_add(struct proc_tree *t, pid_t pid, pid_t ppid,
 struct tree_proc *proc_tree_fork(struct proc_tree *t, pid_t pid, pid_t ppid,
 				 unsigned long long start, uint64_t now_ns);
 /*
- * An exec record: the old entry (returned in *@old, may be NULL) is
- * replaced by a new candidate of origin TREE_EXECD.  NULL when @pid is not
- * in the tree (the caller may add it, e.g. for --match) or the tree is full.
+ * An exec record of time @exec_ns: the old entry (returned in *@old) is
+ * replaced by a new candidate of origin TREE_EXECD.  An exec from before
+ * fvbpf first read the entry's mappings is already in what it saw: the
+ * entry is returned as it is, *@old NULL.  NULL when @pid is not in the
+ * tree (the caller may add it, e.g. for --match) or the tree is full.
  */
-struct tree_proc *proc_tree_exec(struct proc_tree *t, pid_t pid, uint64_t now_ns,
-				 struct tree_proc **old);
+struct tree_proc *proc_tree_exec(struct proc_tree *t, pid_t pid, uint64_t exec_ns,
+				 uint64_t now_ns, struct tree_proc **old);
 /* An exit (record, pidfd or failed check); the entry, or NULL. */
 struct tree_proc *proc_tree_exit(struct proc_tree *t, pid_t pid);
+/* Any entry, gone ones included, for this process (PID and start): a
+ * zombie a walk still finds is not new. */
+bool proc_tree_known(const struct proc_tree *t, pid_t pid, unsigned long long start);
 void proc_tree_mark_exited(struct proc_tree *t, struct tree_proc *p);
 /*
  * Whether a candidate's mappings are due for a look at @now, and the next

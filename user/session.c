@@ -346,8 +346,7 @@ int attach_run(const struct attach_opts *o)
 	for (i = 0; i < s.ntargets; i++)
 		target_finish(&s, &s.targets[i], "was still");
 	gpu_hold_wait(&s);
-	for (i = 0; i < s.ntargets; i++)
-		target_detach(&s.targets[i]);
+	targets_detach_all(&s);
 	ring_buffer__consume(s.rb);
 	/* Drops after the last segment closed: between segments. */
 	for (i = 0; i < s.ntargets; i++)

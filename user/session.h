@@ -35,7 +35,8 @@ struct session_target {
 	struct session *session;
 	struct proc_target proc;
 	struct seg_tracker tracker;
-	struct bpf_link *links[MARKER_NSYMS];  /* uprobes on the marker library */
+	struct bpf_link *links[MARKER_NSYMS];  /* uprobes on the marker library, or */
+	int marker_fds[MARKER_NSYMS];          /* ... their uprobe_multi links (-1 none) */
 	int pidfd;
 	bool opened;            /* target_open() got as far as to hold something */
 	bool superseded;        /* the process exec'd: a newer target may hold its PID */
@@ -111,6 +112,7 @@ struct session {
 	struct session_meta meta;
 	uint64_t bad_records;   /* records of unknown type, version or process */
 	bool api_probes;        /* CUDA/NCCL call probes loaded */
+	bool marker_multi;      /* marker probes are uprobe_multi links */
 	struct symbolizer *sym;
 	struct name_table knames;   /* kernel names, read by the writer too */
 	uint64_t kernels_unknown;   /* launches whose function had no symbol */

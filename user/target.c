@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "log.h"
 #include "symbolizer.h"
 #include "target.h"
+#include "uprobe_multi.h"
 
 uint64_t target_drops(const struct session_target *t)
 {
@@ -33,6 +35,14 @@ uint64_t target_drops(const struct session_target *t)
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &slot, &st))
 		return 0;
 	return st.drops;
+}
+
+static void target_no_links(struct session_target *t)
+{
+	size_t i;
+
+	for (i = 0; i < MARKER_NSYMS; i++)
+		t->marker_fds[i] = -1;
 }
 
 /* Whether @pid can be traced: fvbpf markers, or libtorch_cpu with torch
@@ -61,6 +71,7 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 	t->session = s;
 	t->pidfd = -1;
 	t->ctl.lock_fd = -1;
+	target_no_links(t);
 	err = proc_target_init(&t->proc, pid);
 	if (err == -ESRCH || err == -ENOENT) {
 		log_error("no process with PID %d: check the PID (ps -p %d)", pid, pid);
@@ -242,6 +253,17 @@ int target_attach(struct session *s, struct session_target *t)
 	 * seen, its end and the thread's sync can be too. */
 	for (i = 0; i < sizeof(marker_probes) / sizeof(marker_probes[0]); i++) {
 		sym = marker_probes[i];
+		if (s->marker_multi) {
+			err = uprobe_multi_attach_one(bpf_program__fd(marker_prog(s, sym)),
+						      m->open_path, t->proc.pid, m->syms[sym].file_off,
+						      m->syms[MARKER_SEMAPHORE].file_off, key);
+			if (err < 0) {
+				errno = -err;
+				goto fail;
+			}
+			t->marker_fds[sym] = err;
+			continue;
+		}
 		t->links[sym] = bpf_program__attach_uprobe_opts(marker_prog(s, sym), t->proc.pid,
 								m->open_path, m->syms[sym].file_off, &uo);
 		if (!t->links[sym])
@@ -288,7 +310,53 @@ void target_detach(struct session_target *t)
 	for (i = 0; i < MARKER_NSYMS; i++) {
 		bpf_link__destroy(t->links[i]);
 		t->links[i] = NULL;
+		if (t->marker_fds[i] >= 0)
+			close(t->marker_fds[i]);
+		t->marker_fds[i] = -1;
 	}
+}
+
+/*
+ * Removing a uprobe waits for the kernel's RCU grace periods (about 0.1 s
+ * each on the VMs measured, once per link): one target after another, a
+ * job of 256 processes took minutes to detach.  Concurrent waits share
+ * grace periods, so the targets detach on a pool of threads.
+ */
+#define DETACH_THREADS 64
+
+struct detach_pool {
+	struct session *s;
+	int next;
+	pthread_mutex_t lock;
+};
+
+static void *detach_worker(void *arg)
+{
+	struct detach_pool *p = arg;
+	int i;
+
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (i >= p->s->ntargets)
+			return NULL;
+		target_detach(&p->s->targets[i]);
+	}
+}
+
+void targets_detach_all(struct session *s)
+{
+	struct detach_pool pool = { .s = s, .lock = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t th[DETACH_THREADS];
+	int n = s->ntargets < DETACH_THREADS ? s->ntargets : DETACH_THREADS, started = 0, i;
+
+	for (i = 0; n > 1 && i < n; i++)
+		if (!pthread_create(&th[started], NULL, detach_worker, &pool))
+			started++;
+	detach_worker(&pool); /* this thread too; alone when none started */
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
 }
 
 /*
@@ -329,6 +397,8 @@ void target_init(struct session_target *t, unsigned int max_segments)
 {
 	struct session *s = t->session;
 
+	if (!t->opened)
+		target_no_links(t); /* built by hand (tests): no target_open() */
 	seg_tracker_init(&t->tracker, (uint32_t)t->proc.pid, &s->reg, gpu_hold_segment_closed, t);
 	t->tracker.max_segments = max_segments;
 	gpu_join_init(&t->gpu, &s->knames, gpu_hold_find, t);

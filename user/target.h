@@ -27,6 +27,8 @@ void target_quiet(struct session_target *t);
 /* No more segments: close what is open (@why: say so, NULL: silently). */
 void target_finish(struct session *s, struct session_target *t, const char *why);
 void target_detach(struct session_target *t);
+/* All of them, concurrently (each uprobe removal waits for RCU). */
+void targets_detach_all(struct session *s);
 void target_free(struct session_target *t);
 /* BPF's ring-buffer drop count for this process. */
 uint64_t target_drops(const struct session_target *t);

@@ -303,8 +303,8 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 
 	seg_output_wallclock(c->meta, s->start_ns, when, sizeof(when));
 	fprintf(f, "\"otherData\":{\"tool\":\"fvbpf\",\"version\":\"%s\",\"rank\":%d,"
-		"\"rank_from_env\":%s,\"pid\":%d,\"hostname\":",
-		FVBPF_VERSION_STR, p->rank, p->rank_from_env ? "true" : "false", p->pid);
+		"\"restart\":%u,\"rank_from_env\":%s,\"pid\":%d,\"hostname\":",
+		FVBPF_VERSION_STR, p->rank, p->restart, p->rank_from_env ? "true" : "false", p->pid);
 	json_write_string(f, c->meta->hostname);
 	fputs(",\"command\":", f);
 	json_write_string(f, p->cmdline);
@@ -347,7 +347,12 @@ int trace_write(FILE *f, const struct seg_output_ctx *c)
 	fputs("{\n\"schemaVersion\":1,\n\"displayTimeUnit\":\"ns\",\n", f);
 	segment_metadata(f, c);
 	fputs("\"traceEvents\":[\n", f);
-	snprintf(label, sizeof(label), "rank %d: %s (pid %d)", c->proc->rank, c->proc->comm, s->pid);
+	if (c->proc->restart)
+		snprintf(label, sizeof(label), "rank %d restart %u: %s (pid %d)", c->proc->rank,
+			 c->proc->restart, c->proc->comm, s->pid);
+	else
+		snprintf(label, sizeof(label), "rank %d: %s (pid %d)", c->proc->rank, c->proc->comm,
+			 s->pid);
 	fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":",
 		s->pid);
 	json_write_string(f, label);

@@ -90,3 +90,23 @@ int uprobe_session_attach(int prog_fd, const char *path, pid_t pid, const uint64
 	free(sites);
 	return fd;
 }
+
+int uprobe_multi_attach_one(int prog_fd, const char *path, pid_t pid, uint64_t offset,
+			    uint64_t ref_ctr_offset, uint64_t cookie)
+{
+	union bpf_attr attr;
+	struct link_create_uprobe_multi *lc = (void *)&attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	lc->prog_fd = (uint32_t)prog_fd;
+	lc->attach_type = FVBPF_ATTACH_UPROBE_MULTI;
+	lc->path = (uint64_t)(uintptr_t)path;
+	lc->offsets = (uint64_t)(uintptr_t)&offset;
+	lc->ref_ctr_offsets = ref_ctr_offset ? (uint64_t)(uintptr_t)&ref_ctr_offset : 0;
+	lc->cookies = (uint64_t)(uintptr_t)&cookie;
+	lc->cnt = 1;
+	lc->pid = (uint32_t)pid;
+	fd = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}

@@ -24,4 +24,13 @@ uint64_t uprobe_site_offset(int fd, uint64_t off);
 int uprobe_session_attach(int prog_fd, const char *path, pid_t pid, const uint64_t *offsets,
 			  const uint64_t *cookies, size_t cnt);
 
+/*
+ * One plain uprobe (no return) as a uprobe_multi link, the semaphore at
+ * @ref_ctr_offset raised while it exists (0: none).  Unlike a perf-event
+ * uprobe, closing it does not wait for the kernel's trace-event mutex, so
+ * many processes detach concurrently.  The link fd or -errno.
+ */
+int uprobe_multi_attach_one(int prog_fd, const char *path, pid_t pid, uint64_t offset,
+			    uint64_t ref_ctr_offset, uint64_t cookie);
+
 #endif /* FVBPF_UPROBE_MULTI_H */

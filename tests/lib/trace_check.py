@@ -20,7 +20,7 @@ import re
 import sys
 
 # Four digits at least: segment 10000 is "segment10000".
-NAME_RE = re.compile(r"^trace_(rank\d+|pid\d+)_segment(\d{4,})_([A-Za-z0-9._-]+)\.json$")
+NAME_RE = re.compile(r"^trace_(rank\d+(?:_restart\d+)?|pid\d+)_segment(\d{4,})_([A-Za-z0-9._-]+)\.json$")
 EPS = 0.0015  # us: three decimals on each side
 
 

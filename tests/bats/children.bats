@@ -1,0 +1,200 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# Whole jobs: --children on a torchrun-like launcher (late, restarted and
+# torch workers, DataLoader forks), --match on a job started after fvbpf,
+# PID namespaces, processes that exit during attach, the process limit.
+
+load helpers
+
+LAUNCHER=$ROOT/tests/workloads/job_launcher.py
+PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
+JOB_CHECK=$ROOT/tests/lib/job_check.py
+
+setup() {
+	common_setup
+	JOB=$BATS_TEST_TMPDIR/job
+	mkdir -p "$JOB"
+	export BUILD
+}
+teardown() {
+	pkill -KILL -f "$BATS_TEST_TMPDIR" 2>/dev/null || true
+	common_teardown
+}
+
+fvbpf_gone() { ! kill -0 "$FV_PID" 2>/dev/null; }
+
+# wait_long CMD...: poll for up to 60 s (importing torch takes a while).
+wait_long() {
+	local i
+	for i in $(seq 600); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for: $*" >&2
+	return 1
+}
+
+@test "children: a launcher's ranks (C, Python, torch), a late one, a restarted one, DataLoader forks" {
+	[ -x "$PY214" ] || { echo "no torch venv at $PY214: run make venv" >&2; return 1; }
+	start_workload "$JOB/launcher.log" "$LAUNCHER" "$JOB" --torch "$PY214"
+	"$FVBPF" attach -p "$WL_PID" --children -r training_train_one_step \
+		--step-by 'Optimizer.step*' -o "$OUT" -d 120 >"$FV_OUT" 2>"$FV_ERR" &
+	FV_PID=$!
+	# the torch worker is traced once its libtorch_cpu is mapped
+	wait_long grep -q 'rank 2): torch in' "$FV_ERR"
+	touch "$JOB/go" "$JOB/torch/go"
+	wait_long test -e "$JOB/torch/done"
+	wait_long grep -q 'rank 3)' "$FV_ERR"
+	touch "$JOB/torch/exit"
+	# the tree is gone once the launcher has reaped its workers: fvbpf stops
+	wait_long grep -q '^statuses=' "$JOB/launcher.log"
+	wait_fvbpf
+	cat "$FV_ERR" >&2
+	[ "$FV_STATUS" -eq 0 ]
+	assert_file_contains "$JOB/launcher.log" '^statuses=0,0,0,0,0$'
+	# a fork DataLoader: two workers per epoch, all exited 0
+	assert_file_contains "$JOB/rank2.log" '^workers=4 bad=0$'
+	run python3 "$CHECK" "$OUT"
+	echo "$output"
+	assert_success
+	# every marker worker's own step count, per rank file set
+	run python3 "$JOB_CHECK" "$OUT" \
+		rank0="$(wl_count train_one_step "$JOB/rank0.log")" \
+		rank1="$(wl_count train_one_step "$JOB/rank1.log")" \
+		rank1_restart1="$(wl_count train_one_step "$JOB/rank1.restart1.log")" \
+		rank3="$(wl_count train_one_step "$JOB/rank3.log")" \
+		rank2=step:8
+	echo "$output"
+	assert_success
+	assert_line "ranks 0,1,1,2,3 restarts 0,0,1,0,0"
+	assert_line "launcher listed: True"
+	# the DataLoader workers: forked copies of rank 2, listed, not traced
+	assert_line --regexp '^forked copies of rank 2: ([4-9]|[1-9][0-9]+)$'
+	assert_line "rank sources: RANK"
+}
+
+@test "children: --match finds a job started after fvbpf (--wait), and its ranks" {
+	local tag=fvbpf_match_$$_$RANDOM
+	"$FVBPF" attach --match "job_launcher.py .*$tag" --wait 30 -r training_train_one_step \
+		-o "$OUT" -d 60 >"$FV_OUT" 2>"$FV_ERR" &
+	FV_PID=$!
+	sleep 0.5
+	# fvbpf waits: nothing matches yet, and it does not match itself
+	kill -0 "$FV_PID"
+	start_workload "$JOB/launcher.log" "$LAUNCHER" "$JOB" --no-late --no-restart --steps 3 --tag "$tag"
+	wait_long grep -q '^statuses=' "$JOB/launcher.log"
+	wait_fvbpf
+	cat "$FV_ERR" >&2
+	[ "$FV_STATUS" -eq 0 ]
+	grep -q "match 'job_launcher.py .*$tag': 1 process" "$FV_ERR"
+	run python3 "$JOB_CHECK" "$OUT" rank0=3 rank1=3
+	echo "$output"
+	assert_success
+	assert_line "ranks 0,1 restarts 0,0"
+}
+
+@test "children: workers in their own PID namespace are traced with the host's PIDs" {
+	command -v unshare >/dev/null || skip "no unshare"
+	local t=$BUILD/tests/marker_trainer
+	unshare --pid --fork --kill-child bash -c "echo pid=\$\$ >/dev/null; \
+		RANK=0 $t --steps 3 --step-ms 20 --wait-attached > $JOB/rank0.log 2>&1 & \
+		RANK=1 $t --steps 3 --step-ms 20 --wait-attached > $JOB/rank1.log 2>&1 & wait" &
+	WL_PIDS+=($!)
+	local ns_pid=$!
+	disown
+	wait_for grep -q '^pid=' "$JOB/rank0.log"
+	wait_for grep -q '^pid=' "$JOB/rank1.log"
+	"$FVBPF" attach -p "$ns_pid" --children -r training_train_one_step -o "$OUT" -d 30 \
+		>"$FV_OUT" 2>"$FV_ERR" &
+	FV_PID=$!
+	wait_for grep -q '^counts' "$JOB/rank1.log"
+	wait_for grep -q '^counts' "$JOB/rank0.log"
+	wait_fvbpf
+	cat "$FV_ERR" >&2
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$JOB_CHECK" "$OUT" rank0=3 rank1=3
+	echo "$output"
+	assert_success
+	# inside the namespace the workers are PIDs 2 and 3 (bash is 1)
+	run python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+print(sorted(p["pid_in_namespace"] for p in m["processes"]),
+      all(p["pid"] > 3 for p in m["processes"]))' "$OUT"
+	assert_output "[2, 3] True"
+}
+
+@test "children: processes that exit during attach, forked by the hundred, harm nothing" {
+	# 60 short workers back to back once fvbpf traces the tree: many exit
+	# while fvbpf attaches to them
+	bash -c "echo pid=\$\$; while [ ! -e $JOB/go ]; do sleep 0.05; done; \
+		for i in \$(seq 60); do RANK=\$i $BUILD/tests/marker_trainer --steps 2 --step-ms 5 \
+		>/dev/null 2>&1 & done; wait; echo done > $JOB/storm.done" >"$JOB/storm.log" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_for grep -q '^pid=' "$JOB/storm.log"
+	start_fvbpf -p "$(sed -n 's/^pid=//p' "$JOB/storm.log")" --children -r training_train_one_step \
+		-o "$OUT" -d 60
+	touch "$JOB/go"
+	wait_long test -e "$JOB/storm.done"
+	wait_long fvbpf_gone
+	wait_fvbpf
+	cat "$FV_ERR" >&2
+	[ "$FV_STATUS" -eq 0 ]
+	! grep -q 'error' "$FV_ERR"
+	run python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+procs = m["followed"]["processes"]
+workers = {p["pid"] for p in procs if p["origin"] in ("forked", "exec'"'"'d")}
+print("workers", len(workers) >= 60, "all gone", all(p["exited"] or p["exec_replaced"] for p in procs),
+      "traced", len(m["processes"]) > 0)' "$OUT"
+	assert_output "workers True all gone True traced True"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+}
+
+@test "children: more processes than the limit: 256 traced, the rest listed, said once" {
+	start_workload "$JOB/launcher.log" "$LAUNCHER" "$JOB" --count 260 --idle
+	wait_long grep -q '^started=260' "$JOB/launcher.log"
+	wait_long test "$(pgrep -P "$WL_PID" | wc -l)" -eq 260
+	start_fvbpf -p "$WL_PID" --children -r training_train_one_step -o "$OUT" -d 120
+	touch "$JOB/exit"
+	wait_long grep -q '^bad=' "$JOB/launcher.log"
+	wait_long fvbpf_gone
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	assert_file_contains "$JOB/launcher.log" '^bad=0$'
+	[ "$(grep -c 'at most 256 processes per attach' "$FV_ERR")" -eq 1 ]
+	run python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+f = m["followed"]["processes"]
+print(len(m["processes"]), sum(p["traced"] for p in f),
+      sum("limit" in p["status"] for p in f), m["followed"]["max_processes_traced"])' "$OUT"
+	assert_output "256 256 4 256"
+}
+
+@test "children: errors: --match without a match, --wait without --match, a bad regex, a bad PID" {
+	run "$FVBPF" attach --match 'no_such_process_fvbpf_[0-9]{9}' -r training_forward -o "$OUT"
+	assert_failure
+	assert_output --partial "no process matches --match"
+	assert_output --partial "--wait SECONDS"
+	SECONDS=0
+	run "$FVBPF" attach --match 'no_such_process_fvbpf_[0-9]{9}' --wait 1 -r training_forward -o "$OUT"
+	assert_failure
+	assert_output --partial "within --wait 1 s"
+	[ "$SECONDS" -ge 1 ] && [ "$SECONDS" -le 5 ]
+	run "$FVBPF" attach -p 1 --wait 3 -r training_forward -o "$OUT"
+	[ "$status" -eq 2 ]
+	assert_output "fvbpf: error: --wait needs --match: it waits for a process to match"
+	run "$FVBPF" attach --match 'a(b' -r training_forward -o "$OUT"
+	assert_failure
+	assert_output --partial "invalid --match 'a(b'"
+	run "$FVBPF" attach -p 4194303 --children -r training_forward -o "$OUT"
+	assert_failure
+	assert_output --partial "no process with PID 4194303"
+	run "$FVBPF" attach --children -r training_forward -o "$OUT"
+	[ "$status" -eq 2 ]
+	assert_output --partial "no process given"
+}
