@@ -190,7 +190,8 @@ static int run(int argc, char **argv, bool merge)
 	if (load(o, &ms))
 		goto cleanup;
 	if (merge) {
-		struct tm_opts mo = { .output = o->output, .region = o->region, .segment = o->segment };
+		struct tm_opts mo = { .output = o->output, .region = o->region, .segment = o->segment,
+				     .info = stdout };
 
 		if (trace_merge(ms, o->ndirs, &mo, err, sizeof(err)))
 			log_error("merge: %s", err);

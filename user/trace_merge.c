@@ -803,12 +803,12 @@ int trace_merge(struct manifest *ms, size_t n, const struct tm_opts *o, char *er
 	if (ret)
 		snprintf(err, errlen, "%s: write failed: %s", shown(name, sizeof(name), o->output),
 			 strerror(-ret));
-	else
+	else if (o->info)
 		for (i = 0; i < p.nmissing; i++)
 			fprintf(stderr, "fvbpf: merge: %s has no segment of region '%s' to merge\n",
 				shown(name, sizeof(name), p.missing[i]), shown(path, sizeof(path), p.region));
-	if (!ret)
-		printf("merged %zu rank%s of region %s (reference segment %llu) into %s\n", p.n,
+	if (!ret && o->info)
+		fprintf(o->info, "merged %zu rank%s of region %s (reference segment %llu) into %s\n", p.n,
 		       p.n == 1 ? "" : "s", shown(name, sizeof(name), p.region),
 		       (unsigned long long)p.picks[0].f->segment, shown(dirbuf, sizeof(dirbuf), o->output));
 cleanup:

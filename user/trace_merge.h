@@ -70,6 +70,7 @@ struct tm_opts {
 	const char *output;
 	const char *region;        /* NULL: the most common */
 	long long segment;         /* -1: the reference rank's first complete one */
+	FILE *info;                /* where to say what was merged (NULL: nowhere) */
 };
 
 /* Pick the segments to merge from @n manifests (summaries read). */
