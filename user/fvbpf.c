@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "attach.h"
+#include "cli_report.h"
 #include "log.h"
 #include "registry.h"
 
@@ -17,6 +18,10 @@ static void usage(FILE *f)
 		"Commands:\n"
 		"  attach -p PID[,PID...] -r REGIONS [-o DIR] [-d SECONDS] [-n SEGMENTS]\n"
 		"         [--region-file FILE] [-v]   trace regions of running processes\n"
+		"  report DIR [DIR...] [--json] [--top N]\n"
+		"                                     segment times per rank, slowest rank, top ops\n"
+		"  merge DIR [DIR...] -o FILE [--region NAME] [--segment N]\n"
+		"                                     one step of every rank in one Chrome trace\n"
 		"  regions [--region-file FILE]       list the region registry\n"
 		"  version                            print the version\n"
 		"\n"
@@ -47,7 +52,8 @@ static int regions_command(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static char attach_name[] = "fvbpf attach";
+	static char attach_name[] = "fvbpf attach", report_name[] = "fvbpf report",
+		    merge_name[] = "fvbpf merge";
 
 	if (argc < 2) {
 		usage(stderr);
@@ -56,6 +62,14 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "attach")) {
 		argv[1] = attach_name;
 		return attach_command(argc - 1, argv + 1);
+	}
+	if (!strcmp(argv[1], "report")) {
+		argv[1] = report_name;
+		return report_command(argc - 1, argv + 1);
+	}
+	if (!strcmp(argv[1], "merge")) {
+		argv[1] = merge_name;
+		return merge_command(argc - 1, argv + 1);
 	}
 	if (!strcmp(argv[1], "regions"))
 		return regions_command(argc - 1, argv + 1);

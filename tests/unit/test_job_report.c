@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/* fvbpf report: manifest reading, arithmetic across ranks, hostile text. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "job_report.h"
+#include "manifest_read.h"
+#include "unit.h"
+
+static char tmpdir[] = "/tmp/fvbpf-jr.XXXXXX";
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A summary of @dur_us with two rows. */
+static void summary(const char *dir, const char *name, int rank, const char *dur_us, int incomplete,
+		    const char *dev_us, const char *opname)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 "{\"metadata\":{\"rank\":%d,\"region\":\"step\",\"start_us\":1000.000,\"end_us\":2000.000,"
+		 "\"duration_us\":%s,\"incomplete\":%s,\"start_wallclock\":\"2026-01-01T00:00:00.000500Z\"},"
+		 "\"rows\":[{\"name\":\"step\",\"kind\":\"region\",\"cpu_us\":%s,\"device_us\":0},"
+		 "{\"name\":\"%s\",\"kind\":\"cpu_op\",\"cpu_us\":10.5,\"self_cpu_us\":1,"
+		 "\"device_us\":%s,\"self_device_us\":0,\"count\":2},"
+		 "{\"name\":\"k\",\"kind\":\"kernel\",\"cpu_us\":1,\"device_us\":%s,\"count\":1}]}",
+		 rank, dur_us, incomplete ? "true" : "false", dur_us, opname, dev_us, dev_us);
+	put(dir, name, text);
+}
+
+static char *mkdir_sub(const char *sub)
+{
+	static char path[8][512];
+	static int n;
+	char *p = path[n++ % 8];
+
+	snprintf(p, 512, "%s/%s", tmpdir, sub);
+	mkdir(p, 0755);
+	return p;
+}
+
+/* node A: ranks 0 (10, 20, 30 ms; a 1000 ms incomplete) and 1 (40 ms);
+ * node B: rank 2 (25 ms), rank 3 restart 1 (35 ms). */
+static int build(struct manifest ms[2], const char *dev_us)
+{
+	char *a = mkdir_sub("a"), *b = mkdir_sub("b"), err[512];
+	int ret;
+
+	put(a, "manifest.json",
+	    "{\"tool\":\"fvbpf\",\"hostname\":\"nodeA\",\"files\":["
+	    "{\"pid\":1,\"rank\":0,\"segment\":0,\"summary_json\":\"s00.json\",\"trace\":\"t\"},"
+	    "{\"pid\":1,\"rank\":0,\"segment\":1,\"summary_json\":\"s01.json\",\"trace\":\"t\"},"
+	    "{\"pid\":1,\"rank\":0,\"segment\":2,\"summary_json\":\"s02.json\",\"trace\":\"t\"},"
+	    "{\"pid\":1,\"rank\":0,\"segment\":3,\"incomplete\":true,\"summary_json\":\"s03.json\"},"
+	    "{\"pid\":2,\"rank\":1,\"segment\":0,\"summary_json\":\"s10.json\"}]}");
+	summary(a, "s00.json", 0, "10000.000", 0, dev_us, "aten::mm");
+	summary(a, "s01.json", 0, "20000.000", 0, dev_us, "aten::mm");
+	summary(a, "s02.json", 0, "30000.000", 0, dev_us, "aten::mm");
+	summary(a, "s03.json", 0, "1000000.000", 1, "999999", "aten::mm");
+	summary(a, "s10.json", 1, "40000.000", 0, dev_us, "aten::add");
+	put(b, "manifest.json",
+	    "{\"tool\":\"fvbpf\",\"hostname\":\"nodeB\",\"clock\":{"
+	    "\"start\":{\"monotonic_ns\":1000,\"realtime_ns\":5000,\"read_span_ns\":10},"
+	    "\"end\":{\"monotonic_ns\":2000,\"realtime_ns\":6100,\"read_span_ns\":20}},\"files\":["
+	    "{\"pid\":3,\"rank\":2,\"segment\":0,\"summary_json\":\"s20.json\"},"
+	    "{\"pid\":4,\"rank\":3,\"restart\":1,\"region\":\"step\",\"segment\":0,\"summary_json\":\"s30.json\"}]}");
+	summary(b, "s20.json", 2, "25000.000", 0, dev_us, "aten::mm");
+	summary(b, "s30.json", 3, "35000.000", 0, dev_us, "evil\\u001b[2J\\nname");
+	ret = mf_read(a, &ms[0], err, sizeof(err));
+	if (!ret)
+		ret = mf_read_summaries(&ms[0], NULL, true, err, sizeof(err));
+	if (!ret)
+		ret = mf_read(b, &ms[1], err, sizeof(err));
+	if (!ret)
+		ret = mf_read_summaries(&ms[1], NULL, true, err, sizeof(err));
+	if (ret)
+		printf("# %s\n", err);
+	return ret;
+}
+
+static void test_arithmetic(void)
+{
+	struct manifest ms[2];
+	struct job_report r;
+	const struct jr_region *g;
+	char label[128];
+
+	CHECK_EQ(build(ms, "5"), 0);
+	CHECK_EQ(job_report_build(ms, 2, &r), 0);
+	CHECK_EQ(r.nregions, 1);
+	CHECK_EQ(r.nhosts, 2);
+	g = &r.regions[0];
+	CHECK_STR(g->name, "step");
+	CHECK_EQ(g->segments, 7);
+	CHECK_EQ(g->incomplete, 1);
+	CHECK_EQ(g->nranks, 4);
+	/* sorted nodeA rank 0, nodeA rank 1, nodeB rank 2, nodeB rank 3 restart 1 */
+	CHECK_EQ(g->ranks[0].complete, 3);
+	CHECK_EQ(g->ranks[0].incomplete, 1);
+	CHECK(g->ranks[0].mean_ms == 20.0);
+	CHECK_EQ(g->ranks[0].min_ns, 10000000);
+	CHECK_EQ(g->ranks[0].max_ns, 30000000);
+	CHECK(g->ranks[1].mean_ms == 40.0);
+	jr_rank_label(&g->ranks[3], label, sizeof(label));
+	CHECK_STR(label, "nodeB rank 3 restart 1");
+	/* means 20, 40, 25, 35: median 30, slowest rank 1: 10 ms, 33.3% */
+	CHECK(g->have_slowest);
+	CHECK_EQ(g->slowest, 1);
+	CHECK(g->median_ms == 30.0);
+	CHECK(g->over_ms == 10.0);
+	CHECK(g->over_pct > 33.33 && g->over_pct < 33.34);
+	job_report_free(&r);
+	mf_free(&ms[0]);
+	mf_free(&ms[1]);
+}
+
+static void test_top_across_ranks(void)
+{
+	struct manifest ms[2];
+	const struct jr_op **v;
+	struct job_report r;
+	bool by_cpu;
+	size_t n;
+
+	CHECK_EQ(build(ms, "5"), 0);
+	CHECK_EQ(job_report_build(ms, 2, &r), 0);
+	n = jr_top(&r.regions[0], false, 10, &v, &by_cpu);
+	CHECK(!by_cpu);
+	CHECK_EQ(n, 3);
+	/* aten::mm: 4 complete segments x 5 us (the incomplete 999999 left out) */
+	CHECK_STR(v[0]->name, "aten::mm");
+	CHECK_EQ(v[0]->device_ns, 20000);
+	CHECK_EQ(v[0]->count, 8);
+	CHECK_EQ(v[0]->cpu_ns, 42000);
+	free(v);
+	n = jr_top(&r.regions[0], true, 1, &v, &by_cpu);
+	CHECK_EQ(n, 1);
+	CHECK_STR(v[0]->kind, "kernel");
+	CHECK_EQ(v[0]->device_ns, 30000);
+	free(v);
+	job_report_free(&r);
+	mf_free(&ms[0]);
+	mf_free(&ms[1]);
+}
+
+static void test_no_device_time_ranks_by_cpu(void)
+{
+	struct manifest ms[2];
+	const struct jr_op **v;
+	struct job_report r;
+	bool by_cpu;
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0;
+
+	CHECK_EQ(build(ms, "0"), 0);
+	CHECK_EQ(job_report_build(ms, 2, &r), 0);
+	jr_top(&r.regions[0], false, 10, &v, &by_cpu);
+	CHECK(by_cpu);
+	free(v);
+	f = open_memstream(&buf, &len);
+	CHECK_EQ(job_report_print(f, &r, 10), 0);
+	fclose(f);
+	CHECK(strstr(buf, "no device time recorded: ranked by CPU time") != NULL);
+	/* hostile operator name: no escape, no forged line */
+	CHECK(strchr(buf, '\x1b') == NULL);
+	CHECK(strstr(buf, "evil\\x1b[2J\\x0aname") != NULL);
+	CHECK(strstr(buf, "slowest rank: nodeA rank 1, mean 40.000 ms: 10.000 ms (33.3%)") != NULL);
+	free(buf);
+	job_report_free(&r);
+	mf_free(&ms[0]);
+	mf_free(&ms[1]);
+}
+
+static void test_json_valid(void)
+{
+	struct manifest ms[2];
+	struct job_report r;
+	json_object *j, *back;
+
+	CHECK_EQ(build(ms, "5"), 0);
+	CHECK_EQ(job_report_build(ms, 2, &r), 0);
+	j = job_report_json(&r, 2);
+	back = json_tokener_parse(json_object_to_json_string(j));
+	CHECK(back != NULL);
+	json_object_put(back);
+	json_object_put(j);
+	job_report_free(&r);
+	mf_free(&ms[0]);
+	mf_free(&ms[1]);
+}
+
+static void test_clock(void)
+{
+	struct manifest ms[2];
+
+	CHECK_EQ(build(ms, "5"), 0);
+	/* nodeA: no clock: from start_wallclock - start_us (µs) */
+	CHECK_EQ(ms[0].clock_source, MF_CLOCK_WALLCLOCK);
+	CHECK_EQ(ms[0].offset_ns, 1767225600000500000LL - 1000000);
+	/* nodeB: offsets 4000 and 4100: mean 4050, uncertainty 100 + 10 + 20 */
+	CHECK_EQ(ms[1].clock_source, MF_CLOCK_MANIFEST);
+	CHECK_EQ(ms[1].offset_ns, 4050);
+	CHECK_EQ(ms[1].uncertainty_ns, 130);
+	mf_free(&ms[0]);
+	mf_free(&ms[1]);
+}
+
+static void test_bad_inputs(void)
+{
+	struct manifest m;
+	char err[512], *d = mkdir_sub("bad"), *e = mkdir_sub("empty");
+	int64_t ns;
+
+	CHECK(mf_read(e, &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "no manifest.json") != NULL);
+	put(d, "manifest.json", "{\"tool\":\"fvbpf\",\"files\":[");
+	CHECK(mf_read(d, &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "manifest.json: not valid JSON") != NULL);
+	put(d, "manifest.json", "{\"tool\":\"other\",\"files\":[]}");
+	CHECK(mf_read(d, &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "not an fvbpf manifest") != NULL);
+	put(d, "manifest.json", "{\"tool\":\"fvbpf\",\"files\":[{\"summary_json\":\"../../etc/passwd\"}]}");
+	CHECK(mf_read(d, &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "outside the directory") != NULL);
+	/* odd fields: strings where numbers go, a missing summary file */
+	put(d, "manifest.json", "{\"tool\":\"fvbpf\",\"hostname\":7,\"files\":[1,{\"rank\":\"x\","
+	    "\"summary_json\":\"missing.json\"}]}");
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK_EQ(m.nfiles, 1);
+	CHECK_EQ(m.files[0].rank, 0);
+	CHECK_STR(m.hostname, "");
+	CHECK(mf_read_summaries(&m, NULL, true, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "missing.json") != NULL);
+	mf_free(&m);
+	CHECK(mf_read("/etc/passwd", &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "not a directory") != NULL);
+	CHECK_EQ(mf_us_text_to_ns("12.3456", &ns), 0);
+	CHECK_EQ(ns, 12346);
+	CHECK_EQ(mf_us_text_to_ns("-1.5", &ns), 0);
+	CHECK_EQ(ns, -1500);
+	CHECK(mf_us_text_to_ns("abc", &ns) < 0);
+	CHECK_EQ(mf_parse_wallclock("1970-01-01T00:00:01.000002Z", &ns), 0);
+	CHECK_EQ(ns, 1000002000);
+	CHECK(mf_parse_wallclock("yesterday", &ns) < 0);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir))
+		return 1;
+	RUN(test_arithmetic);
+	RUN(test_top_across_ranks);
+	RUN(test_no_device_time_ranks_by_cpu);
+	RUN(test_json_valid);
+	RUN(test_clock);
+	RUN(test_bad_inputs);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd))
+			printf("# could not remove %s\n", tmpdir);
+	}
+	UNIT_DONE();
+}

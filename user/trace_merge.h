@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * `fvbpf merge`: one Chrome trace with one step of every rank side by side.
+ *
+ * Step choice: the reference is the lowest rank's first complete segment of
+ * the region (or its segment N); every other rank contributes its segment
+ * of that region that overlaps the reference most in aligned time, else the
+ * one with the same segment number.
+ *
+ * Clock alignment: a source timestamp t (CLOCK_MONOTONIC, µs) becomes
+ * t + offset(node) - base, offset = CLOCK_REALTIME - CLOCK_MONOTONIC of the
+ * node (mean of the pairs read at attach start and end; without them, the
+ * summary's start_wallclock, to 1 µs), base = the earliest aligned segment
+ * start.  Arithmetic is in integer nanoseconds.
+ *
+ * Rewriting: source pids map to (rank index + 1) * TM_PID_STRIDE + k in the
+ * order they appear, process names get "rank R (host): " in front,
+ * process_sort_index follows rank order, and numeric event ids (flows)
+ * become (rank index + 1) << 32 | id.  Sources are streamed one event at a
+ * time (at most TM_EVENT_MAX bytes each); nothing holds a whole trace.
+ */
+#ifndef FVBPF_TRACE_MERGE_H
+#define FVBPF_TRACE_MERGE_H
+
+#include <json-c/json.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "manifest_read.h"
+
+#define TM_PID_STRIDE  1000                 /* distinct pids per source, at most */
+#define TM_EVENT_MAX   (1u << 20)           /* bytes of one event */
+#define TM_VALUE_MAX   (16u << 20)          /* bytes of another top-level value */
+#define TM_TRACE_MAX   (4ULL << 30)         /* bytes of one source trace file */
+#define TM_SOURCES_MAX 100000
+
+struct tm_pid_map {
+	int64_t from, to;
+	int named;                 /* a process_name event was seen */
+};
+
+/* One rank's source: what tm_rewrite_event() needs. */
+struct tm_src {
+	unsigned int index;        /* rank order, 0 = reference */
+	int64_t shift_ns;          /* offset - base */
+	char prefix[320];          /* "rank 3 (node1)" */
+	struct tm_pid_map *pids;
+	size_t npids, pidcap;
+	uint64_t events, dropped;
+};
+
+struct tm_pick {
+	const struct manifest *m;
+	const struct mf_file *f;
+	const char *how;           /* "reference", "largest overlap", "same segment number" */
+	int64_t overlap_ns;
+	int64_t shift_ns;
+};
+
+struct tm_plan {
+	char *region;
+	struct tm_pick *picks;     /* rank order */
+	size_t n;
+	int64_t base_ns;           /* realtime ns of the merged trace's 0 */
+	char **missing;            /* labels of ranks without a segment to merge */
+	size_t nmissing;
+};
+
+struct tm_opts {
+	const char *output;
+	const char *region;        /* NULL: the most common */
+	long long segment;         /* -1: the reference rank's first complete one */
+	FILE *info;                /* where to say what was merged (NULL: nowhere) */
+};
+
+/* Pick the segments to merge from @n manifests (summaries read). */
+int tm_plan_build(struct manifest *ms, size_t n, const char *region, long long segment,
+		  struct tm_plan *p, char *err, size_t errlen);
+void tm_plan_free(struct tm_plan *p);
+/* Set up @s for pick @i of @p. */
+void tm_src_init(struct tm_src *s, const struct tm_plan *p, size_t i);
+void tm_src_free(struct tm_src *s);
+/* Rewrite one event in place: 0 keep, 1 drop, negative errno. */
+int tm_rewrite_event(json_object *ev, struct tm_src *s);
+/* Metadata events for @s's processes: names not seen, sort indexes. */
+void tm_write_process_meta(FILE *out, const struct tm_src *s, int *first);
+/* Stream @path's events, rewritten, into @out. */
+int tm_stream_file(FILE *out, const char *path, struct tm_src *s, int *first, char *err,
+		   size_t errlen);
+/* `fvbpf merge`: the whole job.  0 or negative errno, message in @err. */
+int trace_merge(struct manifest *ms, size_t n, const struct tm_opts *o, char *err, size_t errlen);
+/* ns as µs with three decimals, signed ("-1.500"). */
+void tm_format_us(char *buf, size_t len, int64_t ns);
+
+#endif /* FVBPF_TRACE_MERGE_H */
