@@ -293,6 +293,7 @@ static void trace(struct session *s, struct tree_proc *p)
 	}
 	p->state = TREE_TRACED;
 	p->slot = slot;
+
 	f->traced++;
 	note_latency(f, p);
 	if (t->pidfd >= 0 && s->epfd >= 0) {
@@ -320,7 +321,6 @@ static void look_at(struct session *s, struct tree_proc *p)
 		proc_tree_mark_exited(&f->tree, p);
 		return;
 	}
-	p->checked_ns = mono_now(); /* an exec before this is in what we read */
 	sig = proc_maps_signature(p->pid);
 	if (sig && sig == p->maps_sig)
 		return;
@@ -332,6 +332,9 @@ static void look_at(struct session *s, struct tree_proc *p)
 	free(m);
 	if (err)
 		return;
+	/* What was read shows the program an exec before now loaded (an exec
+	 * during the read included: it found that program's libraries). */
+	p->checked_ns = mono_now();
 	/* Found alive at attach under a traced parent, with the parent's
 	 * program image: a fork, e.g. a DataLoader worker. */
 	parent = proc_tree_find(&f->tree, p->ppid);

@@ -43,7 +43,7 @@ struct tree_proc {
 	bool replaced;              /* exec'd: a newer entry holds the PID */
 	int slot;                   /* TREE_TRACED: the session target, else -1 */
 	uint64_t maps_sig;          /* candidates: /proc/PID/maps when last looked at */
-	uint64_t checked_ns;        /* when its mappings were first read (0: never) */
+	uint64_t checked_ns;        /* when its mappings were found traceable (0: never) */
 	char comm[32];
 };
 
@@ -75,7 +75,7 @@ struct tree_proc *proc_tree_fork(struct proc_tree *t, pid_t pid, pid_t ppid,
 /*
  * An exec record of time @exec_ns: the old entry (returned in *@old) is
  * replaced by a new candidate of origin TREE_EXECD.  An exec from before
- * fvbpf first read the entry's mappings is already in what it saw: the
+ * fvbpf found the entry traceable is already in what it saw: the
  * entry is returned as it is, *@old NULL.  NULL when @pid is not in the
  * tree (the caller may add it, e.g. for --match) or the tree is full.
  */

@@ -59,6 +59,11 @@
 #      time of the CPU training loop not attached / fvbpf outside / inside /
 #      torch.profiler.  SKIP (said so) without the torch venv of `make venv`.
 #
+#   7. fvbpf report / merge on 64 generated ranks x 100 segments.
+#   8. Whole jobs (tests/bench/tree_bench.sh, which says how): attach and
+#      detach time for a tree of 8 processes, and the time from a new
+#      process's main() to its being traced.
+#
 #   7. Reports across ranks: tests/lib/gen_rank_dirs.py writes REPORT_RANKS
 #      ranks (8 per node directory) x REPORT_SEGMENTS segments in fvbpf's
 #      format; then the wall time of `fvbpf report` over all directories
@@ -603,4 +608,5 @@ verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC
 verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
 torch_section
 report_section
+"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
 exit 0
