@@ -436,6 +436,7 @@ if [ ! -e "$CUDART" ]; then
 	echo "5. cudaLaunchKernel on the real libcudart: skipped ($CUDART not found: no CUDA toolkit)"
 	torch_section
 	report_section
+	"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
 	exit 0
 fi
 
