@@ -300,8 +300,6 @@ static void trace(struct session *s, struct tree_proc *p)
 		ev.data.u32 = (uint32_t)slot;
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, t->pidfd, &ev);
 	}
-	if (s->api_probes && !t->quiet)
-		target_scan_cuda(s, t, false);
 }
 
 /* A candidate: gone, a forked copy, traceable now, or not yet. */
