@@ -23,14 +23,20 @@ teardown() {
 
 fvbpf_gone() { ! kill -0 "$FV_PID" 2>/dev/null; }
 
-# wait_long CMD...: poll for up to 60 s (importing torch takes a while).
+# wait_long CMD...: poll for up to 120 s (importing torch takes a while,
+# more so beside the ASan build); on a timeout show what the job and
+# fvbpf said.
 wait_long() {
-	local i
-	for i in $(seq 600); do
+	local i f
+	for i in $(seq 1200); do
 		"$@" && return 0
 		sleep 0.1
 	done
 	echo "timed out waiting for: $*" >&2
+	for f in "$FV_ERR" "$JOB"/*.log; do
+		[ -f "$f" ] && { echo "--- $f" >&2; tail -n 30 "$f" >&2; }
+	done
+	ps -eo pid,ppid,stat,etime,args | grep -E 'marker_trainer|py_trainer|torch_train|job_launcher|fvbpf' >&2
 	return 1
 }
 
@@ -71,6 +77,25 @@ wait_long() {
 	# the DataLoader workers: forked copies of rank 2, listed, not traced
 	assert_line --regexp '^forked copies of rank 2: ([4-9]|[1-9][0-9]+)$'
 	assert_line "rank sources: RANK"
+	# one report and one merged step across the ranks, read independently
+	"$FVBPF" report --json "$OUT" >"$BATS_TEST_TMPDIR/report.json"
+	"$FVBPF" merge "$OUT" --region training_train_one_step -o "$BATS_TEST_TMPDIR/merged.json"
+	run python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+regs = {g["region"]: g for g in r["regions"]}
+ranks = sorted((x["rank"], x["restart"]) for x in regs["training_train_one_step"]["ranks"])
+print("report", ranks, sorted((x["rank"], x["restart"]) for x in regs["step"]["ranks"]))
+m = json.load(open(sys.argv[2]))
+names = sorted(e["args"]["name"].split(" (")[0] for e in m["traceEvents"]
+               if e.get("ph") == "M" and e.get("name") == "process_name")
+al = m["otherData"]["clock_alignment"]
+print("merge", names, "aligned", "NTP" in al["assumption"] and al["nodes"][0]["uncertainty_ns"] >= 0)
+' "$BATS_TEST_TMPDIR/report.json" "$BATS_TEST_TMPDIR/merged.json"
+	echo "$output"
+	assert_success
+	assert_line "report [(0, 0), (1, 0), (1, 1), (3, 0)] [(2, 0)]"
+	assert_line "merge ['rank 0', 'rank 1', 'rank 1 restart 1', 'rank 3'] aligned True"
 }
 
 @test "children: --match finds a job started after fvbpf (--wait), and its ranks" {

@@ -8,9 +8,10 @@ WHO is a file-name prefix ("rank0", "rank1_restart1").  WHO=N: exactly N
 complete segments and no incomplete one.  WHO=step:STEPS: a --step-by
 worker (torch_train.py) that ran STEPS steps after two warm-up steps:
 each complete segment holds exactly one optimizer step scope, there are
-STEPS-1 to STEPS+1 of them (the first step fvbpf sees teaches it the
-pattern, and the warm-ups may come before or after the attach), and the
-one open at its exit is incomplete.
+STEPS-2 to STEPS+1 of them (the first step fvbpf sees teaches it the
+pattern, its end opens a segment if the gate is in place by then, and the
+warm-ups may come before or after the attach), and the one open at its
+exit is incomplete.
 Also checks the manifest: every file listed exists, files of a rank and
 restart belong to one process.  Prints lines the test asserts:
     ranks 0,1,1,2,3 restarts 0,0,1,0,0
@@ -55,7 +56,7 @@ def main():
         complete, incomplete = per.get(who, [0, 0])
         if n.startswith("step:"):
             steps = int(n[5:])
-            exp = (complete if steps - 1 <= complete <= steps + 1 else steps - 1, 1)
+            exp = (complete if steps - 2 <= complete <= steps + 1 else steps - 2, 1)
         else:
             exp = (int(n), 0)
         if (complete, incomplete) != exp:
