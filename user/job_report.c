@@ -9,49 +9,25 @@
 #include "json_writer.h"
 #include "text_sanitize.h"
 
-static uint64_t op_hash(const char *name, const char *kind)
+static void op_key(const void *arr, size_t i, const char **name, const char **kind)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	const char *p;
+	const struct jr_op *o = arr;
 
-	for (p = name; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	h = (h ^ 0xff) * 0x100000001b3ULL;
-	for (p = kind; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	return h;
-}
-
-static int index_grow(struct jr_region *g)
-{
-	size_t n = g->nindex ? g->nindex * 2 : 64, i, j;
-	size_t *idx = calloc(n, sizeof(*idx));
-
-	if (!idx)
-		return -ENOMEM;
-	for (i = 0; i < g->nops; i++) {
-		for (j = op_hash(g->ops[i].name, g->ops[i].kind) & (n - 1); idx[j]; j = (j + 1) & (n - 1))
-			;
-		idx[j] = i + 1;
-	}
-	free(g->index);
-	g->index = idx;
-	g->nindex = n;
-	return 0;
+	*name = o[i].name;
+	*kind = o[i].kind;
 }
 
 static struct jr_op *op_get(struct jr_region *g, const char *name, const char *kind)
 {
 	struct jr_op *o;
-	size_t j;
+	size_t pos;
+	int found;
 
-	if ((g->nops + 1) * 2 > g->nindex && index_grow(g))
+	found = pair_index_find(&g->index, g->ops, g->nops, op_key, name, kind, &pos);
+	if (found < 0)
 		return NULL;
-	for (j = op_hash(name, kind) & (g->nindex - 1); g->index[j]; j = (j + 1) & (g->nindex - 1)) {
-		o = &g->ops[g->index[j] - 1];
-		if (!strcmp(o->name, name) && !strcmp(o->kind, kind))
-			return o;
-	}
+	if (found)
+		return &g->ops[pos];
 	if (grow_one(&g->ops, g->nops, &g->opcap, sizeof(*o), 64))
 		return NULL;
 	o = &g->ops[g->nops];
@@ -63,7 +39,7 @@ static struct jr_op *op_get(struct jr_region *g, const char *name, const char *k
 		free(o->kind);
 		return NULL;
 	}
-	g->index[j] = ++g->nops;
+	pair_index_set(&g->index, pos, g->nops++);
 	return o;
 }
 
@@ -299,7 +275,7 @@ void job_report_free(struct job_report *r)
 		}
 		free(g->ranks);
 		free(g->ops);
-		free(g->index);
+		pair_index_free(&g->index);
 		free(g->name);
 	}
 	free(r->regions);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "manifest_read.h"
+#include "pair_index.h"
 
 #define JR_TOP_DEFAULT 10
 #define JR_TOP_MAX     100000
@@ -46,8 +47,7 @@ struct jr_region {
 	size_t nranks, cap;
 	struct jr_op *ops;
 	size_t nops, opcap;
-	size_t *index;            /* ops hash index (1-based, 0 empty) */
-	size_t nindex;
+	struct pair_index index;  /* name and kind -> ops */
 	bool have_slowest;        /* at least one rank with a complete segment */
 	size_t slowest;           /* index into ranks */
 	double median_ms, over_ms, over_pct;

@@ -7,57 +7,33 @@
 #include "checked_math.h"
 #include "grow.h"
 #include "json_writer.h"
+#include "pair_index.h"
 #include "summary.h"
 #include "text_sanitize.h"
 #include "torch_summary.h"
 #include "trace_writer.h"
 
-static uint64_t row_hash(const char *name, const char *kind)
+static void row_key(const void *arr, size_t i, const char **name, const char **kind)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	const char *p;
+	const struct summary_row *r = arr;
 
-	for (p = name; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	h = (h ^ 0xff) * 0x100000001b3ULL;
-	for (p = kind; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	return h;
+	*name = r[i].name;
+	*kind = r[i].kind;
 }
 
 /* Rows are indexed by a hash table: a segment may hold as many distinct
  * kernel names as the target sends. */
-static int index_grow(struct summary *s)
-{
-	size_t n = s->nindex ? s->nindex * 2 : 64, i, j;
-	size_t *idx = calloc(n, sizeof(*idx));
-
-	if (!idx)
-		return -ENOMEM;
-	for (i = 0; i < s->n; i++) {
-		for (j = row_hash(s->rows[i].name, s->rows[i].kind) & (n - 1); idx[j];
-		     j = (j + 1) & (n - 1))
-			;
-		idx[j] = i + 1;
-	}
-	free(s->index);
-	s->index = idx;
-	s->nindex = n;
-	return 0;
-}
-
 static struct summary_row *row_get(struct summary *s, const char *name, const char *kind)
 {
 	struct summary_row *r;
-	size_t j;
+	size_t pos;
+	int found;
 
-	if ((s->n + 1) * 2 > s->nindex && index_grow(s))
+	found = pair_index_find(&s->index, s->rows, s->n, row_key, name, kind, &pos);
+	if (found < 0)
 		return NULL;
-	for (j = row_hash(name, kind) & (s->nindex - 1); s->index[j]; j = (j + 1) & (s->nindex - 1)) {
-		r = &s->rows[s->index[j] - 1];
-		if (!strcmp(r->name, name) && !strcmp(r->kind, kind))
-			return r;
-	}
+	if (found)
+		return &s->rows[pos];
 	if (grow_one(&s->rows, s->n, &s->cap, sizeof(*r), 16))
 		return NULL;
 	r = &s->rows[s->n];
@@ -68,7 +44,7 @@ static struct summary_row *row_get(struct summary *s, const char *name, const ch
 	r->kind = kind;
 	r->cpu_min_ns = UINT64_MAX;
 	r->dev_min_ns = UINT64_MAX;
-	s->index[j] = ++s->n;
+	pair_index_set(&s->index, pos, s->n++);
 	return r;
 }
 
@@ -288,9 +264,7 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 	}
 	qsort(s->rows, s->n, sizeof(*s->rows), cmp_rows);
 	/* Sorting moved the rows: the index no longer points at them. */
-	free(s->index);
-	s->index = NULL;
-	s->nindex = 0;
+	pair_index_free(&s->index);
 	return 0;
 }
 
@@ -301,7 +275,7 @@ void summary_free(struct summary *s)
 	for (i = 0; i < s->n; i++)
 		free(s->rows[i].name);
 	free(s->rows);
-	free(s->index);
+	pair_index_free(&s->index);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "pair_index.h"
+
 #include "seg_output.h"
 
 struct summary_row {
@@ -23,8 +25,7 @@ struct summary_row {
 struct summary {
 	struct summary_row *rows;
 	size_t n, cap;
-	size_t *index;           /* hash of name and kind -> row + 1, while building */
-	size_t nindex;
+	struct pair_index index; /* name and kind -> row, while building */
 	uint64_t segment_ns;
 	int has_device_time;
 	uint64_t gpu_busy_ns;    /* union of the segment's GPU activity */
