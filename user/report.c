@@ -40,10 +40,14 @@ void report_print(struct session *s, const struct attach_opts *o)
 	for (t = 0; t < s->ntargets; t++) {
 		struct session_target *st = &s->targets[t];
 
-		printf("  pid %d (rank %d): %u segment%s, %u incomplete, %llu unbalanced region ends%s\n",
-		       st->proc.pid, st->proc.rank, st->segments, st->segments == 1 ? "" : "s",
+		char restart[32] = "";
+
+		if (st->proc.restart)
+			snprintf(restart, sizeof(restart), " restart %u", st->proc.restart);
+		printf("  pid %d (rank %d%s): %u segment%s, %u incomplete, %llu unbalanced region ends%s%s\n",
+		       st->proc.pid, st->proc.rank, restart, st->segments, st->segments == 1 ? "" : "s",
 		       st->incomplete, (unsigned long long)st->tracker.unbalanced,
-		       st->exited ? ", exited" : "");
+		       st->exited ? ", exited" : "", st->superseded ? ", exec'd another program" : "");
 		if (st->drops_seen)
 			printf("    drops: %llu ring-buffer drops, %llu of them between segments; %llu "
 			       "segment%s lost %s end, %llu lost %s start\n",
