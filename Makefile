@@ -178,6 +178,19 @@ $(BUILD)/tests/%: tests/workloads/%.c $(BUILD)/libfvbpf.so
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..' -lpthread -lm
 
+# libfvbpf mapped 500 ms before its constructor runs: -lfvbpf first, so
+# the loader initialises the slow library first.
+$(BUILD)/tests/lib/libslow_init.so: tests/workloads/lib/slow_init.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $<
+
+$(BUILD)/tests/slow_start: tests/workloads/slow_start.c $(BUILD)/libfvbpf.so $(BUILD)/tests/lib/libslow_init.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -Wl,--no-as-needed -L$(BUILD) -lfvbpf \
+		-L$(BUILD)/tests/lib -lslow_init -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/lib'
+
 # Workloads that call libcudart directly link the toolkit's copy.
 $(BUILD)/tests/cuda_%: tests/workloads/cuda_%.c $(BUILD)/libfvbpf.so
 	$(call msg,CC,$@)

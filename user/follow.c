@@ -327,7 +327,13 @@ static void look_at(struct session *s, struct tree_proc *p)
 	if (!m)
 		return;
 	err = target_traceable(s, p->pid, m, &has_markers);
+	/* Mapped, but its constructor has not run yet (the loader maps every
+	 * library first): no control page to attach by.  Look again. */
+	if (!err && has_markers && !proc_control_ready(p->pid, m))
+		err = -EAGAIN;
 	free(m);
+	if (err == -EAGAIN)
+		p->maps_sig = 0;
 	if (err)
 		return;
 	/* What was read shows the program an exec before now loaded (an exec

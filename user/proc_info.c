@@ -178,6 +178,15 @@ int proc_read_u32(pid_t pid, uint64_t addr, uint32_t *val)
 	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof(*val) ? 0 : -errno;
 }
 
+bool proc_control_ready(pid_t pid, const struct marker_lib *lib)
+{
+	uint64_t page = 0;
+	struct iovec local = { &page, sizeof(page) },
+		     remote = { (void *)(uintptr_t)lib->control_addr, sizeof(page) };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof(page) && page;
+}
+
 int proc_write_u32(pid_t pid, uint64_t addr, uint32_t val)
 {
 	struct iovec local = { &val, sizeof(val) }, remote = { (void *)(uintptr_t)addr, sizeof(val) };

@@ -72,6 +72,9 @@ int proc_target_init(struct proc_target *t, pid_t pid);
 /* Read and write a 32-bit variable of the target. */
 int proc_read_u32(pid_t pid, uint64_t addr, uint32_t *val);
 int proc_write_u32(pid_t pid, uint64_t addr, uint32_t val);
+/* The library's constructor has set up its control page (the
+ * fvbpf_control pointer is set): it can be attached to. */
+bool proc_control_ready(pid_t pid, const struct marker_lib *lib);
 const char *proc_thread_name(struct proc_target *t, uint32_t tid);
 void proc_target_free(struct proc_target *t);
 

@@ -200,6 +200,32 @@ print(len(m["processes"]), sum(p["traced"] for p in f),
 	assert_output "256 256 4 256"
 }
 
+@test "children: a new process whose libfvbpf is mapped long before its constructor runs is traced" {
+	# build/tests/slow_start: libfvbpf mapped, then 500 ms in another
+	# library's constructor before libfvbpf's sets up the control page
+	bash -c "echo pid=\$\$; while [ ! -e $JOB/go ]; do sleep 0.02; done; \
+		for i in 1 2 3; do $BUILD/tests/slow_start 3; done; echo finished" >"$JOB/slow.log" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_for grep -q '^pid=' "$JOB/slow.log"
+	start_fvbpf -p "$(sed -n 's/^pid=//p' "$JOB/slow.log" | head -n1)" --children \
+		-r training_train_one_step -o "$OUT" -d 60
+	touch "$JOB/go"
+	wait_long grep -q '^finished' "$JOB/slow.log"
+	wait_long fvbpf_gone
+	wait_fvbpf
+	cat "$FV_ERR" >&2
+	[ "$FV_STATUS" -eq 0 ]
+	[ "$(grep -c '^steps=3$' "$JOB/slow.log")" -eq 3 ]
+	! grep -q 'never attached' "$JOB/slow.log"
+	! grep -q 'is not traced' "$FV_ERR"
+	run python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+print(len(m["processes"]), sorted(p["segments"] for p in m["processes"]))' "$OUT"
+	assert_output "3 [3, 3, 3]"
+}
+
 @test "children: errors: --match without a match, --wait without --match, a bad regex, a bad PID" {
 	run "$FVBPF" attach --match 'no_such_process_fvbpf_[0-9]{9}' -r training_forward -o "$OUT"
 	assert_failure
