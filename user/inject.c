@@ -64,6 +64,13 @@ const char *inject_state_name(enum inject_state s)
 	}
 }
 
+const char *inject_origin(const struct inject_info *info, bool has_library)
+{
+	if (info->state != INJECT_NONE)
+		return inject_state_name(info->state);
+	return has_library ? "loaded by the job" : "none";
+}
+
 void inject_wallclock(const struct inject_info *info, char *buf, size_t len)
 {
 	time_t sec = (time_t)(info->wallclock_ns / 1000000000ULL);

@@ -88,6 +88,9 @@ int inject_find_library(const char *explicit_path, char *out, size_t len);
 
 /* "injected", "reused", "refused", "failed", "none". */
 const char *inject_state_name(enum inject_state s);
+/* How the process got its library: the state's name, or without --inject
+ * "loaded by the job" (markers mapped) or "none". */
+const char *inject_origin(const struct inject_info *info, bool has_library);
 /* ISO 8601 UTC with microseconds, "" when never injected. */
 void inject_wallclock(const struct inject_info *info, char *buf, size_t len);
 
