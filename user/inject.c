@@ -52,6 +52,8 @@
 #define INJECT_LIB_MAX (64u << 20)   /* bytes of libfvbpf.so we copy */
 #define INJECT_MAX_SIGNALS 32
 #define XSTATE_MAX (64u << 10)
+/* Time a call must have left to be started (dlopen takes about 0.2 ms). */
+#define INJECT_CALL_MIN_NS (50ULL * 1000000ULL)
 
 const char *inject_state_name(enum inject_state s)
 {
@@ -253,6 +255,15 @@ static int read_tracer(pid_t pid, pid_t *tracer, char *state)
 		*state = *p;
 	}
 	return 0;
+}
+
+/* Exited (a zombie counts: it runs nothing any more). */
+static bool process_gone(pid_t pid)
+{
+	pid_t tracer;
+	char state;
+
+	return read_tracer(pid, &tracer, &state) || state == 'Z' || state == 'X';
 }
 
 /* 0 for a 64-bit x86 executable, -ENOEXEC otherwise. */
@@ -597,6 +608,39 @@ static int run_call(struct hijack *h, const struct user_regs_struct *saved)
 	}
 }
 
+/*
+ * Linux fails a few waits with EINTR after any stop of the thread, even
+ * without a signal handler (signal(7): epoll_wait and its variants): a
+ * program that was blocked in one would see an error that only our stop
+ * caused.  When no signal came meanwhile, such a wait is restarted as
+ * though never interrupted (a finite timeout starts again).  1 when
+ * @r was changed.
+ */
+int inject_restart_eintr(struct user_regs_struct *r, const uint8_t insn[2])
+{
+	long nr = (long)r->orig_rax;
+
+	if ((long long)r->rax != -EINTR || insn[0] != 0x0f || insn[1] != 0x05)
+		return 0;
+	if (nr != SYS_epoll_wait && nr != SYS_epoll_pwait && nr != SYS_epoll_pwait2)
+		return 0;
+	r->rax = r->orig_rax;
+	r->rip -= 2;
+	return 1;
+}
+
+static void restore_regs(struct hijack *h, const struct user_regs_struct *saved)
+{
+	struct user_regs_struct r = *saved;
+	uint8_t insn[2] = { 0, 0 };
+	struct iovec local = { insn, 2 }, remote = { (void *)(uintptr_t)(saved->rip - 2), 2 };
+
+	if (!h->nsigs && (long long)saved->rax == -EINTR && (long)saved->orig_rax >= 0 &&
+	    process_vm_readv(h->pid, &local, 1, &remote, 1, 0) == 2 && inject_restart_eintr(&r, insn))
+		h->info.restarted = true;
+	ptrace(PTRACE_SETREGS, h->pid, 0, &r);
+}
+
 /* Put the saved state back and let go: the signals that came meanwhile
  * are delivered now, the first through the detach itself. */
 static void restore_and_detach(struct hijack *h, const struct user_regs_struct *saved,
@@ -605,7 +649,7 @@ static void restore_and_detach(struct hijack *h, const struct user_regs_struct *
 	int i, first = 0;
 
 	if (have_regs) {
-		ptrace(PTRACE_SETREGS, h->pid, 0, saved);
+		restore_regs(h, saved);
 		if (xs->iov_len)
 			ptrace(PTRACE_SETREGSET, h->pid, (void *)NT_X86_XSTATE, xs);
 	}
@@ -684,6 +728,15 @@ static void hijack_run(struct hijack *h)
 			}
 			if (h->stall_ms)
 				stall(h);
+			/* Never start a call that could not finish in time. */
+			if (mono_ns() + INJECT_CALL_MIN_NS > h->deadline) {
+				err = -ETIMEDOUT;
+				snprintf(h->info.why, sizeof(h->info.why), "out of time before the "
+					 "call (--inject-timeout): nothing loaded");
+				restore_and_detach(h, &saved, &xs, true);
+				h->info.stopped_ns += mono_ns() - t0;
+				break;
+			}
 			err = run_call(h, &saved);
 			if (err != -ESRCH)
 				restore_and_detach(h, &saved, &xs, true);
@@ -847,6 +900,8 @@ int inject_library(pid_t pid, const char *lib, double timeout_s, struct inject_i
 		return -ETIMEDOUT;
 	}
 	err = h->err;
+	if (err && process_gone(pid))
+		err = -ESRCH;
 	if (err == -EPERM || err == -EACCES) {
 		info->state = INJECT_REFUSED;
 		if (yama_scope() >= 2)
@@ -934,8 +989,8 @@ void inject_for_target(struct session *s, struct session_target *t, pid_t pid)
 		return; /* gone or unreadable: target_open() says so */
 	err = inject_library(pid, s->inject_lib, s->inject_timeout_s, info);
 	if (!err) {
-		log_info("PID %d (%s): libfvbpf.so injected, the target stopped %.0f us", pid,
-			 t->proc.comm, (double)info->stopped_ns / 1e3);
+		log_info("PID %d (%s): libfvbpf.so injected, the target stopped %llu us", pid,
+			 t->proc.comm, (unsigned long long)(info->stopped_ns / 1000));
 		return;
 	}
 	if (err == -ESRCH && !info->why[0])
@@ -948,16 +1003,21 @@ void inject_for_target(struct session *s, struct session_target *t, pid_t pid)
 static int cuda_map_cb(const struct proc_map *m, void *arg)
 {
 	const char *b = base_name(m->path);
+	bool *found = arg;
 
-	(void)arg;
-	return proc_map_is_file(m) && (!strncmp(b, "libcudart.so", 12) || !strncmp(b, "libcuda.so", 10));
+	if (proc_map_is_file(m) && (!strncmp(b, "libcudart.so", 12) || !strncmp(b, "libcuda.so", 10)))
+		*found = true;
+	return *found;
 }
 
 void inject_hint(struct session *s, struct session_target *t)
 {
+	bool found = false;
+
 	if (s->inject || t->has_markers)
 		return;
-	if (proc_maps_foreach(t->proc.pid, cuda_map_cb, NULL) == 1)
+	proc_maps_foreach(t->proc.pid, cuda_map_cb, &found);
+	if (found)
 		log_info("PID %d (%s) maps CUDA but has no fvbpf agent: no GPU time; add --inject "
 			 "to load it without a restart (stops the process for about a millisecond)",
 			 t->proc.pid, t->proc.comm);

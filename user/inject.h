@@ -31,6 +31,7 @@ struct inject_info {
 	uint64_t stopped_ns;      /* from PTRACE_INTERRUPT to PTRACE_DETACH, all tries */
 	unsigned int tries;       /* stops until the thread was at a safe place */
 	unsigned int signals;     /* signals that arrived meanwhile, delivered after */
+	bool restarted;           /* an epoll wait that our stop failed with EINTR, restarted */
 	char why[256];            /* refused or failed: the cause, one line */
 };
 
@@ -60,6 +61,14 @@ struct inject_frame {
  */
 int inject_frame_layout(const struct user_regs_struct *saved, uint64_t fn, size_t len, int mode,
 			struct inject_frame *fr, struct user_regs_struct *call);
+
+/*
+ * Pure: @r stopped in a wait that Linux fails with EINTR after any stop
+ * (epoll_wait, epoll_pwait, epoll_pwait2), @insn the two bytes before its
+ * rip: make it execute the syscall again (rax = orig_rax, rip -= 2) when
+ * those bytes are `syscall`.  1 when changed, 0 otherwise.
+ */
+int inject_restart_eintr(struct user_regs_struct *r, const uint8_t insn[2]);
 
 /* Which function of a libc or libdl file loads a library. */
 enum inject_fn_kind { INJECT_FN_NONE, INJECT_FN_DLOPEN, INJECT_FN_LIBC_DLOPEN_MODE };

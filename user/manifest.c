@@ -70,6 +70,7 @@ static json_object *agent_library_json(const struct session_target *t)
 	json_object_object_add(o, "stopped_us", json_object_new_uint64(in->stopped_ns / 1000));
 	json_object_object_add(o, "stops", json_object_new_int((int)in->tries));
 	json_object_object_add(o, "signals_redelivered", json_object_new_int((int)in->signals));
+	json_object_object_add(o, "epoll_wait_restarted", json_object_new_boolean(in->restarted));
 	json_object_object_add(o, "why", json_string_obj(in->why));
 	return o;
 }

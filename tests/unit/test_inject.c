@@ -84,6 +84,42 @@ static void test_frame_refused(void)
 	CHECK_EQ(inject_frame_layout(&saved, 1, PATH_MAX + 1, 2, &fr, &call), -EINVAL);
 }
 
+/* epoll_wait failed with EINTR by our stop alone: executed again. */
+static void test_restart_eintr(void)
+{
+	static const uint8_t sys[2] = { 0x0f, 0x05 }, other[2] = { 0x90, 0x90 };
+	struct user_regs_struct r;
+
+	fill_regs(&r, 0x7ffc12345000ULL);
+	r.orig_rax = 232; /* epoll_wait */
+	r.rax = (unsigned long long)-EINTR;
+	r.rip = 0x7f0000002002ULL;
+	CHECK_EQ(inject_restart_eintr(&r, sys), 1);
+	CHECK_EQ(r.rax, 232);
+	CHECK_EQ(r.rip, 0x7f0000002000ULL);
+	CHECK_EQ(r.orig_rax, 232);
+	/* epoll_pwait, epoll_pwait2 alike */
+	r.orig_rax = 281;
+	r.rax = (unsigned long long)-EINTR;
+	CHECK_EQ(inject_restart_eintr(&r, sys), 1);
+	r.orig_rax = 441;
+	r.rax = (unsigned long long)-EINTR;
+	CHECK_EQ(inject_restart_eintr(&r, sys), 1);
+	/* not a syscall instruction before rip: untouched */
+	r.rax = (unsigned long long)-EINTR;
+	r.rip = 0x7f0000002002ULL;
+	CHECK_EQ(inject_restart_eintr(&r, other), 0);
+	CHECK_EQ((long long)r.rax, -EINTR);
+	CHECK_EQ(r.rip, 0x7f0000002002ULL);
+	/* another syscall, or another result: the kernel's own restart rules */
+	r.orig_rax = 0; /* read */
+	CHECK_EQ(inject_restart_eintr(&r, sys), 0);
+	r.orig_rax = 232;
+	r.rax = (unsigned long long)-512; /* -ERESTARTSYS: the kernel restarts it */
+	CHECK_EQ(inject_restart_eintr(&r, sys), 0);
+	CHECK_EQ(r.rip, 0x7f0000002002ULL);
+}
+
 struct find_libc {
 	uint64_t off;
 	uint64_t addr;
@@ -173,6 +209,7 @@ int main(void)
 {
 	RUN(test_frame_layout);
 	RUN(test_frame_refused);
+	RUN(test_restart_eintr);
 	RUN(test_dlopen_real_libc);
 	RUN(test_no_dlopen);
 	RUN(test_names);
