@@ -51,7 +51,7 @@ WORKLOADS := $(filter-out $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(wild
 # The simulated-GPU workload builds CUPTI activity records from the real
 # cupti_activity.h: it needs the headers, not libcudart.
 WORKLOADS := $(filter-out $(BUILD)/tests/gpu_sim,$(WORKLOADS)) \
-             $(if $(CUDA_C_SRCS),$(BUILD)/tests/gpu_sim)
+             $(if $(CUDA_C_SRCS),$(BUILD)/tests/gpu_sim $(BUILD)/tests/gpu_sim_lazy)
 ifneq ($(wildcard $(NVCC)),)
 CU_SRCS   := $(wildcard tests/workloads/*.cu)
 WORKLOADS += $(CU_SRCS:tests/workloads/%.cu=$(BUILD)/tests/%_shared) \
@@ -222,6 +222,13 @@ $(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so 
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD)/test-lib -lfvbpf \
 		-Wl,-rpath,'$$ORIGIN/../test-lib'
+
+# The same, not linked with the library: for --inject (it finds the
+# injected test library by name once told to go).
+$(BUILD)/tests/gpu_sim_lazy: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so $(BUILD)/tests/faketorch/libtorch_cpu.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -DGPU_SIM_LAZY -I$(CUDA)/include -o $@ $< -ldl
 
 # Real <<<>>> launches, with libcudart.so and with cudart linked in.
 $(BUILD)/tests/%_shared: tests/workloads/%.cu $(BUILD)/libfvbpf.so

@@ -576,7 +576,8 @@ static int run_call(struct hijack *h, const struct user_regs_struct *saved)
 			return w;
 		if (w == W_TIMEOUT) {
 			snprintf(h->info.why, sizeof(h->info.why), "dlopen() in the target did not "
-				 "return in time (--inject-timeout): abandoned, the thread restored");
+				 "return in time (--inject-timeout): abandoned and the thread restored; "
+				 "if it held the loader's lock, the job's next dlopen may block");
 			if (ptrace(PTRACE_INTERRUPT, h->pid, 0, 0))
 				return -ESRCH;
 			/* It stops at once unless in uninterruptible sleep: no deadline. */

@@ -296,3 +296,38 @@ injected True True"
 	[ "$status" -eq 1 ]
 	assert_output --partial "--inject-lib /nonexistent/libfvbpf.so: no such regular file"
 }
+
+@test "simulated GPU started without the library: injected, GPU tracks and exact joins" {
+	local sim=$BUILD/tests/gpu_sim_lazy
+	[ -x "$sim" ] || skip "no CUDA toolkit headers: gpu_sim_lazy not built"
+	[ -e /usr/local/cuda/lib64/libcupti.so.13 ] || skip "no libcupti"
+	! ldd "$sim" | grep -q fvbpf
+	FVBPF_AGENT=off start_workload "$WL_LOG" "$sim" --steps 3 --kernels 3 --wait-signal
+	start_fvbpf --inject --inject-lib "$BUILD/test-lib/libfvbpf.so" -p "$WL_PID" -o "$OUT" -n 3 \
+		-r training_train_one_step,training_forward
+	grep -q "libfvbpf.so injected" "$FV_ERR"
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	wait_for grep -q '^counts' "$WL_LOG"
+	grep -q '^counts steps=3 kernels=9 copies=3 records=12 missing=0' "$WL_LOG"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=3 incomplete=0"
+	assert_line "api cudaLaunchKernel=9"
+	run python3 - "$OUT" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/trace_rank0_segment*_training_train_one_step.json")):
+    t = json.load(open(f))
+    ev = t["traceEvents"]
+    starts = {e["id"] for e in ev if e.get("ph") == "s"}
+    ends = {e["id"] for e in ev if e.get("ph") == "f"}
+    launch = {e["args"]["correlation"] for e in ev if e.get("cat") == "cuda_runtime" and "correlation" in e["args"]}
+    gpu = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy")]
+    joined = sum(1 for e in gpu if e["args"]["correlation"] in launch & starts & ends and e["dur"] > 0)
+    o = t["otherData"]
+    print(len(gpu), joined, o["gpu_activity"], o["gpu_clock"], o["agent_library"])
+PY
+	assert_success
+	[ "$(grep -c '^4 4 cupti simulated injected$' <<<"$output")" -eq 3 ]
+}
