@@ -739,7 +739,12 @@ static void hijack_run(struct hijack *h)
 				break;
 			}
 			err = run_call(h, &saved);
-			if (err != -ESRCH)
+			/* Whatever failed, a live thread gets its state back; one that
+			 * still runs our call is stopped first. */
+			if (err == -ESRCH && !process_gone(h->pid) &&
+			    !ptrace(PTRACE_INTERRUPT, h->pid, 0, 0))
+				wait_interrupt_stop(h, mono_ns() + 1000000000ULL); /* may be stopped already */
+			if (!process_gone(h->pid))
 				restore_and_detach(h, &saved, &xs, true);
 			h->info.stopped_ns += mono_ns() - t0;
 			break;
