@@ -200,7 +200,7 @@ injected True True"
 	cat "$FV_ERR"
 	grep -q "failed: the process exited during the injection" "$FV_ERR"
 	[ "$FV_STATUS" -eq 1 ]
-	grep -q "no process with PID $WL_PID\|cannot read" "$FV_ERR"
+	grep -q "no process with PID $WL_PID\|cannot read\|PID $WL_PID exited while fvbpf was attaching" "$FV_ERR"
 }
 
 @test "a signal sent while the target is stopped is delivered after" {
