@@ -51,7 +51,7 @@ WORKLOADS := $(filter-out $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(wild
 # The simulated-GPU workload builds CUPTI activity records from the real
 # cupti_activity.h: it needs the headers, not libcudart.
 WORKLOADS := $(filter-out $(BUILD)/tests/gpu_sim,$(WORKLOADS)) \
-             $(if $(CUDA_C_SRCS),$(BUILD)/tests/gpu_sim)
+             $(if $(CUDA_C_SRCS),$(BUILD)/tests/gpu_sim $(BUILD)/tests/gpu_sim_lazy)
 ifneq ($(wildcard $(NVCC)),)
 CU_SRCS   := $(wildcard tests/workloads/*.cu)
 WORKLOADS += $(CU_SRCS:tests/workloads/%.cu=$(BUILD)/tests/%_shared) \
@@ -66,7 +66,7 @@ SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 .SECONDARY:
 .PHONY: all deps venv demo test unit bench install clean regen-cuda-errors static fuzz
 
-all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS)
+all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS) $(BUILD)/fvbpf-test
 
 # Debian packages needed to build, test, demo and benchmark.
 DEB_PKGS := make gcc g++ clang libclang-rt-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
@@ -130,6 +130,26 @@ $(BUILD)/fvbpf: $(BUILD)/user/fvbpf.o $(CORE_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# fvbpf with test hooks (FVBPF_TEST_HOOKS) in user/inject.c only: the
+# --inject tests' stall knob.  The production binary has none.
+$(BUILD)/test-cli/user/inject.o: user/inject.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -DFVBPF_TEST_HOOKS -c $< -o $@
+
+$(BUILD)/fvbpf-test: $(BUILD)/user/fvbpf.o $(filter-out $(BUILD)/user/inject.o,$(CORE_OBJS)) $(BUILD)/test-cli/user/inject.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/asan/test-cli/user/inject.o: user/inject.c | $(SKELS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) -DFVBPF_TEST_HOOKS -c $< -o $@
+
+$(BUILD)/asan/fvbpf-test: $(BUILD)/asan/user/fvbpf.o $(filter-out $(BUILD)/asan/user/inject.o,$(SAN_OBJS)) $(BUILD)/asan/test-cli/user/inject.o
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+
 # The end-to-end suite runs a second time against this one (tests/run.sh).
 $(BUILD)/asan/fvbpf: $(BUILD)/asan/user/fvbpf.o $(SAN_OBJS)
 	$(call msg,LINK-SAN,$@)
@@ -191,6 +211,12 @@ $(BUILD)/tests/slow_start: tests/workloads/slow_start.c $(BUILD)/libfvbpf.so $(B
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -Wl,--no-as-needed -L$(BUILD) -lfvbpf \
 		-L$(BUILD)/tests/lib -lslow_init -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/lib'
 
+# Workloads for --inject are started without fvbpf: not linked with it.
+$(BUILD)/tests/inject_%: tests/workloads/inject_%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -lpthread
+
 # Workloads that call libcudart directly link the toolkit's copy.
 $(BUILD)/tests/cuda_%: tests/workloads/cuda_%.c $(BUILD)/libfvbpf.so
 	$(call msg,CC,$@)
@@ -209,6 +235,13 @@ $(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so 
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD)/test-lib -lfvbpf \
 		-Wl,-rpath,'$$ORIGIN/../test-lib'
+
+# The same, not linked with the library: for --inject (it finds the
+# injected test library by name once told to go).
+$(BUILD)/tests/gpu_sim_lazy: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so $(BUILD)/tests/faketorch/libtorch_cpu.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -DGPU_SIM_LAZY -I$(CUDA)/include -o $@ $< -ldl
 
 # Real <<<>>> launches, with libcudart.so and with cudart linked in.
 $(BUILD)/tests/%_shared: tests/workloads/%.cu $(BUILD)/libfvbpf.so
@@ -270,7 +303,7 @@ unit: venv $(UNIT_BINS)
 demo: deps all
 	$(Q)$(SUDO) tests/demo.sh $(BUILD)
 
-test: deps all venv $(UNIT_BINS) $(BUILD)/asan/fvbpf $(FUZZ_BINS)
+test: deps all venv $(UNIT_BINS) $(BUILD)/asan/fvbpf $(BUILD)/asan/fvbpf-test $(FUZZ_BINS)
 	$(Q)$(SUDO) env BUILD=$(BUILD) tests/run.sh
 
 bench: deps all

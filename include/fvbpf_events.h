@@ -64,6 +64,12 @@ struct fvbpf_thread_stack {
  */
 #define FVBPF_CONTROL_MAGIC 0x63627666u  /* "fvbc" */
 
+/* `fvbpf attach --inject` names its copy of the library
+ * "<dir>/.fvbpf-inject-<pid>-<random>.so": the library's constructor
+ * knows by this prefix that no marker will ever wake its agent, and
+ * starts a thread that watches for an attach instead (agent.c). */
+#define FVBPF_INJECT_PREFIX ".fvbpf-inject-"
+
 struct fvbpf_control {
 	__u32 magic;
 	__u32 epoch;

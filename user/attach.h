@@ -23,6 +23,9 @@ struct attach_opts {
 	bool children;             /* --children: the -p processes' descendants too */
 	const char *match;         /* --match REGEX: processes by command line */
 	double wait_s;             /* --wait: for a --match that matches nothing yet */
+	bool inject;               /* --inject: load libfvbpf.so into targets without it */
+	double inject_timeout_s;   /* --inject-timeout */
+	const char *inject_lib;    /* --inject-lib: the library to load (default: beside fvbpf) */
 };
 
 /* `fvbpf attach ...`: returns the process exit status. */

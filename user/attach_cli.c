@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "attach.h"
+#include "inject.h"
 #include "log.h"
 #include "registry.h"
 
@@ -21,6 +22,9 @@ enum {
 	OPT_CHILDREN,
 	OPT_MATCH,
 	OPT_WAIT,
+	OPT_INJECT,
+	OPT_INJECT_TIMEOUT,
+	OPT_INJECT_LIB,
 };
 
 /* The accepted ranges, as the README's Usage table lists them. */
@@ -69,6 +73,14 @@ static const struct argp_option attach_options[] = {
 	  "start, and their descendants as --children does", 0 },
 	{ "wait", OPT_WAIT, "SECONDS", 0,
 	  "With --match: wait up to this long for a first match (0 to 86400, default 0)", 0 },
+	{ "inject", OPT_INJECT, NULL, 0,
+	  "Load libfvbpf.so (markers and the CUPTI agent, for GPU time) into each traced process "
+	  "that lacks it: ptrace stops its main thread for about a millisecond to call its own "
+	  "dlopen(); refused for a process already being traced", 0 },
+	{ "inject-timeout", OPT_INJECT_TIMEOUT, "SECONDS", 0,
+	  "With --inject: give up (target restored, no agent) after this long, 0.1 to 600 (default 5)", 0 },
+	{ "inject-lib", OPT_INJECT_LIB, "FILE", 0,
+	  "With --inject: the library to load (default: libfvbpf.so beside fvbpf, or ../lib/)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeat for libbpf's own messages)", 0 },
 	{},
 };
@@ -189,6 +201,10 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 		if (parse_seconds(arg, 0, WAIT_MAX_S, &o->wait_s))
 			break;
 		return 0;
+	case OPT_INJECT_TIMEOUT:
+		if (parse_seconds(arg, INJECT_TIMEOUT_MIN, INJECT_TIMEOUT_MAX, &o->inject_timeout_s))
+			break;
+		return 0;
 	}
 	switch (key) {
 	case 'd':
@@ -212,6 +228,10 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 		break;
 	case OPT_WAIT:
 		log_error("invalid --wait '%s': give seconds from 0 to %.0f", arg, WAIT_MAX_S);
+		break;
+	case OPT_INJECT_TIMEOUT:
+		log_error("invalid --inject-timeout '%s': give seconds from %g to %.0f, e.g. "
+			  "--inject-timeout 5", arg, INJECT_TIMEOUT_MIN, INJECT_TIMEOUT_MAX);
 		break;
 	}
 	return EINVAL;
@@ -237,7 +257,18 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_GPU_WAIT:
 	case OPT_WINDOW:
 	case OPT_WAIT:
+	case OPT_INJECT_TIMEOUT:
 		return parse_option(key, arg, o);
+	case OPT_INJECT:
+		o->inject = true;
+		return 0;
+	case OPT_INJECT_LIB:
+		if (!*arg || strlen(arg) >= PATH_MAX) {
+			log_error("invalid --inject-lib: give the path of libfvbpf.so");
+			return EINVAL;
+		}
+		o->inject_lib = arg;
+		return 0;
 	case OPT_CHILDREN:
 		o->children = true;
 		return 0;
@@ -268,6 +299,10 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		if (!o->npids && !o->match) {
 			log_error("no process given: use -p PID (with --children for its descendants) "
 				  "or --match REGEX");
+			return EINVAL;
+		}
+		if (!o->inject && (o->inject_lib || o->inject_timeout_s > 0)) {
+			log_error("--inject-timeout and --inject-lib need --inject");
 			return EINVAL;
 		}
 		if (o->wait_s > 0 && !o->match) {

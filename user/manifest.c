@@ -5,6 +5,7 @@
 
 #include "bounds.h"
 #include "follow.h"
+#include "inject.h"
 #include "fvbpf.skel.h"
 #include "json_writer.h"
 #include "log.h"
@@ -53,6 +54,24 @@ static json_object *gpu_json(const struct session_target *t)
 	json_object_object_add(o, "cupti_dropped", json_object_new_uint64(t->cupti_dropped));
 	json_object_object_add(o, "correlations_without_call",
 			       json_object_new_uint64(t->corr_without_call));
+	return o;
+}
+
+/* How libfvbpf.so (markers, agent) came into the process: --inject. */
+static json_object *agent_library_json(const struct session_target *t)
+{
+	const struct inject_info *in = &t->proc.inject;
+	json_object *o = json_object_new_object();
+	char when[48];
+
+	inject_wallclock(in, when, sizeof(when));
+	json_object_object_add(o, "how", json_string_obj(inject_origin(in, t->proc.marker.path[0])));
+	json_object_object_add(o, "injected_at", json_string_obj(when));
+	json_object_object_add(o, "stopped_us", json_object_new_uint64(in->stopped_ns / 1000));
+	json_object_object_add(o, "stops", json_object_new_int((int)in->tries));
+	json_object_object_add(o, "signals_redelivered", json_object_new_int((int)in->signals));
+	json_object_object_add(o, "epoll_wait_restarted", json_object_new_boolean(in->restarted));
+	json_object_object_add(o, "why", json_string_obj(in->why));
 	return o;
 }
 
@@ -107,6 +126,7 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "comm", json_string_obj(t->proc.comm));
 		json_object_object_add(o, "command", json_string_obj(t->proc.cmdline));
 		json_object_object_add(o, "marker_library", json_string_obj(t->proc.marker.path));
+		json_object_object_add(o, "agent_library", agent_library_json(t));
 		json_object_object_add(o, "segments", json_object_new_uint64(t->segments));
 		json_object_object_add(o, "incomplete_segments", json_object_new_uint64(t->incomplete));
 		json_object_object_add(o, "exited", json_object_new_boolean(t->exited));

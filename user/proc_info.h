@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "elf_symbols.h"
+#include "inject.h"
 #include "proc_maps.h"
 #include "proc_rank.h"
 
@@ -49,6 +50,7 @@ struct proc_target {
 	char comm[32];
 	char cmdline[1024];
 	struct marker_lib marker;
+	struct inject_info inject;  /* --inject: what became of it */
 	/* thread names, filled lazily by the writer thread */
 	struct tid_name *threads;
 	size_t nthreads;

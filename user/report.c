@@ -4,6 +4,7 @@
 
 #include "bounds.h"
 #include "fvbpf.skel.h"
+#include "inject.h"
 #include "log.h"
 #include "over_limits.h"
 #include "report.h"
@@ -23,6 +24,31 @@ static void report_bounds(const struct session *s)
 	       (unsigned long long)b.names_demangle_capped,
 	       (unsigned long long)b.kernel_names_capped,
 	       (unsigned long long)b.addresses_not_cached);
+}
+
+/* --inject: what became of it for this process. */
+static void report_agent_library(const struct session_target *st)
+{
+	const struct inject_info *in = &st->proc.inject;
+	char when[48];
+
+	switch (in->state) {
+	case INJECT_INJECTED:
+		inject_wallclock(in, when, sizeof(when));
+		printf("    agent: libfvbpf.so injected at %s, the target stopped %llu us%s\n", when,
+		       (unsigned long long)(in->stopped_ns / 1000), in->signals ?
+		       " (signals that came meanwhile delivered after)" : "");
+		break;
+	case INJECT_REUSED:
+		printf("    agent: libfvbpf.so already loaded (reused), nothing injected\n");
+		break;
+	case INJECT_REFUSED:
+	case INJECT_FAILED:
+		printf("    agent: --inject %s: %s\n", inject_state_name(in->state), in->why);
+		break;
+	default:
+		break;
+	}
 }
 
 void report_print(struct session *s, const struct attach_opts *o)
@@ -72,6 +98,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->tpair.too_deep,
 			       (unsigned long long)st->scopes_untracked,
 			       (unsigned long long)st->scopes_cut);
+		report_agent_library(st);
 		printf("    GPU: %s; %llu records, %llu joined, %llu missing, %llu late, %llu outside "
 		       "segments, %llu dropped by CUPTI\n", st->gpu_status,
 		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,

@@ -19,6 +19,7 @@
 #include "follow.h"
 #include "fvbpf.skel.h"
 #include "gpu_hold.h"
+#include "inject.h"
 #include "log.h"
 #include "torch_events.h"
 #include "manifest.h"
@@ -277,6 +278,23 @@ void session_free(struct session *s)
 	free(s->torch_copy);
 }
 
+/* --inject: the library to load, found before anything is attached. */
+static int session_inject_setup(struct session *s, const struct attach_opts *o)
+{
+	if (inject_find_library(o->inject_lib, s->inject_lib, sizeof(s->inject_lib))) {
+		if (o->inject_lib)
+			log_error("--inject-lib %s: no such regular file: give the path of libfvbpf.so",
+				  o->inject_lib);
+		else
+			log_error("--inject: no libfvbpf.so beside fvbpf (its directory, .. or ../lib): "
+				  "give it with --inject-lib FILE");
+		return -ENOENT;
+	}
+	s->inject = true;
+	s->inject_timeout_s = o->inject_timeout_s > 0 ? o->inject_timeout_s : INJECT_TIMEOUT_DEFAULT;
+	return 0;
+}
+
 int attach_run(const struct attach_opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -297,6 +315,8 @@ int attach_run(const struct attach_opts *o)
 	if (setup_regions(&s, o))
 		goto cleanup;
 	if (preflight_privileges() || preflight_btf())
+		goto cleanup;
+	if (o->inject && session_inject_setup(&s, o))
 		goto cleanup;
 	if (targets_check(&s, o))
 		goto cleanup;

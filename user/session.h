@@ -130,6 +130,10 @@ struct session {
 	char *torch_copy;           /* holds the torch_globs strings */
 	char *region_list;          /* -r's marker names; torch_globs point into it */
 	uint64_t gates_installed, gates_failed;
+	/* --inject */
+	bool inject;
+	double inject_timeout_s;
+	char inject_lib[PATH_MAX];
 	unsigned int torch_regions_warned;
 };
 

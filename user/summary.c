@@ -6,6 +6,7 @@
 
 #include "checked_math.h"
 #include "grow.h"
+#include "inject.h"
 #include "json_writer.h"
 #include "pair_index.h"
 #include "summary.h"
@@ -391,7 +392,7 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 {
 	const struct segment *seg = c->seg;
 	json_object *m = json_object_new_object();
-	char when[48];
+	char when[48], iwhen[48];
 
 	seg_output_wallclock(c->meta, seg->start_ns, when, sizeof(when));
 	json_object_object_add(m, "rank", json_object_new_int(c->proc->rank));
@@ -399,6 +400,12 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 	json_object_object_add(m, "pid", json_object_new_int(seg->pid));
 	json_object_object_add(m, "hostname", json_string_obj(c->meta->hostname));
 	json_object_object_add(m, "command", json_string_obj(c->proc->cmdline));
+	inject_wallclock(&c->proc->inject, iwhen, sizeof(iwhen));
+	json_object_object_add(m, "agent_library",
+			       json_string_obj(inject_origin(&c->proc->inject, c->proc->marker.path[0])));
+	json_object_object_add(m, "agent_injected_at", json_string_obj(iwhen));
+	json_object_object_add(m, "agent_inject_stopped_us",
+			       json_object_new_uint64(c->proc->inject.stopped_ns / 1000));
 	json_object_object_add(m, "region", json_string_obj(c->reg->defs[seg->region].name));
 	json_object_object_add(m, "segment", json_object_new_uint64(seg->seq));
 	json_object_object_add(m, "start_us", jus(seg->start_ns));

@@ -17,6 +17,7 @@
 #include "events.h"
 #include "fvbpf.skel.h"
 #include "gpu_hold.h"
+#include "inject.h"
 #include "log.h"
 #include "symbolizer.h"
 #include "target.h"
@@ -82,6 +83,7 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 		return err;
 	}
 	torch_probes_init(&t->torchp, pid, (unsigned int)(t - s->targets));
+	inject_for_target(s, t, pid); /* --inject: load the library first */
 	err = target_traceable(s, pid, &t->proc.marker, &t->has_markers);
 	if (err == -ENOENT) {
 		log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu: link it "
@@ -95,6 +97,7 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 		return err;
 	}
 	t->opened = true;
+	inject_hint(s, t);
 	err = target_control_open(&t->ctl, &t->proc, t->has_markers);
 	if (err)
 		return err;

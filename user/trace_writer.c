@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "checked_math.h"
+#include "inject.h"
 #include "json_writer.h"
 #include "torch_ops.h"
 #include "trace_writer.h"
@@ -299,7 +300,7 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
 	const struct proc_target *p = c->proc;
-	char when[48];
+	char when[48], iwhen[48];
 
 	seg_output_wallclock(c->meta, s->start_ns, when, sizeof(when));
 	fprintf(f, "\"otherData\":{\"tool\":\"fvbpf\",\"version\":\"%s\",\"rank\":%d,"
@@ -310,6 +311,12 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 	json_write_string(f, p->cmdline);
 	fputs(",\"marker_library\":", f);
 	json_write_string(f, p->marker.path);
+	inject_wallclock(&p->inject, iwhen, sizeof(iwhen));
+	fputs(",\"agent_library\":", f);
+	json_write_string(f, inject_origin(&p->inject, p->marker.path[0]));
+	fputs(",\"agent_injected_at\":", f);
+	json_write_string(f, iwhen);
+	fprintf(f, ",\"agent_inject_stopped_us\":%" PRIu64, p->inject.stopped_ns / 1000);
 	fputs(",\"region\":", f);
 	json_write_string(f, c->reg->defs[s->region].name);
 	fprintf(f, ",\"segment\":%u,\"start_us\":", s->seq);

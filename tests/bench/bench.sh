@@ -63,6 +63,10 @@
 #   8. Whole jobs (tests/bench/tree_bench.sh, which says how): attach and
 #      detach time for a tree of 8 processes, and the time from a new
 #      process's main() to its being traced.
+#   9. --inject (tests/bench/inject_bench.sh, which says how): the time the
+#      target is stopped by the injection (min/median/max over 20 fresh
+#      processes, alone and beside 16 busy threads) and the time from attach
+#      to the first segment with and without injection.
 #
 #   7. Reports across ranks: tests/lib/gen_rank_dirs.py writes REPORT_RANKS
 #      ranks (8 per node directory) x REPORT_SEGMENTS segments in fvbpf's
@@ -437,7 +441,9 @@ if [ ! -e "$CUDART" ]; then
 	torch_section
 	report_section
 	"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
-	exit 0
+	BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
+	die "the --inject section failed (above)"
+exit 0
 fi
 
 # Private copies again: the workload finds libfvbpf.so through its rpath
@@ -610,4 +616,6 @@ verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE"
 torch_section
 report_section
 "$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
+BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
+	die "the --inject section failed (above)"
 exit 0

@@ -554,6 +554,43 @@ void agent_on_attach(uint32_t epoch)
 	pthread_mutex_unlock(&lock);
 }
 
+/*
+ * Injected: nothing in the job calls a marker, so this thread stands in
+ * for the first marker after each attach.  It sleeps 250 ms at a time and
+ * reads two words; it never loads anything itself.
+ */
+static void *watch_main(void *arg)
+{
+	struct timespec ts = { 0, 250000000L };
+	uint32_t seen = 0, e;
+
+	(void)arg;
+	for (;;) {
+		nanosleep(&ts, NULL);
+		e = markers_epoch();
+		if (e && e != seen)
+			agent_on_attach(e);
+		seen = e;
+	}
+	return NULL;
+}
+
+void agent_start_watch(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t th;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	pthread_create(&th, &attr, watch_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void agent_request_flush(void)
 {
 	/* A flag and a signal; the agent thread does the flushing. */

@@ -7,6 +7,11 @@
 
 /* A thread saw a new attach epoch: wake the agent (cheap, may repeat). */
 void agent_on_attach(uint32_t epoch);
+/* The library was injected (fvbpf attach --inject): no marker will call
+ * agent_on_attach(), so a thread polls the epoch four times a second. */
+void agent_start_watch(void);
+/* The attach epoch the markers would see now, 0 when not attached. */
+uint32_t markers_epoch(void);
 /* A thread left its outermost region while attached: flush soon. */
 void agent_request_flush(void);
 

@@ -16,7 +16,10 @@
  * function, whatever the semaphore says, through fork(), clone() or vfork()
  * followed by anything but exec.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -55,6 +58,18 @@ struct fvbpf_control *volatile control;
 extern struct fvbpf_control *volatile fvbpf_control
 	__attribute__((alias("control"), visibility("default")));
 
+static __attribute__((noinline)) int loaded_by_inject(void)
+{
+	const char *base;
+	Dl_info di;
+
+	if (!dladdr((void *)(uintptr_t)loaded_by_inject, &di) || !di.dli_fname)
+		return 0;
+	base = strrchr(di.dli_fname, '/');
+	base = base ? base + 1 : di.dli_fname;
+	return !strncmp(base, FVBPF_INJECT_PREFIX, sizeof(FVBPF_INJECT_PREFIX) - 1);
+}
+
 /*
  * A constructor only maps one page: nothing starts until fvbpf attaches.
  * Without MADV_WIPEONFORK (Linux < 4.14) the page is not kept: a loader then
@@ -77,6 +92,11 @@ static __attribute__((constructor)) void control_init(void)
 	}
 	c->magic = FVBPF_CONTROL_MAGIC;
 	control = c;
+	/* Loaded by `fvbpf attach --inject` (fvbpf names its copy so): the
+	 * job calls no marker that would wake the agent, so a thread of ours
+	 * watches for an attach. */
+	if (loaded_by_inject())
+		agent_start_watch();
 }
 
 int probes_callable(void)
@@ -151,6 +171,11 @@ static inline uint32_t live_epoch(void)
 		return 0;
 	epoch = c->epoch;
 	return epoch & 1 ? epoch : 0;
+}
+
+uint32_t markers_epoch(void)
+{
+	return live_epoch();
 }
 
 /* True when the probes may be called; syncs the thread first if needed. */

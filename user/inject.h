@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * `fvbpf attach --inject`: load libfvbpf.so (markers and the dormant CUPTI
+ * agent) into a running process that was started without it, by making
+ * its main thread call its own libc's dlopen() under ptrace, and restoring
+ * the thread exactly as it was.
+ */
+#ifndef FVBPF_INJECT_H
+#define FVBPF_INJECT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+struct elf_file;
+
+enum inject_state {
+	INJECT_NONE,      /* not asked for (no --inject) */
+	INJECT_INJECTED,  /* loaded by this attach */
+	INJECT_REUSED,    /* the library was already mapped */
+	INJECT_REFUSED,   /* not tried: already ptraced, not x86-64, no dlopen, ... */
+	INJECT_FAILED,    /* tried; the target was restored, no agent */
+};
+
+struct inject_info {
+	enum inject_state state;
+	uint64_t wallclock_ns;    /* CLOCK_REALTIME when the target was stopped */
+	uint64_t stopped_ns;      /* from PTRACE_INTERRUPT to PTRACE_DETACH, all tries */
+	unsigned int tries;       /* stops until the thread was at a safe place */
+	unsigned int signals;     /* signals that arrived meanwhile, delivered after */
+	bool restarted;           /* an epoll wait that our stop failed with EINTR, restarted */
+	char why[256];            /* refused or failed: the cause, one line */
+};
+
+/* Default and bounds of --inject-timeout (seconds). */
+#define INJECT_TIMEOUT_DEFAULT 5.0
+#define INJECT_TIMEOUT_MIN 0.1
+#define INJECT_TIMEOUT_MAX 600.0
+
+/* The x86-64 System V red zone below the stack pointer, left untouched. */
+#define INJECT_RED_ZONE 128
+
+/* Where the call's string and return address go on the target's stack. */
+struct inject_frame {
+	uint64_t str_addr;   /* the path, NUL-terminated */
+	uint64_t ret_addr;   /* 8 bytes of 0: the call returns to address 0 */
+	uint64_t rsp;        /* at the call's first instruction (== ret_addr) */
+	uint64_t low;        /* lowest byte written */
+};
+
+/*
+ * Pure: lay out a call of @fn(@arg path of @len bytes with its NUL, @mode)
+ * below @saved's stack pointer and its red zone, 16-byte aligned as the
+ * ABI wants at a call (rsp + 8 aligned at the first instruction), returning
+ * to address 0; fill @call (a copy of @saved with rip, rdi, rsi, rsp, rax,
+ * orig_rax = -1 and the direction and trap flags cleared).  0 or -EINVAL
+ * (a stack pointer too low to hold the frame).
+ */
+int inject_frame_layout(const struct user_regs_struct *saved, uint64_t fn, size_t len, int mode,
+			struct inject_frame *fr, struct user_regs_struct *call);
+
+/*
+ * Pure: @r stopped in a wait that Linux fails with EINTR after any stop
+ * (epoll_wait, epoll_pwait, epoll_pwait2), @insn the two bytes before its
+ * rip: make it execute the syscall again (rax = orig_rax, rip -= 2) when
+ * those bytes are `syscall`.  1 when changed, 0 otherwise.
+ */
+int inject_restart_eintr(struct user_regs_struct *r, const uint8_t insn[2]);
+
+/* Which function of a libc or libdl file loads a library. */
+enum inject_fn_kind { INJECT_FN_NONE, INJECT_FN_DLOPEN, INJECT_FN_LIBC_DLOPEN_MODE };
+
+/*
+ * Pure over an ELF file: the file offset of `dlopen` (glibc 2.34+ libc,
+ * or libdl), else of `__libc_dlopen_mode` (older libc).  Returns the kind
+ * (INJECT_FN_NONE when neither is defined).
+ */
+enum inject_fn_kind inject_find_dlopen(struct elf_file *ef, uint64_t *file_off);
+
+/* Whether @path names a libc or libdl that may hold dlopen (by basename). */
+bool inject_is_libc_path(const char *path);
+
+/*
+ * Load @lib (a copy of libfvbpf.so, see inject_find_library()) into @pid
+ * within @timeout_s seconds.  Fills @info; 0 when loaded, else -errno with
+ * the cause in info->why (the target is left as it was, running).
+ * The caller logs.
+ */
+int inject_library(pid_t pid, const char *lib, double timeout_s, struct inject_info *info);
+
+/* The libfvbpf.so to inject: @explicit_path, else beside this fvbpf
+ * (its directory, its parent, ../lib).  0 or -ENOENT. */
+int inject_find_library(const char *explicit_path, char *out, size_t len);
+
+/* "injected", "reused", "refused", "failed", "none". */
+const char *inject_state_name(enum inject_state s);
+/* How the process got its library: the state's name, or without --inject
+ * "loaded by the job" (markers mapped) or "none". */
+const char *inject_origin(const struct inject_info *info, bool has_library);
+/* ISO 8601 UTC with microseconds, "" when never injected. */
+void inject_wallclock(const struct inject_info *info, char *buf, size_t len);
+
+struct session;
+struct session_target;
+/*
+ * target_open()'s one call: with --inject, load the library into @pid
+ * unless it already maps it (reused), warning in one line when that is
+ * refused or fails; without --inject, a hint when @pid maps CUDA but no
+ * agent.  Never fails the attach.
+ */
+void inject_for_target(struct session *s, struct session_target *t, pid_t pid);
+/* Without --inject: the one-line hint for a CUDA process without the agent. */
+void inject_hint(struct session *s, struct session_target *t);
+
+#endif /* FVBPF_INJECT_H */
