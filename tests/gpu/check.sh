@@ -16,6 +16,8 @@
 #   d. torch.profiler run (its own process) -> kernels per step
 #   e. attached run: fvbpf attach -n 20 on the same workload with markers
 #   f. checks of the traces (tests/gpu/gpu_report.py)
+#   g. the same job started without fvbpf, `fvbpf attach --inject
+#      --step-by`: injected, step segments with joined GPU records
 #   c'. a second baseline run, to bound drift between runs
 # Results: $OUT/gpu_check.json (written on every exit path), $OUT/check.log,
 # one trace with its summaries, and manifest.json.  Exit status 0 unless the
@@ -394,6 +396,71 @@ attached_run() {
     fi
 }
 attached_run
+
+# ---------------------------------------------------------------- g. injected
+# The same job started without fvbpf (no --markers: nothing of fvbpf in it);
+# `fvbpf attach --inject --step-by` loads the agent into it and cuts steps
+# from torch's Optimizer.step scopes: GPU time without a restart.
+stage injected
+injected_run() {
+    local t ft wpid job fv frc
+    t=$(budget 150)
+    if [ "$t" -lt 60 ]; then
+        check injected_run 0 "skipped: out of time"
+        return 1
+    fi
+    timeout -k 5 "$t" "$PY" -u "$TRAIN" --result "$WORK/injected.json" \
+        --wait-signal --signal-timeout 100 --linger-s 60 --prime-sleep-s 0.5 \
+        --steps "$STEPS" --warmup "$WARMUP" > "$WORK/injected.out" 2>&1 &
+    job=$!
+    BG_PIDS+=("$job")
+    for _ in $(seq $((t * 5))); do
+        grep -q '^ready' "$WORK/injected.out" && break
+        kill -0 "$job" 2>/dev/null || break
+        sleep 0.2
+    done
+    wpid=$(sed -n 's/^pid=//p' "$WORK/injected.out" | head -1)
+    if ! grep -q '^ready' "$WORK/injected.out" || [ -z "$wpid" ]; then
+        check injected_run 0 "workload never got ready: $(tail -2 "$WORK/injected.out" | tr '\n' ' ')"
+        return 1
+    fi
+    ft=$(budget 100)
+    timeout -k 5 "$ft" "$FVBPF" attach --inject -p "$wpid" --step-by 'Optimizer.step*' \
+        -o "$WORK/injected" -n 5 -d $((ft - 10)) "${GPU_WAIT[@]}" > "$WORK/fvbpf_injected.out" 2>&1 &
+    fv=$!
+    BG_PIDS+=("$fv")
+    for _ in $(seq 600); do
+        grep -q 'fvbpf: tracing' "$WORK/fvbpf_injected.out" && break
+        kill -0 "$fv" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -USR1 "$wpid" 2>/dev/null
+    wait "$fv"
+    frc=$?
+    cat "$WORK/fvbpf_injected.out"
+    kill -USR1 "$wpid" 2>/dev/null
+    wait "$job"
+    BG_PIDS=()
+    # Injected, and the step segments hold kernels joined to their launches.
+    local verdict
+    verdict=$("$PY" - "$WORK/injected/manifest.json" <<'PYEOF'
+import json, sys
+try:
+    m = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as exc:
+    print("0 no manifest: %s" % exc)
+    sys.exit()
+p = m["processes"][0]
+a, g = p.get("agent_library", {}), p.get("gpu", {})
+ok = a.get("how") == "injected" and g.get("joined", 0) > 0 and p.get("segments", 0) > 0
+print("%d how=%s stopped_us=%s segments=%s gpu_records=%s joined=%s activity=%s" % (
+    ok, a.get("how"), a.get("stopped_us"), p.get("segments"), g.get("records"),
+    g.get("joined"), g.get("activity")))
+PYEOF
+)
+    check injected_run "${verdict%% *}" "fvbpf exit $frc, ${verdict#* }"
+}
+injected_run
 
 stage baseline_again
 if [ "$(budget 120)" -ge 60 ]; then
