@@ -99,7 +99,16 @@ $(call venv_dir,$(1))/.torch-$(1):
 	$$(Q)touch $$@
 endef
 $(foreach v,$(TORCH_VERSIONS),$(eval $(call torch_venv,$(v))))
-venv: $(TORCH_STAMPS)
+# The protobuf package, for the independent reader of --format pftrace
+# (tests/lib/pftrace_check.py).
+PB_VENV := $(BUILD)/venv-pb
+$(PB_VENV)/.protobuf:
+	$(call msg,VENV,$(PB_VENV) protobuf)
+	$(Q)rm -rf $(PB_VENV)
+	$(Q)$(PYTHON) -m venv $(PB_VENV)
+	$(Q)$(PB_VENV)/bin/pip install -q --disable-pip-version-check protobuf
+	$(Q)touch $@
+venv: $(TORCH_STAMPS) $(PB_VENV)/.protobuf
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "seg_output.h"
+
 #define ATTACH_MAX_PIDS 64
 
 struct attach_opts {
@@ -26,6 +28,7 @@ struct attach_opts {
 	bool inject;               /* --inject: load libfvbpf.so into targets without it */
 	double inject_timeout_s;   /* --inject-timeout */
 	const char *inject_lib;    /* --inject-lib: the library to load (default: beside fvbpf) */
+	enum trace_format format;  /* --format */
 };
 
 /* `fvbpf attach ...`: returns the process exit status. */

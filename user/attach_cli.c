@@ -25,6 +25,7 @@ enum {
 	OPT_INJECT,
 	OPT_INJECT_TIMEOUT,
 	OPT_INJECT_LIB,
+	OPT_FORMAT,
 };
 
 /* The accepted ranges, as the README's Usage table lists them. */
@@ -81,6 +82,9 @@ static const struct argp_option attach_options[] = {
 	  "With --inject: give up (target restored, no agent) after this long, 0.1 to 600 (default 5)", 0 },
 	{ "inject-lib", OPT_INJECT_LIB, "FILE", 0,
 	  "With --inject: the library to load (default: libfvbpf.so beside fvbpf, or ../lib/)", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0,
+	  "Trace file format: json (default, Chrome JSON), json.gz (the same gzipped) or pftrace "
+	  "(Perfetto's protobuf trace, several times smaller); summaries are always written", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeat for libbpf's own messages)", 0 },
 	{},
 };
@@ -261,6 +265,12 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		return parse_option(key, arg, o);
 	case OPT_INJECT:
 		o->inject = true;
+		return 0;
+	case OPT_FORMAT:
+		if (trace_format_parse(arg, &o->format)) {
+			log_error("invalid --format '%s': give json, json.gz or pftrace", arg);
+			return EINVAL;
+		}
 		return 0;
 	case OPT_INJECT_LIB:
 		if (!*arg || strlen(arg) >= PATH_MAX) {

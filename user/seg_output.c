@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "seg_output.h"
@@ -37,4 +38,25 @@ void seg_output_wallclock(const struct session_meta *m, uint64_t mono_ns, char *
 	gmtime_r(&sec, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(buf, len, "%s.%06uZ", date, (unsigned)(real % 1000000000ULL / 1000));
+}
+
+const char *trace_format_name(enum trace_format f)
+{
+	switch (f) {
+	case TRACE_JSON_GZ: return "json.gz";
+	case TRACE_PFTRACE: return "pftrace";
+	default: return "json";
+	}
+}
+
+int trace_format_parse(const char *s, enum trace_format *out)
+{
+	enum trace_format f;
+
+	for (f = TRACE_JSON; f <= TRACE_PFTRACE; f++)
+		if (!strcmp(s, trace_format_name(f))) {
+			*out = f;
+			return 0;
+		}
+	return -EINVAL;
 }

@@ -18,12 +18,20 @@ struct session_meta {
 	uint64_t mono_at_end_ns, real_at_end_ns, read_span_end_ns; /* the same at the end */
 };
 
+/* --format: how the trace file is written (the summaries never change). */
+enum trace_format { TRACE_JSON = 0, TRACE_JSON_GZ, TRACE_PFTRACE };
+/* "json", "json.gz", "pftrace": the file extension and the --format word. */
+const char *trace_format_name(enum trace_format f);
+/* 0 and *out, or -EINVAL for an unknown word. */
+int trace_format_parse(const char *s, enum trace_format *out);
+
 struct seg_output_ctx {
 	const struct segment *seg;
 	struct proc_target *proc;
 	const struct region_registry *reg;
 	const struct session_meta *meta;
 	struct name_table *knames;  /* kernel names of the calls */
+	enum trace_format format;
 };
 
 /* "rank0", "rank3_restart1" or "pid1234" */

@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gz_stream.h"
 #include "log.h"
 #include "output_files.h"
+#include "pftrace_writer.h"
 #include "seg_writer.h"
 #include "summary.h"
 #include "trace_writer.h"
@@ -21,6 +23,7 @@ static int write_one(const char *outdir, const char *name, enum file_kind kind,
 		     const struct seg_output_ctx *c, const struct summary *sum)
 {
 	struct out_file of;
+	FILE *gz;
 	int ret;
 
 	ret = out_open(&of, outdir, name);
@@ -28,7 +31,19 @@ static int write_one(const char *outdir, const char *name, enum file_kind kind,
 		return ret;
 	switch (kind) {
 	case FILE_TRACE:
-		ret = trace_write(of.f, c);
+		if (c->format == TRACE_PFTRACE) {
+			ret = pftrace_write(of.f, c);
+		} else if (c->format == TRACE_JSON_GZ) {
+			gz = gz_stream_open(of.f);
+			ret = gz ? trace_write(gz, c) : -(errno ? errno : ENOMEM);
+			if (gz) {
+				int cr = gz_stream_close(gz);
+
+				ret = ret ? ret : cr;
+			}
+		} else {
+			ret = trace_write(of.f, c);
+		}
 		break;
 	case FILE_SUMMARY_TXT:
 		ret = summary_write_text(of.f, sum, c);
@@ -60,7 +75,7 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 	out->started_before_attach = c->seg->started_before_attach;
 	out_sanitize_name(region, sizeof(region), c->reg->defs[c->seg->region].name);
 	ret = seg_output_file_name(out->trace, sizeof(out->trace), "trace", c->proc, c->seg->seq,
-				   region, "json");
+				   region, trace_format_name(c->format));
 	if (!ret)
 		ret = seg_output_file_name(out->summary_txt, sizeof(out->summary_txt), "summary",
 					   c->proc, c->seg->seq, region, "txt");
@@ -85,7 +100,7 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 static void process_job(struct seg_writer *w, struct seg_job *job)
 {
 	struct seg_output_ctx c = { .seg = job->seg, .proc = job->proc, .reg = w->reg, .meta = w->meta,
-				    .knames = w->knames };
+				    .knames = w->knames, .format = w->format };
 	struct written_segment ws, *d;
 	int ret;
 

@@ -32,6 +32,7 @@ struct seg_writer {
 	const struct region_registry *reg;
 	const struct session_meta *meta;
 	struct name_table *knames;
+	enum trace_format format;  /* set before the first submit */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;

@@ -339,6 +339,7 @@ int attach_run(const struct attach_opts *o)
 		log_error("cannot start the writer thread");
 		goto cleanup;
 	}
+	s.writer.format = o->format; /* before any segment is submitted */
 	s.rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), events_ring_cb, &s, NULL);
 	if (!s.rb) {
 		log_error("cannot open the ring buffer: %s", strerror(errno));

@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * Perfetto's native trace (protos/perfetto/trace/trace_packet.proto).  The
+ * layout, chosen for size:
+ *   - sequence 1: the track descriptors (the process, its threads, one
+ *     track per GPU device and per stream, and an "fvbpf segment" track
+ *     whose one slice carries the segment's metadata as debug annotations);
+ *   - one packet sequence per track after that: its first packet clears the
+ *     incremental state, sets TracePacketDefaults (the track, and clock 64
+ *     as the timestamp clock) and a ClockSnapshot that makes clock 64 an
+ *     incremental clock equal to CLOCK_MONOTONIC; every later packet is one
+ *     TrackEvent (SLICE_BEGIN / SLICE_END) whose timestamp is the delta
+ *     from the packet before, with names and categories interned
+ *     (InternedData) the first time the sequence uses them.
+ * Launch -> kernel arrows are flow_ids / terminating_flow_ids (the CUPTI
+ * correlation id).  Slices on a track must nest: a slice that outlives its
+ * parent is ended with the parent.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked_math.h"
+#include "cuda_api.h"
+#include "pb_writer.h"
+#include "pftrace_writer.h"
+#include "text_sanitize.h"
+#include "torch_ops.h"
+#include "trace_writer.h"
+
+/* Field numbers, from Perfetto's protos. */
+enum {
+	TRACE_PACKET = 1,
+	TP_CLOCK_SNAPSHOT = 6, TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11,
+	TP_INTERNED_DATA = 12, TP_SEQ_FLAGS = 13, TP_DEFAULTS = 59, TP_TRACK_DESCRIPTOR = 60,
+	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
+	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
+	TE_CATEGORY_IIDS = 3, TE_DEBUG_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10,
+	TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
+	DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_NAME = 10,
+	ID_EVENT_CATEGORIES = 1, ID_EVENT_NAMES = 2, IID = 1, IID_NAME = 2,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5,
+	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+};
+enum { SLICE_BEGIN = 1, SLICE_END = 2 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
+#define CLOCK_MONOTONIC_ID 3
+#define CLOCK_SEQ_INCR 64  /* sequence-scoped clocks are 64..127 */
+
+/* Interned strings: iid = index + 1. */
+struct strtab {
+	char **s;
+	size_t n, cap;
+	uint32_t *slot;    /* open addressing: index + 1, 0 empty */
+	size_t nslot;
+	int err;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int strtab_grow(struct strtab *t)
+{
+	size_t nslot = t->nslot ? t->nslot * 2 : 256, i, j;
+	uint32_t *slot = calloc(nslot, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (i = 0; i < t->n; i++) {
+		for (j = str_hash(t->s[i]) & (nslot - 1); slot[j]; j = (j + 1) & (nslot - 1))
+			;
+		slot[j] = (uint32_t)i + 1;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->nslot = nslot;
+	return 0;
+}
+
+/* 0 on failure (t->err set) */
+static uint32_t strtab_intern(struct strtab *t, const char *raw)
+{
+	char clean[1100];
+	size_t j;
+	char **s;
+
+	if (t->err)
+		return 0;
+	text_clean_utf8(clean, sizeof(clean), raw);
+	if ((t->n + 1) * 2 > t->nslot && strtab_grow(t))
+		goto oom;
+	for (j = str_hash(clean) & (t->nslot - 1); t->slot[j]; j = (j + 1) & (t->nslot - 1))
+		if (!strcmp(t->s[t->slot[j] - 1], clean))
+			return t->slot[j];
+	if (t->n == t->cap) {
+		s = realloc(t->s, (t->cap ? t->cap * 2 : 64) * sizeof(*s));
+		if (!s)
+			goto oom;
+		t->s = s;
+		t->cap = t->cap ? t->cap * 2 : 64;
+	}
+	t->s[t->n] = strdup(clean);
+	if (!t->s[t->n])
+		goto oom;
+	t->slot[j] = (uint32_t)++t->n;
+	return (uint32_t)t->n;
+oom:
+	t->err = -ENOMEM;
+	return 0;
+}
+
+static void strtab_free(struct strtab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->s[i]);
+	free(t->s);
+	free(t->slot);
+	memset(t, 0, sizeof(*t));
+}
+
+struct pf_slice {
+	uint64_t start, end;
+	uint32_t track;      /* index in tracks */
+	uint32_t name, cat;  /* iids */
+	uint32_t flow_out, flow_in;
+	uint32_t order;
+};
+
+struct pf {
+	FILE *f;
+	struct pb_buf b;
+	struct strtab names, cats;
+	struct pf_slice *sl;
+	size_t nsl, capsl;
+	uint32_t *cpu;       /* thread ids, sorted, unique */
+	size_t ncpu;
+	uint64_t *gpu;       /* device << 32 | gpu track tid, sorted, unique */
+	size_t ngpu;
+	int err;
+};
+
+/* Track indices: 0 the segment's metadata track, then threads, then GPU tracks. */
+static uint64_t track_uuid(size_t track)
+{
+	return track + 1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint32_t cpu_track(const struct pf *p, uint32_t tid)
+{
+	uint32_t *t = bsearch(&tid, p->cpu, p->ncpu, sizeof(*t), cmp_u32);
+
+	return t ? (uint32_t)(1 + (t - p->cpu)) : 0;
+}
+
+#define SYNC_TRACK(stream) (0x40000000u | (stream))
+
+static uint32_t gpu_tid(const struct gpu_activity *a)
+{
+	return a->kind == FVBPF_GPU_SYNC ? SYNC_TRACK(a->stream) : a->stream;
+}
+
+static uint32_t gpu_track(const struct pf *p, const struct gpu_activity *a)
+{
+	uint64_t key = (uint64_t)a->device << 32 | gpu_tid(a);
+	uint64_t *t = bsearch(&key, p->gpu, p->ngpu, sizeof(*t), cmp_u64);
+
+	return t ? (uint32_t)(1 + p->ncpu + (size_t)(t - p->gpu)) : 0;
+}
+
+static size_t uniq_u32(uint32_t *v, size_t n)
+{
+	size_t i, m = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u32);
+	for (i = 0; i < n; i++)
+		if (!m || v[i] != v[m - 1])
+			v[m++] = v[i];
+	return m;
+}
+
+static size_t uniq_u64(uint64_t *v, size_t n)
+{
+	size_t i, m = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (i = 0; i < n; i++)
+		if (!m || v[i] != v[m - 1])
+			v[m++] = v[i];
+	return m;
+}
+
+static int build_tracks(struct pf *p, const struct segment *s)
+{
+	size_t i, n = 0;
+
+	p->cpu = malloc((s->nslices + s->ncalls + s->nops + 1) * sizeof(*p->cpu));
+	p->gpu = malloc((s->ngpu + 1) * sizeof(*p->gpu));
+	if (!p->cpu || !p->gpu)
+		return -ENOMEM;
+	for (i = 0; i < s->nslices; i++)
+		p->cpu[n++] = s->slices[i].tid;
+	for (i = 0; i < s->ncalls; i++)
+		p->cpu[n++] = s->calls[i].tid;
+	for (i = 0; i < s->nops; i++)
+		p->cpu[n++] = s->ops[i].tid;
+	p->ncpu = uniq_u32(p->cpu, n);
+	for (i = 0; i < s->ngpu; i++)
+		p->gpu[i] = (uint64_t)s->gpu[i].device << 32 | gpu_tid(&s->gpu[i]);
+	p->ngpu = uniq_u64(p->gpu, s->ngpu);
+	return 0;
+}
+
+static void add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
+		      const char *cat, uint32_t flow_out, uint32_t flow_in)
+{
+	struct pf_slice *sl;
+
+	if (p->err)
+		return;
+	if (p->nsl == p->capsl) {
+		sl = realloc(p->sl, (p->capsl ? p->capsl * 2 : 256) * sizeof(*sl));
+		if (!sl) {
+			p->err = -ENOMEM;
+			return;
+		}
+		p->sl = sl;
+		p->capsl = p->capsl ? p->capsl * 2 : 256;
+	}
+	sl = &p->sl[p->nsl];
+	sl->start = start;
+	sl->end = start + dur < start ? UINT64_MAX : start + dur;
+	sl->track = track;
+	sl->name = strtab_intern(&p->names, name);
+	sl->cat = strtab_intern(&p->cats, cat);
+	sl->flow_out = flow_out;
+	sl->flow_in = flow_in;
+	sl->order = (uint32_t)p->nsl++;
+}
+
+/* The same slices, names and times as trace_writer.c's "X" events. */
+static void collect(struct pf *p, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	char name[1024];
+	size_t i;
+
+	for (i = 0; i < s->nslices; i++) {
+		const struct seg_slice *sl = &s->slices[i];
+
+		snprintf(name, sizeof(name), "fvbpf.region::%s", c->reg->defs[sl->region].name);
+		add_slice(p, cpu_track(p, sl->tid), sl->start_ns, span_u64(sl->start_ns, sl->end_ns), name,
+			  "user_annotation", 0, 0);
+	}
+	for (i = 0; i < s->nops; i++) {
+		const struct torch_call *op = &s->ops[i];
+		uint64_t end = op->end_ns ? op->end_ns :
+			       (s->end_ns > op->start_ns ? s->end_ns : op->start_ns);
+
+		name_table_get(c->knames, op->name, name, sizeof(name));
+		add_slice(p, cpu_track(p, op->tid), op->start_ns, span_u64(op->start_ns, end), name,
+			  op->kind == TORCH_SCOPE ? "user_annotation" : "cpu_op", 0, 0);
+	}
+	for (i = 0; i < s->ncalls; i++) {
+		const struct api_call *call = &s->calls[i];
+		const struct api_row *r = cuda_api_row(call->api_id);
+
+		if (!r)
+			continue;
+		add_slice(p, cpu_track(p, call->tid), call->start_ns,
+			  span_u64(call->start_ns, call->end_ns), cuda_api_symbol(call->api_id),
+			  cuda_api_layer_cat(r->layer),
+			  call->correlation && call->gpu_records ? call->correlation : 0, 0);
+	}
+	for (i = 0; i < s->ngpu; i++) {
+		const struct gpu_activity *a = &s->gpu[i];
+		const char *cat;
+
+		if (a->kind == FVBPF_GPU_KERNEL)
+			name_table_get(c->knames, a->name, name, sizeof(name));
+		else if (a->kind == FVBPF_GPU_MEMCPY)
+			snprintf(name, sizeof(name), "Memcpy %s", trace_copy_kind(a->copy_kind));
+		else
+			snprintf(name, sizeof(name), a->kind == FVBPF_GPU_MEMSET ? "Memset" : "Sync");
+		cat = a->kind == FVBPF_GPU_KERNEL ? "kernel" : a->kind == FVBPF_GPU_MEMCPY ? "gpu_memcpy" :
+		      a->kind == FVBPF_GPU_MEMSET ? "gpu_memset" : "gpu_sync";
+		add_slice(p, gpu_track(p, a), a->start, span_u64(a->start, a->end), name, cat, 0,
+			  a->call >= 0 && a->correlation ? a->correlation : 0);
+	}
+	if (p->names.err || p->cats.err)
+		p->err = -ENOMEM;
+}
+
+static int cmp_slice(const void *a, const void *b)
+{
+	const struct pf_slice *x = a, *y = b;
+
+	if (x->track != y->track)
+		return x->track < y->track ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1; /* the enclosing one first */
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The packet in p->b goes out as one Trace.packet field. */
+static void put_packet(struct pf *p)
+{
+	uint8_t hdr[11];
+	size_t n = 0;
+	uint64_t len = p->b.len;
+
+	if (p->b.err && !p->err)
+		p->err = p->b.err;
+	if (p->err)
+		return;
+	hdr[n++] = TRACE_PACKET << 3 | PB_LEN;
+	while (len >= 0x80) {
+		hdr[n++] = (uint8_t)(len | 0x80);
+		len >>= 7;
+	}
+	hdr[n++] = (uint8_t)len;
+	if (fwrite(hdr, 1, n, p->f) != n || fwrite(p->b.p, 1, p->b.len, p->f) != p->b.len)
+		p->err = -(errno ? errno : EIO);
+	pb_reset(&p->b);
+}
+
+static void descriptor(struct pf *p, uint64_t uuid, uint64_t parent, const char *name)
+{
+	size_t m;
+	char clean[256];
+
+	pb_uint(&p->b, TP_SEQ_ID, 1);
+	m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
+	pb_uint(&p->b, TD_UUID, uuid);
+	if (parent)
+		pb_uint(&p->b, TD_PARENT, parent);
+	if (name) {
+		text_clean_utf8(clean, sizeof(clean), name);
+		pb_string(&p->b, TD_NAME, clean);
+	}
+	pb_end(&p->b, m);
+	put_packet(p);
+}
+
+static void descriptors(struct pf *p, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	uint64_t proc_uuid = track_uuid(1 + p->ncpu + p->ngpu), dev_uuid = 0;
+	uint32_t dev, prev_dev = 0;
+	char label[256], clean[256];
+	size_t i, m, mm;
+
+	if (c->proc->restart)
+		snprintf(label, sizeof(label), "rank %d restart %u: %s (pid %d)", c->proc->rank,
+			 c->proc->restart, c->proc->comm, s->pid);
+	else
+		snprintf(label, sizeof(label), "rank %d: %s (pid %d)", c->proc->rank, c->proc->comm,
+			 s->pid);
+	text_clean_utf8(clean, sizeof(clean), label);
+	pb_uint(&p->b, TP_SEQ_ID, 1);
+	pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
+	pb_uint(&p->b, TD_UUID, proc_uuid);
+	mm = pb_begin(&p->b, TD_PROCESS);
+	pb_int(&p->b, PD_PID, s->pid);
+	pb_string(&p->b, PD_NAME, clean);
+	pb_end(&p->b, mm);
+	pb_end(&p->b, m);
+	put_packet(p);
+
+	snprintf(label, sizeof(label), "fvbpf segment %04u: %s%s%s", s->seq,
+		 c->reg->defs[s->region].name, s->started_before_attach ? " (started before attach)" : "",
+		 s->incomplete ? " (incomplete)" : "");
+	descriptor(p, track_uuid(0), proc_uuid, label);
+
+	for (i = 0; i < p->ncpu; i++) {
+		text_clean_utf8(clean, sizeof(clean), proc_thread_name(c->proc, p->cpu[i]));
+		pb_uint(&p->b, TP_SEQ_ID, 1);
+		m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
+		pb_uint(&p->b, TD_UUID, track_uuid(1 + i));
+		pb_uint(&p->b, TD_PARENT, proc_uuid);
+		mm = pb_begin(&p->b, TD_THREAD);
+		pb_int(&p->b, THD_PID, s->pid);
+		pb_int(&p->b, THD_TID, (int32_t)p->cpu[i]);
+		pb_string(&p->b, THD_NAME, clean);
+		pb_end(&p->b, mm);
+		pb_end(&p->b, m);
+		put_packet(p);
+	}
+	for (i = 0; i < p->ngpu; i++) {
+		uint32_t tid = (uint32_t)p->gpu[i];
+
+		dev = (uint32_t)(p->gpu[i] >> 32);
+		if (!i || dev != prev_dev) {
+			dev_uuid = track_uuid(2 + p->ncpu + p->ngpu + i);
+			snprintf(label, sizeof(label), "GPU %u", dev);
+			descriptor(p, dev_uuid, 0, label);
+		}
+		prev_dev = dev;
+		snprintf(label, sizeof(label), tid & 0x40000000u ? "sync (stream %u)" : "stream %u",
+			 tid & ~0x40000000u);
+		descriptor(p, track_uuid(1 + p->ncpu + i), dev_uuid, label);
+	}
+}
+
+struct pf_seq {
+	uint32_t id;
+	uint64_t last_ts;
+	uint8_t *named, *catted;  /* iids interned on this sequence */
+};
+
+static void seq_start(struct pf *p, struct pf_seq *q, size_t track, uint64_t base)
+{
+	size_t m, mm, m3;
+
+	q->id = (uint32_t)track + 2;
+	q->last_ts = base;
+	memset(q->named, 0, p->names.n + 1);
+	memset(q->catted, 0, p->cats.n + 1);
+	pb_uint(&p->b, TP_SEQ_ID, q->id);
+	pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	m = pb_begin(&p->b, TP_DEFAULTS);
+	pb_uint(&p->b, DEF_CLOCK_ID, CLOCK_SEQ_INCR);
+	mm = pb_begin(&p->b, DEF_TRACK_EVENT);
+	pb_uint(&p->b, TED_TRACK_UUID, track_uuid(track));
+	pb_end(&p->b, mm);
+	pb_end(&p->b, m);
+	m = pb_begin(&p->b, TP_CLOCK_SNAPSHOT);
+	mm = pb_begin(&p->b, CS_CLOCKS);
+	pb_uint(&p->b, CLK_ID, CLOCK_MONOTONIC_ID);
+	pb_uint(&p->b, CLK_TIMESTAMP, base);
+	pb_end(&p->b, mm);
+	m3 = pb_begin(&p->b, CS_CLOCKS);
+	pb_uint(&p->b, CLK_ID, CLOCK_SEQ_INCR);
+	pb_uint(&p->b, CLK_TIMESTAMP, base);
+	pb_uint(&p->b, CLK_INCREMENTAL, 1);
+	pb_end(&p->b, m3);
+	pb_end(&p->b, m);
+	put_packet(p);
+}
+
+/* Begin of @sl (or its end when @sl is NULL) at @ts; @annotate writes debug annotations. */
+static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uint64_t ts,
+		  void (*annotate)(struct pf *, const struct seg_output_ctx *),
+		  const struct seg_output_ctx *c)
+{
+	size_t m, mm, mi;
+
+	pb_uint(&p->b, TP_TIMESTAMP, ts - q->last_ts);
+	q->last_ts = ts;
+	pb_uint(&p->b, TP_SEQ_ID, q->id);
+	if (sl && (!q->named[sl->name] || !q->catted[sl->cat])) {
+		pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+		m = pb_begin(&p->b, TP_INTERNED_DATA);
+		if (!q->catted[sl->cat]) {
+			mi = pb_begin(&p->b, ID_EVENT_CATEGORIES);
+			pb_uint(&p->b, IID, sl->cat);
+			pb_string(&p->b, IID_NAME, p->cats.s[sl->cat - 1]);
+			pb_end(&p->b, mi);
+			q->catted[sl->cat] = 1;
+		}
+		if (!q->named[sl->name]) {
+			mi = pb_begin(&p->b, ID_EVENT_NAMES);
+			pb_uint(&p->b, IID, sl->name);
+			pb_string(&p->b, IID_NAME, p->names.s[sl->name - 1]);
+			pb_end(&p->b, mi);
+			q->named[sl->name] = 1;
+		}
+		pb_end(&p->b, m);
+	}
+	mm = pb_begin(&p->b, TP_TRACK_EVENT);
+	pb_uint(&p->b, TE_TYPE, sl ? SLICE_BEGIN : SLICE_END);
+	if (sl) {
+		pb_uint(&p->b, TE_CATEGORY_IIDS, sl->cat);
+		pb_uint(&p->b, TE_NAME_IID, sl->name);
+		if (sl->flow_out)
+			pb_fixed64(&p->b, TE_FLOW_IDS, sl->flow_out);
+		if (sl->flow_in)
+			pb_fixed64(&p->b, TE_TERMINATING_FLOW_IDS, sl->flow_in);
+		if (annotate)
+			annotate(p, c);
+	}
+	pb_end(&p->b, mm);
+	put_packet(p);
+}
+
+static void da_uint(struct pf *p, const char *name, uint64_t v)
+{
+	size_t m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
+
+	pb_string(&p->b, DA_NAME, name);
+	pb_uint(&p->b, DA_UINT, v);
+	pb_end(&p->b, m);
+}
+
+static void da_bool(struct pf *p, const char *name, bool v)
+{
+	size_t m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
+
+	pb_string(&p->b, DA_NAME, name);
+	pb_uint(&p->b, DA_BOOL, v);
+	pb_end(&p->b, m);
+}
+
+static void da_string(struct pf *p, const char *name, const char *v)
+{
+	size_t m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
+	char clean[1100];
+
+	text_clean_utf8(clean, sizeof(clean), v);
+	pb_string(&p->b, DA_NAME, name);
+	pb_string(&p->b, DA_STRING, clean);
+	pb_end(&p->b, m);
+}
+
+/* What otherData holds in the JSON, the parts that identify the segment. */
+static void segment_annotations(struct pf *p, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	size_t m;
+
+	m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
+	pb_string(&p->b, DA_NAME, "rank");
+	pb_int(&p->b, DA_INT, c->proc->rank);
+	pb_end(&p->b, m);
+	da_uint(p, "restart", c->proc->restart);
+	da_uint(p, "pid", (uint32_t)s->pid);
+	da_string(p, "hostname", c->meta->hostname);
+	da_string(p, "command", c->proc->cmdline);
+	da_string(p, "region", c->reg->defs[s->region].name);
+	da_uint(p, "segment", s->seq);
+	da_bool(p, "incomplete", s->incomplete);
+	da_bool(p, "lost_end", s->lost_end);
+	da_bool(p, "started_before_attach", s->started_before_attach);
+	da_uint(p, "ringbuf_drops", s->drops);
+	da_string(p, "clock", "CLOCK_MONOTONIC");
+	da_string(p, "gpu_clock", fvbpf_gpu_clock_name(s->gpu_clock));
+}
+
+static void emit_track(struct pf *p, struct pf_seq *q, size_t track, const struct pf_slice *sl,
+		       size_t n, uint64_t *stack, const struct seg_output_ctx *c)
+{
+	size_t i, sp = 0;
+	uint64_t end;
+
+	seq_start(p, q, track, sl[0].start);
+	for (i = 0; i < n && !p->err; i++) {
+		while (sp && stack[sp - 1] <= sl[i].start)
+			event(p, q, NULL, stack[--sp], NULL, c);
+		end = sl[i].end;
+		if (sp && end > stack[sp - 1])
+			end = stack[sp - 1]; /* outlives its parent: ended with it */
+		event(p, q, &sl[i], sl[i].start, track ? NULL : segment_annotations, c);
+		stack[sp++] = end;
+	}
+	while (sp && !p->err)
+		event(p, q, NULL, stack[--sp], NULL, c);
+}
+
+int pftrace_write(FILE *f, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	struct pf p = { .f = f };
+	struct pf_seq q = { 0 };
+	uint64_t *stack = NULL;
+	char label[160];
+	size_t i, j;
+
+	pb_init(&p.b);
+	p.err = build_tracks(&p, s);
+	if (!p.err) {
+		/* The metadata slice spans the segment. */
+		snprintf(label, sizeof(label), "segment %04u: %s", s->seq, c->reg->defs[s->region].name);
+		add_slice(&p, 0, s->start_ns, span_u64(s->start_ns, s->end_ns), label, "fvbpf", 0, 0);
+		collect(&p, c);
+	}
+	if (!p.err) {
+		qsort(p.sl, p.nsl, sizeof(*p.sl), cmp_slice);
+		stack = malloc((p.nsl + 1) * sizeof(*stack));
+		q.named = malloc(p.names.n + 1);
+		q.catted = malloc(p.cats.n + 1);
+		if (!stack || !q.named || !q.catted)
+			p.err = -ENOMEM;
+	}
+	if (!p.err)
+		descriptors(&p, c);
+	for (i = 0; i < p.nsl && !p.err; i = j) {
+		for (j = i + 1; j < p.nsl && p.sl[j].track == p.sl[i].track; j++)
+			;
+		emit_track(&p, &q, p.sl[i].track, &p.sl[i], j - i, stack, c);
+	}
+	free(stack);
+	free(q.named);
+	free(q.catted);
+	free(p.sl);
+	free(p.cpu);
+	free(p.gpu);
+	strtab_free(&p.names);
+	strtab_free(&p.cats);
+	pb_free(&p.b);
+	if (!p.err && ferror(f))
+		p.err = -(errno ? errno : EIO);
+	return p.err;
+}
