@@ -572,6 +572,12 @@ int tm_stream_file(FILE *out, const char *path, struct tm_src *s, int *first, ch
 		snprintf(err, errlen, "%s: not a regular file", shown(name, sizeof(name), path));
 		return -EINVAL;
 	}
+	if (strlen(path) > 8 && !strcmp(path + strlen(path) - 8, ".pftrace")) {
+		snprintf(err, errlen, "%s: a Perfetto protobuf trace (--format pftrace): merge reads "
+			 "JSON traces only; attach with --format json or json.gz to merge",
+			 shown(name, sizeof(name), path));
+		return -ENOTSUP;
+	}
 	if ((unsigned long long)st.st_size > TM_TRACE_MAX) {
 		snprintf(err, errlen, "%s: %lld bytes, more than the limit of %llu per trace",
 			 shown(name, sizeof(name), path), (long long)st.st_size, TM_TRACE_MAX);
