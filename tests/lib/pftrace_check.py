@@ -8,13 +8,15 @@ numbers), and checks: every packet parses, slice begin/end balance per
 track, every name and category resolves through the sequence's interned
 data, timestamps never go back on a sequence.
 
-  pftrace_check.py FILE.pftrace [--json FILE.json]
+  pftrace_check.py FILE.pftrace [--json FILE.json | --counts FILE.json]
 
 prints "packets=N slices=N flows_out=N flows_in=N tracks=N" and
 "metadata KEY=VALUE" lines; with --json, the slices (track, name,
 category, start, end in ns) must equal the JSON trace's "X" events and its
-flow counts must match.
+flow counts must match; with --counts (a JSON trace of another run of the
+same workload) the slices counted by name and category must be equal.
 """
+import collections
 import gzip
 import json
 import sys
@@ -207,6 +209,18 @@ def compare_json(path, tracks, slices, flows_out, flows_in):
     print("json_equal slices=%d" % len(got))
 
 
+def compare_counts(path, slices):
+    """Another run of the same workload: the same slices by name and category."""
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt", encoding="utf-8") as fh:
+        ev = json.load(fh)["traceEvents"]
+    want = collections.Counter((e["cat"], e["name"]) for e in ev if e.get("ph") == "X")
+    got = collections.Counter((c, n) for _, n, c, _, _ in slices if c != "fvbpf")
+    if want != got:
+        fail("slice counts differ: json %s pftrace %s" % (sorted(want.items()), sorted(got.items())))
+    print("json_counts_equal slices=%d" % sum(got.values()))
+
+
 def main():
     args = sys.argv[1:]
     if not args:
@@ -224,6 +238,8 @@ def main():
             print("slice %s %s" % (s[2], s[1]))
     if len(args) == 3 and args[1] == "--json":
         compare_json(args[2], tracks, slices, fo, fi)
+    elif len(args) == 3 and args[1] == "--counts":
+        compare_counts(args[2], slices)
 
 
 if __name__ == "__main__":

@@ -14,13 +14,14 @@ Exit status 1 and "error: ..." lines when a rule is broken.
 """
 import collections
 import glob
+import gzip
 import json
 import os
 import re
 import sys
 
 # Four digits at least: segment 10000 is "segment10000".
-NAME_RE = re.compile(r"^trace_(rank\d+(?:_restart\d+)?|pid\d+)_segment(\d{4,})_([A-Za-z0-9._-]+)\.json$")
+NAME_RE = re.compile(r"^trace_(rank\d+(?:_restart\d+)?|pid\d+)_segment(\d{4,})_([A-Za-z0-9._-]+?)\.json(?:\.gz)?$")
 EPS = 0.0015  # us: three decimals on each side
 
 
@@ -79,7 +80,9 @@ def main():
     max_segment_us = 0.0
     max_threads = 0
     per_who = collections.Counter()
-    traces = sorted(glob.glob(os.path.join(outdir, "trace_*.json")))
+    # --format json or json.gz (gzip-compressed, the same JSON)
+    traces = sorted(glob.glob(os.path.join(outdir, "trace_*.json")) +
+                    glob.glob(os.path.join(outdir, "trace_*.json.gz")))
     for path in traces:
         fname = os.path.basename(path)
         m = NAME_RE.match(fname)
@@ -89,9 +92,9 @@ def main():
         who, seq, region = m.groups()
         per_who[who] += 1
         try:
-            with open(path) as f:
+            with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
                 trace = json.load(f)
-        except ValueError as exc:
+        except (ValueError, OSError) as exc:
             errors.append("%s does not parse: %s" % (fname, exc))
             continue
         meta = trace.get("otherData", {})
@@ -153,7 +156,7 @@ def main():
         regions.update(count)
         max_threads = max(max_threads, check_nesting(events, errors, fname))
         # The summaries must agree with the trace.
-        base = fname[len("trace_"):-len(".json")]
+        base = fname[len("trace_"):-len(".json.gz" if fname.endswith(".gz") else ".json")]
         spath = os.path.join(outdir, "summary_" + base + ".json")
         tpath = os.path.join(outdir, "summary_" + base + ".txt")
         if not os.path.exists(tpath):
