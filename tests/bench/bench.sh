@@ -68,6 +68,10 @@
 #      processes, alone and beside 16 busy threads) and the time from attach
 #      to the first segment with and without injection.
 #
+#  10. Trace size (tests/bench/formats_bench.sh): bytes per event for
+#      --format json, json.gz and pftrace on the marker workload and on
+#      region_storm.
+#
 #   7. Reports across ranks: tests/lib/gen_rank_dirs.py writes REPORT_RANKS
 #      ranks (8 per node directory) x REPORT_SEGMENTS segments in fvbpf's
 #      format; then the wall time of `fvbpf report` over all directories
@@ -434,6 +438,12 @@ report_section() {
 	rm -rf "$dir" "$dir.report.json" "$dir.merged.json"
 }
 
+formats_section() {
+	echo
+	echo "10. Trace size per --format (bytes per slice; pftrace writes a begin and an end packet per slice)"
+	"$ROOT/tests/bench/formats_bench.sh" "$BUILD" || die "the trace-format section failed (above)"
+}
+
 # --- 5. cudaLaunchKernel on the real libcudart ------------------------------
 if [ ! -e "$CUDART" ]; then
 	echo
@@ -443,6 +453,7 @@ if [ ! -e "$CUDART" ]; then
 	"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
 	BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
 	die "the --inject section failed (above)"
+	formats_section
 exit 0
 fi
 
@@ -618,4 +629,5 @@ report_section
 "$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
 BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
 	die "the --inject section failed (above)"
+formats_section
 exit 0

@@ -1,46 +1,60 @@
 #!/bin/bash
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 # Bytes per trace event for --format json, json.gz and pftrace on the same
-# marker workload (build/tests/marker_trainer --work: regions and threads).
-# An "event" is one slice (one JSON "X" event; a begin/end pair in pftrace).
-#   tests/bench/formats_bench.sh BUILD [STEPS]
+# workloads: the marker trainer (few slices per segment: the per-file
+# metadata shows) and region_storm (thousands of nested regions per step).
+# An "event" is one slice: one JSON "X" event, one begin/end pair in pftrace
+# (two TrackEvent packets).
+#   tests/bench/formats_bench.sh BUILD
 set -euo pipefail
 BUILD=${1:-build}
-STEPS=${2:-20}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d)
-[ -n "${KEEP:-}" ] && echo "formats: files in $TMP" || trap 'rm -rf "$TMP"' EXIT
-REGIONS=training_train_one_step,training_forward,training_backward,training_dataloader,training_optimizer
+if [ -n "${KEEP:-}" ]; then echo "formats: files in $TMP"; else trap 'rm -rf "$TMP"' EXIT; fi
 
-for fmt in json json.gz pftrace; do
-	"$BUILD/tests/marker_trainer" --steps "$STEPS" --step-ms 2 --wait-signal --threads \
-		>"$TMP/wl.$fmt" 2>&1 &
-	wl=$!
-	for _ in $(seq 100); do grep -q '^pid=' "$TMP/wl.$fmt" && break; sleep 0.05; done
-	"$BUILD/fvbpf" attach -p "$wl" -o "$TMP/$fmt" -n "$STEPS" --format "$fmt" -r "$REGIONS" \
-		2>"$TMP/fv.$fmt" >/dev/null &
-	fv=$!
-	for _ in $(seq 200); do grep -q 'fvbpf: tracing' "$TMP/fv.$fmt" && break; sleep 0.05; done
-	kill -USR1 "$wl"
-	wait "$fv" || { cat "$TMP/fv.$fmt" >&2; exit 1; }
-	wait "$wl" || true
-done
-python3 - "$TMP" "$ROOT/tests/lib" <<'PY'
+# run NAME SEGMENTS REGIONS WORKLOAD...: one attach per format
+run() {
+	local name=$1 n=$2 regions=$3 fmt wl fv
+	shift 3
+	for fmt in json json.gz pftrace; do
+		"$@" >"$TMP/wl.$name.$fmt" 2>&1 &
+		wl=$!
+		for _ in $(seq 100); do grep -q '^pid=' "$TMP/wl.$name.$fmt" && break; sleep 0.05; done
+		"$BUILD/fvbpf" attach -p "$wl" -o "$TMP/$name/$fmt" -n "$n" --format "$fmt" -r "$regions" \
+			2>"$TMP/fv.$name.$fmt" >/dev/null &
+		fv=$!
+		for _ in $(seq 200); do grep -q 'fvbpf: tracing' "$TMP/fv.$name.$fmt" && break; sleep 0.05; done
+		kill -USR1 "$wl" 2>/dev/null || true
+		wait "$fv" || { cat "$TMP/fv.$name.$fmt" >&2; exit 1; }
+		kill "$wl" 2>/dev/null || true
+		wait "$wl" 2>/dev/null || true
+	done
+	python3 - "$TMP/$name" "$name" <<'PY'
 import glob, gzip, json, os, sys
-tmp = sys.argv[1]
-def slices(files, op):
+d, name = sys.argv[1], sys.argv[2]
+def slices(pat, op):
     n = 0
-    for f in files:
+    for f in glob.glob(d + pat):
         with op(f, "rt") as fh:
             n += sum(1 for e in json.load(fh)["traceEvents"] if e.get("ph") == "X")
     return n
-js = sorted(glob.glob(tmp + "/json/trace_*.json"))
-n = slices(js, open)
-ngz = slices(sorted(glob.glob(tmp + "/json.gz/trace_*.json.gz")), gzip.open)
-pf = sorted(glob.glob(tmp + "/pftrace/trace_*.pftrace"))
-print("formats: %d segments, %d slices per run (json.gz run %d)" % (len(js), n, ngz))
-for fmt, pat in (("json", "/json/trace_*.json"), ("json.gz", "/json.gz/trace_*.json.gz"),
-                 ("pftrace", "/pftrace/trace_*.pftrace")):
-    size = sum(os.path.getsize(f) for f in glob.glob(tmp + pat))
-    print("formats: %-8s %8d bytes  %6.1f bytes/event" % (fmt, size, size / max(n, 1)))
+# The pftrace run's own count comes from its summaries' region rows.
+def summary_slices(sub):
+    n = 0
+    for f in glob.glob(d + sub + "/summary_*.json"):
+        n += sum(r["count"] for r in json.load(open(f))["rows"])
+    return n
+for fmt, pat, op in (("json", "/json/trace_*.json", open),
+                     ("json.gz", "/json.gz/trace_*.json.gz", gzip.open),
+                     ("pftrace", "/pftrace/trace_*.pftrace", None)):
+    n = slices(pat, op) if op else summary_slices("/pftrace")
+    size = sum(os.path.getsize(f) for f in glob.glob(d + pat))
+    print("formats: %-13s %-8s %6d events %9d bytes %7.1f bytes/event" %
+          (name, fmt, n, size, size / max(n, 1)))
 PY
+}
+
+run marker 20 training_train_one_step,training_forward,training_backward,training_dataloader,training_optimizer \
+	"$BUILD/tests/marker_trainer" --steps 20 --step-ms 2 --wait-signal --threads
+run region_storm 3 training_train_one_step,training_forward \
+	"$BUILD/tests/region_storm" --burst 5000 --pause-ms 50
