@@ -144,7 +144,8 @@ static void setup(struct fixture *x)
 		x->seg.ncalls = x->seg.capcalls = 2;
 	}
 	extreme_gpu(x);
-	x->ctx = (struct seg_output_ctx){ &x->seg, &x->proc, &x->reg, &x->meta, &x->knames };
+	x->ctx = (struct seg_output_ctx){ &x->seg, &x->proc, &x->reg, &x->meta, &x->knames,
+					  TRACE_JSON };
 }
 
 static void teardown(struct fixture *x)
