@@ -298,14 +298,8 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 		const struct gpu_activity *a = &s->gpu[i];
 		const char *cat;
 
-		if (a->kind == FVBPF_GPU_KERNEL)
-			name_table_get(c->knames, a->name, name, sizeof(name));
-		else if (a->kind == FVBPF_GPU_MEMCPY)
-			snprintf(name, sizeof(name), "Memcpy %s", trace_copy_kind(a->copy_kind));
-		else
-			snprintf(name, sizeof(name), a->kind == FVBPF_GPU_MEMSET ? "Memset" : "Sync");
-		cat = a->kind == FVBPF_GPU_KERNEL ? "kernel" : a->kind == FVBPF_GPU_MEMCPY ? "gpu_memcpy" :
-		      a->kind == FVBPF_GPU_MEMSET ? "gpu_memset" : "gpu_sync";
+		trace_gpu_name(c, a, name, sizeof(name));
+		cat = trace_gpu_cat(a->kind);
 		add_slice(p, gpu_track(p, a), a->start, span_u64(a->start, a->end), name, cat, 0,
 			  a->call >= 0 && a->correlation ? a->correlation : 0);
 	}

@@ -171,7 +171,7 @@ static void api_slices(FILE *f, const struct seg_output_ctx *c)
 	}
 }
 
-static const char *gpu_cat(uint16_t kind)
+const char *trace_gpu_cat(uint16_t kind)
 {
 	switch (kind) {
 	case FVBPF_GPU_KERNEL: return "kernel";
@@ -179,6 +179,17 @@ static const char *gpu_cat(uint16_t kind)
 	case FVBPF_GPU_MEMSET: return "gpu_memset";
 	default: return "gpu_sync";
 	}
+}
+
+void trace_gpu_name(const struct seg_output_ctx *c, const struct gpu_activity *a, char *name,
+		    size_t len)
+{
+	if (a->kind == FVBPF_GPU_KERNEL)
+		name_table_get(c->knames, a->name, name, len);
+	else if (a->kind == FVBPF_GPU_MEMCPY)
+		snprintf(name, len, "Memcpy %s", trace_copy_kind(a->copy_kind));
+	else
+		snprintf(name, len, a->kind == FVBPF_GPU_MEMSET ? "Memset" : "Sync");
 }
 
 const char *trace_copy_kind(uint8_t kind)
@@ -260,13 +271,8 @@ static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
 		const struct gpu_activity *a = &s->gpu[i];
 		uint64_t dur = span_u64(a->start, a->end);
 
-		if (a->kind == FVBPF_GPU_KERNEL)
-			name_table_get(c->knames, a->name, name, sizeof(name));
-		else if (a->kind == FVBPF_GPU_MEMCPY)
-			snprintf(name, sizeof(name), "Memcpy %s", trace_copy_kind(a->copy_kind));
-		else
-			snprintf(name, sizeof(name), a->kind == FVBPF_GPU_MEMSET ? "Memset" : "Sync");
-		fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", gpu_cat(a->kind));
+		trace_gpu_name(c, a, name, sizeof(name));
+		fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", trace_gpu_cat(a->kind));
 		json_write_string(f, name);
 		fprintf(f, ",\"pid\":%u,\"tid\":%u,\"ts\":", a->device, gpu_tid(a));
 		json_write_us(f, a->start);
