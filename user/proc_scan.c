@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proc_info.h"
@@ -137,22 +138,18 @@ pid_t proc_ns_pid(pid_t pid)
 	return v > 0 && v <= SCAN_MAX ? (pid_t)v : 0;
 }
 
+/* The kernel gives the initial PID namespace this fixed inode number
+ * (PROC_PID_INIT_INO).  NSpid in /proc/self/status cannot tell: with a
+ * /proc mounted for a child namespace it lists that namespace's PID only. */
+#define INIT_PID_NS_INO 0xEFFFFFFCu
+
 bool proc_self_in_init_pidns(void)
 {
-	char buf[4096], *line, *p, *save = NULL;
-	int n = 0;
+	struct stat st;
 
-	if (proc_read_file("/proc/self/status", buf, sizeof(buf)) < 0)
+	if (stat("/proc/self/ns/pid", &st))
 		return true; /* cannot tell: let the attach say what it finds */
-	line = strstr(buf, "\nNSpid:");
-	if (!line)
-		return true;
-	line += 7;
-	line[strcspn(line, "\n")] = '\0';
-	for (p = strtok_r(line, " \t", &save); p; p = strtok_r(NULL, " \t", &save))
-		n++;
-	/* One number: no namespace below the initial one. */
-	return n <= 1;
+	return st.st_ino == INIT_PID_NS_INO;
 }
 
 unsigned long long proc_ticks_from_boot_ns(unsigned long long ns)

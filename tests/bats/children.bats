@@ -252,4 +252,13 @@ print(len(m["processes"]), sorted(p["segments"] for p in m["processes"]))' "$OUT
 	run "$FVBPF" attach --children -r training_forward -o "$OUT"
 	[ "$status" -eq 2 ]
 	assert_output --partial "no process given"
+	# fvbpf in a PID namespace of its own, with and without its /proc
+	if command -v unshare >/dev/null; then
+		run unshare -p -f --mount-proc "$FVBPF" attach --children -p 1 -r training_forward -o "$OUT"
+		assert_failure
+		assert_output --partial "fvbpf runs inside a PID namespace"
+		run unshare -p -f "$FVBPF" attach --match 'x' -r training_forward -o "$OUT"
+		assert_failure
+		assert_output --partial "fvbpf runs inside a PID namespace"
+	fi
 }
