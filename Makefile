@@ -315,8 +315,14 @@ demo: deps all
 test: deps all venv $(UNIT_BINS) $(BUILD)/asan/fvbpf $(BUILD)/asan/fvbpf-test $(FUZZ_BINS)
 	$(Q)$(SUDO) env BUILD=$(BUILD) tests/run.sh
 
-bench: deps all
+bench: deps all $(BUILD)/tests/replay_bench
 	$(Q)$(SUDO) tests/bench/bench.sh $(BUILD)
+
+# The consumer and writer fed recorded-shape ring records, no uprobes.
+$(BUILD)/tests/replay_bench: tests/bench/replay_bench.c $(CORE_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 # Self-contained binaries to carry to another machine (the GPU check).
 static: $(BUILD)/static/fvbpf $(BUILD)/static/libfvbpf.so

@@ -2,11 +2,13 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "checked_math.h"
 #include "cuda_api.h"
 #include "cuda_errors.h"
+#include "text_out.h"
 
 #define R LAYER_RUNTIME
 #define D LAYER_DRIVER
@@ -286,44 +288,56 @@ static const char *nccl_op(uint64_t op)
 	return op < 5 ? names[op] : "custom";
 }
 
-static void write_dims(FILE *f, const char *key, uint32_t x, uint32_t y, uint32_t z)
+static void write_dims(struct obuf *f, const char *key, uint32_t x, uint32_t y, uint32_t z)
 {
-	fprintf(f, ",\"%s\":[%u,%u,%u]", key, x, y, z);
+	ob_lit(f, ",\"");
+	ob_puts(f, key);
+	ob_lit(f, "\":[");
+	ob_u64(f, x);
+	ob_char(f, ',');
+	ob_u64(f, y);
+	ob_char(f, ',');
+	ob_u64(f, z);
+	ob_char(f, ']');
 }
 
-static void write_launch(FILE *f, const struct api_call *c, const struct api_row *r)
+static void write_launch(struct obuf *f, const struct api_call *c, const struct api_row *r)
 {
 	switch (r->decoder) {
 	case DEC_LAUNCH_RT:
 		write_dims(f, "grid", lo32(c->args[1]), hi32(c->args[1]), lo32(c->args[2]));
 		write_dims(f, "block", lo32(c->args[3]), hi32(c->args[3]), lo32(c->args[4]));
-		fprintf(f, ",\"shared_memory\":%" PRIu64, c->args[6]);
+		ob_lit(f, ",\"shared_memory\":");
+		ob_u64(f, c->args[6]);
 		break;
 	case DEC_LAUNCH_RT_EXC: /* cudaLaunchConfig_t: dim3, dim3, size_t smem, stream */
 		write_dims(f, "grid", deref_u32(c, 0), deref_u32(c, 4), deref_u32(c, 8));
 		write_dims(f, "block", deref_u32(c, 12), deref_u32(c, 16), deref_u32(c, 20));
-		fprintf(f, ",\"shared_memory\":%" PRIu64 ",\"stream\":\"0x%" PRIx64 "\"",
+		ob_printf(f, ",\"shared_memory\":%" PRIu64 ",\"stream\":\"0x%" PRIx64 "\"",
 			deref_u64(c, 24), deref_u64(c, 32));
 		break;
 	case DEC_LAUNCH_DRV:
 		write_dims(f, "grid", lo32(c->args[1]), lo32(c->args[2]), lo32(c->args[3]));
 		write_dims(f, "block", lo32(c->args[4]), lo32(c->args[5]), lo32(c->args[6]));
-		fprintf(f, ",\"shared_memory\":%u", lo32(c->args[7]));
+		ob_printf(f, ",\"shared_memory\":%u", lo32(c->args[7]));
 		break;
 	case DEC_LAUNCH_DRV_EX: /* CUlaunchConfig: 7 x u32, then the stream at 32 */
 		write_dims(f, "grid", deref_u32(c, 0), deref_u32(c, 4), deref_u32(c, 8));
 		write_dims(f, "block", deref_u32(c, 12), deref_u32(c, 16), deref_u32(c, 20));
-		fprintf(f, ",\"shared_memory\":%u,\"stream\":\"0x%" PRIx64 "\"", deref_u32(c, 24),
+		ob_printf(f, ",\"shared_memory\":%u,\"stream\":\"0x%" PRIx64 "\"", deref_u32(c, 24),
 			deref_u64(c, 32));
 		break;
 	default:
 		break;
 	}
-	if (!launch_func_is_host_stub(r))
-		fprintf(f, ",\"function\":\"0x%" PRIx64 "\"", cuda_api_launch_func(c));
+	if (!launch_func_is_host_stub(r)) {
+		ob_lit(f, ",\"function\":\"");
+		ob_hex(f, cuda_api_launch_func(c));
+		ob_char(f, '"');
+	}
 }
 
-void cuda_api_write_args(FILE *f, const struct api_call *c)
+void cuda_api_write_args_ob(struct obuf *f, const struct api_call *c)
 {
 	const struct api_row *r = cuda_api_row(c->api_id);
 	const uint64_t *a = c->args;
@@ -340,63 +354,78 @@ void cuda_api_write_args(FILE *f, const struct api_call *c)
 		write_launch(f, c, r);
 		break;
 	case DEC_GRAPH:
-		fprintf(f, ",\"graph_exec\":\"0x%" PRIx64 "\"", a[0]);
+		ob_printf(f, ",\"graph_exec\":\"0x%" PRIx64 "\"", a[0]);
 		break;
 	case DEC_MEMCPY:
-		fprintf(f, ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\",\"dst\":\"0x%" PRIx64
+		ob_printf(f, ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\",\"dst\":\"0x%" PRIx64
 			"\",\"src\":\"0x%" PRIx64 "\"", a[2], memcpy_kind(a[3]), a[0], a[1]);
 		break;
 	case DEC_MEMCPY2D:
-		fprintf(f, ",\"bytes\":%" PRIu64 ",\"width\":%" PRIu64 ",\"height\":%" PRIu64
+		ob_printf(f, ",\"bytes\":%" PRIu64 ",\"width\":%" PRIu64 ",\"height\":%" PRIu64
 			",\"kind\":\"%s\"", sat_mul_u64(a[4], a[5]), a[4], a[5], memcpy_kind(a[6]));
 		break;
 	case DEC_MEMCPY_DRV:
-		fprintf(f, ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\"", a[2], r->direction);
+		ob_printf(f, ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\"", a[2], r->direction);
 		break;
 	case DEC_MEMSET:
-		fprintf(f, ",\"bytes\":%" PRIu64 ",\"value\":%d,\"ptr\":\"0x%" PRIx64 "\"", a[2],
+		ob_printf(f, ",\"bytes\":%" PRIu64 ",\"value\":%d,\"ptr\":\"0x%" PRIx64 "\"", a[2],
 			(int)a[1], a[0]);
 		break;
 	case DEC_ALLOC:
-		fprintf(f, ",\"bytes\":%" PRIu64 ",\"ptr\":\"0x%" PRIx64 "\"", a[1], c->out);
+		ob_printf(f, ",\"bytes\":%" PRIu64 ",\"ptr\":\"0x%" PRIx64 "\"", a[1], c->out);
 		break;
 	case DEC_FREE:
-		fprintf(f, ",\"ptr\":\"0x%" PRIx64 "\"", a[0]);
+		ob_printf(f, ",\"ptr\":\"0x%" PRIx64 "\"", a[0]);
 		break;
 	case DEC_STREAM:
 		break;
 	case DEC_EVENT:
-		fprintf(f, ",\"event\":\"0x%" PRIx64 "\"", a[0]);
+		ob_printf(f, ",\"event\":\"0x%" PRIx64 "\"", a[0]);
 		break;
 	case DEC_STREAM_EVENT:
-		fprintf(f, ",\"event\":\"0x%" PRIx64 "\"", a[1]);
+		ob_printf(f, ",\"event\":\"0x%" PRIx64 "\"", a[1]);
 		break;
 	case DEC_NCCL_RED:
-		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"op\":\"%s\",\"comm\":\"0x%"
+		ob_printf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"op\":\"%s\",\"comm\":\"0x%"
 			PRIx64 "\"", a[2], nccl_dtype(a[3]), nccl_op(a[4]), a[5]);
 		break;
 	case DEC_NCCL_GATHER:
-		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"comm\":\"0x%" PRIx64 "\"",
+		ob_printf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"comm\":\"0x%" PRIx64 "\"",
 			a[2], nccl_dtype(a[3]), a[4]);
 		break;
 	case DEC_NCCL_BCAST:
-		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"root\":%d,\"comm\":\"0x%"
+		ob_printf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"root\":%d,\"comm\":\"0x%"
 			PRIx64 "\"", a[2], nccl_dtype(a[3]), (int)a[4], a[5]);
 		break;
 	case DEC_NCCL_REDUCE:
-		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"op\":\"%s\",\"root\":%d,"
+		ob_printf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"op\":\"%s\",\"root\":%d,"
 			"\"comm\":\"0x%" PRIx64 "\"", a[2], nccl_dtype(a[3]), nccl_op(a[4]), (int)a[5], a[6]);
 		break;
 	case DEC_GET_KERNEL:
-		fprintf(f, ",\"handle\":\"0x%" PRIx64 "\",\"function\":\"0x%" PRIx64 "\"", c->out, a[1]);
+		ob_printf(f, ",\"handle\":\"0x%" PRIx64 "\",\"function\":\"0x%" PRIx64 "\"", c->out, a[1]);
 		break;
 	case DEC_NCCL_P2P:
-		fprintf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"peer\":%d,\"comm\":\"0x%"
+		ob_printf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"peer\":%d,\"comm\":\"0x%"
 			PRIx64 "\"", a[1], nccl_dtype(a[2]), (int)a[3], a[4]);
 		break;
 	}
-	if (r->stream_arg >= 0 && r->stream_arg < FVBPF_API_ARGS)
-		fprintf(f, ",\"stream\":\"0x%" PRIx64 "\"", a[r->stream_arg]);
+	if (r->stream_arg >= 0 && r->stream_arg < FVBPF_API_ARGS) {
+		ob_lit(f, ",\"stream\":\"");
+		ob_hex(f, a[r->stream_arg]);
+		ob_char(f, '"');
+	}
+}
+
+void cuda_api_write_args(FILE *f, const struct api_call *c)
+{
+	struct obuf *o = malloc(sizeof(*o));
+
+	if (!o)
+		return;
+	ob_init(o, f);
+	cuda_api_write_args_ob(o, c);
+	ob_flush(o);
+	free(o);
 }
 
 static const char *table_name(const struct cuda_error_name *t, int code)

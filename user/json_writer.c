@@ -12,8 +12,10 @@ struct sink {
 	size_t outsz, len;
 };
 
-static void put(struct sink *k, const char *s, size_t n)
+static void put(void *ctx, const char *s, size_t n)
 {
+	struct sink *k = ctx;
+
 	if (k->f) {
 		fwrite(s, 1, n, k->f);
 	} else if (k->out) {
@@ -24,39 +26,57 @@ static void put(struct sink *k, const char *s, size_t n)
 	k->len += n;
 }
 
-static void escape(struct sink *k, const char *str)
+/* Bytes that go out as they are: printable ASCII but the two JSON escapes. */
+static inline int plain(unsigned char c)
 {
-	const unsigned char *p = (const unsigned char *)(str ? str : "");
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
+void json_escape_to(json_put_fn put_fn, void *ctx, const char *str)
+{
+	const unsigned char *p = (const unsigned char *)(str ? str : ""), *run;
 	char buf[8];
 	uint32_t cp;
 	size_t n;
 
-	put(k, "\"", 1);
 	while (*p) {
+		/* Names are mostly plain ASCII: one copy per run, not per byte. */
+		for (run = p; plain(*p); p++)
+			;
+		if (p > run)
+			put_fn(ctx, (const char *)run, (size_t)(p - run));
+		if (!*p)
+			break;
 		switch (*p) {
-		case '"': put(k, "\\\"", 2); p++; continue;
-		case '\\': put(k, "\\\\", 2); p++; continue;
-		case '\n': put(k, "\\n", 2); p++; continue;
-		case '\r': put(k, "\\r", 2); p++; continue;
-		case '\t': put(k, "\\t", 2); p++; continue;
-		case '\b': put(k, "\\b", 2); p++; continue;
-		case '\f': put(k, "\\f", 2); p++; continue;
+		case '"': put_fn(ctx, "\\\"", 2); p++; continue;
+		case '\\': put_fn(ctx, "\\\\", 2); p++; continue;
+		case '\n': put_fn(ctx, "\\n", 2); p++; continue;
+		case '\r': put_fn(ctx, "\\r", 2); p++; continue;
+		case '\t': put_fn(ctx, "\\t", 2); p++; continue;
+		case '\b': put_fn(ctx, "\\b", 2); p++; continue;
+		case '\f': put_fn(ctx, "\\f", 2); p++; continue;
 		}
 		n = text_utf8_len(p, &cp);
 		if (!n) {
-			put(k, "\\ufffd", 6);
+			put_fn(ctx, "\\ufffd", 6);
 			p++;
 			continue;
 		}
 		/* Controls, DEL and C1 escaped: a viewer's terminal obeys some. */
 		if (text_is_control(cp)) {
 			snprintf(buf, sizeof(buf), "\\u%04x", (unsigned int)cp);
-			put(k, buf, 6);
+			put_fn(ctx, buf, 6);
 		} else {
-			put(k, (const char *)p, n);
+			put_fn(ctx, (const char *)p, n);
 		}
 		p += n;
 	}
+}
+
+static void escape(struct sink *k, const char *str)
+{
+	put(k, "\"", 1);
+	json_escape_to(put, k, str);
 	put(k, "\"", 1);
 }
 
@@ -79,7 +99,10 @@ size_t json_escape(char *out, size_t outsz, const char *s)
 
 void json_write_us(FILE *f, uint64_t ns)
 {
-	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+
+	fwrite(tmp, 1, (size_t)n, f);
 }
 
 json_object *json_string_obj(const char *s)

@@ -9,9 +9,14 @@
 #define FVBPF_JSON_WRITER_H
 
 #include <json-c/json.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+typedef void (*json_put_fn)(void *ctx, const char *s, size_t n);
+/* @s escaped (no quotes) through @put in runs: the one escaper of the trace
+ * writers, whatever they write to. */
+void json_escape_to(json_put_fn put, void *ctx, const char *s);
 /* Write @s as a quoted JSON string (RFC 8259 escapes, DEL and C1 too; invalid UTF-8 -> U+FFFD). */
 void json_write_string(FILE *f, const char *s);
 /* Escape into a buffer; returns the length it needed (like snprintf). */

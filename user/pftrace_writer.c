@@ -25,6 +25,8 @@
 #include "cuda_api.h"
 #include "pb_writer.h"
 #include "pftrace_writer.h"
+#include "seg_tids.h"
+#include "text_out.h"
 #include "text_sanitize.h"
 #include "torch_ops.h"
 #include "trace_writer.h"
@@ -48,9 +50,12 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 #define CLOCK_MONOTONIC_ID 3
 #define CLOCK_SEQ_INCR 64  /* sequence-scoped clocks are 64..127 */
 
-/* Interned strings: iid = index + 1. */
+/* Interned strings: iid = index + 1.  Looked up by the bytes as given
+ * (raw), so only a new string is cleaned; two raw strings that clean to
+ * the same text get two iids, which readers take as they come. */
 struct strtab {
-	char **s;
+	char **s;          /* cleaned: what the trace says */
+	char **raw;        /* as given: the lookup key */
 	size_t n, cap;
 	uint32_t *slot;    /* open addressing: index + 1, 0 empty */
 	size_t nslot;
@@ -74,7 +79,7 @@ static int strtab_grow(struct strtab *t)
 	if (!slot)
 		return -ENOMEM;
 	for (i = 0; i < t->n; i++) {
-		for (j = str_hash(t->s[i]) & (nslot - 1); slot[j]; j = (j + 1) & (nslot - 1))
+		for (j = str_hash(t->raw[i]) & (nslot - 1); slot[j]; j = (j + 1) & (nslot - 1))
 			;
 		slot[j] = (uint32_t)i + 1;
 	}
@@ -88,27 +93,36 @@ static int strtab_grow(struct strtab *t)
 static uint32_t strtab_intern(struct strtab *t, const char *raw)
 {
 	char clean[1100];
-	size_t j;
+	size_t j, cap;
 	char **s;
 
 	if (t->err)
 		return 0;
-	text_clean_utf8(clean, sizeof(clean), raw);
 	if ((t->n + 1) * 2 > t->nslot && strtab_grow(t))
 		goto oom;
-	for (j = str_hash(clean) & (t->nslot - 1); t->slot[j]; j = (j + 1) & (t->nslot - 1))
-		if (!strcmp(t->s[t->slot[j] - 1], clean))
+	for (j = str_hash(raw) & (t->nslot - 1); t->slot[j]; j = (j + 1) & (t->nslot - 1))
+		if (!strcmp(t->raw[t->slot[j] - 1], raw))
 			return t->slot[j];
 	if (t->n == t->cap) {
-		s = realloc(t->s, (t->cap ? t->cap * 2 : 64) * sizeof(*s));
+		cap = t->cap ? t->cap * 2 : 64;
+		s = realloc(t->s, cap * sizeof(*s));
 		if (!s)
 			goto oom;
 		t->s = s;
-		t->cap = t->cap ? t->cap * 2 : 64;
+		s = realloc(t->raw, cap * sizeof(*s));
+		if (!s)
+			goto oom;
+		t->raw = s;
+		t->cap = cap;
 	}
+	text_clean_utf8(clean, sizeof(clean), raw);
 	t->s[t->n] = strdup(clean);
-	if (!t->s[t->n])
+	t->raw[t->n] = strdup(raw);
+	if (!t->s[t->n] || !t->raw[t->n]) {
+		free(t->s[t->n]);
+		free(t->raw[t->n]);
 		goto oom;
+	}
 	t->slot[j] = (uint32_t)++t->n;
 	return (uint32_t)t->n;
 oom:
@@ -120,9 +134,12 @@ static void strtab_free(struct strtab *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->n; i++)
+	for (i = 0; i < t->n; i++) {
 		free(t->s[i]);
+		free(t->raw[i]);
+	}
 	free(t->s);
+	free(t->raw);
 	free(t->slot);
 	memset(t, 0, sizeof(*t));
 }
@@ -136,7 +153,7 @@ struct pf_slice {
 };
 
 struct pf {
-	FILE *f;
+	struct obuf *out;    /* packets are small: one fwrite per OBUF_SIZE */
 	struct pb_buf b;
 	struct strtab names, cats;
 	struct pf_slice *sl;
@@ -190,17 +207,6 @@ static uint32_t gpu_track(const struct pf *p, const struct gpu_activity *a)
 	return t ? (uint32_t)(1 + p->ncpu + (size_t)(t - p->gpu)) : 0;
 }
 
-static size_t uniq_u32(uint32_t *v, size_t n)
-{
-	size_t i, m = 0;
-
-	qsort(v, n, sizeof(*v), cmp_u32);
-	for (i = 0; i < n; i++)
-		if (!m || v[i] != v[m - 1])
-			v[m++] = v[i];
-	return m;
-}
-
 static size_t uniq_u64(uint64_t *v, size_t n)
 {
 	size_t i, m = 0;
@@ -214,32 +220,32 @@ static size_t uniq_u64(uint64_t *v, size_t n)
 
 static int build_tracks(struct pf *p, const struct segment *s)
 {
-	size_t i, n = 0;
+	size_t i;
 
-	p->cpu = malloc((s->nslices + s->ncalls + s->nops + 1) * sizeof(*p->cpu));
+	long ncpu = seg_tids(s, &p->cpu);
+
+	if (ncpu < 0)
+		return (int)ncpu;
+	p->ncpu = (size_t)ncpu;
 	p->gpu = malloc((s->ngpu + 1) * sizeof(*p->gpu));
-	if (!p->cpu || !p->gpu)
+	if (!p->gpu)
 		return -ENOMEM;
-	for (i = 0; i < s->nslices; i++)
-		p->cpu[n++] = s->slices[i].tid;
-	for (i = 0; i < s->ncalls; i++)
-		p->cpu[n++] = s->calls[i].tid;
-	for (i = 0; i < s->nops; i++)
-		p->cpu[n++] = s->ops[i].tid;
-	p->ncpu = uniq_u32(p->cpu, n);
 	for (i = 0; i < s->ngpu; i++)
 		p->gpu[i] = (uint64_t)s->gpu[i].device << 32 | gpu_tid(&s->gpu[i]);
 	p->ngpu = uniq_u64(p->gpu, s->ngpu);
 	return 0;
 }
 
-static void add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
-		      const char *cat, uint32_t flow_out, uint32_t flow_in)
+static void add_slice_iid(struct pf *p, uint32_t track, uint64_t start, uint64_t dur,
+			  uint32_t name, uint32_t cat, uint32_t flow_out, uint32_t flow_in)
 {
 	struct pf_slice *sl;
 
-	if (p->err)
+	if (p->err || p->names.err || p->cats.err) {
+		if (!p->err)
+			p->err = -ENOMEM;
 		return;
+	}
 	if (p->nsl == p->capsl) {
 		sl = realloc(p->sl, (p->capsl ? p->capsl * 2 : 256) * sizeof(*sl));
 		if (!sl) {
@@ -253,26 +259,45 @@ static void add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur
 	sl->start = start;
 	sl->end = start + dur < start ? UINT64_MAX : start + dur;
 	sl->track = track;
-	sl->name = strtab_intern(&p->names, name);
-	sl->cat = strtab_intern(&p->cats, cat);
+	sl->name = name;
+	sl->cat = cat;
 	sl->flow_out = flow_out;
 	sl->flow_in = flow_in;
 	sl->order = (uint32_t)p->nsl++;
+}
+
+static void add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
+		      const char *cat, uint32_t flow_out, uint32_t flow_in)
+{
+	uint32_t n = strtab_intern(&p->names, name), k = strtab_intern(&p->cats, cat);
+
+	add_slice_iid(p, track, start, dur, n, k, flow_out, flow_in);
 }
 
 /* The same slices, names and times as trace_writer.c's "X" events. */
 static void collect(struct pf *p, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
+	uint32_t last_region = UINT32_MAX, name_iid = 0, cat_iid, tid = 0, track = 0;
 	char name[1024];
 	size_t i;
 
+	/* Slices come in runs of one region and one thread: look each up once per run. */
+	cat_iid = strtab_intern(&p->cats, "user_annotation");
 	for (i = 0; i < s->nslices; i++) {
 		const struct seg_slice *sl = &s->slices[i];
 
-		snprintf(name, sizeof(name), "fvbpf.region::%s", c->reg->defs[sl->region].name);
-		add_slice(p, cpu_track(p, sl->tid), sl->start_ns, span_u64(sl->start_ns, sl->end_ns), name,
-			  "user_annotation", 0, 0);
+		if (sl->region != last_region) {
+			snprintf(name, sizeof(name), "fvbpf.region::%s", c->reg->defs[sl->region].name);
+			name_iid = strtab_intern(&p->names, name);
+			last_region = sl->region;
+		}
+		if (!i || sl->tid != tid) {
+			tid = sl->tid;
+			track = cpu_track(p, tid);
+		}
+		add_slice_iid(p, track, sl->start_ns, span_u64(sl->start_ns, sl->end_ns), name_iid,
+			      cat_iid, 0, 0);
 	}
 	for (i = 0; i < s->nops; i++) {
 		const struct torch_call *op = &s->ops[i];
@@ -337,8 +362,10 @@ static void put_packet(struct pf *p)
 		len >>= 7;
 	}
 	hdr[n++] = (uint8_t)len;
-	if (fwrite(hdr, 1, n, p->f) != n || fwrite(p->b.p, 1, p->b.len, p->f) != p->b.len)
-		p->err = -(errno ? errno : EIO);
+	ob_write(p->out, (const char *)hdr, n);
+	ob_write(p->out, (const char *)p->b.p, p->b.len);
+	if (p->out->err)
+		p->err = p->out->err;
 	pb_reset(&p->b);
 }
 
@@ -578,13 +605,17 @@ static void emit_track(struct pf *p, struct pf_seq *q, size_t track, const struc
 int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
-	struct pf p = { .f = f };
+	struct pf p = { 0 };
 	struct pf_seq q = { 0 };
 	uint64_t *stack = NULL;
 	char label[160];
 	size_t i, j;
 
 	pb_init(&p.b);
+	p.out = malloc(sizeof(*p.out));
+	if (!p.out)
+		return -ENOMEM;
+	ob_init(p.out, f);
 	p.err = build_tracks(&p, s);
 	if (!p.err) {
 		/* The metadata slice spans the segment. */
@@ -616,6 +647,9 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 	strtab_free(&p.names);
 	strtab_free(&p.cats);
 	pb_free(&p.b);
+	if (!p.err)
+		p.err = ob_flush(p.out);
+	free(p.out);
 	if (!p.err && ferror(f))
 		p.err = -(errno ? errno : EIO);
 	return p.err;

@@ -7,52 +7,42 @@
 #include "checked_math.h"
 #include "inject.h"
 #include "json_writer.h"
+#include "seg_tids.h"
+#include "text_out.h"
 #include "torch_ops.h"
 #include "trace_writer.h"
 
 #define FVBPF_VERSION_STR "0.1.0"
 
 /* @pid is 64-bit: process ids and GPU device numbers (any uint32) share it. */
-static void meta_event(FILE *f, int64_t pid, uint32_t tid, const char *what, const char *key,
-		       const char *sval, long ival)
+static void meta_event(struct obuf *f, int64_t pid, uint32_t tid, const char *what,
+		       const char *key, const char *sval, long ival)
 {
-	fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":%u,\"name\":\"%s\",\"args\":{\"%s\":",
-		pid, tid, what, key);
+	ob_lit(f, ",\n{\"ph\":\"M\",\"pid\":");
+	ob_i64(f, pid);
+	ob_lit(f, ",\"tid\":");
+	ob_u64(f, tid);
+	ob_lit(f, ",\"name\":\"");
+	ob_puts(f, what);
+	ob_lit(f, "\",\"args\":{\"");
+	ob_puts(f, key);
+	ob_lit(f, "\":");
 	if (sval)
-		json_write_string(f, sval);
+		ob_json_string(f, sval);
 	else
-		fprintf(f, "%ld", ival);
-	fputs("}}", f);
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
+		ob_i64(f, ival);
+	ob_lit(f, "}}");
 }
 
 /* Thread tracks of the segment: its threads, sorted, the main thread first. */
-static void thread_metadata(FILE *f, const struct seg_output_ctx *c)
+static void thread_metadata(struct obuf *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
 	uint32_t *tids;
-	size_t i, n = 0;
+	long i, n = seg_tids(s, &tids);
 	long sort;
 
-	tids = malloc((s->nslices + s->ncalls + s->nops + 1) * sizeof(*tids));
-	if (!tids)
-		return;
-	for (i = 0; i < s->nslices; i++)
-		tids[n++] = s->slices[i].tid;
-	for (i = 0; i < s->ncalls; i++)
-		tids[n++] = s->calls[i].tid;
-	for (i = 0; i < s->nops; i++)
-		tids[n++] = s->ops[i].tid;
-	qsort(tids, n, sizeof(*tids), cmp_u32);
 	for (i = 0; i < n; i++) {
-		if (i && tids[i] == tids[i - 1])
-			continue;
 		meta_event(f, s->pid, tids[i], "thread_name", "name",
 			   proc_thread_name(c->proc, tids[i]), 0);
 		sort = tids[i] == (uint32_t)s->pid ? 0 : (long)tids[i];
@@ -61,38 +51,43 @@ static void thread_metadata(FILE *f, const struct seg_output_ctx *c)
 	free(tids);
 }
 
-static void region_slices(FILE *f, const struct seg_output_ctx *c)
+static void region_slices(struct obuf *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
 	const struct seg_slice *sl;
-	char name[128];
+	const char *name;
 	size_t i;
 
 	for (i = 0; i < s->nslices; i++) {
 		sl = &s->slices[i];
-		snprintf(name, sizeof(name), "fvbpf.region::%s", c->reg->defs[sl->region].name);
-		fputs(",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":", f);
-		json_write_string(f, name);
-		fprintf(f, ",\"pid\":%d,\"tid\":%u,\"ts\":", s->pid, sl->tid);
-		json_write_us(f, sl->start_ns);
-		fputs(",\"dur\":", f);
-		json_write_us(f, span_u64(sl->start_ns, sl->end_ns));
-		fputs(",\"args\":{\"region\":", f);
-		json_write_string(f, c->reg->defs[sl->region].name);
-		fprintf(f, ",\"depth\":%u", sl->depth);
+		name = c->reg->defs[sl->region].name;
+		ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"fvbpf.region::");
+		ob_json_chars(f, name);
+		ob_lit(f, "\",\"pid\":");
+		ob_i64(f, s->pid);
+		ob_lit(f, ",\"tid\":");
+		ob_u64(f, sl->tid);
+		ob_lit(f, ",\"ts\":");
+		ob_us(f, sl->start_ns);
+		ob_lit(f, ",\"dur\":");
+		ob_us(f, span_u64(sl->start_ns, sl->end_ns));
+		ob_lit(f, ",\"args\":{\"region\":");
+		ob_json_string(f, name);
+		ob_lit(f, ",\"depth\":");
+		ob_u64(f, sl->depth);
 		if (sl->flags & SLICE_OPEN_AT_END)
-			fputs(",\"incomplete\":true", f);
+			ob_lit(f, ",\"incomplete\":true");
 		if (sl->flags & SLICE_BEFORE_ATTACH)
-			fputs(",\"started_before_attach\":true", f);
+			ob_lit(f, ",\"started_before_attach\":true");
 		if (sl->flags & SLICE_FORCED_CLOSE)
-			fputs(",\"closed_by_enclosing_end\":true", f);
-		fputs("}}", f);
+			ob_lit(f, ",\"closed_by_enclosing_end\":true");
+		ob_lit(f, "}}");
 	}
 }
 
 /* Torch operators and nodes (cpu_op) and scopes (user_annotation), as
  * Kineto writes them; CUDA calls made inside nest under them by time. */
-static void torch_slices(FILE *f, const struct seg_output_ctx *c)
+static void torch_slices(struct obuf *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
 	const struct torch_call *op;
@@ -104,32 +99,39 @@ static void torch_slices(FILE *f, const struct seg_output_ctx *c)
 		op = &s->ops[i];
 		end = op->end_ns ? op->end_ns : (s->end_ns > op->start_ns ? s->end_ns : op->start_ns);
 		name_table_get(c->knames, op->name, name, sizeof(name));
-		fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
-			op->kind == TORCH_SCOPE ? "user_annotation" : "cpu_op");
-		json_write_string(f, name);
-		fprintf(f, ",\"pid\":%d,\"tid\":%u,\"ts\":", s->pid, op->tid);
-		json_write_us(f, op->start_ns);
-		fputs(",\"dur\":", f);
-		json_write_us(f, span_u64(op->start_ns, end));
-		fputs(",\"args\":{", f);
+		if (op->kind == TORCH_SCOPE)
+			ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+		else
+			ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":");
+		ob_json_string(f, name);
+		ob_lit(f, ",\"pid\":");
+		ob_i64(f, s->pid);
+		ob_lit(f, ",\"tid\":");
+		ob_u64(f, op->tid);
+		ob_lit(f, ",\"ts\":");
+		ob_us(f, op->start_ns);
+		ob_lit(f, ",\"dur\":");
+		ob_us(f, span_u64(op->start_ns, end));
+		ob_lit(f, ",\"args\":{");
 		if (op->overload) {
 			name_table_get(c->knames, op->overload, name, sizeof(name));
-			fputs("\"overload\":", f);
-			json_write_string(f, name);
-			fputc(',', f);
+			ob_lit(f, "\"overload\":");
+			ob_json_string(f, name);
+			ob_char(f, ',');
 		}
-		fprintf(f, "\"torch_depth\":%u", op->depth);
+		ob_lit(f, "\"torch_depth\":");
+		ob_u64(f, op->depth);
 		if (!op->end_ns)
-			fputs(",\"incomplete\":true", f);
+			ob_lit(f, ",\"incomplete\":true");
 		else if (op->flags & TORCH_CALL_NO_RETURN)
-			fputs(",\"did_not_return\":true", f);
+			ob_lit(f, ",\"did_not_return\":true");
 		if (op->flags & TORCH_CALL_NAME_CUT)
-			fputs(",\"name_cut\":true", f); /* the scope's name is longer */
-		fputs("}}", f);
+			ob_lit(f, ",\"name_cut\":true"); /* the scope's name is longer */
+		ob_lit(f, "}}");
 	}
 }
 
-static void api_slices(FILE *f, const struct seg_output_ctx *c)
+static void api_slices(struct obuf *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
 	const struct api_call *call;
@@ -142,31 +144,45 @@ static void api_slices(FILE *f, const struct seg_output_ctx *c)
 		r = cuda_api_row(call->api_id);
 		if (!r)
 			continue;
-		fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%u,\"ts\":",
-			cuda_api_layer_cat(r->layer), cuda_api_symbol(call->api_id), s->pid, call->tid);
-		json_write_us(f, call->start_ns);
-		fputs(",\"dur\":", f);
-		json_write_us(f, span_u64(call->start_ns, call->end_ns));
-		fputs(",\"args\":{\"return\":", f);
-		json_write_string(f, call->no_return ? "(did not return)" :
-				  cuda_api_ret_name(call, ret, sizeof(ret)));
+		ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"");
+		ob_puts(f, cuda_api_layer_cat(r->layer));
+		ob_lit(f, "\",\"name\":\"");
+		ob_puts(f, cuda_api_symbol(call->api_id));
+		ob_lit(f, "\",\"pid\":");
+		ob_i64(f, s->pid);
+		ob_lit(f, ",\"tid\":");
+		ob_u64(f, call->tid);
+		ob_lit(f, ",\"ts\":");
+		ob_us(f, call->start_ns);
+		ob_lit(f, ",\"dur\":");
+		ob_us(f, span_u64(call->start_ns, call->end_ns));
+		ob_lit(f, ",\"args\":{\"return\":");
+		ob_json_string(f, call->no_return ? "(did not return)" :
+			       cuda_api_ret_name(call, ret, sizeof(ret)));
 		if (call->kernel) {
 			name_table_get(c->knames, call->kernel, kernel, sizeof(kernel));
-			fputs(",\"kernel\":", f);
-			json_write_string(f, kernel);
+			ob_lit(f, ",\"kernel\":");
+			ob_json_string(f, kernel);
 		}
-		cuda_api_write_args(f, call);
+		cuda_api_write_args_ob(f, call);
 		if (call->depth)
-			fprintf(f, ",\"nested_in_call\":true");
-		if (call->correlation)
-			fprintf(f, ",\"correlation\":%u", call->correlation);
-		fputs("}}", f);
+			ob_lit(f, ",\"nested_in_call\":true");
+		if (call->correlation) {
+			ob_lit(f, ",\"correlation\":");
+			ob_u64(f, call->correlation);
+		}
+		ob_lit(f, "}}");
 		/* The launch end of its launch -> GPU arrows. */
 		if (call->correlation && call->gpu_records) {
-			fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%u,"
-				"\"pid\":%d,\"tid\":%u,\"ts\":", call->correlation, s->pid, call->tid);
-			json_write_us(f, call->start_ns);
-			fputc('}', f);
+			ob_lit(f, ",\n{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+			ob_u64(f, call->correlation);
+			ob_lit(f, ",\"pid\":");
+			ob_i64(f, s->pid);
+			ob_lit(f, ",\"tid\":");
+			ob_u64(f, call->tid);
+			ob_lit(f, ",\"ts\":");
+			ob_us(f, call->start_ns);
+			ob_char(f, '}');
 		}
 	}
 }
@@ -228,7 +244,7 @@ static int cmp_track(const void *a, const void *b)
  * Devices and streams are the target's numbers, as many as it likes: the
  * tracks are found by sorting, not by a search per record.
  */
-static void gpu_metadata(FILE *f, const struct segment *s)
+static void gpu_metadata(struct obuf *f, const struct segment *s)
 {
 	struct gpu_track *t;
 	uint32_t dev, prev_dev = 0;
@@ -261,7 +277,7 @@ static void gpu_metadata(FILE *f, const struct segment *s)
 	free(t);
 }
 
-static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
+static void gpu_slices(struct obuf *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
 	char name[1024];
@@ -272,16 +288,26 @@ static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
 		uint64_t dur = span_u64(a->start, a->end);
 
 		trace_gpu_name(c, a, name, sizeof(name));
-		fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", trace_gpu_cat(a->kind));
-		json_write_string(f, name);
-		fprintf(f, ",\"pid\":%u,\"tid\":%u,\"ts\":", a->device, gpu_tid(a));
-		json_write_us(f, a->start);
-		fputs(",\"dur\":", f);
-		json_write_us(f, dur);
-		fprintf(f, ",\"args\":{\"correlation\":%u,\"device\":%u,\"stream\":%u", a->correlation,
-			a->device, a->stream);
+		ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"");
+		ob_puts(f, trace_gpu_cat(a->kind));
+		ob_lit(f, "\",\"name\":");
+		ob_json_string(f, name);
+		ob_lit(f, ",\"pid\":");
+		ob_u64(f, a->device);
+		ob_lit(f, ",\"tid\":");
+		ob_u64(f, gpu_tid(a));
+		ob_lit(f, ",\"ts\":");
+		ob_us(f, a->start);
+		ob_lit(f, ",\"dur\":");
+		ob_us(f, dur);
+		ob_lit(f, ",\"args\":{\"correlation\":");
+		ob_u64(f, a->correlation);
+		ob_lit(f, ",\"device\":");
+		ob_u64(f, a->device);
+		ob_lit(f, ",\"stream\":");
+		ob_u64(f, a->stream);
 		if (a->kind == FVBPF_GPU_KERNEL)
-			fprintf(f, ",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d],\"registers_per_thread\":%u,"
+			ob_printf(f, ",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d],\"registers_per_thread\":%u,"
 				"\"shared_memory\":%" PRId64 ",\"static_shared_memory\":%d,"
 				"\"dynamic_shared_memory\":%d",
 				a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], a->block[2],
@@ -289,49 +315,53 @@ static void gpu_slices(FILE *f, const struct seg_output_ctx *c)
 				a->registers, (int64_t)a->static_smem + a->dynamic_smem, a->static_smem,
 				a->dynamic_smem);
 		if (a->kind == FVBPF_GPU_MEMCPY || a->kind == FVBPF_GPU_MEMSET)
-			fprintf(f, ",\"bytes\":%" PRIu64 ",\"memory_bandwidth_GBps\":%.3f", a->bytes,
+			ob_printf(f, ",\"bytes\":%" PRIu64 ",\"memory_bandwidth_GBps\":%.3f", a->bytes,
 				dur ? (double)a->bytes / (double)dur : 0.0);
-		fputs("}}", f);
+		ob_lit(f, "}}");
 		if (a->call >= 0 && a->correlation) {
-			fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\","
-				"\"id\":%u,\"pid\":%u,\"tid\":%u,\"ts\":", a->correlation, a->device,
-				gpu_tid(a));
-			json_write_us(f, a->start);
-			fputc('}', f);
+			ob_lit(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+			ob_u64(f, a->correlation);
+			ob_lit(f, ",\"pid\":");
+			ob_u64(f, a->device);
+			ob_lit(f, ",\"tid\":");
+			ob_u64(f, gpu_tid(a));
+			ob_lit(f, ",\"ts\":");
+			ob_us(f, a->start);
+			ob_char(f, '}');
 		}
 	}
 }
 
-static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
+static void segment_metadata(struct obuf *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
 	const struct proc_target *p = c->proc;
 	char when[48], iwhen[48];
 
 	seg_output_wallclock(c->meta, s->start_ns, when, sizeof(when));
-	fprintf(f, "\"otherData\":{\"tool\":\"fvbpf\",\"version\":\"%s\",\"rank\":%d,"
+	ob_printf(f, "\"otherData\":{\"tool\":\"fvbpf\",\"version\":\"%s\",\"rank\":%d,"
 		"\"restart\":%u,\"rank_from_env\":%s,\"pid\":%d,\"hostname\":",
 		FVBPF_VERSION_STR, p->rank, p->restart, p->rank_from_env ? "true" : "false", p->pid);
-	json_write_string(f, c->meta->hostname);
-	fputs(",\"command\":", f);
-	json_write_string(f, p->cmdline);
-	fputs(",\"marker_library\":", f);
-	json_write_string(f, p->marker.path);
+	ob_json_string(f, c->meta->hostname);
+	ob_lit(f, ",\"command\":");
+	ob_json_string(f, p->cmdline);
+	ob_lit(f, ",\"marker_library\":");
+	ob_json_string(f, p->marker.path);
 	inject_wallclock(&p->inject, iwhen, sizeof(iwhen));
-	fputs(",\"agent_library\":", f);
-	json_write_string(f, inject_origin(&p->inject, p->marker.path[0]));
-	fputs(",\"agent_injected_at\":", f);
-	json_write_string(f, iwhen);
-	fprintf(f, ",\"agent_inject_stopped_us\":%" PRIu64, p->inject.stopped_ns / 1000);
-	fputs(",\"region\":", f);
-	json_write_string(f, c->reg->defs[s->region].name);
-	fprintf(f, ",\"segment\":%u,\"start_us\":", s->seq);
-	json_write_us(f, s->start_ns);
-	fputs(",\"end_us\":", f);
-	json_write_us(f, s->end_ns);
-	fputs(",\"duration_us\":", f);
-	json_write_us(f, span_u64(s->start_ns, s->end_ns));
-	fprintf(f, ",\"start_wallclock\":\"%s\",\"incomplete\":%s,\"lost_end\":%s,\"started_before_attach\":%s,"
+	ob_lit(f, ",\"agent_library\":");
+	ob_json_string(f, inject_origin(&p->inject, p->marker.path[0]));
+	ob_lit(f, ",\"agent_injected_at\":");
+	ob_json_string(f, iwhen);
+	ob_printf(f, ",\"agent_inject_stopped_us\":%" PRIu64, p->inject.stopped_ns / 1000);
+	ob_lit(f, ",\"region\":");
+	ob_json_string(f, c->reg->defs[s->region].name);
+	ob_printf(f, ",\"segment\":%u,\"start_us\":", s->seq);
+	ob_us(f, s->start_ns);
+	ob_lit(f, ",\"end_us\":");
+	ob_us(f, s->end_ns);
+	ob_lit(f, ",\"duration_us\":");
+	ob_us(f, span_u64(s->start_ns, s->end_ns));
+	ob_printf(f, ",\"start_wallclock\":\"%s\",\"incomplete\":%s,\"lost_end\":%s,\"started_before_attach\":%s,"
 		"\"clock\":\"CLOCK_MONOTONIC\","
 		"\"ringbuf_drops\":%" PRIu64 ",\"unbalanced_region_ends\":%" PRIu64
 		",\"forced_region_closes\":%" PRIu64 ",\"cuda_calls\":%zu,\"gpu_records\":%zu,"
@@ -341,35 +371,42 @@ static void segment_metadata(FILE *f, const struct seg_output_ctx *c)
 		s->started_before_attach ? "true" : "false",
 		s->drops, s->unbalanced, s->forced, s->ncalls, s->ngpu, s->gpu_missing,
 		s->cupti_dropped, fvbpf_gpu_clock_name(s->gpu_clock));
-	json_write_string(f, s->gpu_status);
-	fprintf(f, ",\"over_limits\":{\"slices\":%" PRIu64 ",\"cuda_calls\":%" PRIu64
+	ob_json_string(f, s->gpu_status);
+	ob_printf(f, ",\"over_limits\":{\"slices\":%" PRIu64 ",\"cuda_calls\":%" PRIu64
 		",\"gpu_records\":%" PRIu64 "},\"limits\":{\"slices\":%zu,\"cuda_calls\":%zu,"
 		"\"gpu_records\":%zu}", s->slices_dropped, s->calls_dropped, s->gpu_dropped,
 		seg_limit(s->limits.slices, SEG_MAX_SLICES), seg_limit(s->limits.calls, SEG_MAX_CALLS),
 		seg_limit(s->limits.gpu, SEG_MAX_GPU));
-	fprintf(f, ",\"torch_calls\":%zu,\"torch_calls_over_limit\":%" PRIu64
+	ob_printf(f, ",\"torch_calls\":%zu,\"torch_calls_over_limit\":%" PRIu64
 		",\"torch_scope_names_cut\":%zu", s->nops, s->ops_dropped, seg_scopes_cut(s));
-	fputs("},\n", f);
+	ob_lit(f, "},\n");
 }
 
-int trace_write(FILE *f, const struct seg_output_ctx *c)
+int trace_write(FILE *out, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
+	struct obuf *f;
 	char label[160];
+	int ret;
 
-	fputs("{\n\"schemaVersion\":1,\n\"displayTimeUnit\":\"ns\",\n", f);
+	f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	ob_init(f, out);
+
+	ob_lit(f, "{\n\"schemaVersion\":1,\n\"displayTimeUnit\":\"ns\",\n");
 	segment_metadata(f, c);
-	fputs("\"traceEvents\":[\n", f);
+	ob_lit(f, "\"traceEvents\":[\n");
 	if (c->proc->restart)
 		snprintf(label, sizeof(label), "rank %d restart %u: %s (pid %d)", c->proc->rank,
 			 c->proc->restart, c->proc->comm, s->pid);
 	else
 		snprintf(label, sizeof(label), "rank %d: %s (pid %d)", c->proc->rank, c->proc->comm,
 			 s->pid);
-	fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":",
+	ob_printf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":",
 		s->pid);
-	json_write_string(f, label);
-	fputs("}}", f);
+	ob_json_string(f, label);
+	ob_lit(f, "}}");
 	snprintf(label, sizeof(label), "segment %04u: %s%s%s", s->seq, c->reg->defs[s->region].name,
 		 s->started_before_attach ? " (started before attach)" : "",
 		 s->incomplete ? " (incomplete)" : "");
@@ -381,6 +418,10 @@ int trace_write(FILE *f, const struct seg_output_ctx *c)
 	api_slices(f, c);
 	gpu_metadata(f, c->seg);
 	gpu_slices(f, c);
-	fputs("\n]\n}\n", f);
-	return ferror(f) ? -(errno ? errno : EIO) : 0;
+	ob_lit(f, "\n]\n}\n");
+	ret = ob_flush(f);
+	free(f);
+	if (!ret && ferror(out))
+		ret = -(errno ? errno : EIO);
+	return ret;
 }
