@@ -68,6 +68,11 @@
 #      processes, alone and beside 16 busy threads) and the time from attach
 #      to the first segment with and without injection.
 #
+#  11. Throughput and memory (tests/bench/throughput_bench.sh, which says
+#      how): live events/s at zero loss with 1, 2 and 4 producer threads,
+#      fvbpf's CPU per event, peak RSS, lag; the consumer and writer alone
+#      (replay_bench) per format.
+#
 #  10. Trace size (tests/bench/formats_bench.sh): bytes per event for
 #      --format json, json.gz and pftrace on the marker workload and on
 #      region_storm.
@@ -454,6 +459,8 @@ if [ ! -e "$CUDART" ]; then
 	BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
 	die "the --inject section failed (above)"
 	formats_section
+BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/throughput_bench.sh" "$BUILD" ||
+	die "the throughput section failed (above)"
 exit 0
 fi
 
@@ -630,4 +637,6 @@ report_section
 BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
 	die "the --inject section failed (above)"
 formats_section
+BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/throughput_bench.sh" "$BUILD" ||
+	die "the throughput section failed (above)"
 exit 0

@@ -1,0 +1,156 @@
+#!/bin/bash
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# Throughput and memory: how many marker events a second fvbpf records with
+# nothing lost, what each costs fvbpf, how far the files lag, how much
+# memory it holds; and the consumer and writer alone (replay).
+#
+# Live: build/tests/event_flood (tests/workloads/event_flood.c) with 1, 2
+# and 4 producer threads, each step one segment of about 20,000 events
+# (10,000 training_forward pairs over the threads), for FLOOD_SECONDS after
+# fvbpf has attached (the workload waits for SIGUSR1 and counts only what
+# it emits after it).  fvbpf runs under GNU time (user, sys, peak RSS).
+# Checked per run: no ring-buffer drop, the training_forward count summed
+# over the summaries equals the pairs emitted, one segment per step.
+# "lag" = the newest trace file's mtime - the moment the workload finished
+# (fvbpf is sent SIGINT then; it drains and writes what is queued).  The
+# output directory is on tmpfs (/dev/shm): on this VM's root ext4 (mounted
+# without a journal) creating a file after many recent deletions costs up
+# to ~0.5 ms in recently_deleted() (perf), which measures the filesystem's
+# history, not fvbpf; one run on the disk is shown for comparison.
+# "one segment" is the same with --pairs 0: a single segment holding the
+# whole run (the memory bound's other axis).
+#
+# Replay: build/tests/replay_bench (tests/bench/replay_bench.c) pushes
+# REPLAY_EVENTS ring records of the same shape through events_handle() and
+# the writer thread, no uprobes, per --format.
+#
+#   tests/bench/throughput_bench.sh BUILD
+# Environment: BENCH_FLOOD_SECONDS (4), BENCH_REPLAY_EVENTS (4000000),
+#   BENCH_RESULTS (a file: key=value lines are appended for bench.sh's table)
+set -euo pipefail
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+SECONDS_RUN=${BENCH_FLOOD_SECONDS:-4}
+REPLAY_EVENTS=${BENCH_REPLAY_EVENTS:-4000000}
+RESULTS=${BENCH_RESULTS:-/dev/null}
+FLOOD=$BUILD/tests/event_flood
+SHM=/dev/shm
+[ -d "$SHM" ] && [ -w "$SHM" ] || SHM=${TMPDIR:-/tmp}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-tput.XXXXXX")
+FVPID=
+trap '[ -n "$FVPID" ] && kill -INT $FVPID 2>/dev/null; rm -rf "$TMP" "$SHM"/fvbpf-tput.*' EXIT
+die() { echo "throughput: FAILED: $*" >&2; exit 1; }
+result() { echo "$1=$2" >>"$RESULTS"; }
+for f in "$FLOOD" "$BUILD/fvbpf" "$BUILD/tests/replay_bench"; do
+	[ -x "$f" ] || die "$f missing: run 'make all $BUILD/tests/replay_bench'"
+done
+[ -x /usr/bin/time ] || die "GNU time missing (apt-get install time; make deps installs it)"
+
+# live NAME THREADS PAIRS OUTDIR [fvbpf args...]: prints one table row and
+# sets L_RATE L_NS L_RSS L_LAG L_DROPS.
+live() {
+	local name=$1 threads=$2 pairs=$3 out=$4 wl tpid t_end lag emitted steps npairs secs
+	shift 4
+	rm -rf "$out"
+	"$FLOOD" --threads "$threads" --pairs "$pairs" --seconds "$SECONDS_RUN" --wait-signal \
+		>"$TMP/wl" 2>&1 &
+	wl=$!
+	for _ in $(seq 100); do grep -q '^pid=' "$TMP/wl" && break; sleep 0.05; done
+	/usr/bin/time -f "time user=%U sys=%S rss_kb=%M" -o "$TMP/time" \
+		"$BUILD/fvbpf" attach -p "$wl" -o "$out" -r training_train_one_step,training_forward "$@" \
+		>"$TMP/fv.out" 2>"$TMP/fv.err" &
+	tpid=$!
+	for _ in $(seq 200); do grep -q 'fvbpf: tracing' "$TMP/fv.err" && break; sleep 0.05; done
+	grep -q 'fvbpf: tracing' "$TMP/fv.err" || { cat "$TMP/fv.err" >&2; die "$name: fvbpf did not attach"; }
+	FVPID=$(pgrep -P "$tpid" -x fvbpf || true)
+	kill -USR1 "$wl"
+	while ! grep -q '^emitted' "$TMP/wl"; do
+		kill -0 "$wl" 2>/dev/null || die "$name: the workload died"
+		sleep 0.02
+	done
+	t_end=$(date +%s.%N)
+	# GNU time ignores SIGINT: it goes to fvbpf itself.
+	kill -INT "$FVPID"
+	wait "$tpid" || die "$name: fvbpf failed: $(tail -3 "$TMP/fv.err")"
+	FVPID=
+	kill "$wl" 2>/dev/null || true
+	wait "$wl" 2>/dev/null || true
+	emitted=$(grep '^emitted' "$TMP/wl")
+	steps=$(sed -n 's/.*steps=\([0-9]*\).*/\1/p' <<<"$emitted")
+	npairs=$(sed -n 's/.*pairs=\([0-9]*\).*/\1/p' <<<"$emitted")
+	secs=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' <<<"$emitted")
+	L_DROPS=$(sed -n 's/^  loss: \([0-9]*\) ring-buffer drops.*/\1/p' "$TMP/fv.out")
+	[ -n "$L_DROPS" ] || { cat "$TMP/fv.out" "$TMP/fv.err" >&2; die "$name: no exit report"; }
+	python3 - "$out" "$npairs" "$steps" "$pairs" <<'PY' || die "$name: slices do not add up (above)"
+import glob, json, sys
+out, pairs, steps, per_step = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+fwd = segs = over = 0
+for f in glob.glob(out + "/summary_*.json"):
+    d = json.load(open(f))
+    segs += 1
+    over += d["metadata"]["over_limits"]["slices"]
+    fwd += sum(r["count"] for r in d["rows"] if r["name"] == "training_forward")
+ok = fwd + over == pairs and (per_step == 0 or segs == steps)
+print(f"# {out}: training_forward {fwd} + over limits {over} of {pairs} emitted, {segs} segments of {steps} steps")
+sys.exit(0 if ok else 1)
+PY
+	lag=$(python3 -c 'import glob,os,sys; m=max((os.path.getmtime(f) for f in glob.glob(sys.argv[1]+"/trace_*")), default=0); print(f"{max(0.0, m-float(sys.argv[2])):.3f}")' "$out" "$t_end")
+	# shellcheck disable=SC2046
+	eval $(sed -n 's/^time //p' "$TMP/time")
+	L_RATE=$(awk "BEGIN{printf \"%.0f\", (2*$npairs+2*$steps)/$secs}")
+	L_NS=$(awk "BEGIN{printf \"%.0f\", ($user+$sys)*1e9/(2*$npairs+2*$steps)}")
+	L_USER_NS=$(awk "BEGIN{printf \"%.0f\", $user*1e9/(2*$npairs+2*$steps)}")
+	L_RSS=$(awk "BEGIN{printf \"%.1f\", $rss_kb/1024}")
+	L_LAG=$lag
+	printf '   %-34s %12s %8s %10s %8s %8s %10s %7s\n' "$name" "$L_RATE" "$L_DROPS" "$L_NS" \
+		"$L_USER_NS" "$L_RSS" "$((2 * npairs + 2 * steps))" "$L_LAG"
+	rm -rf "$out"
+}
+
+echo
+echo "11. Throughput and memory (tests/bench/throughput_bench.sh, which says how)"
+echo "   live: event_flood, ${SECONDS_RUN} s per run, output on $SHM unless said"
+printf '   %-34s %12s %8s %10s %8s %8s %10s %7s\n' "run" "events/s" "drops" "CPU ns/ev" \
+	"user ns" "RSS MiB" "events" "lag s"
+worst_ns=0 worst_rss=0 worst_lag=0 drops_all=0 best_rate=0
+for t in 1 2 4; do
+	live "$t producer thread(s), json" "$t" $((10000 / t)) "$SHM/fvbpf-tput.$t"
+	result "live_rate_t$t" "$L_RATE"
+	result "live_ns_t$t" "$L_NS"
+	drops_all=$((drops_all + L_DROPS))
+	worst_ns=$(awk "BEGIN{print ($L_NS > $worst_ns) ? $L_NS : $worst_ns}")
+	worst_rss=$(awk "BEGIN{print ($L_RSS > $worst_rss) ? $L_RSS : $worst_rss}")
+	worst_lag=$(awk "BEGIN{print ($L_LAG > $worst_lag) ? $L_LAG : $worst_lag}")
+	best_rate=$(awk "BEGIN{print ($L_RATE > $best_rate) ? $L_RATE : $best_rate}")
+done
+live "2 threads, pftrace" 2 5000 "$SHM/fvbpf-tput.pf" --format pftrace
+result live_ns_pftrace "$L_NS"
+live "2 threads, json, one segment" 2 0 "$SHM/fvbpf-tput.one"
+worst_rss=$(awk "BEGIN{print ($L_RSS > $worst_rss) ? $L_RSS : $worst_rss}")
+result live_rss_one_segment "$L_RSS"
+live "2 threads, json, on the root disk" 2 5000 "$TMP/disk"
+result live_ns_disk "$L_NS"
+result live_rate_best "$best_rate"
+result live_ns_worst "$worst_ns"
+result live_rss_worst "$worst_rss"
+result live_lag_worst "$worst_lag"
+result live_drops "$drops_all"
+
+echo "   replay: $REPLAY_EVENTS records through the consumer and the writer, no uprobes"
+printf '   %-10s %14s %14s %16s %22s\n' "format" "consumer ns/ev" "total CPU ns/ev" "events/s (wall)" "events/s on one core"
+for fmt in json json.gz pftrace; do
+	rm -rf "$SHM/fvbpf-tput.replay"
+	mkdir -p "$SHM/fvbpf-tput.replay"
+	line=$("$BUILD/tests/replay_bench" --events "$REPLAY_EVENTS" --pairs 5000 --threads 2 \
+		--format "$fmt" "$SHM/fvbpf-tput.replay") || die "replay_bench --format $fmt failed"
+	cons=$(sed -n 's/.*consumer_ns=\([0-9.]*\).*/\1/p' <<<"$line")
+	cpu=$(sed -n 's/.*cpu_ns=\([0-9.]*\).*/\1/p' <<<"$line")
+	wall=$(sed -n 's/.* events_per_s=\([0-9]*\).*/\1/p' <<<"$line")
+	core=$(sed -n 's/.*per_core_events_per_s=\([0-9]*\).*/\1/p' <<<"$line")
+	printf '   %-10s %14s %14s %16s %22s\n' "$fmt" "$cons" "$cpu" "$wall" "$core"
+	result "replay_core_${fmt/./_}" "$core"
+	result "replay_ns_${fmt/./_}" "$cpu"
+done
+rm -rf "$SHM/fvbpf-tput.replay"
+exit 0
