@@ -445,8 +445,46 @@ report_section() {
 
 formats_section() {
 	echo
-	echo "10. Trace size per --format (bytes per slice; pftrace writes a begin and an end packet per slice)"
-	"$ROOT/tests/bench/formats_bench.sh" "$BUILD" || die "the trace-format section failed (above)"
+	echo "10. Trace size per --format (a slice is two events; pftrace writes a begin and an end packet per slice)"
+	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/formats_bench.sh" "$BUILD" || die "the trace-format section failed (above)"
+}
+
+# The figures of issue 11's goals, from the sections' key=value results.
+summary_table() {
+	local r=$TMP/results
+	get() { sed -n "s/^$1=//p" "$r" 2>/dev/null | tail -1; }
+	# row GOAL MEASURED TARGET-TEXT CHECK(awk expr on x, or "")
+	row() {
+		local v=$2 verdict=""
+		if [ -z "$v" ]; then
+			v=n/a
+		elif [ -n "$4" ]; then
+			if awk -v x="$v" "BEGIN{exit !($4)}"; then verdict=met; else verdict="NOT MET"; fi
+		fi
+		printf '   %-48s %14s   %-26s %s\n' "$1" "$v" "$3" "$verdict"
+	}
+	echo
+	echo "Summary: issue 11's goals on this machine (one run; ratios measured side by side)"
+	printf '   %-48s %14s   %-26s %s\n' "figure" "measured" "goal" ""
+	row "live events/s, zero ring-buffer drops (best)" "$(get live_rate_best)" "as high as the VM makes" ""
+	row "live ring-buffer drops (all runs of section 11)" "$(get live_drops)" "0" "x == 0"
+	row "fvbpf CPU ns per event, live (worst run)" "$(get live_ns_worst)" "at most 250" "x <= 250"
+	row "replay events/s on one core, json" "$(get replay_core_json)" "at least 4000000" "x >= 4000000"
+	row "replay events/s on one core, json.gz" "$(get replay_core_json_gz)" "at least 4000000" "x >= 4000000"
+	row "replay events/s on one core, pftrace" "$(get replay_core_pftrace)" "at least 4000000" "x >= 4000000"
+	row "lag of the last file, s (worst run)" "$(get live_lag_worst)" "under 1" "x < 1"
+	row "peak RSS MiB, live runs (worst)" "$(get live_rss_worst)" "under --max-memory (256)" "x < 256"
+	row "trace bytes per event, json" "$(get bytes_per_event_json)" "(today's form)" ""
+	row "trace bytes per event, json.gz" "$(get bytes_per_event_json_gz)" "" ""
+	row "trace bytes per event, pftrace" "$(get bytes_per_event_pftrace)" "under 16" "x < 16"
+	row "marker hit, fvbpf / bpftrace count()" "$(get marker_ratio)" "at most 1.1" "x <= 1.1"
+	row "cudaLaunchKernel inside, fvbpf / bpftrace e+r" "$(get cuda_inside_ratio)" "at most 1.1" "x <= 1.1"
+	echo "   (an event is one ring record: a marker hit, a call entry or return; a slice is two)"
+}
+
+throughput_section() {
+	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/throughput_bench.sh" "$BUILD" ||
+		die "the throughput section failed (above)"
 }
 
 # --- 5. cudaLaunchKernel on the real libcudart ------------------------------
@@ -459,9 +497,9 @@ if [ ! -e "$CUDART" ]; then
 	BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
 	die "the --inject section failed (above)"
 	formats_section
-BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/throughput_bench.sh" "$BUILD" ||
-	die "the throughput section failed (above)"
-exit 0
+	throughput_section
+	summary_table
+	exit 0
 fi
 
 # Private copies again: the workload finds libfvbpf.so through its rpath
@@ -637,6 +675,6 @@ report_section
 BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
 	die "the --inject section failed (above)"
 formats_section
-BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/throughput_bench.sh" "$BUILD" ||
-	die "the throughput section failed (above)"
+throughput_section
+summary_table
 exit 0
