@@ -32,6 +32,14 @@ struct {
 	__type(value, struct fvbpf_proc_state);
 } procs SEC(".maps");
 
+/* tgid & (FVBPF_TGID_SLOTS - 1) -> slot, written by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FVBPF_TGID_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fvbpf_tgid_slot);
+} tgid_slots SEC(".maps");
+
 /* api_id -> what to capture beyond the registers. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -61,6 +69,21 @@ static __always_inline struct fvbpf_proc_state *proc_of(__u64 cookie, __u32 tgid
 	struct fvbpf_proc_state *ps = bpf_map_lookup_elem(&procs, &slot);
 
 	return ps && ps->tgid == tgid ? ps : NULL;
+}
+
+/*
+ * The same for the marker probes, whose cookie is the slot: by the tgid
+ * index first (an inlined array lookup), by the cookie (a helper call) only
+ * when another process holds the index.
+ */
+static __always_inline struct fvbpf_proc_state *marker_proc(struct pt_regs *ctx, __u32 tgid)
+{
+	__u32 k = tgid & (FVBPF_TGID_SLOTS - 1);
+	struct fvbpf_tgid_slot *ts = bpf_map_lookup_elem(&tgid_slots, &k);
+
+	if (ts && ts->tgid == tgid)
+		return proc_of(ts->slot, tgid);
+	return proc_of(bpf_get_attach_cookie(ctx), tgid);
 }
 
 static __always_inline bool region_enabled(__u64 hash, __u32 *region)
@@ -114,7 +137,7 @@ static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type
 	__u32 outer;
 	__u64 drops;
 
-	ps = proc_of(bpf_get_attach_cookie(ctx), tgid);
+	ps = marker_proc(ctx, tgid);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
 	if (!hash || !region_enabled(hash, &region))
@@ -180,7 +203,7 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 	__u64 name;
 	__u32 region;
 
-	ps = proc_of(bpf_get_attach_cookie(ctx), tgid);
+	ps = marker_proc(ctx, tgid);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
 	ev = reserve(ps, sizeof(*ev));
@@ -313,7 +336,7 @@ int BPF_KPROBE(correlation, __u32 corr, __u32 cbid, __u32 domain)
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_corr_event *ev;
 
-	ps = proc_of(bpf_get_attach_cookie(ctx), pid_tgid >> 32);
+	ps = marker_proc(ctx, pid_tgid >> 32);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0)
 		return 0;
 	ev = reserve(ps, sizeof(*ev));
@@ -342,7 +365,7 @@ int BPF_KPROBE(gpu_batch, const __u8 *buf, __u32 len)
 	struct fvbpf_gpu_chunk *ev;
 	__u32 i, off;
 
-	ps = proc_of(bpf_get_attach_cookie(ctx), pid_tgid >> 32);
+	ps = marker_proc(ctx, pid_tgid >> 32);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
 	if (len > FVBPF_GPU_BATCH)
@@ -373,7 +396,7 @@ int BPF_KPROBE(agent_status, __u32 code, __s32 detail, __s64 value, const char *
 	struct fvbpf_agent_status_event *ev;
 	struct fvbpf_proc_state *ps;
 
-	ps = proc_of(bpf_get_attach_cookie(ctx), pid_tgid >> 32);
+	ps = marker_proc(ctx, pid_tgid >> 32);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
 	ev = reserve(ps, sizeof(*ev));
