@@ -76,14 +76,20 @@ static __always_inline struct fvbpf_proc_state *proc_of(__u64 cookie, __u32 tgid
  * index first (an inlined array lookup), by the cookie (a helper call) only
  * when another process holds the index.
  */
-static __always_inline struct fvbpf_proc_state *marker_proc(struct pt_regs *ctx, __u32 tgid)
+static __always_inline struct fvbpf_proc_state *proc_by_tgid(struct pt_regs *ctx, __u32 tgid,
+							     int slot_shift)
 {
 	__u32 k = tgid & (FVBPF_TGID_SLOTS - 1);
 	struct fvbpf_tgid_slot *ts = bpf_map_lookup_elem(&tgid_slots, &k);
 
 	if (ts && ts->tgid == tgid)
 		return proc_of(ts->slot, tgid);
-	return proc_of(bpf_get_attach_cookie(ctx), tgid);
+	return proc_of(bpf_get_attach_cookie(ctx) >> slot_shift, tgid);
+}
+
+static __always_inline struct fvbpf_proc_state *marker_proc(struct pt_regs *ctx, __u32 tgid)
+{
+	return proc_by_tgid(ctx, tgid, 0);
 }
 
 static __always_inline bool region_enabled(__u64 hash, __u32 *region)
@@ -236,21 +242,35 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 	return 0;
 }
 
-static __always_inline int api_return(struct pt_regs *ctx, struct fvbpf_proc_state *ps,
-				      __u64 pid_tgid, __u64 attach_cookie)
+/*
+ * The session cookie carries what the return needs from the entry: the api
+ * id in the top byte (FVBPF_MAX_APIS <= 256) and the out-pointer (cudaMalloc's
+ * void **, a user address below 2^56) under it, so the return makes no
+ * bpf_get_attach_cookie() call.
+ */
+#define API_COOKIE_SHIFT 56
+#define API_COOKIE_PTR ((1ull << API_COOKIE_SHIFT) - 1)
+_Static_assert(FVBPF_MAX_APIS <= 256, "api id fits the session cookie's top byte");
+
+static __always_inline int api_return(struct pt_regs *ctx, __u64 pid_tgid)
 {
 	__u64 *cookie = bpf_session_cookie();
+	struct fvbpf_proc_state *ps;
 	struct fvbpf_api_exit *ev;
-	__u64 out = 0;
+	__u64 out = 0, c;
 
+	ps = proc_by_tgid(ctx, pid_tgid >> 32, FVBPF_COOKIE_SLOT_SHIFT);
+	if (!ps || !cookie)
+		return 0;
+	c = *cookie;
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
 		return 0;
-	/* The entry left the out-pointer (cudaMalloc's void **) in the cookie. */
-	if (cookie && *cookie)
-		bpf_probe_read_user(&out, sizeof(out), (const void *)*cookie);
+	/* The entry left the out-pointer in the cookie. */
+	if (c & API_COOKIE_PTR)
+		bpf_probe_read_user(&out, sizeof(out), (const void *)(c & API_COOKIE_PTR));
 	fill_hdr(&ev->hdr, FVBPF_EV_API_EXIT, sizeof(*ev), pid_tgid);
-	ev->api_id = (__u32)attach_cookie;
+	ev->api_id = (__u32)(c >> API_COOKIE_SHIFT);
 	ev->ret = (__s32)PT_REGS_RC(ctx);
 	ev->out = out;
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
@@ -273,12 +293,12 @@ int api_call(struct pt_regs *ctx)
 	__u64 *cookie, attach_cookie;
 	__u64 ptr, sp, stack[4];
 
+	if (bpf_session_is_return())
+		return api_return(ctx, pid_tgid);
 	attach_cookie = bpf_get_attach_cookie(ctx);
 	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, tgid);
 	if (!ps)
 		return 1;
-	if (bpf_session_is_return())
-		return api_return(ctx, ps, pid_tgid, attach_cookie);
 	if (!(ps->flags & FVBPF_PROC_ARMED) ||
 	    (ps->depth <= 0 && !(attach_cookie & FVBPF_COOKIE_ALWAYS)))
 		return 1;
@@ -320,7 +340,8 @@ int api_call(struct pt_regs *ctx)
 	}
 	cookie = bpf_session_cookie();
 	if (cookie)
-		*cookie = cfg->out_arg < FVBPF_API_ARGS ? ev->args[cfg->out_arg & 15] : 0;
+		*cookie = (__u64)api << API_COOKIE_SHIFT |
+			  (cfg->out_arg < FVBPF_API_ARGS ? ev->args[cfg->out_arg & 15] & API_COOKIE_PTR : 0);
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;
 }
