@@ -32,6 +32,14 @@ struct {
 	__type(value, struct fvbpf_proc_state);
 } procs SEC(".maps");
 
+/* tgid & (FVBPF_TGID_SLOTS - 1) -> slot, written by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FVBPF_TGID_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fvbpf_tgid_slot);
+} tgid_slots SEC(".maps");
+
 /* api_id -> what to capture beyond the registers. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -61,6 +69,27 @@ static __always_inline struct fvbpf_proc_state *proc_of(__u64 cookie, __u32 tgid
 	struct fvbpf_proc_state *ps = bpf_map_lookup_elem(&procs, &slot);
 
 	return ps && ps->tgid == tgid ? ps : NULL;
+}
+
+/*
+ * The same for the marker probes, whose cookie is the slot: by the tgid
+ * index first (an inlined array lookup), by the cookie (a helper call) only
+ * when another process holds the index.
+ */
+static __always_inline struct fvbpf_proc_state *proc_by_tgid(struct pt_regs *ctx, __u32 tgid,
+							     int slot_shift)
+{
+	__u32 k = tgid & (FVBPF_TGID_SLOTS - 1);
+	struct fvbpf_tgid_slot *ts = bpf_map_lookup_elem(&tgid_slots, &k);
+
+	if (ts && ts->tgid == tgid)
+		return proc_of(ts->slot, tgid);
+	return proc_of(bpf_get_attach_cookie(ctx) >> slot_shift, tgid);
+}
+
+static __always_inline struct fvbpf_proc_state *marker_proc(struct pt_regs *ctx, __u32 tgid)
+{
+	return proc_by_tgid(ctx, tgid, 0);
 }
 
 static __always_inline bool region_enabled(__u64 hash, __u32 *region)
@@ -114,7 +143,7 @@ static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type
 	__u32 outer;
 	__u64 drops;
 
-	ps = proc_of(bpf_get_attach_cookie(ctx), tgid);
+	ps = marker_proc(ctx, tgid);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
 	if (!hash || !region_enabled(hash, &region))
@@ -180,7 +209,7 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 	__u64 name;
 	__u32 region;
 
-	ps = proc_of(bpf_get_attach_cookie(ctx), tgid);
+	ps = marker_proc(ctx, tgid);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
 	ev = reserve(ps, sizeof(*ev));
@@ -213,21 +242,35 @@ int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 	return 0;
 }
 
-static __always_inline int api_return(struct pt_regs *ctx, struct fvbpf_proc_state *ps,
-				      __u64 pid_tgid, __u64 attach_cookie)
+/*
+ * The session cookie carries what the return needs from the entry: the api
+ * id in the top byte (FVBPF_MAX_APIS <= 256) and the out-pointer (cudaMalloc's
+ * void **, a user address below 2^56) under it, so the return makes no
+ * bpf_get_attach_cookie() call.
+ */
+#define API_COOKIE_SHIFT 56
+#define API_COOKIE_PTR ((1ull << API_COOKIE_SHIFT) - 1)
+_Static_assert(FVBPF_MAX_APIS <= 256, "api id fits the session cookie's top byte");
+
+static __always_inline int api_return(struct pt_regs *ctx, __u64 pid_tgid)
 {
 	__u64 *cookie = bpf_session_cookie();
+	struct fvbpf_proc_state *ps;
 	struct fvbpf_api_exit *ev;
-	__u64 out = 0;
+	__u64 out = 0, c;
 
+	ps = proc_by_tgid(ctx, pid_tgid >> 32, FVBPF_COOKIE_SLOT_SHIFT);
+	if (!ps || !cookie)
+		return 0;
+	c = *cookie;
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
 		return 0;
-	/* The entry left the out-pointer (cudaMalloc's void **) in the cookie. */
-	if (cookie && *cookie)
-		bpf_probe_read_user(&out, sizeof(out), (const void *)*cookie);
+	/* The entry left the out-pointer in the cookie. */
+	if (c & API_COOKIE_PTR)
+		bpf_probe_read_user(&out, sizeof(out), (const void *)(c & API_COOKIE_PTR));
 	fill_hdr(&ev->hdr, FVBPF_EV_API_EXIT, sizeof(*ev), pid_tgid);
-	ev->api_id = (__u32)attach_cookie;
+	ev->api_id = (__u32)(c >> API_COOKIE_SHIFT);
 	ev->ret = (__s32)PT_REGS_RC(ctx);
 	ev->out = out;
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
@@ -250,12 +293,12 @@ int api_call(struct pt_regs *ctx)
 	__u64 *cookie, attach_cookie;
 	__u64 ptr, sp, stack[4];
 
+	if (bpf_session_is_return())
+		return api_return(ctx, pid_tgid);
 	attach_cookie = bpf_get_attach_cookie(ctx);
 	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, tgid);
 	if (!ps)
 		return 1;
-	if (bpf_session_is_return())
-		return api_return(ctx, ps, pid_tgid, attach_cookie);
 	if (!(ps->flags & FVBPF_PROC_ARMED) ||
 	    (ps->depth <= 0 && !(attach_cookie & FVBPF_COOKIE_ALWAYS)))
 		return 1;
@@ -297,7 +340,8 @@ int api_call(struct pt_regs *ctx)
 	}
 	cookie = bpf_session_cookie();
 	if (cookie)
-		*cookie = cfg->out_arg < FVBPF_API_ARGS ? ev->args[cfg->out_arg & 15] : 0;
+		*cookie = (__u64)api << API_COOKIE_SHIFT |
+			  (cfg->out_arg < FVBPF_API_ARGS ? ev->args[cfg->out_arg & 15] & API_COOKIE_PTR : 0);
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;
 }
@@ -313,7 +357,7 @@ int BPF_KPROBE(correlation, __u32 corr, __u32 cbid, __u32 domain)
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_corr_event *ev;
 
-	ps = proc_of(bpf_get_attach_cookie(ctx), pid_tgid >> 32);
+	ps = marker_proc(ctx, pid_tgid >> 32);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0)
 		return 0;
 	ev = reserve(ps, sizeof(*ev));
@@ -342,7 +386,7 @@ int BPF_KPROBE(gpu_batch, const __u8 *buf, __u32 len)
 	struct fvbpf_gpu_chunk *ev;
 	__u32 i, off;
 
-	ps = proc_of(bpf_get_attach_cookie(ctx), pid_tgid >> 32);
+	ps = marker_proc(ctx, pid_tgid >> 32);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
 	if (len > FVBPF_GPU_BATCH)
@@ -373,7 +417,7 @@ int BPF_KPROBE(agent_status, __u32 code, __s32 detail, __s64 value, const char *
 	struct fvbpf_agent_status_event *ev;
 	struct fvbpf_proc_state *ps;
 
-	ps = proc_of(bpf_get_attach_cookie(ctx), pid_tgid >> 32);
+	ps = marker_proc(ctx, pid_tgid >> 32);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
 		return 0;
 	ev = reserve(ps, sizeof(*ev));

@@ -38,6 +38,18 @@ uint64_t target_drops(const struct session_target *t)
 	return st.drops;
 }
 
+/* BPF finds a marker hit's slot by the tgid's low bits (map tgid_slots);
+ * the newest process on an index takes it, the other one falls back to
+ * its probes' cookie. */
+static int target_index_slot(struct session *s, pid_t pid, uint32_t slot)
+{
+	struct fvbpf_tgid_slot ts = { .tgid = (uint32_t)pid, .slot = slot };
+	uint32_t k = (uint32_t)pid & (FVBPF_TGID_SLOTS - 1);
+
+	return bpf_map_update_elem(bpf_map__fd(s->skel->maps.tgid_slots), &k, &ts, BPF_ANY) ? -errno
+											: 0;
+}
+
 static void target_no_links(struct session_target *t)
 {
 	size_t i;
@@ -241,6 +253,9 @@ int target_attach(struct session *s, struct session_target *t)
 
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		return -errno;
+	err = target_index_slot(s, t->proc.pid, key);
+	if (err)
+		return err;
 	if (!t->has_markers)
 		return attach_unmarked(s, t, fd, key);
 	/*

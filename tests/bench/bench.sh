@@ -31,7 +31,12 @@
 #   ns per hit = (ns per pair of the traced run - ns per pair of the
 #   baseline) / 2.  The three runs are interleaved (baseline, fvbpf, bpftrace)
 #   and the set is repeated SETS times; each figure is the median over the
-#   sets.  The target is an fvbpf cost per hit at most 1.25x bpftrace's.
+#   sets.  The target is an fvbpf cost per hit at most 1.1x bpftrace's.
+#   Then one more fvbpf and bpftrace run with the kernel's BPF run-time
+#   stats on (kernel.bpf_stats_enabled=1; not in the timed sets, as the
+#   stats add two clock reads to every run): run_time_ns / run_cnt of each
+#   tool's programs, the BPF programs' own cost per hit, which wall time
+#   cannot separate from the uprobe's.
 #
 #   5. cudaLaunchKernel on the real libcudart (the CUDA toolkit's
 #      libcudart.so.13; no GPU needed: without a driver every call returns 35
@@ -49,7 +54,8 @@
 #      Each tool runs alone.  A private copy of libcudart is loaded through
 #      LD_LIBRARY_PATH (checked in /proc/PID/maps).  Cost per call = run - A;
 #      the runs are interleaved (A B C D E) SETS times, medians over the sets.
-#      Targets: (C-A) at most 1.25x (D-A), and (B-A) at most 1.1x (E-A).
+#      Targets: (C-A) at most 1.1x (D-A), and (B-A) at most 1.1x (E-A).
+#      Then C and D once more with bpf_stats on, as in 2.-4.
 #      Skipped (said so) when the toolkit's libcudart is not installed.
 #
 #   6. PyTorch operators (tests/bench/torch_bench.sh, which says how): per-op
@@ -86,7 +92,8 @@
 #
 # Usage: tests/bench/bench.sh [BUILD_DIR]     (root: uprobes, bpftrace)
 # Environment: BENCH_HITS (marker hits per round, default 400000),
-#   BENCH_ROUNDS (5), BENCH_SETS (3), BENCH_IDLE_HITS (hits of the
+#   BENCH_ROUNDS (5), BENCH_SETS (5), BENCH_LAST (the last section to run:
+#   5 stops after the cudaLaunchKernel section; default all), BENCH_IDLE_HITS (hits of the
 #   not-attached C run, default 40000000), BENCH_LAUNCH_CALLS
 #   (cudaLaunchKernel calls per round, default 50000), BENCH_LAUNCH_ROUNDS (5),
 #   CUDA (toolkit, default /usr/local/cuda), BENCH_REPORT_RANKS (64),
@@ -101,16 +108,17 @@ LIB=$BUILD/libfvbpf.so
 WL=$BUILD/tests/bench_markers
 HITS=${BENCH_HITS:-400000}
 ROUNDS=${BENCH_ROUNDS:-5}
-SETS=${BENCH_SETS:-3}
+SETS=${BENCH_SETS:-5}
+LAST=${BENCH_LAST:-99}
 IDLE_HITS=${BENCH_IDLE_HITS:-40000000}
 REGIONS=training_train,training_forward
-TARGET=1.25
+TARGET=1.1
 LWL=$BUILD/tests/cuda_bench_launch
 CUDART=${CUDA:-/usr/local/cuda}/lib64/libcudart.so.13
 LAUNCH_CALLS=${BENCH_LAUNCH_CALLS:-50000}
 LAUNCH_ROUNDS=${BENCH_LAUNCH_ROUNDS:-5}
 LAUNCH_REGION=training_train_one_step
-TARGET_INSIDE=1.25  # (C-A)/(D-A): fvbpf inside a segment vs bpftrace entry+return
+TARGET_INSIDE=1.1   # (C-A)/(D-A): fvbpf inside a segment vs bpftrace entry+return
 TARGET_OUTSIDE=1.1  # (B-A)/(E-A): fvbpf outside a segment vs a bare uprobe
 WL_ENV=""           # VAR=value for the workload's environment (section 5)
 
@@ -143,7 +151,8 @@ cleanup() {
 	done
 	rm -rf "$TMP"
 }
-trap cleanup EXIT
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+trap 'cleanup; sysctl -q kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM
 
 # wait_for FILE PATTERN SECONDS PID: until FILE has PATTERN; fails when PID dies.
@@ -205,6 +214,7 @@ FV_WARN=""
 run_fvbpf() { # -> NSPP; checks the segments fvbpf wrote
 	local set=$1 out=$TMP/fvbpf.$1.out dir=$TMP/fvbpf.$1 fpid drops check
 	start_workload "$out" --hits "$HITS" --rounds "$ROUNDS" --wait-signal
+	prog_mark
 	"$FVBPF" attach -p "$WPID" -r "$REGIONS" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
 	fpid=$!
 	PIDS+=("$fpid")
@@ -213,6 +223,7 @@ run_fvbpf() { # -> NSPP; checks the segments fvbpf wrote
 	sleep 0.5
 	kill -USR1 "$WPID"
 	finish_workload "$out"
+	prog_stats '^region_(begin|end)$'
 	kill -INT "$fpid" 2>/dev/null || true
 	reap "$fpid" 120
 	[ "$RC" -eq 0 ] || { tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf exited with status $RC"; }
@@ -259,6 +270,7 @@ bt_hint() {
 run_bpftrace() { # -> NSPP; checks bpftrace's count
 	local out=$TMP/bt.$1.out bout=$TMP/bt.$1.stdout bpid count want
 	start_workload "$out" --hits "$HITS" --rounds "$ROUNDS" --wait-signal --force-semaphore
+	prog_mark
 	bpftrace -p "$WPID" -e "uprobe:$LIB:fvbpf_probe_region_begin { @ = count(); }
 		uprobe:$LIB:fvbpf_probe_region_end { @ = count(); }" >"$bout" 2>"$bout.err" &
 	bpid=$!
@@ -268,6 +280,7 @@ run_bpftrace() { # -> NSPP; checks bpftrace's count
 	sleep 1
 	kill -USR1 "$WPID"
 	finish_workload "$out"
+	prog_stats '^fvbpf_probe_reg'
 	kill -INT "$bpid" 2>/dev/null || true
 	reap "$bpid" 30
 	# bpftrace may exit on its own once the -p process is gone.
@@ -276,6 +289,29 @@ run_bpftrace() { # -> NSPP; checks bpftrace's count
 	want=$((ROUNDS * (2 * ((HITS + 1) / 2) + 2)))
 	[ "${count:-0}" -eq "$want" ] ||
 		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace counted ${count:-nothing}, expected $want hits"; }
+}
+
+# BPF run-time stats (kernel.bpf_stats_enabled=1): prog_mark before a tool
+# loads its programs, prog_stats NAME_RE after the workload: "name ns/run
+# (runs)" for each program loaded since the mark whose name matches and ran.
+STATS_ON=0
+PROG_MARK=0
+prog_mark() {
+	[ "$STATS_ON" = 1 ] || return 0
+	PROG_MARK=$(bpftool -j prog show | python3 -c 'import json,sys; print(max([p["id"] for p in json.load(sys.stdin)] + [0]))')
+}
+prog_stats() { # NAME_RE -> STATS
+	STATS=""
+	[ "$STATS_ON" = 1 ] || return 0
+	STATS=$(bpftool -j prog show | python3 -c '
+import json, re, sys
+mark, pat = int(sys.argv[1]), re.compile(sys.argv[2])
+out = []
+for p in json.load(sys.stdin):
+    n = p.get("name", "")
+    if p["id"] > mark and pat.match(n) and p.get("run_cnt"):
+        out.append("%s %.1f ns/run (%d runs)" % (n, p["run_time_ns"] / p["run_cnt"], p["run_cnt"]))
+print("; ".join(out))' "$PROG_MARK" "$1")
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
@@ -402,6 +438,17 @@ else
 	echo "fvbpf / bpftrace cost per hit: n/a (bpftrace's cost is within noise of the baseline)   (target: at most ${TARGET}x)"
 fi
 
+# One more pair with the kernel's BPF stats on: each program's own ns per run.
+sysctl -q kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+STATS_ON=1
+run_fvbpf stats; FS=$STATS
+run_bpftrace stats; TS=$STATS
+STATS_ON=0
+sysctl -q kernel.bpf_stats_enabled=0
+echo "   BPF programs' own cost (bpf_stats run_time_ns/run_cnt, one run each with stats on, same run):"
+echo "     fvbpf:    ${FS:-none seen}"
+echo "     bpftrace: ${TS:-none seen}"
+
 # --- 6. PyTorch operators (after 5): tests/bench/torch_bench.sh -------------
 torch_section() {
 	"$ROOT/tests/bench/torch_bench.sh" "$BUILD" || die "the PyTorch section failed (above)"
@@ -491,6 +538,7 @@ throughput_section() {
 if [ ! -e "$CUDART" ]; then
 	echo
 	echo "5. cudaLaunchKernel on the real libcudart: skipped ($CUDART not found: no CUDA toolkit)"
+	[ "$LAST" -gt 5 ] || exit 0
 	torch_section
 	report_section
 	"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
@@ -542,6 +590,7 @@ run_launch_fvbpf() { # B (outside) or C (inside) -> NSPP; checks what fvbpf reco
 	else
 		start_launch "$out" "${LARGS[@]}"
 	fi
+	prog_mark
 	"$FVBPF" attach -p "$WPID" -r "$LAUNCH_REGION" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
 	fpid=$!
 	PIDS+=("$fpid")
@@ -550,6 +599,7 @@ run_launch_fvbpf() { # B (outside) or C (inside) -> NSPP; checks what fvbpf reco
 	sleep 0.5
 	kill -USR1 "$WPID"
 	finish_workload "$out" ns_per_call
+	prog_stats '^api_call$'
 	# The workload has printed its result; fvbpf stops by itself once it exits.
 	kill -INT "$fpid" 2>/dev/null || true
 	reap "$fpid" 120
@@ -606,6 +656,7 @@ run_launch_bpftrace() { # D (ret: entry+return) or E (entry only) -> NSPP; check
 	prog="uprobe:$CUDART:cudaLaunchKernel { @e = count(); }"
 	[ "$mode" = ret ] && prog="$prog uretprobe:$CUDART:cudaLaunchKernel { @r = count(); }"
 	start_launch "$out" "${LARGS[@]}" --inside
+	prog_mark
 	bpftrace -p "$WPID" -e "$prog" >"$bout" 2>"$bout.err" &
 	bpid=$!
 	PIDS+=("$bpid")
@@ -614,6 +665,7 @@ run_launch_bpftrace() { # D (ret: entry+return) or E (entry only) -> NSPP; check
 	sleep 1
 	kill -USR1 "$WPID"
 	finish_workload "$out" ns_per_call
+	prog_stats '^cudaLaunchKerne'
 	kill -INT "$bpid" 2>/dev/null || true
 	reap "$bpid" 30
 	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC"; }
@@ -669,6 +721,16 @@ verdict() {
 echo
 verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" "$TARGET_INSIDE"
 verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
+sysctl -q kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+STATS_ON=1
+run_launch_fvbpf stats inside; CS=$STATS
+run_launch_bpftrace stats ret; DS=$STATS
+STATS_ON=0
+sysctl -q kernel.bpf_stats_enabled=0
+echo "   BPF programs' own cost (bpf_stats; a run is one entry or one return; C and D once more with stats on):"
+echo "     C fvbpf api_call (session: entry and return): ${CS:-none seen}"
+echo "     D bpftrace uprobe, uretprobe:                  ${DS:-none seen}"
+[ "$LAST" -gt 5 ] || exit 0
 torch_section
 report_section
 "$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
