@@ -432,6 +432,7 @@ echo "   fvbpf ring-buffer drops: $FV_DROPS over $SETS runs${FV_WARN:+ (WARNING$
 echo
 if awk "BEGIN{exit !($HT > 0)}"; then
 	RATIO=$(awk "BEGIN{printf \"%.2f\", $HF/$HT}")
+	echo "marker_ratio=$RATIO" >>"$TMP/results"
 	if awk "BEGIN{exit !($RATIO <= $TARGET)}"; then VERDICT=PASS; else VERDICT="ABOVE TARGET"; fi
 	echo "fvbpf / bpftrace cost per hit: ${RATIO}x   (target: at most ${TARGET}x)   $VERDICT"
 else
@@ -720,6 +721,7 @@ verdict() {
 }
 echo
 verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" "$TARGET_INSIDE"
+awk "BEGIN{exit !($OD > 0)}" && awk "BEGIN{printf \"cuda_inside_ratio=%.2f\\n\", $OC/$OD}" >>"$TMP/results"
 verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
 sysctl -q kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 STATS_ON=1
