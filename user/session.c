@@ -320,7 +320,7 @@ int attach_run(const struct attach_opts *o)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session s = { .epfd = -1 };
 	char err[512];
-	int i, ret = 1;
+	int i, ret = 1, werr;
 
 	/* Before the first big allocation: see mem_tune_malloc(). */
 	mem_tune_malloc();
@@ -357,10 +357,9 @@ int attach_run(const struct attach_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	ret = seg_writer_start(&s.writer, o->outdir, &s.reg, &s.meta, &s.knames);
-	if (ret) {
-		log_error("cannot start the writer in %s: %s", o->outdir, strerror(-ret));
-		ret = 1;
+	werr = seg_writer_start(&s.writer, o->outdir, &s.reg, &s.meta, &s.knames);
+	if (werr) {
+		log_error("cannot start the writer in %s: %s", o->outdir, strerror(-werr));
 		goto cleanup;
 	}
 	s.writer.format = o->format; /* before any segment is submitted */

@@ -304,8 +304,11 @@ int spill_load(const char *outdir, uint64_t n, uint32_t nregions, struct segment
 	if (ret)
 		return ret;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		ret = -errno;
+		unlink(path); /* a link put in its place: the link, not its target */
+		return ret;
+	}
 	/* Someone who can write the directory may have put another file in
 	 * its place: only ours, as we left it, is read. */
 	if (fstat(fd, &st))
