@@ -139,23 +139,27 @@ $(BUILD)/fvbpf: $(BUILD)/user/fvbpf.o $(CORE_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# fvbpf with test hooks (FVBPF_TEST_HOOKS) in user/inject.c only: the
-# --inject tests' stall knob.  The production binary has none.
-$(BUILD)/test-cli/user/inject.o: user/inject.c | $(SKELS)
+# fvbpf with test hooks (FVBPF_TEST_HOOKS) in these files only: the
+# --inject tests' stall knob, the --max-memory tests' slow writer.  The
+# production binary has none.
+HOOK_SRCS := user/inject.c user/writer_delay.c
+HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/test-cli/%.o)
+SAN_HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/asan/test-cli/%.o)
+$(BUILD)/test-cli/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -DFVBPF_TEST_HOOKS -c $< -o $@
 
-$(BUILD)/fvbpf-test: $(BUILD)/user/fvbpf.o $(filter-out $(BUILD)/user/inject.o,$(CORE_OBJS)) $(BUILD)/test-cli/user/inject.o
+$(BUILD)/fvbpf-test: $(BUILD)/user/fvbpf.o $(filter-out $(HOOK_SRCS:%.c=$(BUILD)/%.o),$(CORE_OBJS)) $(HOOK_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/asan/test-cli/user/inject.o: user/inject.c | $(SKELS)
+$(BUILD)/asan/test-cli/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) -DFVBPF_TEST_HOOKS -c $< -o $@
 
-$(BUILD)/asan/fvbpf-test: $(BUILD)/asan/user/fvbpf.o $(filter-out $(BUILD)/asan/user/inject.o,$(SAN_OBJS)) $(BUILD)/asan/test-cli/user/inject.o
+$(BUILD)/asan/fvbpf-test: $(BUILD)/asan/user/fvbpf.o $(filter-out $(HOOK_SRCS:%.c=$(BUILD)/asan/%.o),$(SAN_OBJS)) $(SAN_HOOK_OBJS)
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 

@@ -3,6 +3,7 @@
 #define FVBPF_ATTACH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "seg_output.h"
@@ -29,6 +30,7 @@ struct attach_opts {
 	double inject_timeout_s;   /* --inject-timeout */
 	const char *inject_lib;    /* --inject-lib: the library to load (default: beside fvbpf) */
 	enum trace_format format;  /* --format */
+	uint64_t max_memory;       /* --max-memory, bytes */
 };
 
 /* `fvbpf attach ...`: returns the process exit status. */

@@ -10,6 +10,7 @@
 #include "attach.h"
 #include "inject.h"
 #include "log.h"
+#include "mem_budget.h"
 #include "registry.h"
 
 enum {
@@ -26,6 +27,7 @@ enum {
 	OPT_INJECT_TIMEOUT,
 	OPT_INJECT_LIB,
 	OPT_FORMAT,
+	OPT_MAX_MEMORY,
 };
 
 /* The accepted ranges, as the README's Usage table lists them. */
@@ -85,6 +87,9 @@ static const struct argp_option attach_options[] = {
 	{ "format", OPT_FORMAT, "FORMAT", 0,
 	  "Trace file format: json (default, Chrome JSON), json.gz (the same gzipped) or pftrace "
 	  "(Perfetto's protobuf trace, several times smaller); summaries are always written", 0 },
+	{ "max-memory", OPT_MAX_MEMORY, "SIZE", 0,
+	  "Most memory fvbpf may use, with K, M or G (default 256M, at most 1024G); past its share "
+	  "closed segments wait on disk and a segment too big stops growing (counted)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeat for libbpf's own messages)", 0 },
 	{},
 };
@@ -209,6 +214,10 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 		if (parse_seconds(arg, INJECT_TIMEOUT_MIN, INJECT_TIMEOUT_MAX, &o->inject_timeout_s))
 			break;
 		return 0;
+	case OPT_MAX_MEMORY:
+		if (mem_parse_size(arg, &o->max_memory))
+			break;
+		return 0;
 	}
 	switch (key) {
 	case 'd':
@@ -237,6 +246,11 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 		log_error("invalid --inject-timeout '%s': give seconds from %g to %.0f, e.g. "
 			  "--inject-timeout 5", arg, INJECT_TIMEOUT_MIN, INJECT_TIMEOUT_MAX);
 		break;
+	case OPT_MAX_MEMORY:
+		log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an "
+			  "optional K, M or G suffix, e.g. --max-memory 512M", arg,
+			  MEM_MAX_MEMORY >> 30);
+		break;
 	}
 	return EINVAL;
 }
@@ -262,6 +276,7 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_WINDOW:
 	case OPT_WAIT:
 	case OPT_INJECT_TIMEOUT:
+	case OPT_MAX_MEMORY:
 		return parse_option(key, arg, o);
 	case OPT_INJECT:
 		o->inject = true;
@@ -336,7 +351,8 @@ static const struct argp attach_argp = {
 
 int attach_command(int argc, char **argv)
 {
-	struct attach_opts o = { .outdir = "./fvbpf-traces", .ringbuf_mb = 8, .gpu_wait_s = 2 };
+	struct attach_opts o = { .outdir = "./fvbpf-traces", .ringbuf_mb = 8, .gpu_wait_s = 2,
+				 .max_memory = MEM_DEFAULT };
 	int err;
 
 	argp_err_exit_status = 2;

@@ -27,7 +27,8 @@ static void submit_segment(struct session_target *t, struct segment *seg)
 	seg->gpu_missing = gpu_join_missing(seg);
 	t->gpu_missing += seg->gpu_missing;
 	gpu_join_forget(&t->gpu, seg);
-	if (seg_writer_submit(&t->session->writer, seg, &t->proc))
+	/* A spill that failed has said why (seg_writer.c). */
+	if (seg_writer_submit(&t->session->writer, seg, &t->proc) == -ENOMEM)
 		log_warn("out of memory queueing segment of pid %d", t->proc.pid);
 }
 
@@ -47,6 +48,9 @@ void gpu_hold_release(struct session_target *t, bool force)
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	size_t i = 0;
 
+	/* Over a third of --max-memory: what waits goes now (GPU records that
+	 * come later are counted late), as spilling one would lose them too. */
+	force = force || mem_pressure(&t->session->mem);
 	while (i < t->npending) {
 		if (!force && segment_waits(t, t->pending[i].seg) && now < t->pending[i].until) {
 			i++;
@@ -85,7 +89,8 @@ void gpu_hold_segment_closed(struct segment *seg, void *ctx)
 	/* Its GPU records come later (the agent flushes when the outermost
 	 * region ends), and the agent may not have said yet whether it runs:
 	 * wait for both, for a bounded time. */
-	if (!t->exited && segment_waits(t, seg) && hold_segment(t, seg) == 0)
+	if (!t->exited && !mem_pressure(&t->session->mem) && segment_waits(t, seg) &&
+	    hold_segment(t, seg) == 0)
 		return;
 	submit_segment(t, seg);
 }

@@ -147,30 +147,68 @@ static json_object *processes_json(struct session *s)
 	return arr;
 }
 
-static json_object *files_json(struct session *s)
+/* --max-memory: the bound, the budget it left, what was held and what the
+ * overload policy did (README, "Memory"). */
+static json_object *memory_json(struct session *s)
 {
-	json_object *arr = json_object_new_array(), *o;
-	struct written_segment *w;
-	size_t i;
+	json_object *o = json_object_new_object();
+	struct mem_budget *m = &s->mem;
 
-	for (i = 0; i < s->writer.ndone; i++) {
-		w = &s->writer.done[i];
-		o = json_object_new_object();
-		json_object_object_add(o, "pid", json_object_new_int(w->pid));
-		json_object_object_add(o, "rank", json_object_new_int(w->rank));
-		json_object_object_add(o, "restart", json_object_new_int((int)w->restart));
-		json_object_object_add(o, "region", json_string_obj(w->region < s->reg.count ?
-								    s->reg.defs[w->region].name : "?"));
-		json_object_object_add(o, "segment", json_object_new_uint64(w->seq));
-		json_object_object_add(o, "incomplete", json_object_new_boolean(w->incomplete));
-		json_object_object_add(o, "started_before_attach",
-				       json_object_new_boolean(w->started_before_attach));
-		json_object_object_add(o, "trace", json_string_obj(w->trace));
-		json_object_object_add(o, "summary_txt", json_string_obj(w->summary_txt));
-		json_object_object_add(o, "summary_json", json_string_obj(w->summary_json));
-		json_object_array_add(arr, o);
-	}
-	return arr;
+	json_object_object_add(o, "max_memory", json_object_new_uint64(m->max_memory));
+	json_object_object_add(o, "budget", json_object_new_uint64(m->budget));
+	json_object_object_add(o, "rss_after_setup", json_object_new_uint64(m->rss_setup));
+	json_object_object_add(o, "slack", json_object_new_uint64(m->slack));
+	json_object_object_add(o, "peak_rss", json_object_new_uint64(mem_rss_peak()));
+	json_object_object_add(o, "peak_segment_bytes", json_object_new_uint64(atomic_load(&m->peak)));
+	json_object_object_add(o, "segments_spilled",
+			       json_object_new_uint64(atomic_load(&m->segments_spilled)));
+	json_object_object_add(o, "bytes_spilled", json_object_new_uint64(atomic_load(&m->bytes_spilled)));
+	json_object_object_add(o, "segments_dropped_memory",
+			       json_object_new_uint64(atomic_load(&m->segments_dropped)));
+	json_object_object_add(o, "segments_truncated_by_memory",
+			       json_object_new_uint64(atomic_load(&m->segments_truncated)));
+	json_object_object_add(o, "events_over_limit_memory",
+			       json_object_new_uint64(atomic_load(&m->events_over_limit)));
+	return o;
+}
+
+/* One record of the written-segment index into "files". */
+struct files_out {
+	FILE *f;
+	size_t n;
+};
+
+static void file_record(json_object *rec, void *ctx)
+{
+	struct files_out *fo = ctx;
+
+	fprintf(fo->f, "%s    %s", fo->n++ ? ",\n" : "\n",
+		json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN |
+						     JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/*
+ * @root, then "files" streamed from the writer's index: the list grows with
+ * the run, so it is never held whole.  json-c's pretty form ends in "}":
+ * the list goes in before it.
+ */
+static int write_root_and_files(FILE *f, json_object *root, struct seg_index *ix)
+{
+	const char *txt = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							       JSON_C_TO_STRING_NOSLASHESCAPE);
+	struct files_out fo = { .f = f };
+	const char *end = strrchr(txt, '}');
+	int ret;
+
+	if (!end)
+		return -EINVAL;
+	while (end > txt && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	fwrite(txt, 1, (size_t)(end - txt), f);
+	fputs(",\n  \"files\": [", f);
+	ret = seg_index_each(ix, file_record, &fo);
+	fputs(fo.n ? "\n  ]\n}\n" : " ]\n}\n", f);
+	return ret;
 }
 
 /* What was not kept because the target drove fvbpf past a bound. */
@@ -248,7 +286,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(root, "processes", processes_json(s));
 	if (s->follow)
 		json_object_object_add(root, "followed", follow_json(s));
-	json_object_object_add(root, "files", files_json(s));
+	json_object_object_add(root, "memory", memory_json(s));
 
 	loss = json_object_new_object();
 	json_object_object_add(loss, "ringbuf_drops", json_object_new_uint64(s->skel->bss->ringbuf_drops));
@@ -274,10 +312,11 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 
 	ret = out_open(&of, o->outdir, "manifest.json");
 	if (!ret) {
-		fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-						     JSON_C_TO_STRING_NOSLASHESCAPE), of.f);
-		fputc('\n', of.f);
-		ret = out_commit(&of);
+		ret = write_root_and_files(of.f, root, &s->writer.index);
+		if (ret)
+			out_abort(&of);
+		else
+			ret = out_commit(&of);
 	}
 	json_object_put(root);
 	return ret;

@@ -51,18 +51,58 @@ static void report_agent_library(const struct session_target *st)
 	}
 }
 
+static bool rec_flag(json_object *rec, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(rec, key, &v) && json_object_get_boolean(v);
+}
+
+/* One written segment, from the writer's index (seg_index.h). */
+static void report_file(json_object *rec, void *ctx)
+{
+	json_object *v;
+
+	(void)ctx;
+	if (!json_object_object_get_ex(rec, "trace", &v))
+		return;
+	printf("  %s%s%s%s\n", json_object_get_string(v),
+	       rec_flag(rec, "started_before_attach") ? "  (started before attach)" : "",
+	       rec_flag(rec, "incomplete") ? "  (incomplete)" : "",
+	       rec_flag(rec, "truncated_by_memory") ? "  (truncated by --max-memory)" : "");
+}
+
+static double mib(uint64_t b)
+{
+	return (double)b / (1024.0 * 1024.0);
+}
+
+/* --max-memory: the bound, what was held, what the overload policy did. */
+static void report_memory(struct session *s)
+{
+	struct mem_budget *m = &s->mem;
+
+	printf("  memory: max %.1f MiB, budget for segments %.1f MiB (RSS after setup %.1f MiB, "
+	       "slack %.1f MiB), peak RSS %.1f MiB, peak in segments %.1f MiB; %llu segments "
+	       "spilled (%.1f MiB), %llu dropped, %llu truncated, %llu events over the limit\n",
+	       mib(m->max_memory), mib(m->budget), mib(m->rss_setup), mib(m->slack),
+	       mib(mem_rss_peak()), mib(atomic_load(&m->peak)),
+	       (unsigned long long)atomic_load(&m->segments_spilled),
+	       mib(atomic_load(&m->bytes_spilled)),
+	       (unsigned long long)atomic_load(&m->segments_dropped),
+	       (unsigned long long)atomic_load(&m->segments_truncated),
+	       (unsigned long long)atomic_load(&m->events_over_limit));
+}
+
 void report_print(struct session *s, const struct attach_opts *o)
 {
 	struct seg_writer *w = &s->writer;
+	size_t n = w->index.count;
 	unsigned int i;
-	size_t k;
 	int t;
 
-	printf("fvbpf: wrote %zu segment%s into %s\n", w->ndone, w->ndone == 1 ? "" : "s", o->outdir);
-	for (k = 0; k < w->ndone; k++)
-		printf("  %s%s%s\n", w->done[k].trace,
-		       w->done[k].started_before_attach ? "  (started before attach)" : "",
-		       w->done[k].incomplete ? "  (incomplete)" : "");
+	printf("fvbpf: wrote %zu segment%s into %s\n", n, n == 1 ? "" : "s", o->outdir);
+	seg_index_each(&w->index, report_file, NULL);
 	for (t = 0; t < s->ntargets; t++) {
 		struct session_target *st = &s->targets[t];
 
@@ -115,6 +155,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 	       (unsigned long long)s->bad_records, w->write_errors,
 	       (unsigned long long)s->kernels_unknown);
 	report_bounds(s);
+	report_memory(s);
 	for (i = 0; i < s->nrequested; i++)
 		if (!s->reg.defs[s->requested[i]].entered)
 			log_warn("region '%s' was never entered while attached: check the name and that "

@@ -2,17 +2,23 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gz_stream.h"
 #include "log.h"
 #include "output_files.h"
 #include "pftrace_writer.h"
 #include "seg_writer.h"
+#include "spill.h"
 #include "summary.h"
 #include "trace_writer.h"
+#include "writer_delay.h"
 
 struct seg_job {
-	struct segment *seg;
+	struct segment *seg;      /* NULL: spilled */
+	uint64_t spill;           /* its spill file's number */
+	uint64_t bytes;           /* charged while queued in memory */
+	uint32_t pid, seq;        /* for messages about a spilled one */
 	struct proc_target *proc;
 	struct seg_job *next;
 };
@@ -73,6 +79,7 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 	out->region = c->seg->region;
 	out->incomplete = c->seg->incomplete;
 	out->started_before_attach = c->seg->started_before_attach;
+	out->truncated_by_memory = c->seg->truncated_by_memory;
 	out_sanitize_name(region, sizeof(region), c->reg->defs[c->seg->region].name);
 	ret = seg_output_file_name(out->trace, sizeof(out->trace), "trace", c->proc, c->seg->seq,
 				   region, trace_format_name(c->format));
@@ -97,29 +104,69 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 	return ret;
 }
 
-static void process_job(struct seg_writer *w, struct seg_job *job)
+static void sleep_ms(unsigned int ms)
 {
-	struct seg_output_ctx c = { .seg = job->seg, .proc = job->proc, .reg = w->reg, .meta = w->meta,
-				    .knames = w->knames, .format = w->format };
-	struct written_segment ws, *d;
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* The segment of @job in memory again: read back if it was spilled. */
+static struct segment *job_segment(struct seg_writer *w, struct seg_job *job)
+{
+	struct segment *seg = job->seg;
 	int ret;
 
-	ret = seg_write_files(w->outdir, &c, &ws);
-	pthread_mutex_lock(&w->lock);
+	if (seg) {
+		pthread_mutex_lock(&w->lock);
+		w->queued_bytes -= job->bytes;
+		pthread_mutex_unlock(&w->lock);
+		return seg;
+	}
+	ret = spill_load(w->outdir, job->spill, (uint32_t)w->reg->count, &seg);
 	if (ret) {
+		if (w->mem)
+			atomic_fetch_add(&w->mem->segments_dropped, 1);
+		log_warn("cannot read back spilled segment %u of pid %u from %s: %s (changed or "
+			 "removed by someone else?); it is lost", job->seq, job->pid, w->outdir,
+			 ret == -EINVAL ? "not as written" : strerror(-ret));
+		return NULL;
+	}
+	seg->mem = w->mem;
+	if (w->mem)
+		mem_charge(w->mem, seg->bytes);
+	return seg;
+}
+
+static void process_job(struct seg_writer *w, struct seg_job *job)
+{
+	struct segment *seg = job_segment(w, job);
+	struct seg_output_ctx c = { .seg = seg, .proc = job->proc, .reg = w->reg, .meta = w->meta,
+				    .knames = w->knames, .format = w->format };
+	unsigned int delay = writer_delay_ms();
+	struct written_segment ws;
+	int ret, ir;
+
+	free(job);
+	if (!seg)
+		return;
+	if (delay)
+		sleep_ms(delay);
+	ret = seg_write_files(w->outdir, &c, &ws);
+	if (!ret && (ir = seg_index_add(&w->index, &ws, w->reg->defs[seg->region].name)))
+		log_warn("cannot list segment %u of pid %d for the manifest: %s", seg->seq, seg->pid,
+			 strerror(-ir));
+	if (ret) {
+		pthread_mutex_lock(&w->lock);
 		if (!w->write_errors++)
 			w->first_error = ret;
-	} else if ((d = realloc(w->done, (w->ndone + 1) * sizeof(*d)))) {
-		w->done = d;
-		w->done[w->ndone++] = ws;
-	}
-	pthread_mutex_unlock(&w->lock);
-	if (ret)
-		log_warn("cannot write segment %u of pid %d into %s: %s%s", job->seg->seq,
-			 job->seg->pid, w->outdir, strerror(-ret),
+		pthread_mutex_unlock(&w->lock);
+		log_warn("cannot write segment %u of pid %d into %s: %s%s", seg->seq, seg->pid,
+			 w->outdir, strerror(-ret),
 			 ret == -ENOSPC ? " (disk full: free space or choose another -o)" : "");
-	segment_free(job->seg);
-	free(job);
+	}
+	segment_free(seg);
 }
 
 static void *writer_main(void *arg)
@@ -157,6 +204,9 @@ int seg_writer_start(struct seg_writer *w, const char *outdir, const struct regi
 	w->knames = knames;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
+	err = seg_index_open(&w->index, outdir);
+	if (err)
+		return err;
 	err = pthread_create(&w->thread, NULL, writer_main, w);
 	if (err)
 		return -err;
@@ -164,9 +214,47 @@ int seg_writer_start(struct seg_writer *w, const char *outdir, const struct regi
 	return 0;
 }
 
+/* Would @bytes more in the queue pass its share of --max-memory?  If
+ * not, they are counted in. */
+static bool queue_takes(struct seg_writer *w, uint64_t bytes)
+{
+	bool ok;
+
+	pthread_mutex_lock(&w->lock);
+	ok = !w->mem || !w->mem->budget || w->queued_bytes + bytes <= mem_share(w->mem);
+	if (ok)
+		w->queued_bytes += bytes;
+	pthread_mutex_unlock(&w->lock);
+	return ok;
+}
+
+/* Out of memory's way: to a spill file, or dropped when that fails. */
+static int spill_job(struct seg_writer *w, struct seg_job *job)
+{
+	uint64_t size = 0;
+	int ret;
+
+	job->spill = w->next_spill++;
+	ret = spill_save(w->outdir, job->spill, job->seg, &size);
+	if (!ret) {
+		atomic_fetch_add(&w->mem->segments_spilled, 1);
+		atomic_fetch_add(&w->mem->bytes_spilled, size);
+	} else {
+		atomic_fetch_add(&w->mem->segments_dropped, 1);
+		log_warn("segment %u of pid %u dropped: over --max-memory and it cannot be spilled to "
+			 "%s: %s%s", job->seq, job->pid, w->outdir, strerror(-ret),
+			 ret == -ENOSPC || ret == -EDQUOT ? " (disk full: free space or use -o elsewhere)" :
+			 " (use -o elsewhere or raise --max-memory)");
+	}
+	segment_free(job->seg);
+	job->seg = NULL;
+	return ret;
+}
+
 int seg_writer_submit(struct seg_writer *w, struct segment *seg, struct proc_target *proc)
 {
 	struct seg_job *job = calloc(1, sizeof(*job));
+	int ret;
 
 	if (!job) {
 		segment_free(seg);
@@ -174,6 +262,13 @@ int seg_writer_submit(struct seg_writer *w, struct segment *seg, struct proc_tar
 	}
 	job->seg = seg;
 	job->proc = proc;
+	job->pid = seg->pid;
+	job->seq = seg->seq;
+	job->bytes = seg->bytes;
+	if (!queue_takes(w, job->bytes) && (ret = spill_job(w, job))) {
+		free(job);
+		return ret;
+	}
 	pthread_mutex_lock(&w->lock);
 	if (w->tail)
 		w->tail->next = job;
@@ -200,8 +295,7 @@ void seg_writer_stop(struct seg_writer *w)
 void seg_writer_free(struct seg_writer *w)
 {
 	seg_writer_stop(w);
-	free(w->done);
-	w->done = NULL;
+	seg_index_close(&w->index);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
 }

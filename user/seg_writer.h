@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "mem_budget.h"
+#include "seg_index.h"
 #include "seg_output.h"
 
 struct written_segment {
@@ -20,6 +22,7 @@ struct written_segment {
 	uint32_t region;
 	bool incomplete;
 	bool started_before_attach;
+	bool truncated_by_memory;
 	char trace[256];
 	char summary_txt[256];
 	char summary_json[256];
@@ -38,16 +41,25 @@ struct seg_writer {
 	pthread_cond_t cond;
 	struct seg_job *head, *tail;
 	bool stopping, started;
+	/* --max-memory (set before the first submit; NULL: not limited) */
+	struct mem_budget *mem;
+	uint64_t queued_bytes;    /* of the closed segments queued in memory */
+	uint64_t next_spill;      /* number of the next spill file */
 	/* results, read after seg_writer_stop() */
-	struct written_segment *done;
-	size_t ndone;
+	struct seg_index index;   /* the segments written, on disk */
 	unsigned int write_errors;
 	int first_error;          /* -errno of the first failed write */
 };
 
 int seg_writer_start(struct seg_writer *w, const char *outdir, const struct region_registry *reg,
 		     const struct session_meta *meta, struct name_table *knames);
-/* Takes ownership of @seg; @proc must outlive the writer. */
+/*
+ * Takes ownership of @seg; @proc must outlive the writer.  Called by the
+ * consumer, never waits for the writer: when the closed segments queued in
+ * memory would pass their share of --max-memory, @seg is spilled to disk
+ * (spill.c) and read back when its turn comes; when that fails it is
+ * dropped and counted (-ENOSPC or the spill's error).
+ */
 int seg_writer_submit(struct seg_writer *w, struct segment *seg, struct proc_target *proc);
 /* Write everything queued, then join the thread. */
 void seg_writer_stop(struct seg_writer *w);

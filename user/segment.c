@@ -22,11 +22,59 @@ void segment_free(struct segment *seg)
 {
 	if (!seg)
 		return;
+	if (seg->mem)
+		mem_release(seg->mem, seg->bytes);
 	free(seg->slices);
 	free(seg->calls);
 	free(seg->gpu);
 	free(seg->ops);
 	free(seg);
+}
+
+uint64_t segment_bytes(const struct segment *seg)
+{
+	return sizeof(*seg) + (uint64_t)seg->cap * sizeof(*seg->slices) +
+	       (uint64_t)seg->capcalls * sizeof(*seg->calls) +
+	       (uint64_t)seg->capgpu * sizeof(*seg->gpu) + (uint64_t)seg->capops * sizeof(*seg->ops);
+}
+
+/*
+ * grow_one() within the segment's share of --max-memory.  Past it the
+ * array stops growing for good (-ENOSPC, the segment marked): a segment
+ * that resumed later would hide a hole in the middle of its trace.  The
+ * first block of each array is always granted: a segment must be able to
+ * hold its outermost slice.
+ */
+static int seg_grow(struct segment *seg, void *v, size_t n, size_t *cap, size_t size, size_t first)
+{
+	void **p = v, *nv;
+	size_t ncap;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : first;
+	if (seg->mem && *cap) {
+		ncap = seg->truncated_by_memory ? 0 : mem_grant(seg->mem, seg->bytes, *cap, ncap, size);
+		if (!ncap) {
+			if (!seg->truncated_by_memory)
+				atomic_fetch_add(&seg->mem->segments_truncated, 1);
+			seg->truncated_by_memory = true;
+			atomic_fetch_add(&seg->mem->events_over_limit, 1);
+			return -ENOSPC;
+		}
+	} else if (seg->mem) {
+		mem_charge(seg->mem, (uint64_t)ncap * size);
+	}
+	nv = realloc(*p, ncap * size);
+	if (!nv) {
+		if (seg->mem)
+			mem_release(seg->mem, (uint64_t)(ncap - *cap) * size);
+		return -ENOMEM;
+	}
+	seg->bytes += (uint64_t)(ncap - *cap) * size;
+	*p = nv;
+	*cap = ncap;
+	return 0;
 }
 
 static bool region_enabled(const struct seg_tracker *t, uint32_t region)
@@ -95,8 +143,10 @@ static int add_slice(struct segment *seg, uint32_t tid, uint32_t region, uint64_
 {
 	struct seg_slice *s;
 
-	if (grow_one(&seg->slices, seg->nslices, &seg->cap, sizeof(*s), 16))
-		return -ENOMEM;
+	int err = seg_grow(seg, &seg->slices, seg->nslices, &seg->cap, sizeof(*s), 16);
+
+	if (err)
+		return err;
 	s = &seg->slices[seg->nslices];
 	memset(s, 0, sizeof(*s));
 	s->tid = tid;
@@ -145,6 +195,10 @@ static int open_segment(struct seg_tracker *t, uint32_t region, uint64_t ts, boo
 	t->cur->start_ns = ts;
 	t->cur->started_before_attach = before_attach;
 	t->cur->limits = t->limits;
+	t->cur->bytes = sizeof(*t->cur);
+	t->cur->mem = t->mem;
+	if (t->mem)
+		mem_charge(t->mem, t->cur->bytes);
 	if (!before_attach)
 		t->counted++;
 	return 0;
@@ -170,18 +224,21 @@ static int begin_slice(struct seg_tracker *t, uint32_t tid, uint32_t region, uin
 		return err == -ENOSPC ? 0 : err;
 	if (!t->cur && (err = open_segment(t, region, ts, before_attach)))
 		return err;
-	if (t->cur->nslices >= seg_limit(t->limits.slices, SEG_MAX_SLICES)) {
+	if (t->cur->nslices >= seg_limit(t->limits.slices, SEG_MAX_SLICES))
+		err = -ENOSPC;
+	else
+		err = add_slice(t->cur, tid, region, ts, (uint32_t)th->depth, &idx);
+	if (err == -ENOSPC) { /* the slice limit, or --max-memory */
 		th->lost++;
 		t->cur->slices_dropped++;
 		return 0;
 	}
-	if (ts < t->cur->start_ns)
-		t->cur->start_ns = ts; /* another thread's region predates it */
-	err = add_slice(t->cur, tid, region, ts, (uint32_t)th->depth, &idx);
 	if (!err)
 		err = push_index(th, idx);
 	if (err)
 		return err;
+	if (ts < t->cur->start_ns)
+		t->cur->start_ns = ts; /* another thread's region predates it */
 	if (before_attach)
 		t->cur->slices[idx].flags |= SLICE_BEFORE_ATTACH;
 	t->depth++;
@@ -268,6 +325,7 @@ void seg_tracker_free(struct seg_tracker *t)
 int seg_add_call(struct seg_tracker *t, const struct api_call *c)
 {
 	struct segment *seg = t->cur;
+	int err;
 
 	if (!seg)
 		return -ENOENT;
@@ -275,32 +333,47 @@ int seg_add_call(struct seg_tracker *t, const struct api_call *c)
 		seg->calls_dropped++;
 		return -ENOSPC;
 	}
-	if (grow_one(&seg->calls, seg->ncalls, &seg->capcalls, sizeof(*c), 64))
-		return -ENOMEM;
+	err = seg_grow(seg, &seg->calls, seg->ncalls, &seg->capcalls, sizeof(*c), 64);
+	if (err == -ENOSPC)
+		seg->calls_dropped++;
+	if (err)
+		return err;
 	seg->calls[seg->ncalls++] = *c;
 	return 0;
 }
 
 long seg_add_op(struct segment *seg, const struct torch_call *op)
 {
+	int err;
+
 	if (seg->nops >= SEG_MAX_OPS) {
 		seg->ops_dropped++;
 		return -ENOSPC;
 	}
-	if (grow_one(&seg->ops, seg->nops, &seg->capops, sizeof(*op), 256))
-		return -ENOMEM;
+	err = seg_grow(seg, &seg->ops, seg->nops, &seg->capops, sizeof(*op), 256);
+
+	if (err == -ENOSPC)
+		seg->ops_dropped++;
+	if (err)
+		return err;
 	seg->ops[seg->nops] = *op;
 	return (long)seg->nops++;
 }
 
 int seg_add_gpu(struct segment *seg, const struct gpu_activity *a)
 {
+	int err;
+
 	if (seg->ngpu >= seg_limit(seg->limits.gpu, SEG_MAX_GPU)) {
 		seg->gpu_dropped++;
 		return -ENOSPC;
 	}
-	if (grow_one(&seg->gpu, seg->ngpu, &seg->capgpu, sizeof(*a), 64))
-		return -ENOMEM;
+	err = seg_grow(seg, &seg->gpu, seg->ngpu, &seg->capgpu, sizeof(*a), 64);
+
+	if (err == -ENOSPC)
+		seg->gpu_dropped++;
+	if (err)
+		return err;
 	seg->gpu[seg->ngpu++] = *a;
 	return 0;
 }

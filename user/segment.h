@@ -14,6 +14,7 @@
 
 #include "cuda_api.h"
 #include "gpu_join.h"
+#include "mem_budget.h"
 #include "registry.h"
 
 /*
@@ -86,6 +87,12 @@ struct segment {
 	struct torch_call *ops;       /* torch calls, in entry order */
 	size_t nops, capops;
 	uint64_t ops_dropped;         /* past SEG_MAX_OPS */
+	/* --max-memory: what its arrays hold, charged to @mem (NULL: not
+	 * counted); past its share of the budget the arrays stop growing and
+	 * what does not fit is counted in the *_dropped fields above. */
+	struct mem_budget *mem;
+	uint64_t bytes;               /* the struct and its arrays' capacity */
+	bool truncated_by_memory;
 };
 
 struct seg_thread {
@@ -115,6 +122,7 @@ struct seg_tracker {
 	uint64_t calls_dropped;
 	uint64_t thread_events_dropped; /* events of threads past limits.threads */
 	const struct region_registry *reg;
+	struct mem_budget *mem;   /* charged for its segments; NULL: not counted */
 	seg_close_fn on_close;    /* takes ownership of the segment */
 	void *ctx;
 };
@@ -148,6 +156,9 @@ static inline size_t seg_limit(size_t v, size_t def)
 /* Scopes of @seg whose name was cut (TORCH_CALL_NAME_CUT). */
 size_t seg_scopes_cut(const struct segment *seg);
 bool seg_tracker_done(const struct seg_tracker *t);
+/* Free @seg and release what it was charged. */
 void segment_free(struct segment *seg);
+/* Bytes of @seg's arrays at their capacity, and of the struct. */
+uint64_t segment_bytes(const struct segment *seg);
 
 #endif /* FVBPF_SEGMENT_H */

@@ -278,6 +278,26 @@ void session_free(struct session *s)
 	free(s->torch_copy);
 }
 
+/*
+ * --max-memory: what is left for segments once everything else is set up
+ * (BTF, skeleton, probes, symbol tables read so far).  Too little is a
+ * usage error, said before a single event is traced.
+ */
+static int session_memory_setup(struct session *s, const struct attach_opts *o)
+{
+	uint64_t mib = 1ULL << 20;
+
+	if (!mem_budget_setup(&s->mem, o->max_memory, (uint64_t)o->ringbuf_mb * mib))
+		return 0;
+	log_error("--max-memory %llu MiB leaves %llu MiB for segments: fvbpf holds %llu MiB (RSS) "
+		  "after setup plus %llu MiB for buffers, and segments need %llu MiB; give at least "
+		  "--max-memory %lluM", (unsigned long long)(o->max_memory / mib),
+		  (unsigned long long)(s->mem.budget / mib), (unsigned long long)(s->mem.rss_setup / mib),
+		  (unsigned long long)(s->mem.slack / mib), (unsigned long long)(MEM_MIN_BUDGET / mib),
+		  (unsigned long long)((s->mem.rss_setup + s->mem.slack + MEM_MIN_BUDGET) / mib + 1));
+	return -ENOSPC;
+}
+
 /* --inject: the library to load, found before anything is attached. */
 static int session_inject_setup(struct session *s, const struct attach_opts *o)
 {
@@ -300,8 +320,10 @@ int attach_run(const struct attach_opts *o)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session s = { .epfd = -1 };
 	char err[512];
-	int i, ret = 1;
+	int i, ret = 1, werr;
 
+	/* Before the first big allocation: see mem_tune_malloc(). */
+	mem_tune_malloc();
 	bpf_setup_log();
 	name_table_init(&s.knames);
 	torch_table_init(&s.torch, &s.knames);
@@ -335,11 +357,13 @@ int attach_run(const struct attach_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (seg_writer_start(&s.writer, o->outdir, &s.reg, &s.meta, &s.knames)) {
-		log_error("cannot start the writer thread");
+	werr = seg_writer_start(&s.writer, o->outdir, &s.reg, &s.meta, &s.knames);
+	if (werr) {
+		log_error("cannot start the writer in %s: %s", o->outdir, strerror(-werr));
 		goto cleanup;
 	}
 	s.writer.format = o->format; /* before any segment is submitted */
+	s.writer.mem = &s.mem;
 	s.rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), events_ring_cb, &s, NULL);
 	if (!s.rb) {
 		log_error("cannot open the ring buffer: %s", strerror(errno));
@@ -355,6 +379,8 @@ int attach_run(const struct attach_opts *o)
 		goto cleanup;
 	}
 	if (s.follow && follow_start(&s))
+		goto cleanup;
+	if (session_memory_setup(&s, o))
 		goto cleanup;
 	log_info("tracing %u region%s in %d process%s into %s; Ctrl-C to stop", s.nrequested,
 		 s.nrequested == 1 ? "" : "s", s.ntargets, s.ntargets == 1 ? "" : "es", o->outdir);

@@ -109,6 +109,7 @@ struct session {
 	struct follow *follow;            /* --children, --match (follow.c) */
 	struct bpf_link *tree_links[3];   /* fork, exec, exit tracepoints */
 	struct seg_writer writer;
+	struct mem_budget mem;      /* --max-memory */
 	struct session_meta meta;
 	uint64_t bad_records;   /* records of unknown type, version or process */
 	bool api_probes;        /* CUDA/NCCL call probes loaded */

@@ -20,8 +20,9 @@
 #include "proc_info.h"
 #include "stale_tmp.h"
 
-/* What out_open() and outdir_prepare() name their temporary files. */
-static const char *const tmp_prefixes[] = { ".trace_", ".summary_", ".manifest.json" };
+/* What out_open() and outdir_prepare() name their temporary files, and
+ * spill files (spill.c). */
+static const char *const tmp_prefixes[] = { ".trace_", ".summary_", ".manifest.json", ".spill_" };
 #define TMP_MARK ".tmp."
 #define PROBE_PREFIX ".fvbpf-write-test."
 

@@ -321,6 +321,9 @@ static void header_lines(FILE *f, const struct seg_output_ctx *c)
 			(unsigned long long)seg->slices_dropped, seg->limits.slices,
 			(unsigned long long)seg->calls_dropped, seg->limits.calls,
 			(unsigned long long)seg->gpu_dropped, seg->limits.gpu);
+	if (seg->truncated_by_memory)
+		fprintf(f, "TRUNCATED BY --max-memory: the segment reached its share of the memory "
+			"budget; later events are counted above, not recorded\n");
 }
 
 static void row_line(FILE *f, const struct summary *s, const struct summary_row *r)
@@ -427,6 +430,8 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 	json_object_object_add(m, "unbalanced_region_ends", json_object_new_uint64(seg->unbalanced));
 	json_object_object_add(m, "forced_region_closes", json_object_new_uint64(seg->forced));
 	json_object_object_add(m, "over_limits", over_limits_json(seg));
+	json_object_object_add(m, "truncated_by_memory",
+			       json_object_new_boolean(seg->truncated_by_memory));
 	json_object_object_add(m, "torch_calls", json_object_new_uint64(seg->nops));
 	json_object_object_add(m, "torch_calls_over_limit", json_object_new_uint64(seg->ops_dropped));
 	json_object_object_add(m, "torch_scope_names_cut", json_object_new_uint64(seg_scopes_cut(seg)));

@@ -419,6 +419,7 @@ void target_init(struct session_target *t, unsigned int max_segments)
 		target_no_links(t); /* built by hand (tests): no target_open() */
 	seg_tracker_init(&t->tracker, (uint32_t)t->proc.pid, &s->reg, gpu_hold_segment_closed, t);
 	t->tracker.max_segments = max_segments;
+	t->tracker.mem = &s->mem;
 	gpu_join_init(&t->gpu, &s->knames, gpu_hold_find, t);
 	snprintf(t->gpu_status, sizeof(t->gpu_status), "no word from the in-process agent");
 }

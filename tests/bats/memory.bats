@@ -1,0 +1,194 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# --max-memory: fvbpf's RSS stays under the bound at any event rate,
+# segment size and segment count; a writer that falls behind makes closed
+# segments wait on disk (nothing lost), a segment too big for its share
+# stops growing (counted, marked).  RSS is measured by GNU time around
+# fvbpf, independently of fvbpf's own figure.
+
+load helpers
+
+FLOOD=$BUILD/tests/event_flood
+FVT=$(dirname "$FVBPF")/fvbpf-test
+REGIONS=training_train_one_step,training_forward
+
+setup() {
+	common_setup
+	TIME_OUT=$BATS_TEST_TMPDIR/time.out
+	TIME_PID=
+}
+teardown() {
+	[ -n "${TIME_PID:-}" ] && kill -KILL "$TIME_PID" 2>/dev/null
+	common_teardown
+}
+
+# start_timed BIN ARGS...: `BIN attach ARGS` under GNU time (peak RSS in
+# TIME_OUT, in KiB); FV_PID is fvbpf itself: time ignores SIGINT.
+start_timed() {
+	local bin=$1
+	shift
+	/usr/bin/time -f '%M' -o "$TIME_OUT" "$bin" attach "$@" >"$FV_OUT" 2>"$FV_ERR" &
+	TIME_PID=$!
+	wait_for grep -q 'fvbpf: tracing' "$FV_ERR" || { cat "$FV_ERR" >&2; return 1; }
+	FV_PID=$(pgrep -P "$TIME_PID")
+	[ -n "$FV_PID" ]
+}
+
+# stop_timed: SIGINT fvbpf, wait up to 60 s (the slow writer drains), set
+# FV_STATUS and PEAK_KB.
+stop_timed() {
+	local i
+	kill -INT "$FV_PID"
+	for i in $(seq 600); do
+		kill -0 "$FV_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	FV_STATUS=0
+	wait "$TIME_PID" || FV_STATUS=$?
+	TIME_PID=
+	FV_PID=
+	PEAK_KB=$(tail -n1 "$TIME_OUT")
+}
+
+# flood ARGS...: event_flood, attached with start_timed's ARGS after --,
+# run for its seconds, then fvbpf stopped.
+flood_run() {
+	local bin=$1
+	shift
+	local wl_args=()
+	while [ "$1" != -- ]; do wl_args+=("$1"); shift; done
+	shift
+	start_workload "$WL_LOG" "$FLOOD" --wait-signal "${wl_args[@]}"
+	start_timed "$bin" -p "$WL_PID" -o "$OUT" -r "$REGIONS" "$@"
+	kill -USR1 "$WL_PID"
+	wait_for grep -q '^emitted' "$WL_LOG"
+	stop_timed
+	cat "$FV_ERR"; tail -n 4 "$FV_OUT"   # shown when the test fails
+	[ "$FV_STATUS" -eq 0 ]
+	EMIT_STEPS=$(sed -n 's/^emitted steps=\([0-9]*\).*/\1/p' "$WL_LOG")
+	EMIT_PAIRS=$(sed -n 's/^emitted .*pairs=\([0-9]*\).*/\1/p' "$WL_LOG")
+}
+
+# manifest KEY...: a value of manifest.json, e.g. manifest memory peak_rss
+manifest() {
+	python3 - "$OUT/manifest.json" "$@" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2:]:
+    v = v[k]
+print(v)
+PY
+}
+
+# The bound held, and fvbpf's own peak agrees with GNU time's (within 5 %
+# or 4 MiB: time reads it after the manifest was written).
+check_rss() { # max_bytes
+	local mine=$(( $(manifest memory peak_rss) / 1024 )) diff
+	echo "# peak RSS: time ${PEAK_KB} KiB, fvbpf ${mine} KiB, bound $(( $1 / 1024 )) KiB; spilled $(manifest memory segments_spilled), over limit $(manifest memory events_over_limit_memory), peak in segments $(( $(manifest memory peak_segment_bytes) / 1024 )) KiB" >&3
+	[ "$PEAK_KB" -lt $(( $1 / 1024 )) ]
+	diff=$(( PEAK_KB > mine ? PEAK_KB - mine : mine - PEAK_KB ))
+	[ "$diff" -le $(( PEAK_KB / 20 > 4096 ? PEAK_KB / 20 : 4096 )) ]
+}
+
+no_spill_files() {
+	run bash -c "ls -A '$OUT' | grep -c '^\.spill_\|^\.segments'"
+	assert_output "0"
+}
+
+# The smallest --max-memory the budget rule allows for this build, from
+# fvbpf's own refusal of 1M (plus 4 MiB for what setup's RSS varies).
+smallest_max_memory() {
+	local bin=$1 n
+	start_workload "$WL_LOG.min" "$FLOOD" --wait-signal --seconds 1
+	run "$bin" attach -p "$WL_PID" -r "$REGIONS" -o "$OUT.min" --max-memory 1M
+	assert_failure 1
+	n=$(sed -n 's/.*give at least --max-memory \([0-9]*\)M$/\1/p' <<<"$output")
+	[ -n "$n" ]
+	kill -TERM "$WL_PID"
+	echo $(( n + 4 ))
+}
+
+@test "memory: a million events a second, every pair a slice, RSS under the default bound" {
+	flood_run "$FVBPF" --threads 2 --pairs 5000 --seconds 3 --
+	run python3 "$CHECK" "$OUT"
+	echo "$output"
+	assert_success
+	[ "$(manifest loss ringbuf_drops)" -eq 0 ]
+	[ "$(chk_count 'region training_forward' "$output")" -eq "$EMIT_PAIRS" ]
+	[ "$(chk_count segments "$output")" -eq "$EMIT_STEPS" ]
+	[ "$EMIT_PAIRS" -ge 1000000 ]
+	check_rss $(( 256 << 20 ))
+	[ "$(manifest memory max_memory)" -eq $(( 256 << 20 )) ]
+	grep -q '^  memory: max 256.0 MiB, budget for segments ' "$FV_OUT"
+	no_spill_files
+}
+
+@test "memory: a writer that falls behind spills, nothing is lost, RSS under a small bound" {
+	local max
+	max=$(smallest_max_memory "$FVT")
+	FVBPF_TEST_WRITER_DELAY_MS=15 flood_run "$FVT" --threads 2 --pairs 5000 --seconds 3 -- \
+		--max-memory "${max}M"
+	run python3 "$CHECK" "$OUT"
+	echo "$output"
+	assert_success
+	[ "$(manifest loss ringbuf_drops)" -eq 0 ]
+	[ "$(chk_count 'region training_forward' "$output")" -eq "$EMIT_PAIRS" ]
+	[ "$(chk_count segments "$output")" -eq "$EMIT_STEPS" ]
+	[ "$(manifest memory segments_spilled)" -gt 0 ]
+	[ "$(manifest memory bytes_spilled)" -gt 0 ]
+	[ "$(manifest memory segments_dropped_memory)" -eq 0 ]
+	[ "$(manifest memory events_over_limit_memory)" -eq 0 ]
+	grep -Eq '^  memory: .* [1-9][0-9]* segments spilled \([0-9.]+ MiB\), 0 dropped' "$FV_OUT"
+	check_rss $(( max << 20 ))
+	no_spill_files
+}
+
+@test "memory: one huge segment stops growing at its share, counted and marked" {
+	local max
+	max=$(smallest_max_memory "$FVBPF")
+	flood_run "$FVBPF" --threads 2 --pairs 0 --seconds 3 -- --max-memory "${max}M"
+	run python3 "$CHECK" "$OUT"
+	echo "$output"
+	assert_success
+	[ "$(chk_count segments "$output")" -eq 1 ]
+	run python3 - "$OUT" "$EMIT_PAIRS" <<'PY'
+import glob, json, sys
+out, pairs = sys.argv[1], int(sys.argv[2])
+m = json.load(open(out + "/manifest.json"))
+[f] = m["files"]
+assert f["truncated_by_memory"], f
+s = json.load(open(out + "/" + f["summary_json"]))
+meta = s.get("metadata", s)
+t = json.load(open(out + "/" + f["trace"]))
+fwd = sum(1 for e in t["traceEvents"]
+          if e.get("ph") == "X" and e.get("name") == "fvbpf.region::training_forward")
+dropped = t["otherData"]["over_limits"]["slices"]
+print("slices", fwd, "over_limit", dropped, "pairs", pairs)
+assert dropped > 0
+# the step's own slice is the one more begin
+assert fwd + dropped == pairs, (fwd, dropped, pairs)
+assert m["memory"]["events_over_limit_memory"] > 0
+assert m["memory"]["segments_truncated_by_memory"] == 1
+PY
+	echo "$output"
+	assert_success
+	grep -q 'truncated by --max-memory' "$FV_OUT"
+	check_rss $(( max << 20 ))
+}
+
+@test "memory: --max-memory errors name the option and what it accepts" {
+	local a
+	for a in 12X 0 0M -1 1.5G '' 2000G 5MB; do
+		run "$FVBPF" attach -p 1 -r training_forward --max-memory "$a"
+		assert_failure 2
+		assert_output "fvbpf: error: invalid --max-memory '$a': give a size from 1 byte to 1024G with an optional K, M or G suffix, e.g. --max-memory 512M"
+	done
+}
+
+@test "memory: a bound below what fvbpf needs is refused with the RSS and the option" {
+	start_workload "$WL_LOG" "$FLOOD" --wait-signal --seconds 1
+	run "$FVBPF" attach -p "$WL_PID" -r "$REGIONS" -o "$OUT" --max-memory 16M
+	assert_failure 1
+	assert_output --regexp "fvbpf: error: --max-memory 16 MiB leaves 0 MiB for segments: fvbpf holds [0-9]+ MiB \(RSS\) after setup plus [0-9]+ MiB for buffers, and segments need 8 MiB; give at least --max-memory [0-9]+M"
+	refute_output --partial "tracing"
+}

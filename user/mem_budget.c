@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <ctype.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "mem_budget.h"
+
+/* Big enough for small objects to stay in the heap, small enough that a
+ * segment's arrays (grown by doubling) soon live in their own mappings. */
+#define MMAP_THRESHOLD (128 * 1024)
+#define ARENA_MAX 2  /* the consumer and the writer */
+
+int mem_parse_size(const char *arg, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!isdigit((unsigned char)*arg))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno)
+		return -ERANGE;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end && end[1])
+		return -EINVAL;
+	if (!v || v > (MEM_MAX_MEMORY >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+void mem_tune_malloc(void)
+{
+	/* A fixed threshold also stops glibc raising it after each free of a
+	 * mapped chunk, which would move later big arrays back into the heap,
+	 * whose top is rarely given back. */
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+	mallopt(M_ARENA_MAX, ARENA_MAX);
+}
+
+uint64_t mem_rss_now(void)
+{
+	unsigned long long size, resident;
+	FILE *f = fopen("/proc/self/statm", "re");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%llu %llu", &size, &resident);
+	fclose(f);
+	return n == 2 ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+uint64_t mem_rss_peak(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)ru.ru_maxrss * 1024; /* Linux: kilobytes */
+}
+
+int mem_budget_setup(struct mem_budget *m, uint64_t max_memory, uint64_t ringbuf_bytes)
+{
+	uint64_t used;
+
+	m->max_memory = max_memory;
+	m->rss_setup = mem_rss_now();
+	/* The consumer maps the ring's data pages twice (wrap-around), and
+	 * both count in RSS once touched. */
+	m->slack = MEM_SLACK + 2 * ringbuf_bytes;
+	used = m->rss_setup + m->slack;
+	m->budget = max_memory > used ? max_memory - used : 0;
+	return m->budget >= MEM_MIN_BUDGET ? 0 : -ENOSPC;
+}
+
+static void note_peak(struct mem_budget *m, uint64_t now)
+{
+	uint64_t p = atomic_load(&m->peak);
+
+	while (now > p && !atomic_compare_exchange_weak(&m->peak, &p, now))
+		;
+}
+
+void mem_charge(struct mem_budget *m, uint64_t bytes)
+{
+	note_peak(m, atomic_fetch_add(&m->held, bytes) + bytes);
+}
+
+void mem_release(struct mem_budget *m, uint64_t bytes)
+{
+	atomic_fetch_sub(&m->held, bytes);
+}
+
+uint64_t mem_share(const struct mem_budget *m)
+{
+	return m->budget / 3;
+}
+
+bool mem_pressure(struct mem_budget *m)
+{
+	return m->budget && atomic_load(&m->held) > mem_share(m);
+}
+
+/* Only the consumer charges while it checks (the writer releases, or
+ * charges a spilled segment it reads back, within its own third), so a
+ * check and a charge need no lock. */
+size_t mem_grant(struct mem_budget *m, uint64_t seg_bytes, size_t cap, size_t want, size_t size)
+{
+	uint64_t held = atomic_load(&m->held), room, seg_room;
+	size_t ncap;
+
+	if (!m->budget) {
+		mem_charge(m, (uint64_t)(want - cap) * size);
+		return want;
+	}
+	room = held < m->budget ? m->budget - held : 0;
+	seg_room = seg_bytes < mem_share(m) ? mem_share(m) - seg_bytes : 0;
+	if (seg_room < room)
+		room = seg_room;
+	ncap = (uint64_t)(want - cap) * size <= room ? want : cap + (size_t)(room / size);
+	if (ncap <= cap)
+		return 0;
+	mem_charge(m, (uint64_t)(ncap - cap) * size);
+	return ncap;
+}

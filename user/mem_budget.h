@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * --max-memory: what fvbpf may hold.  The bytes of segment arrays (open
+ * segments, closed ones queued for the writer, the one being written) are
+ * charged to one counter; the consumer charges as arrays grow, whichever
+ * thread frees a segment releases it.  The budget is split in thirds: one
+ * open segment, the closed ones queued in memory, the one being written.
+ */
+#ifndef FVBPF_MEM_BUDGET_H
+#define FVBPF_MEM_BUDGET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MEM_DEFAULT (256ULL << 20)
+#define MEM_MAX_MEMORY (1ULL << 40)     /* 1 TiB: far past any machine's need */
+#define MEM_MIN_BUDGET (8ULL << 20)     /* below this segments would be cut at once */
+/* What fvbpf allocates besides segment arrays once attached: the writer's
+ * formatting state and stdio buffers, summaries, name tables, thread
+ * stacks, allocator slack.  The ring buffer's pages are added on top. */
+#define MEM_SLACK (24ULL << 20)
+
+struct mem_budget {
+	uint64_t max_memory;        /* --max-memory */
+	uint64_t rss_setup;         /* fvbpf's RSS once attached */
+	uint64_t slack;             /* MEM_SLACK plus the ring buffer */
+	uint64_t budget;            /* for segment arrays; 0: not limited (tests) */
+	_Atomic uint64_t held;      /* bytes of segment arrays now */
+	_Atomic uint64_t peak;      /* the most held at once */
+	_Atomic uint64_t segments_spilled, bytes_spilled;
+	_Atomic uint64_t segments_dropped;    /* could not be spilled */
+	_Atomic uint64_t events_over_limit;   /* not stored: a segment hit its share */
+	_Atomic uint64_t segments_truncated;  /* segments marked truncated_by_memory */
+};
+
+/* "256M", "1G", "65536", "512K": bytes, 1024-based suffixes K, M, G
+ * (upper or lower case).  0, -EINVAL (not a size) or -ERANGE (over
+ * MEM_MAX_MEMORY, or 0). */
+int mem_parse_size(const char *arg, uint64_t *out);
+/* Fixed mmap threshold and few arenas: big arrays are mmapped, so their
+ * pages go back to the kernel when a segment is freed. */
+void mem_tune_malloc(void);
+/* fvbpf's resident set now, in bytes (/proc/self/statm), 0 if unknown. */
+uint64_t mem_rss_now(void);
+/* The most resident at once over the run (getrusage), in bytes. */
+uint64_t mem_rss_peak(void);
+/* Set the budget from --max-memory, the RSS now and the ring buffer's
+ * size: 0, or -ENOSPC when less than MEM_MIN_BUDGET remains. */
+int mem_budget_setup(struct mem_budget *m, uint64_t max_memory, uint64_t ringbuf_bytes);
+
+/*
+ * Room for an array of a segment to grow from @cap to @want elements of
+ * @size bytes, the segment holding @seg_bytes: the new capacity (@want, or
+ * less when only that fits, charged), or 0 when not one more element fits.
+ */
+size_t mem_grant(struct mem_budget *m, uint64_t seg_bytes, size_t cap, size_t want, size_t size);
+void mem_charge(struct mem_budget *m, uint64_t bytes);
+void mem_release(struct mem_budget *m, uint64_t bytes);
+/* The third of the budget that closed segments queued in memory may use. */
+uint64_t mem_share(const struct mem_budget *m);
+/* More than a third held: closed segments should not wait in memory. */
+bool mem_pressure(struct mem_budget *m);
+
+#endif /* FVBPF_MEM_BUDGET_H */

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json_writer.h"
+#include "seg_index.h"
+#include "seg_writer.h"
+
+int seg_index_open(struct seg_index *ix, const char *outdir)
+{
+	char path[PATH_MAX];
+	int fd, w;
+
+	memset(ix, 0, sizeof(*ix));
+	w = snprintf(path, sizeof(path), "%s/.segments.jsonl.tmp.%d", outdir, (int)getpid());
+	if (w < 0 || (size_t)w >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	unlink(path);
+	ix->f = fdopen(fd, "w+");
+	if (!ix->f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static json_object *record_json(const struct written_segment *w, const char *region)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "pid", json_object_new_int(w->pid));
+	json_object_object_add(o, "rank", json_object_new_int(w->rank));
+	json_object_object_add(o, "restart", json_object_new_int((int)w->restart));
+	json_object_object_add(o, "region", json_string_obj(region));
+	json_object_object_add(o, "segment", json_object_new_uint64(w->seq));
+	json_object_object_add(o, "incomplete", json_object_new_boolean(w->incomplete));
+	json_object_object_add(o, "started_before_attach",
+			       json_object_new_boolean(w->started_before_attach));
+	json_object_object_add(o, "truncated_by_memory",
+			       json_object_new_boolean(w->truncated_by_memory));
+	json_object_object_add(o, "trace", json_string_obj(w->trace));
+	json_object_object_add(o, "summary_txt", json_string_obj(w->summary_txt));
+	json_object_object_add(o, "summary_json", json_string_obj(w->summary_json));
+	return o;
+}
+
+int seg_index_add(struct seg_index *ix, const struct written_segment *ws, const char *region)
+{
+	json_object *o;
+	int ret = 0;
+
+	if (!ix->f)
+		return -EBADF;
+	o = record_json(ws, region);
+	/* Plain: one record per line, whatever the strings hold. */
+	if (fprintf(ix->f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								     JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+		ret = -(errno ? errno : EIO);
+	json_object_put(o);
+	if (ret)
+		ix->errors++;
+	else
+		ix->count++;
+	return ret;
+}
+
+int seg_index_each(struct seg_index *ix, seg_index_fn fn, void *ctx)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	json_object *o;
+
+	if (!ix->f)
+		return 0;
+	if (fflush(ix->f) || fseek(ix->f, 0, SEEK_SET))
+		return -errno;
+	while (getline(&line, &cap, ix->f) > 0) {
+		/* A line cut by a failed write (counted in errors) is skipped. */
+		o = json_tokener_parse(line);
+		if (!o || !json_object_is_type(o, json_type_object)) {
+			json_object_put(o);
+			continue;
+		}
+		fn(o, ctx);
+		json_object_put(o);
+	}
+	free(line);
+	/* Back to the end: the next record goes after the last. */
+	return fseek(ix->f, 0, SEEK_END) ? -errno : 0;
+}
+
+void seg_index_close(struct seg_index *ix)
+{
+	if (ix->f)
+		fclose(ix->f);
+	ix->f = NULL;
+}
