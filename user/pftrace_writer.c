@@ -163,6 +163,7 @@ struct pf {
 	uint64_t *gpu;       /* device << 32 | gpu track tid, sorted, unique */
 	size_t ngpu;
 	int err;
+	struct mem_budget *mem;  /* the segment's, charged for sl; NULL in tests */
 };
 
 /* Track indices: 0 the segment's metadata track, then threads, then GPU tracks. */
@@ -247,13 +248,18 @@ static void add_slice_iid(struct pf *p, uint32_t track, uint64_t start, uint64_t
 		return;
 	}
 	if (p->nsl == p->capsl) {
-		sl = realloc(p->sl, (p->capsl ? p->capsl * 2 : 256) * sizeof(*sl));
+		size_t cap = p->capsl ? p->capsl * 2 : 256;
+
+		sl = realloc(p->sl, cap * sizeof(*sl));
 		if (!sl) {
 			p->err = -ENOMEM;
 			return;
 		}
+		/* The sorted copy is held beside the segment: --max-memory counts it. */
+		if (p->mem)
+			mem_charge(p->mem, (cap - p->capsl) * sizeof(*sl));
 		p->sl = sl;
-		p->capsl = p->capsl ? p->capsl * 2 : 256;
+		p->capsl = cap;
 	}
 	sl = &p->sl[p->nsl];
 	sl->start = start;
@@ -576,6 +582,7 @@ static void segment_annotations(struct pf *p, const struct seg_output_ctx *c)
 	da_uint(p, "segment", s->seq);
 	da_bool(p, "incomplete", s->incomplete);
 	da_bool(p, "lost_end", s->lost_end);
+	da_bool(p, "truncated_by_memory", s->truncated_by_memory);
 	da_bool(p, "started_before_attach", s->started_before_attach);
 	da_uint(p, "ringbuf_drops", s->drops);
 	da_string(p, "clock", "CLOCK_MONOTONIC");
@@ -616,6 +623,7 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 	if (!p.out)
 		return -ENOMEM;
 	ob_init(p.out, f);
+	p.mem = s->mem;
 	p.err = build_tracks(&p, s);
 	if (!p.err) {
 		/* The metadata slice spans the segment. */
@@ -642,6 +650,8 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 	free(q.named);
 	free(q.catted);
 	free(p.sl);
+	if (p.mem)
+		mem_release(p.mem, p.capsl * sizeof(*p.sl));
 	free(p.cpu);
 	free(p.gpu);
 	strtab_free(&p.names);

@@ -379,6 +379,8 @@ static void segment_metadata(struct obuf *f, const struct seg_output_ctx *c)
 		seg_limit(s->limits.gpu, SEG_MAX_GPU));
 	ob_printf(f, ",\"torch_calls\":%zu,\"torch_calls_over_limit\":%" PRIu64
 		",\"torch_scope_names_cut\":%zu", s->nops, s->ops_dropped, seg_scopes_cut(s));
+	/* --max-memory: the segment stopped storing events at its share. */
+	ob_printf(f, ",\"truncated_by_memory\":%s", s->truncated_by_memory ? "true" : "false");
 	ob_lit(f, "},\n");
 }
 

@@ -164,6 +164,7 @@ fwd = sum(1 for e in t["traceEvents"]
           if e.get("ph") == "X" and e.get("name") == "fvbpf.region::training_forward")
 dropped = t["otherData"]["over_limits"]["slices"]
 print("slices", fwd, "over_limit", dropped, "pairs", pairs)
+assert t["otherData"]["truncated_by_memory"] is True
 assert dropped > 0
 # the step's own slice is the one more begin
 assert fwd + dropped == pairs, (fwd, dropped, pairs)
