@@ -34,6 +34,24 @@ static void meta_event(struct obuf *f, int64_t pid, uint32_t tid, const char *wh
 	ob_lit(f, "}}");
 }
 
+/* `,"pid":P,"tid":T,"ts":TS` of every event; `,"dur":D` after it for slices. */
+static void where_when(struct obuf *f, int64_t pid, uint64_t tid, uint64_t ts)
+{
+	ob_lit(f, ",\"pid\":");
+	ob_i64(f, pid);
+	ob_lit(f, ",\"tid\":");
+	ob_u64(f, tid);
+	ob_lit(f, ",\"ts\":");
+	ob_us(f, ts);
+}
+
+static void slice_span(struct obuf *f, int64_t pid, uint64_t tid, uint64_t start, uint64_t end)
+{
+	where_when(f, pid, tid, start);
+	ob_lit(f, ",\"dur\":");
+	ob_us(f, span_u64(start, end));
+}
+
 /* Thread tracks of the segment: its threads, sorted, the main thread first. */
 static void thread_metadata(struct obuf *f, const struct seg_output_ctx *c)
 {
@@ -63,14 +81,8 @@ static void region_slices(struct obuf *f, const struct seg_output_ctx *c)
 		name = c->reg->defs[sl->region].name;
 		ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"fvbpf.region::");
 		ob_json_chars(f, name);
-		ob_lit(f, "\",\"pid\":");
-		ob_i64(f, s->pid);
-		ob_lit(f, ",\"tid\":");
-		ob_u64(f, sl->tid);
-		ob_lit(f, ",\"ts\":");
-		ob_us(f, sl->start_ns);
-		ob_lit(f, ",\"dur\":");
-		ob_us(f, span_u64(sl->start_ns, sl->end_ns));
+		ob_char(f, '"');
+		slice_span(f, s->pid, sl->tid, sl->start_ns, sl->end_ns);
 		ob_lit(f, ",\"args\":{\"region\":");
 		ob_json_string(f, name);
 		ob_lit(f, ",\"depth\":");
@@ -104,14 +116,7 @@ static void torch_slices(struct obuf *f, const struct seg_output_ctx *c)
 		else
 			ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":");
 		ob_json_string(f, name);
-		ob_lit(f, ",\"pid\":");
-		ob_i64(f, s->pid);
-		ob_lit(f, ",\"tid\":");
-		ob_u64(f, op->tid);
-		ob_lit(f, ",\"ts\":");
-		ob_us(f, op->start_ns);
-		ob_lit(f, ",\"dur\":");
-		ob_us(f, span_u64(op->start_ns, end));
+		slice_span(f, s->pid, op->tid, op->start_ns, end);
 		ob_lit(f, ",\"args\":{");
 		if (op->overload) {
 			name_table_get(c->knames, op->overload, name, sizeof(name));
@@ -148,14 +153,8 @@ static void api_slices(struct obuf *f, const struct seg_output_ctx *c)
 		ob_puts(f, cuda_api_layer_cat(r->layer));
 		ob_lit(f, "\",\"name\":\"");
 		ob_puts(f, cuda_api_symbol(call->api_id));
-		ob_lit(f, "\",\"pid\":");
-		ob_i64(f, s->pid);
-		ob_lit(f, ",\"tid\":");
-		ob_u64(f, call->tid);
-		ob_lit(f, ",\"ts\":");
-		ob_us(f, call->start_ns);
-		ob_lit(f, ",\"dur\":");
-		ob_us(f, span_u64(call->start_ns, call->end_ns));
+		ob_char(f, '"');
+		slice_span(f, s->pid, call->tid, call->start_ns, call->end_ns);
 		ob_lit(f, ",\"args\":{\"return\":");
 		ob_json_string(f, call->no_return ? "(did not return)" :
 			       cuda_api_ret_name(call, ret, sizeof(ret)));
@@ -176,12 +175,7 @@ static void api_slices(struct obuf *f, const struct seg_output_ctx *c)
 		if (call->correlation && call->gpu_records) {
 			ob_lit(f, ",\n{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
 			ob_u64(f, call->correlation);
-			ob_lit(f, ",\"pid\":");
-			ob_i64(f, s->pid);
-			ob_lit(f, ",\"tid\":");
-			ob_u64(f, call->tid);
-			ob_lit(f, ",\"ts\":");
-			ob_us(f, call->start_ns);
+			where_when(f, s->pid, call->tid, call->start_ns);
 			ob_char(f, '}');
 		}
 	}
@@ -292,14 +286,7 @@ static void gpu_slices(struct obuf *f, const struct seg_output_ctx *c)
 		ob_puts(f, trace_gpu_cat(a->kind));
 		ob_lit(f, "\",\"name\":");
 		ob_json_string(f, name);
-		ob_lit(f, ",\"pid\":");
-		ob_u64(f, a->device);
-		ob_lit(f, ",\"tid\":");
-		ob_u64(f, gpu_tid(a));
-		ob_lit(f, ",\"ts\":");
-		ob_us(f, a->start);
-		ob_lit(f, ",\"dur\":");
-		ob_us(f, dur);
+		slice_span(f, a->device, gpu_tid(a), a->start, a->end);
 		ob_lit(f, ",\"args\":{\"correlation\":");
 		ob_u64(f, a->correlation);
 		ob_lit(f, ",\"device\":");
@@ -321,12 +308,7 @@ static void gpu_slices(struct obuf *f, const struct seg_output_ctx *c)
 		if (a->call >= 0 && a->correlation) {
 			ob_lit(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
 			ob_u64(f, a->correlation);
-			ob_lit(f, ",\"pid\":");
-			ob_u64(f, a->device);
-			ob_lit(f, ",\"tid\":");
-			ob_u64(f, gpu_tid(a));
-			ob_lit(f, ",\"ts\":");
-			ob_us(f, a->start);
+			where_when(f, a->device, gpu_tid(a), a->start);
 			ob_char(f, '}');
 		}
 	}
