@@ -93,6 +93,17 @@ check_rss() { # max_bytes
 	[ "$diff" -le $(( PEAK_KB / 20 > 4096 ? PEAK_KB / 20 : 4096 )) ]
 }
 
+# Every trace valid, no ring-buffer drop, every pair a slice, every step a
+# segment (trace_check.py counts them).
+all_recorded() {
+	run python3 "$CHECK" "$OUT"
+	echo "$output"
+	assert_success
+	[ "$(manifest loss ringbuf_drops)" -eq 0 ]
+	[ "$(chk_count 'region training_forward' "$output")" -eq "$EMIT_PAIRS" ]
+	[ "$(chk_count segments "$output")" -eq "$EMIT_STEPS" ]
+}
+
 no_spill_files() {
 	run bash -c "ls -A '$OUT' | grep -c '^\.spill_\|^\.segments'"
 	assert_output "0"
@@ -113,12 +124,7 @@ smallest_max_memory() {
 
 @test "memory: a million events a second, every pair a slice, RSS under the default bound" {
 	flood_run "$FVBPF" --threads 2 --pairs 5000 --seconds 3 --
-	run python3 "$CHECK" "$OUT"
-	echo "$output"
-	assert_success
-	[ "$(manifest loss ringbuf_drops)" -eq 0 ]
-	[ "$(chk_count 'region training_forward' "$output")" -eq "$EMIT_PAIRS" ]
-	[ "$(chk_count segments "$output")" -eq "$EMIT_STEPS" ]
+	all_recorded
 	[ "$EMIT_PAIRS" -ge 1000000 ]
 	check_rss $(( 256 << 20 ))
 	[ "$(manifest memory max_memory)" -eq $(( 256 << 20 )) ]
@@ -131,12 +137,7 @@ smallest_max_memory() {
 	max=$(smallest_max_memory "$FVT")
 	FVBPF_TEST_WRITER_DELAY_MS=15 flood_run "$FVT" --threads 2 --pairs 5000 --seconds 3 -- \
 		--max-memory "${max}M"
-	run python3 "$CHECK" "$OUT"
-	echo "$output"
-	assert_success
-	[ "$(manifest loss ringbuf_drops)" -eq 0 ]
-	[ "$(chk_count 'region training_forward' "$output")" -eq "$EMIT_PAIRS" ]
-	[ "$(chk_count segments "$output")" -eq "$EMIT_STEPS" ]
+	all_recorded
 	[ "$(manifest memory segments_spilled)" -gt 0 ]
 	[ "$(manifest memory bytes_spilled)" -gt 0 ]
 	[ "$(manifest memory segments_dropped_memory)" -eq 0 ]
