@@ -10,13 +10,20 @@
 #include "seg_index.h"
 #include "seg_writer.h"
 
-int seg_index_open(struct seg_index *ix, const char *outdir)
+void seg_index_init(struct seg_index *ix, const char *outdir)
+{
+	memset(ix, 0, sizeof(*ix));
+	ix->outdir = outdir;
+}
+
+/* Opened with the first record: a session that writes nothing (or a test
+ * whose output directory does not exist) needs no file. */
+static int seg_index_open(struct seg_index *ix)
 {
 	char path[PATH_MAX];
 	int fd, w;
 
-	memset(ix, 0, sizeof(*ix));
-	w = snprintf(path, sizeof(path), "%s/.segments.jsonl.tmp.%d", outdir, (int)getpid());
+	w = snprintf(path, sizeof(path), "%s/.segments.jsonl.tmp.%d", ix->outdir, (int)getpid());
 	if (w < 0 || (size_t)w >= sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -56,8 +63,10 @@ int seg_index_add(struct seg_index *ix, const struct written_segment *ws, const 
 	json_object *o;
 	int ret = 0;
 
-	if (!ix->f)
-		return -EBADF;
+	if (!ix->f && (ret = seg_index_open(ix))) {
+		ix->errors++;
+		return ret;
+	}
 	o = record_json(ws, region);
 	/* Plain: one record per line, whatever the strings hold. */
 	if (fprintf(ix->f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |

@@ -17,12 +17,13 @@
 struct written_segment;
 
 struct seg_index {
+	const char *outdir;       /* the file is opened there with the first record */
 	FILE *f;
 	size_t count;             /* records written */
 	unsigned int errors;      /* records that could not be written */
 };
 
-int seg_index_open(struct seg_index *ix, const char *outdir);
+void seg_index_init(struct seg_index *ix, const char *outdir);
 /* Append the record of @ws (region named @region): 0 or -errno. */
 int seg_index_add(struct seg_index *ix, const struct written_segment *ws, const char *region);
 /* Each record, in the order written, as a json-c object the callback

@@ -204,9 +204,7 @@ int seg_writer_start(struct seg_writer *w, const char *outdir, const struct regi
 	w->knames = knames;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	err = seg_index_open(&w->index, outdir);
-	if (err)
-		return err;
+	seg_index_init(&w->index, outdir);
 	err = pthread_create(&w->thread, NULL, writer_main, w);
 	if (err)
 		return -err;
