@@ -100,6 +100,40 @@ PY
 	refute_line --partial "who rank"
 }
 
+# BPF finds a marker hit's process by the tgid's low 12 bits (map
+# tgid_slots); of two processes on one index the later attached takes it
+# and the other falls back to its probes' cookie.  Both must be traced.
+@test "two processes whose pids share BPF's tgid index are both traced" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 2 --step-ms 6 --wait-signal --idle
+	local p1=$WL_PID p2 max i
+	max=$(cat /proc/sys/kernel/pid_max)
+	if [ $((p1 + 4096)) -lt "$max" ]; then p2=$((p1 + 4096)); else p2=$((p1 - 4096)); fi
+	[ "$p2" -gt 300 ]
+	# The next fork gets ns_last_pid + 1, unless another process forks
+	# first: try again.
+	for i in $(seq 20); do
+		[ -e "/proc/$p2" ] && p2=$((p2 + 4096 < max ? p2 + 4096 : p2 - 4096)) && continue
+		echo $((p2 - 1)) >/proc/sys/kernel/ns_last_pid
+		"$TRAINER" --steps 3 --step-ms 6 --wait-signal --idle >"$WL_LOG.2" 2>&1 &
+		WL_PIDS+=($!)
+		disown
+		[ "${WL_PIDS[-1]}" -eq "$p2" ] && break
+	done
+	[ "${WL_PIDS[-1]}" -eq "$p2" ]
+	[ $((p1 % 4096)) -eq $((p2 % 4096)) ]
+	wait_for grep -q '^pid=' "$WL_LOG.2"
+	start_fvbpf -p "$p1,$p2" -o "$OUT" -r training_train_one_step,training_forward -n 2
+	kill -USR1 "$p1" "$p2"
+	wait_for grep -q '^counts' "$WL_LOG.2"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	echo "$output"
+	assert_success
+	assert_line "who pid$p1=2"
+	assert_line "who pid$p2=2"
+}
+
 @test "an enabled outer region makes one segment with every step inside" {
 	start_workload "$WL_LOG" "$TRAINER" --steps 4 --step-ms 6 --wait-signal --idle --train
 	start_fvbpf -p "$WL_PID" -o "$OUT" -n 1 -r training_train,training_train_one_step,training_forward
