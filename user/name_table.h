@@ -37,9 +37,9 @@ uint32_t name_table_intern(struct name_table *t, const char *name);
 void name_table_get(struct name_table *t, uint32_t id, char *buf, size_t len);
 
 /*
- * A small uint64 -> uint64 map, used by the consumer alone: launch function
- * address -> kernel name id, correlation id -> where its call is.  Values
- * must not be 0 (0 means absent).
+ * A small uint64 -> uint64 map, each used by one thread (no lock): launch
+ * function address -> kernel name id, correlation id -> where its call is,
+ * a segment's threads (seg_tids.c).  Values must not be 0 (0 means absent).
  */
 #define ADDR_CACHE_MAX_ENTRIES (1u << 22)
 
