@@ -2,7 +2,6 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "checked_math.h"
@@ -337,7 +336,7 @@ static void write_launch(struct obuf *f, const struct api_call *c, const struct 
 	}
 }
 
-void cuda_api_write_args_ob(struct obuf *f, const struct api_call *c)
+void cuda_api_write_args(struct obuf *f, const struct api_call *c)
 {
 	const struct api_row *r = cuda_api_row(c->api_id);
 	const uint64_t *a = c->args;
@@ -414,18 +413,6 @@ void cuda_api_write_args_ob(struct obuf *f, const struct api_call *c)
 		ob_hex(f, a[r->stream_arg]);
 		ob_char(f, '"');
 	}
-}
-
-void cuda_api_write_args(FILE *f, const struct api_call *c)
-{
-	struct obuf *o = malloc(sizeof(*o));
-
-	if (!o)
-		return;
-	ob_init(o, f);
-	cuda_api_write_args_ob(o, c);
-	ob_flush(o);
-	free(o);
 }
 
 static const char *table_name(const struct cuda_error_name *t, int code)

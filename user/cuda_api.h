@@ -97,11 +97,10 @@ struct api_call {
 
 /* The host function a launch names (cudaLaunchKernel's func, cuLaunchKernel's f). */
 uint64_t cuda_api_launch_func(const struct api_call *c);
-/* Decoded arguments as JSON members (",\"bytes\":4096,..."), for the trace. */
-void cuda_api_write_args(FILE *f, const struct api_call *c);
 struct obuf;
-/* The same into the trace writer's buffer (text_out.h). */
-void cuda_api_write_args_ob(struct obuf *o, const struct api_call *c);
+/* Decoded arguments as JSON members (",\"bytes\":4096,..."), into the
+ * trace writer's buffer (text_out.h). */
+void cuda_api_write_args(struct obuf *o, const struct api_call *c);
 /* Bytes moved or set or allocated, 0 when not applicable. */
 uint64_t cuda_api_bytes(const struct api_call *c);
 /* "cudaErrorInsufficientDriver", "CUDA_SUCCESS", "ncclSuccess", or "error 123". */

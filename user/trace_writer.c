@@ -163,7 +163,7 @@ static void api_slices(struct obuf *f, const struct seg_output_ctx *c)
 			ob_lit(f, ",\"kernel\":");
 			ob_json_string(f, kernel);
 		}
-		cuda_api_write_args_ob(f, call);
+		cuda_api_write_args(f, call);
 		if (call->depth)
 			ob_lit(f, ",\"nested_in_call\":true");
 		if (call->correlation) {

@@ -7,6 +7,7 @@
 
 #include "api_pairing.h"
 #include "cuda_api.h"
+#include "text_out.h"
 #include "unit.h"
 
 static struct api_call call_of(const char *symbol)
@@ -24,11 +25,14 @@ static struct api_call call_of(const char *symbol)
 static char *args_json(const struct api_call *c)
 {
 	static char buf[1024];
+	static struct obuf o;
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 
 	if (!f)
 		return strcpy(buf, "(fmemopen failed)");
-	cuda_api_write_args(f, c);
+	ob_init(&o, f);
+	cuda_api_write_args(&o, c);
+	ob_flush(&o);
 	fclose(f);
 	return buf;
 }
