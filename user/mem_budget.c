@@ -124,8 +124,10 @@ bool mem_pressure(struct mem_budget *m)
 }
 
 /* Only the consumer charges while it checks (the writer releases, or
- * charges a spilled segment it reads back, within its own third), so a
- * check and a charge need no lock. */
+ * charges what it holds for the one segment it writes: a spilled segment
+ * read back, pftrace's sorted copy of its slices), so a check and a
+ * charge need no lock.  The writer's charges are seen by the next check;
+ * pftrace's copy (40 bytes a slice) is not held to the third. */
 size_t mem_grant(struct mem_budget *m, uint64_t seg_bytes, size_t cap, size_t want, size_t size)
 {
 	uint64_t held = atomic_load(&m->held), room, seg_room;
