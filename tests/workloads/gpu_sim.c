@@ -37,7 +37,7 @@
  * the go signal it looks up the injected copy by its loaded name, as a
  * lazy marker lookup would, and calls it through these pointers.
  */
-#include <link.h>
+#include "injected.h"
 static int (*p_activate)(const char *);
 static void (*p_api_enter)(uint32_t, uint32_t, uint32_t);
 static void (*p_buffer)(uint8_t *, size_t);
@@ -50,29 +50,19 @@ static int (*p_attached)(void);
 #define fvbpf_region_end(n) p_end(n)
 #define fvbpf_attached() p_attached()
 
-static int find_injected(struct dl_phdr_info *info, size_t size, void *arg)
+static int lazy_resolve(void)
 {
-	void *h;
+	void *h = wl_injected_lib();
 
-	(void)size;
-	(void)arg;
-	if (!info->dlpi_name || !strstr(info->dlpi_name, "/.fvbpf-inject-"))
-		return 0;
-	h = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
 	if (!h)
-		return 0;
+		return -1;
 	p_activate = (int (*)(const char *))dlsym(h, "fvbpf_agent_test_activate");
 	p_api_enter = (void (*)(uint32_t, uint32_t, uint32_t))dlsym(h, "fvbpf_agent_test_api_enter");
 	p_buffer = (void (*)(uint8_t *, size_t))dlsym(h, "fvbpf_agent_test_buffer");
 	p_begin = (void (*)(const char *))dlsym(h, "fvbpf_region_begin");
 	p_end = (void (*)(const char *))dlsym(h, "fvbpf_region_end");
 	p_attached = (int (*)(void))dlsym(h, "fvbpf_attached");
-	return p_activate && p_api_enter && p_buffer && p_begin && p_end && p_attached;
-}
-
-static int lazy_resolve(void)
-{
-	return dl_iterate_phdr(find_injected, NULL) ? 0 : -1;
+	return p_activate && p_api_enter && p_buffer && p_begin && p_end && p_attached ? 0 : -1;
 }
 #else
 int fvbpf_agent_test_activate(const char *cupti_path);

@@ -20,9 +20,7 @@
  * SIGUSR1 is counted (SA_RESTART); SIGUSR2 makes "tick" mode stop early.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -32,6 +30,8 @@
 #include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "injected.h"
 
 static volatile sig_atomic_t usr1, stop;
 static long wait_ms = 2000;
@@ -45,20 +45,15 @@ static atomic_int busy_stop;
 typedef void (*marker_fn)(const char *);
 static marker_fn region_begin, region_end;
 
-static int find_injected(struct dl_phdr_info *info, size_t size, void *arg)
+/* The injected copy's markers, once it is there. */
+static void find_injected(void)
 {
-	void *h;
+	void *h = wl_injected_lib();
 
-	(void)size;
-	(void)arg;
-	if (!info->dlpi_name || !strstr(info->dlpi_name, "/.fvbpf-inject-"))
-		return 0;
-	h = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
 	if (!h)
-		return 0;
+		return;
 	region_end = (marker_fn)dlsym(h, "fvbpf_region_end");
 	region_begin = (marker_fn)dlsym(h, "fvbpf_region_begin");
-	return 1;
 }
 
 static void on_usr1(int sig) { (void)sig; usr1++; }
@@ -111,7 +106,7 @@ static int run_tick(long count, int regions)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (i = 0; i < count && !stop; i++) {
 		if (regions && !region_begin)
-			dl_iterate_phdr(find_injected, NULL);
+			find_injected();
 		if (region_begin)
 			region_begin("training_train_one_step");
 		printf("tick %ld\n", i);
