@@ -2,8 +2,9 @@
 /*
  * `fvbpf attach --inject`: load libfvbpf.so (markers and the dormant CUPTI
  * agent) into a running process that was started without it, by making
- * its main thread call its own libc's dlopen() under ptrace, and restoring
- * the thread exactly as it was.
+ * its main thread call its own libc's dlopen() (on a stack of ours, from
+ * code of ours that returns by itself: inject_tramp.h), and restoring the
+ * thread exactly as it was.
  */
 #ifndef FVBPF_INJECT_H
 #define FVBPF_INJECT_H
@@ -28,10 +29,10 @@ enum inject_state {
 struct inject_info {
 	enum inject_state state;
 	uint64_t wallclock_ns;    /* CLOCK_REALTIME when the target was stopped */
-	uint64_t stopped_ns;      /* from PTRACE_INTERRUPT to PTRACE_DETACH, all tries */
+	uint64_t stopped_ns;      /* time in our ptrace stops, all tries */
 	unsigned int tries;       /* stops until the thread was at a safe place */
-	unsigned int signals;     /* signals that arrived meanwhile, delivered after */
-	bool restarted;           /* an epoll wait that our stop failed with EINTR, restarted */
+	unsigned int signals;     /* signals that arrived meanwhile, passed on at its place */
+	bool restarted;           /* a wait that our stop failed with EINTR, run again */
 	char why[256];            /* refused or failed: the cause, one line */
 };
 
@@ -39,36 +40,6 @@ struct inject_info {
 #define INJECT_TIMEOUT_DEFAULT 5.0
 #define INJECT_TIMEOUT_MIN 0.1
 #define INJECT_TIMEOUT_MAX 600.0
-
-/* The x86-64 System V red zone below the stack pointer, left untouched. */
-#define INJECT_RED_ZONE 128
-
-/* Where the call's string and return address go on the target's stack. */
-struct inject_frame {
-	uint64_t str_addr;   /* the path, NUL-terminated */
-	uint64_t ret_addr;   /* 8 bytes of 0: the call returns to address 0 */
-	uint64_t rsp;        /* at the call's first instruction (== ret_addr) */
-	uint64_t low;        /* lowest byte written */
-};
-
-/*
- * Pure: lay out a call of @fn(@arg path of @len bytes with its NUL, @mode)
- * below @saved's stack pointer and its red zone, 16-byte aligned as the
- * ABI wants at a call (rsp + 8 aligned at the first instruction), returning
- * to address 0; fill @call (a copy of @saved with rip, rdi, rsi, rsp, rax,
- * orig_rax = -1 and the direction and trap flags cleared).  0 or -EINVAL
- * (a stack pointer too low to hold the frame).
- */
-int inject_frame_layout(const struct user_regs_struct *saved, uint64_t fn, size_t len, int mode,
-			struct inject_frame *fr, struct user_regs_struct *call);
-
-/*
- * Pure: @r stopped in a wait that Linux fails with EINTR after any stop
- * (epoll_wait, epoll_pwait, epoll_pwait2), @insn the two bytes before its
- * rip: make it execute the syscall again (rax = orig_rax, rip -= 2) when
- * those bytes are `syscall`.  1 when changed, 0 otherwise.
- */
-int inject_restart_eintr(struct user_regs_struct *r, const uint8_t insn[2]);
 
 /* Which function of a libc or libdl file loads a library. */
 enum inject_fn_kind { INJECT_FN_NONE, INJECT_FN_DLOPEN, INJECT_FN_LIBC_DLOPEN_MODE };

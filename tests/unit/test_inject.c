@@ -1,22 +1,30 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The pure parts of `fvbpf attach --inject` (user/inject.c): the call's
- * register set-up and stack layout for every stack alignment and string
- * length, and the resolution of dlopen against the real libc this test
+ * The pure parts of `fvbpf attach --inject` (user/inject*.c): the mapping's
+ * layout, the code page, the registers the thread starts and ends with
+ * (every restart code), the copy's name; the code itself run in this
+ * process; and the resolution of dlopen against the real libc this test
  * runs on, checked against the address the dynamic loader gives.
  */
 #define _GNU_SOURCE
+#include <cpuid.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "elf_file.h"
 #include "inject.h"
+#include "inject_copy.h"
+#include "inject_tramp.h"
 #include "proc_maps.h"
 #include "unit.h"
 
@@ -29,95 +37,276 @@ static void fill_regs(struct user_regs_struct *r, uint64_t rsp)
 	r->eflags = 0x246 | (1u << 10) | (1u << 8);
 }
 
-static void test_frame_layout(void)
+static void test_layout(void)
 {
-	struct user_regs_struct saved, call;
-	struct inject_frame fr;
-	uint64_t base = 0x7ffc12345000ULL, rsp;
-	size_t len;
-	int mis;
+	struct tramp_layout lo;
+	uint32_t xs;
 
-	for (mis = 0; mis < 16; mis++) {
-		for (len = 1; len <= 300; len += 7) {
-			rsp = base + (uint64_t)mis;
-			fill_regs(&saved, rsp);
-			CHECK_EQ(inject_frame_layout(&saved, 0x7f0000001000ULL, len, 2, &fr, &call), 0);
-			/* below the red zone, nothing of it touched */
-			CHECK(fr.str_addr + len <= rsp - INJECT_RED_ZONE);
-			CHECK(fr.low >= rsp - INJECT_RED_ZONE - len - 32);
-			/* 16-aligned at the call: rsp + 8 aligned at the first instruction */
-			CHECK_EQ(call.rsp % 16, 8);
-			CHECK_EQ(fr.str_addr % 16, 0);
-			CHECK_EQ(fr.ret_addr, call.rsp);
-			CHECK_EQ(fr.str_addr - fr.ret_addr, 8);
-			CHECK_EQ(fr.low, fr.ret_addr);
-			CHECK_EQ(call.rip, 0x7f0000001000ULL);
-			CHECK_EQ(call.rdi, fr.str_addr);
-			CHECK_EQ(call.rsi, 2);
-			CHECK_EQ(call.rax, 0);
-			CHECK_EQ((long long)call.orig_rax, -1);
-			CHECK_EQ(call.eflags & ((1u << 10) | (1u << 8)), 0);
-			CHECK_EQ(call.eflags & 0xff, saved.eflags & 0xff);
-			/* the rest as it was (callee-saved, segment bases) */
-			CHECK_EQ(call.rbx, saved.rbx);
-			CHECK_EQ(call.rbp, saved.rbp);
-			CHECK_EQ(call.r12, saved.r12);
-			CHECK_EQ(call.r15, saved.r15);
-			CHECK_EQ(call.fs_base, saved.fs_base);
-			CHECK_EQ(call.cs, saved.cs);
-			/* the saved set itself is untouched */
-			CHECK_EQ((long long)saved.orig_rax, 35);
-			CHECK_EQ(saved.rsp, rsp);
-		}
+	for (xs = 0; xs <= INJECT_XSAVE_MAX; xs += 1000) {
+		CHECK_EQ(tramp_layout_for(xs, &lo), 0);
+		tramp_layout_place(&lo, 0x7f1234560000ULL);
+		CHECK_EQ(lo.base, 0x7f1234560000ULL);
+		CHECK_EQ(lo.len % INJECT_PAGE, 0);
+		CHECK_EQ(lo.guard, lo.base);
+		CHECK_EQ(lo.stack_top - lo.guard, INJECT_GUARD_SIZE + INJECT_STACK_SIZE);
+		CHECK_EQ(lo.stack_top % 16, 0);
+		CHECK_EQ(lo.code, lo.stack_top);
+		CHECK_EQ(lo.state, lo.code + INJECT_PAGE);
+		/* the XSAVE area fits in the mapping */
+		CHECK(lo.code + TW_XSAVE + (xs ? xs : 512) <= lo.base + lo.len);
 	}
+	CHECK_EQ(tramp_layout_for(INJECT_XSAVE_MAX + 1, &lo), -EINVAL);
 }
 
-static void test_frame_refused(void)
+static void test_page_build(void)
 {
-	struct user_regs_struct saved, call;
-	struct inject_frame fr;
+	static unsigned char page[INJECT_PAGE];
+	struct tramp_params p = { .fn = 0x7f0000001000ULL, .mode = 2, .xsave = true,
+				  .xmask = 0xff, .spins = 7, .path = "/dev/shm/x.so" };
+	struct user_regs_struct back;
+	struct tramp_layout lo;
+	struct tramp_regs t;
+	size_t code_len = (size_t)(inject_tramp_end - inject_tramp_code);
+	uint64_t v;
+	char longp[TP_PATH_MAX + 1];
 
-	fill_regs(&saved, 100);
-	CHECK_EQ(inject_frame_layout(&saved, 1, 10, 2, &fr, &call), -EINVAL);
-	fill_regs(&saved, 0x7ffc12345000ULL);
-	CHECK_EQ(inject_frame_layout(&saved, 1, 0, 2, &fr, &call), -EINVAL);
-	CHECK_EQ(inject_frame_layout(&saved, 1, PATH_MAX + 1, 2, &fr, &call), -EINVAL);
+	CHECK(code_len > 64 && code_len <= TP_PARAMS);
+	CHECK(&inject_tramp_wait[0] > &inject_tramp_code[0] && &inject_tramp_wait[0] < &inject_tramp_end[0]);
+	tramp_layout_for(0, &lo);
+	tramp_layout_place(&lo, 0x7f0000100000ULL);
+	fill_regs(&back, 0x7ffc00000008ULL);
+	back.rip = 0x401234;
+	back.rbx = 11;
+	back.r15 = 15;
+	CHECK_EQ(tramp_page_build(page, &lo, &p, &back), 0);
+	CHECK(!memcmp(page, inject_tramp_code, code_len));
+	memcpy(&t, page + TP_REGS, sizeof(t));
+	CHECK_EQ(t.rip, 0x401234);
+	CHECK_EQ(t.rsp, 0x7ffc00000008ULL);
+	CHECK_EQ(t.rbx, 11);
+	CHECK_EQ(t.r15, 15);
+	CHECK_EQ(t.rflags, back.eflags);
+	memcpy(&v, page + TP_FN, 8);
+	CHECK_EQ(v, 0x7f0000001000ULL);
+	memcpy(&v, page + TP_GUARD, 8);
+	CHECK_EQ(v, lo.guard);
+	memcpy(&v, page + TP_SIGALL, 8);
+	CHECK_EQ(v, (long long)~0ULL);
+	memcpy(&v, page + TP_SPINS, 8);
+	CHECK_EQ(v, 7);
+	CHECK_STR((const char *)page + TP_PATH, "/dev/shm/x.so");
+	CHECK_STR((const char *)page + TP_NAME, "fvbpf-inject");
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = '\0';
+	p.path = longp;
+	CHECK_EQ(tramp_page_build(page, &lo, &p, &back), -ENAMETOOLONG);
 }
 
-/* epoll_wait failed with EINTR by our stop alone: executed again. */
-static void test_restart_eintr(void)
+static void test_start_regs(void)
+{
+	struct user_regs_struct saved, start;
+	struct tramp_layout lo;
+
+	tramp_layout_for(2696, &lo);
+	tramp_layout_place(&lo, 0x7f0000100000ULL);
+	fill_regs(&saved, 0x7ffc12345003ULL);
+	tramp_start_regs(&saved, &lo, &start);
+	CHECK_EQ(start.rip, lo.code);
+	CHECK_EQ(start.rsp, lo.stack_top);
+	CHECK_EQ(start.rsp % 16, 0); /* as at a call: the code calls with it */
+	CHECK_EQ((long long)start.orig_rax, -1);
+	CHECK_EQ(start.eflags & ((1u << 10) | (1u << 8)), 0);
+	CHECK_EQ(start.eflags & 0xff, saved.eflags & 0xff);
+	CHECK_EQ(start.fs_base, saved.fs_base);
+	CHECK_EQ(start.cs, saved.cs);
+	/* the thread's own stack is never written: the saved set is untouched */
+	CHECK_EQ(saved.rsp, 0x7ffc12345003ULL);
+	CHECK_EQ((long long)saved.orig_rax, 35);
+}
+
+static void in_syscall(struct user_regs_struct *r, long nr, long ret)
+{
+	fill_regs(r, 0x7ffc12345000ULL);
+	r->orig_rax = (unsigned long long)nr;
+	r->rax = (unsigned long long)ret;
+	r->rip = 0x7f0000002002ULL;
+}
+
+/* What the thread goes back to: through ptrace the kernel restarts its
+ * own codes; alone, the code must do what the kernel would. */
+static void test_resume_regs(void)
 {
 	static const uint8_t sys[2] = { 0x0f, 0x05 }, other[2] = { 0x90, 0x90 };
-	struct user_regs_struct r;
+	static const long eintr_waits[] = { 232, 281, 441, 128, 65, 220, 45, 47, 299, 43, 288,
+					    208, 333, 44, 46, 307 };
+	struct user_regs_struct r, out;
+	size_t i;
 
-	fill_regs(&r, 0x7ffc12345000ULL);
-	r.orig_rax = 232; /* epoll_wait */
-	r.rax = (unsigned long long)-EINTR;
-	r.rip = 0x7f0000002002ULL;
-	CHECK_EQ(inject_restart_eintr(&r, sys), 1);
-	CHECK_EQ(r.rax, 232);
-	CHECK_EQ(r.rip, 0x7f0000002000ULL);
-	CHECK_EQ(r.orig_rax, 232);
-	/* epoll_pwait, epoll_pwait2 alike */
-	r.orig_rax = 281;
-	r.rax = (unsigned long long)-EINTR;
-	CHECK_EQ(inject_restart_eintr(&r, sys), 1);
-	r.orig_rax = 441;
-	r.rax = (unsigned long long)-EINTR;
-	CHECK_EQ(inject_restart_eintr(&r, sys), 1);
+	/* the waits Linux fails with EINTR after any stop: run again */
+	for (i = 0; i < sizeof(eintr_waits) / sizeof(eintr_waits[0]); i++) {
+		in_syscall(&r, eintr_waits[i], -EINTR);
+		CHECK(tramp_eintr_by_stop(&r, sys));
+		CHECK(tramp_ptrace_regs(&r, sys, &out));
+		CHECK_EQ(out.rax, eintr_waits[i]);
+		CHECK_EQ(out.rip, 0x7f0000002000ULL);
+		CHECK_EQ(out.orig_rax, eintr_waits[i]);
+		tramp_self_regs(&r, sys, &out);
+		CHECK_EQ(out.rax, eintr_waits[i]);
+		CHECK_EQ(out.rip, 0x7f0000002000ULL);
+	}
+	/* EINTR from a call that may have done something (close, read): as is */
+	in_syscall(&r, 3, -EINTR);
+	CHECK(!tramp_ptrace_regs(&r, sys, &out));
+	CHECK_EQ((long long)out.rax, -EINTR);
 	/* not a syscall instruction before rip: untouched */
-	r.rax = (unsigned long long)-EINTR;
-	r.rip = 0x7f0000002002ULL;
-	CHECK_EQ(inject_restart_eintr(&r, other), 0);
-	CHECK_EQ((long long)r.rax, -EINTR);
-	CHECK_EQ(r.rip, 0x7f0000002002ULL);
-	/* another syscall, or another result: the kernel's own restart rules */
-	r.orig_rax = 0; /* read */
-	CHECK_EQ(inject_restart_eintr(&r, sys), 0);
-	r.orig_rax = 232;
-	r.rax = (unsigned long long)-512; /* -ERESTARTSYS: the kernel restarts it */
-	CHECK_EQ(inject_restart_eintr(&r, sys), 0);
-	CHECK_EQ(r.rip, 0x7f0000002002ULL);
+	in_syscall(&r, 232, -EINTR);
+	CHECK(!tramp_ptrace_regs(&r, other, &out));
+	CHECK_EQ(out.rip, 0x7f0000002002ULL);
+	/* the kernel's restart codes: left to the kernel through ptrace ... */
+	in_syscall(&r, 0, -512);
+	CHECK(!tramp_ptrace_regs(&r, sys, &out));
+	CHECK_EQ((long long)out.rax, -512);
+	CHECK_EQ(out.rip, 0x7f0000002002ULL);
+	CHECK_EQ(out.orig_rax, 0);
+	/* ... and done by the code alone as the kernel would */
+	for (i = 512; i <= 514; i++) {
+		in_syscall(&r, 7, -(long)i);
+		tramp_self_regs(&r, sys, &out);
+		CHECK_EQ(out.rax, 7);
+		CHECK_EQ(out.rip, 0x7f0000002000ULL);
+		CHECK_EQ(out.eflags & (1u << 8), 0);
+	}
+	in_syscall(&r, 35, -516);
+	tramp_self_regs(&r, sys, &out);
+	CHECK_EQ(out.rax, 219); /* restart_syscall */
+	CHECK_EQ(out.rip, 0x7f0000002000ULL);
+	/* a result, or not in a syscall: as is */
+	in_syscall(&r, 0, 5);
+	tramp_self_regs(&r, sys, &out);
+	CHECK_EQ(out.rax, 5);
+	CHECK_EQ(out.rip, 0x7f0000002002ULL);
+	in_syscall(&r, -1, -512);
+	tramp_self_regs(&r, sys, &out);
+	CHECK_EQ((long long)out.rax, -512);
+	CHECK_EQ(out.rip, 0x7f0000002002ULL);
+}
+
+static void test_copy_owner(void)
+{
+	CHECK_EQ(lib_copy_owner(".fvbpf-inject-123-456-0123456789abcdef.so"), 456);
+	CHECK_EQ(lib_copy_owner(".fvbpf-inject-123-0123456789abcdef.so"), 0); /* older form */
+	CHECK_EQ(lib_copy_owner(".fvbpf-inject-123-456-0123456789abcdef.so.x"), 0);
+	CHECK_EQ(lib_copy_owner(".fvbpf-inject--1-456-0123456789abcdef.so"), 0);
+	CHECK_EQ(lib_copy_owner(".fvbpf-inject-1-0-0.so"), 0);
+	CHECK_EQ(lib_copy_owner("libfvbpf.so"), 0);
+	CHECK_EQ(lib_copy_owner(".fvbpf-inject-99999999999-1-1.so"), 0);
+}
+
+/*
+ * The code itself, run in this process as fvbpf runs it in a target whose
+ * fvbpf died: a signal handler sends the thread to it instead of back
+ * (as PTRACE_SETREGS would), with a stand-in for dlopen.  The thread must
+ * come back to where the signal found it, every register and the signal
+ * mask as they were, having called the stand-in on our stack with every
+ * signal blocked.
+ */
+static struct tramp_layout run_lo;
+static unsigned char *run_map;
+static volatile uint64_t fake_rsp, fake_mode;
+static char fake_path[64];
+static int fake_blocked_usr2;
+
+static void *fake_dlopen(const char *path, int mode)
+{
+	sigset_t cur;
+	double d = 3.25;
+
+	fake_rsp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	fake_mode = (uint64_t)mode;
+	snprintf(fake_path, sizeof(fake_path), "%s", path);
+	sigprocmask(SIG_SETMASK, NULL, &cur);
+	fake_blocked_usr2 = sigismember(&cur, SIGUSR2);
+	/* clobber vector registers as a loader might */
+	__asm__ volatile("movsd %0, %%xmm0\n\tmovsd %0, %%xmm7\n\tmovsd %0, %%xmm15" : : "m"(d)
+			 : "xmm0", "xmm7", "xmm15");
+	return (void *)0x1234;
+}
+
+static void send_to_code(int sig, siginfo_t *si, void *ucv)
+{
+	static unsigned char page[INJECT_PAGE];
+	ucontext_t *uc = ucv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	struct user_regs_struct saved = { 0 }, back;
+	struct tramp_params p = { .fn = (uint64_t)(uintptr_t)fake_dlopen, .mode = 0x102,
+				  .xsave = false, .spins = 3, .path = "/the/lib.so" };
+	static const uint8_t none[2] = { 0, 0 };
+	unsigned int a, b, c, d;
+	uint32_t xs = 0;
+
+	(void)sig;
+	(void)si;
+	if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 27)) &&
+	    __get_cpuid_count(0xd, 0, &a, &b, &c, &d)) {
+		p.xsave = true;
+		p.xmask = 0xff;
+		xs = b;
+	}
+	saved.r8 = g[REG_R8]; saved.r9 = g[REG_R9]; saved.r10 = g[REG_R10];
+	saved.r11 = g[REG_R11]; saved.r12 = g[REG_R12]; saved.r13 = g[REG_R13];
+	saved.r14 = g[REG_R14]; saved.r15 = g[REG_R15]; saved.rdi = g[REG_RDI];
+	saved.rsi = g[REG_RSI]; saved.rbp = g[REG_RBP]; saved.rbx = g[REG_RBX];
+	saved.rdx = g[REG_RDX]; saved.rax = g[REG_RAX]; saved.rcx = g[REG_RCX];
+	saved.rsp = g[REG_RSP]; saved.rip = g[REG_RIP]; saved.eflags = g[REG_EFL];
+	saved.orig_rax = (unsigned long long)-1;
+	tramp_layout_for(xs, &run_lo);
+	run_map = mmap(NULL, run_lo.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (run_map == MAP_FAILED)
+		return;
+	tramp_layout_place(&run_lo, (uint64_t)(uintptr_t)run_map);
+	tramp_self_regs(&saved, none, &back);
+	if (tramp_page_build(page, &run_lo, &p, &back))
+		return;
+	memcpy((void *)(uintptr_t)run_lo.code, page, sizeof(page));
+	if (mprotect((void *)(uintptr_t)run_lo.code, INJECT_PAGE, PROT_READ | PROT_EXEC))
+		return;
+	g[REG_RIP] = (greg_t)run_lo.code;
+	g[REG_RSP] = (greg_t)run_lo.stack_top;
+}
+
+static void test_code_runs_and_returns(void)
+{
+	struct sigaction sa = { .sa_sigaction = send_to_code, .sa_flags = SA_SIGINFO };
+	sigset_t before, after;
+	volatile double keep = 1.5;
+	uint64_t state = 0, handle = 0;
+	double got;
+
+	sigemptyset(&before);
+	sigemptyset(&after);
+	sigaddset(&before, SIGUSR2);
+	sigprocmask(SIG_UNBLOCK, &before, NULL);
+	sigprocmask(SIG_SETMASK, NULL, &before);
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	__asm__ volatile("movsd %0, %%xmm15" : : "m"(keep) : "xmm15");
+	raise(SIGUSR1);
+	__asm__ volatile("movsd %%xmm15, %0" : "=m"(got));
+	/* back where the signal found us, with the mask and registers */
+	CHECK(run_map && run_map != MAP_FAILED);
+	sigprocmask(SIG_SETMASK, NULL, &after);
+	CHECK(!memcmp(&before, &after, 8)); /* the kernel's sigset: 64 signals */
+	CHECK(!sigismember(&after, SIGUSR2));
+	CHECK(got == 1.5);
+	CHECK_STR(fake_path, "/the/lib.so");
+	CHECK_EQ(fake_mode, 0x102);
+	CHECK(fake_blocked_usr2);
+	/* on our stack, below its top */
+	CHECK(fake_rsp < run_lo.stack_top && fake_rsp > run_lo.stack_top - INJECT_STACK_SIZE);
+	memcpy(&state, (void *)(uintptr_t)(run_lo.code + TW_STATE), 8);
+	memcpy(&handle, (void *)(uintptr_t)(run_lo.code + TW_HANDLE), 8);
+	CHECK_EQ(state, TRAMP_LEAVING);
+	CHECK_EQ(handle, 0x1234);
+	signal(SIGUSR1, SIG_DFL);
 }
 
 struct find_libc {
@@ -210,9 +399,12 @@ static void test_names(void)
 
 int main(void)
 {
-	RUN(test_frame_layout);
-	RUN(test_frame_refused);
-	RUN(test_restart_eintr);
+	RUN(test_layout);
+	RUN(test_page_build);
+	RUN(test_start_regs);
+	RUN(test_resume_regs);
+	RUN(test_copy_owner);
+	RUN(test_code_runs_and_returns);
 	RUN(test_dlopen_real_libc);
 	RUN(test_no_dlopen);
 	RUN(test_names);
