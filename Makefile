@@ -243,6 +243,14 @@ $(BUILD)/tests/faketorch/libtorch_cpu.so: tests/workloads/lib/fake_torch.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
 
+# The same with an operator in .rodata, for hostile_elf --nonexec (hostile.bats).
+$(BUILD)/tests/faketorch-nonexec/libtorch_cpu.so: tests/workloads/lib/fake_torch.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -DFAKE_TORCH_NONEXEC -fPIC -shared -fvisibility=hidden -o $@ $<
+
+$(BUILD)/tests/hostile_elf: $(BUILD)/tests/faketorch-nonexec/libtorch_cpu.so
+
 $(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so $(BUILD)/tests/faketorch/libtorch_cpu.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -28,6 +28,13 @@ void cuda_probes_init(struct cuda_probes *cp, pid_t pid, unsigned int slot, int 
 	cp->prog_fd = prog_fd;
 }
 
+static bool probed_name(const char *name, void *ctx)
+{
+	(void)ctx;
+	/* cheap filter first: cu*, cuda*, nccl*, __cuda* */
+	return (name[0] == 'c' || name[0] == 'n' || name[0] == '_') && cuda_api_find(name) >= 0;
+}
+
 /* Keep one api id per offset: aliases and the .dynsym/.symtab twins of a
  * function must not record a call twice. */
 static int on_function(const char *name, uint64_t off, uint64_t size, void *ctx)
@@ -37,8 +44,6 @@ static int on_function(const char *name, uint64_t off, uint64_t size, void *ctx)
 	int id;
 
 	(void)size;
-	if (name[0] != 'c' && name[0] != 'n' && name[0] != '_')
-		return 0; /* cheap filter: cu*, cuda*, nccl*, __cuda* */
 	id = cuda_api_find(name);
 	if (id < 0)
 		return 0;
@@ -135,7 +140,7 @@ static int find_functions(int fd, const struct stat *st, struct found *found)
 	ret = elf_file_open_fd(fd, (uint64_t)st->st_size, &ef);
 	if (ret)
 		return ret;
-	ret = elf_for_each_function(ef, on_function, found);
+	ret = elf_for_each_function(ef, probed_name, on_function, found);
 	elf_file_close(ef);
 	return ret;
 }

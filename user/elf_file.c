@@ -9,23 +9,19 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "elf_file.h"
+#include "log.h"
+#include "uprobe_multi.h"
 
-struct elf_file {
-	Elf *elf;
-	uint64_t size;          /* of the file or image */
-	size_t shnum;           /* checked against the size */
-	struct elf_load *loads;
-	size_t nloads;
-	size_t max_syms;        /* ELF_FILE_MAX_SYMS or less */
-	size_t walked;          /* symbols looked at by the current walk */
-	bool capped;            /* the current walk reached ELF_FILE_MAX_SYMS */
-	struct elf_file_stats st;
-};
+/* Refused probe sites said with -v per file; the rest only counted (a
+ * crafted file can hold millions). */
+#define NOT_CODE_SAID 8
 
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 #define HOST_ELFDATA ELFDATA2LSB
@@ -38,6 +34,19 @@ struct src {
 	int fd;
 	const unsigned char *mem;
 	uint64_t size;
+};
+
+struct elf_file {
+	Elf *elf;
+	struct src src;         /* the caller keeps it open (or alive) */
+	uint64_t size;          /* of the file or image */
+	size_t shnum;           /* checked against the size */
+	struct elf_load *loads;
+	size_t nloads;
+	size_t max_syms;        /* ELF_FILE_MAX_SYMS or less */
+	size_t walked;          /* symbols looked at by the current walk */
+	bool capped;            /* the current walk reached ELF_FILE_MAX_SYMS */
+	struct elf_file_stats st;
 };
 
 static int src_read(const struct src *s, uint64_t off, void *buf, size_t len)
@@ -142,7 +151,7 @@ static int read_loads(struct elf_file *ef)
 		    __builtin_add_overflow(ph.p_vaddr, ph.p_memsz, &end))
 			continue;
 		ef->loads[ef->nloads++] = (struct elf_load){ ph.p_offset, ph.p_filesz, ph.p_vaddr,
-							     ph.p_memsz };
+							     ph.p_memsz, ph.p_flags };
 	}
 	return 0;
 }
@@ -162,6 +171,7 @@ static int open_elf(const struct src *s, struct elf_file **out)
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return -ENOMEM;
+	ef->src = *s;
 	ef->size = s->size;
 	ef->shnum = shnum;
 	ef->max_syms = ELF_FILE_MAX_SYMS;
@@ -227,6 +237,102 @@ int elf_file_vaddr_to_off(const struct elf_file *ef, uint64_t vaddr, uint64_t *o
 			return 0;
 	}
 	return -ENOENT;
+}
+
+/* Whether file bytes [@off, @off + @len) meet those of a PT_LOAD without
+ * PF_X (which ld never makes: only a crafted file maps code bytes twice). */
+static bool meets_data(const struct elf_file *ef, uint64_t off, uint64_t len)
+{
+	const struct elf_load *l;
+	size_t i;
+
+	for (i = 0; i < ef->nloads; i++) {
+		l = &ef->loads[i];
+		if (!(l->flags & PF_X) && l->filesz &&
+		    (l->off <= off ? off - l->off < l->filesz : l->off - off < len))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The file offset of @vaddr in the file bytes of an executable PT_LOAD,
+ * and how many code bytes follow it there (at most @want): -ENOEXEC when
+ * @vaddr is in a PT_LOAD but not such code, -ENOENT when in none.
+ */
+static int code_at(const struct elf_file *ef, uint64_t vaddr, uint64_t want, uint64_t *off,
+		   uint64_t *room)
+{
+	const struct elf_load *l;
+	uint64_t in;
+	size_t i;
+
+	for (i = 0; i < ef->nloads; i++) {
+		l = &ef->loads[i];
+		in = vaddr - l->vaddr;
+		if (!(l->flags & PF_X) || vaddr < l->vaddr || in >= l->filesz)
+			continue;
+		*off = l->off + in; /* read_loads() checked the sum */
+		*room = l->filesz - in < want ? l->filesz - in : want;
+		/* a byte past the file is nothing the kernel could probe */
+		if (*off >= ef->size || meets_data(ef, *off, *room))
+			return -ENOEXEC;
+		return 0;
+	}
+	return elf_file_vaddr_to_off(ef, vaddr, off) ? -ENOENT : -ENOEXEC;
+}
+
+/* Where a probe at @off would go past leading 5-byte NOPs lies inside the
+ * @room code bytes there: read as uprobe_site_offset() reads them. */
+static bool site_inside(const struct elf_file *ef, uint64_t off, uint64_t room)
+{
+	uint8_t code[UPROBE_SITE_MAX_SKIP];
+	uint64_t len = ef->size - off < sizeof(code) ? ef->size - off : sizeof(code);
+
+	if (src_read(&ef->src, off, code, (size_t)len))
+		return false;
+	return uprobe_site_skip(code, (size_t)len) < room;
+}
+
+/* The file's name for a message: what the descriptor we read is open on. */
+static void file_name(const struct elf_file *ef, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n = -1;
+
+	if (!ef->src.mem) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", ef->src.fd);
+		n = readlink(link, buf, len - 1);
+	}
+	if (n < 0)
+		snprintf(buf, len, "(an ELF image in memory)");
+	else
+		buf[n] = '\0';
+}
+
+static void not_code(struct elf_file *ef, const struct elf_symbol *sym)
+{
+	char path[PATH_MAX];
+
+	if (ef->st.not_code++ >= NOT_CODE_SAID)
+		return;
+	file_name(ef, path, sizeof(path));
+	log_debug("%s in %s: not in executable code, not probed%s", sym->name, path,
+		  ef->st.not_code == NOT_CODE_SAID ? " (further ones in this file are not listed)" : "");
+}
+
+int elf_file_probe_off(struct elf_file *ef, const struct elf_symbol *sym, uint64_t *off)
+{
+	uint64_t room;
+	int ret;
+
+	/* Near the end of its code, the bytes decide where the probe goes. */
+	ret = code_at(ef, sym->value, UPROBE_SITE_MAX_SKIP + 1, off, &room);
+	if (!ret && room <= UPROBE_SITE_MAX_SKIP && !site_inside(ef, *off, room))
+		ret = -ENOEXEC;
+	if (ret)
+		not_code(ef, sym);
+	return ret;
 }
 
 int elf_load_off_to_vaddr(const struct elf_load *loads, size_t n, uint64_t off, uint64_t *vaddr)

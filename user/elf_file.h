@@ -30,6 +30,7 @@ struct elf_file;
 struct elf_load {
 	uint64_t off, filesz;   /* in the file */
 	uint64_t vaddr, memsz;  /* in memory */
+	uint32_t flags;         /* PF_X, PF_W, PF_R */
 };
 
 struct elf_symbol {
@@ -46,6 +47,7 @@ struct elf_file_stats {
 	uint64_t tables_skipped;  /* symbol tables malformed or over the caps */
 	uint64_t bad_names;       /* st_name outside its table, or not terminated */
 	uint64_t syms_capped;     /* walks stopped at ELF_FILE_MAX_SYMS */
+	uint64_t not_code;        /* probe sites refused by elf_file_probe_off() */
 };
 
 /*
@@ -64,6 +66,19 @@ size_t elf_file_loads(const struct elf_file *ef, const struct elf_load **loads);
 /* Virtual address -> file offset (within p_memsz, as uprobes and the
  * mapping of .bss-adjacent variables want): 0 or -ENOENT. */
 int elf_file_vaddr_to_off(const struct elf_file *ef, uint64_t vaddr, uint64_t *off);
+/*
+ * The one way a symbol becomes a probe (or call) site, for every family:
+ * markers, CUDA/NCCL, torch.  The file offset of @sym's address, only where
+ * it is executable code: inside the file bytes of a PT_LOAD with PF_X that
+ * no PT_LOAD without it also maps, and so is the site a uprobe goes to past
+ * leading 5-byte NOPs (uprobe_site_offset()).  A uprobe is placed by file
+ * offset: the kernel writes its int3 into every read-only mapping of that
+ * byte, so a function symbol the file put in .rodata would change the
+ * process's data.  Returns 0, -ENOENT (in no PT_LOAD) or -ENOEXEC (not
+ * code); a refusal is counted (not_code) and said with -v, naming the
+ * symbol and the file.
+ */
+int elf_file_probe_off(struct elf_file *ef, const struct elf_symbol *sym, uint64_t *off);
 /* File offset -> virtual address through @n loads (within p_filesz):
  * 0 or -ENOENT.  On copies of elf_file_loads(), once the file is closed. */
 int elf_load_off_to_vaddr(const struct elf_load *loads, size_t n, uint64_t off, uint64_t *vaddr);

@@ -4,71 +4,90 @@
 
 #include "elf_symbols.h"
 
-struct walk_ctx {
-	const struct elf_file *ef;
-	bool functions_only;
+static bool defined(const struct elf_symbol *sym)
+{
+	return sym->shndx != SHN_UNDEF && sym->value;
+}
+
+struct fn_ctx {
+	struct elf_file *ef;
+	elf_name_fn want;
 	elf_sym_cb cb;
 	void *ctx;
 };
 
-static int on_symbol(const struct elf_symbol *sym, void *arg)
+/* Translated only once wanted: a refusal is said for a name the caller
+ * would have probed, not for every function of a large library. */
+static int on_function(const struct elf_symbol *sym, void *arg)
 {
-	struct walk_ctx *w = arg;
+	struct fn_ctx *w = arg;
 	uint64_t off;
 
-	if (sym->shndx == SHN_UNDEF || !sym->value)
+	if (!defined(sym) || sym->type != STT_FUNC || (w->want && !w->want(sym->name, w->ctx)))
 		return 0;
-	if (w->functions_only && sym->type != STT_FUNC)
-		return 0;
-	if (elf_file_vaddr_to_off(w->ef, sym->value, &off))
+	if (elf_file_probe_off(w->ef, sym, &off))
 		return 0;
 	return w->cb(sym->name, off, sym->size, w->ctx);
 }
 
-/* Every defined symbol, .dynsym first (what a stripped library still has). */
-static int walk_symbols(struct elf_file *ef, bool functions_only, elf_sym_cb cb, void *ctx)
+int elf_for_each_function(struct elf_file *ef, elf_name_fn want, elf_sym_cb cb, void *ctx)
 {
-	struct walk_ctx w = { ef, functions_only, cb, ctx };
-	int ret = elf_file_symbols(ef, on_symbol, &w);
+	struct fn_ctx w = { ef, want, cb, ctx };
+	int ret = elf_file_symbols(ef, on_function, &w);
 
 	return ret > 0 ? 0 : ret;
 }
 
-int elf_for_each_function(struct elf_file *ef, elf_sym_cb cb, void *ctx)
-{
-	return walk_symbols(ef, true, cb, ctx);
-}
-
 struct find_ctx {
+	struct elf_file *ef;
 	const char *const *names;
+	const bool *code;
 	size_t n;
 	struct elf_sym_info *out;
-	int found;
+	size_t found;
 };
 
-static int find_cb(const char *name, uint64_t off, uint64_t size, void *arg)
+/* @sym's file offset as name @j wants it: a probe site, or any address. */
+static int file_off(struct find_ctx *fc, size_t j, const struct elf_symbol *sym, uint64_t *off)
+{
+	if (fc->code && fc->code[j])
+		return elf_file_probe_off(fc->ef, sym, off);
+	return elf_file_vaddr_to_off(fc->ef, sym->value, off);
+}
+
+static int find_cb(const struct elf_symbol *sym, void *arg)
 {
 	struct find_ctx *fc = arg;
+	uint64_t off;
 	size_t j;
 
+	if (!defined(sym))
+		return 0;
 	for (j = 0; j < fc->n; j++) {
-		if (fc->out[j].found || strcmp(name, fc->names[j]))
+		if (fc->out[j].found || strcmp(sym->name, fc->names[j]) ||
+		    file_off(fc, j, sym, &off))
 			continue;
 		fc->out[j].found = true;
 		fc->out[j].file_off = off;
-		fc->out[j].size = size;
+		fc->out[j].size = sym->size;
 		fc->found++;
 	}
 	/* All found: the rest of a large .symtab need not be read. */
-	return (size_t)fc->found == fc->n;
+	return fc->found == fc->n;
+}
+
+int elf_find_symbols_code(struct elf_file *ef, const char *const *names, const bool *code,
+			  size_t n, struct elf_sym_info *out)
+{
+	struct find_ctx fc = { .ef = ef, .names = names, .code = code, .n = n, .out = out };
+
+	memset(out, 0, n * sizeof(*out));
+	elf_file_symbols(ef, find_cb, &fc);
+	return (int)fc.found;
 }
 
 int elf_find_symbols(struct elf_file *ef, const char *const *names, size_t n,
 		     struct elf_sym_info *out)
 {
-	struct find_ctx fc = { .names = names, .n = n, .out = out };
-
-	memset(out, 0, n * sizeof(*out));
-	walk_symbols(ef, false, find_cb, &fc);
-	return fc.found;
+	return elf_find_symbols_code(ef, names, NULL, n, out);
 }

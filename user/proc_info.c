@@ -24,6 +24,12 @@ static const char *const marker_names[MARKER_NSYMS] = {
 	[MARKER_GPU_BATCH] = "fvbpf_probe_gpu_batch",
 	[MARKER_AGENT_STATUS] = "fvbpf_probe_agent_status",
 };
+/* Which of them fvbpf probes: found only in executable code.  The two
+ * variables are written by the kernel (semaphore) and read (control). */
+static const bool marker_code[MARKER_NSYMS] = {
+	[MARKER_BEGIN] = true, [MARKER_END] = true, [MARKER_SYNC] = true,
+	[MARKER_CORRELATION] = true, [MARKER_GPU_BATCH] = true, [MARKER_AGENT_STATUS] = true,
+};
 
 
 /* State, parent and start time (clock ticks after boot) from
@@ -209,7 +215,8 @@ static bool has_markers(int fd, const struct stat *st, struct marker_lib *lib)
 
 	if (elf_file_open_fd(fd, (uint64_t)st->st_size, &ef))
 		return false;
-	found = elf_find_symbols(ef, marker_names, MARKER_NSYMS, lib->syms) == MARKER_NSYMS;
+	found = elf_find_symbols_code(ef, marker_names, marker_code, MARKER_NSYMS, lib->syms) ==
+		MARKER_NSYMS;
 	elf_file_close(ef);
 	return found;
 }

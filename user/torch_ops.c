@@ -243,11 +243,30 @@ static int add_eval(struct torch_file *tf, const struct elf_symbol *sym)
 	return 0;
 }
 
+enum probe_as { PROBE_NONE, PROBE_OP, PROBE_SCOPE_ENTER, PROBE_SCOPE_END, PROBE_EVAL, PROBE_NODE };
+
+/* What @sym would be probed as; an op's id in @opid, a node's name in @node. */
+static enum probe_as probe_as(const struct elf_symbol *sym, char *opid, char *node)
+{
+	if (sym->dynamic && !op_call_id(sym->name, opid) && !torch_op_unobserved(opid))
+		return PROBE_OP;
+	if (!strcmp(sym->name, SCOPE_ENTER))
+		return PROBE_SCOPE_ENTER;
+	if (!strcmp(sym->name, SCOPE_END))
+		return PROBE_SCOPE_END;
+	if (!strcmp(sym->name, EVAL))
+		return PROBE_EVAL;
+	if (!torch_node_name(sym->name, node, TORCH_NAME_MAX))
+		return PROBE_NODE;
+	return PROBE_NONE;
+}
+
 static int on_symbol(const struct elf_symbol *sym, void *ctx)
 {
 	struct walk *w = ctx;
 	char opid[OPID_MAX], node[TORCH_NAME_MAX];
 	struct torch_sym *s;
+	enum probe_as as;
 	uint64_t off;
 
 	if (!sym->dynamic)
@@ -260,18 +279,19 @@ static int on_symbol(const struct elf_symbol *sym, void *ctx)
 		return 0;
 	if (!handle_id(sym->name, opid))
 		w->err = push_opid(&w->handles, &w->nhandles, &w->caphandles, opid, sym->value);
-	if (elf_file_vaddr_to_off(w->ef, sym->value, &off))
-		return 0;
-	if (sym->dynamic && !op_call_id(sym->name, opid) && !torch_op_unobserved(opid))
+	/* Classified first: only what would be probed is checked for code. */
+	as = probe_as(sym, opid, node);
+	if (as == PROBE_NONE || elf_file_probe_off(w->ef, sym, &off))
+		return w->err;
+	if (as == PROBE_OP)
 		w->err = push_opid(&w->ops, &w->nops, &w->capops, opid, off);
-	else if (!strcmp(sym->name, SCOPE_ENTER))
+	else if (as == PROBE_SCOPE_ENTER)
 		w->tf->scope_enter_off = off;
-	else if (!strcmp(sym->name, SCOPE_END))
+	else if (as == PROBE_SCOPE_END)
 		w->tf->scope_end_off = off;
-	else if (!strcmp(sym->name, EVAL))
+	else if (as == PROBE_EVAL)
 		w->tf->eval_off = off;
-	else if (!torch_node_name(sym->name, node, sizeof(node)) &&
-		 (s = new_sym(w->tf, off, TORCH_NODE)))
+	else if ((s = new_sym(w->tf, off, TORCH_NODE)))
 		memcpy(s->name, node, sizeof(node));
 	return w->err;
 }

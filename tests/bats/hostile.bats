@@ -76,3 +76,83 @@ PY
 	assert_line "cupti_dropped 0"
 	assert_line "over_limits [0, 0, 0, 0, 0, 0]"
 }
+
+# "NAME HEX" for each "nonexec NAME ADDR" line of the workload but those
+# named in $1 (a regex): the 4 bytes at ADDR in its memory, as the process
+# itself sees them.
+nonexec_bytes() {
+	python3 - "$WL_PID" "$WL_LOG" "${1:-^$}" <<'PY'
+import re, sys
+pid, log, skip = sys.argv[1:4]
+with open("/proc/%s/mem" % pid, "rb", buffering=0) as mem:
+    for line in open(log):
+        w = line.split()
+        if len(w) == 3 and w[0] == "nonexec" and not re.search(skip, w[1]):
+            mem.seek(int(w[2], 16))
+            print(w[1], mem.read(4).hex())
+PY
+}
+
+# start_nonexec [DIR]: hostile_elf --nonexec with the fake torch whose
+# aten::mul is in .rodata; with DIR, the libfvbpf.so found first is DIR's.
+start_nonexec() {
+	local dir=${1:-$BATS_TEST_TMPDIR}
+	LD_LIBRARY_PATH=${1:-} start_workload "$WL_LOG" "$BUILD/tests/hostile_elf" --nonexec \
+		--dir "$dir" --torch "$BUILD/tests/faketorch-nonexec/libtorch_cpu.so"
+	wait_for grep -q '^ready' "$WL_LOG"
+	grep -q '^cuda 4889e5c3$' <<<"$(nonexec_bytes)"
+	grep -q '^torch 4889e5c3$' <<<"$(nonexec_bytes)"
+}
+
+# Issue 17: a symbol typed a function whose address lies in a segment
+# without PF_X got an int3 written into the process's read-only data: a
+# CUDA function (cudaLaunchKernel in a read-only segment of a file the
+# workload crafted) and a torch operator (at::_ops::mul::call in the
+# .rodata of a fake libtorch_cpu.so), in a process with real markers.
+@test "a CUDA function or torch op outside executable code is never probed" {
+	[ "$(uname -m)" = x86_64 ] || skip "the crafted code is x86-64"
+	local before
+	start_nonexec
+	grep -q "^markers=$BUILD/tests/../libfvbpf.so$" "$WL_LOG"
+	before=$(nonexec_bytes marker)
+	start_fvbpf -v -p "$WL_PID" -o "$OUT" -d 60 -r "$REGIONS"
+	grep -q "attached to PID $WL_PID (.*): markers in " "$FV_ERR"
+	# While attached, the bytes are the file's: no int3 in read-only data.
+	run nonexec_bytes marker
+	assert_output "$before"
+	kill -INT "$FV_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	# What is code is still probed: the crafted file's __cudaGetKernel,
+	# fake torch's aten::linear and aten::addmm.
+	grep -q "pid $WL_PID: 1 CUDA/NCCL functions probed in $BATS_TEST_TMPDIR/fvbpf-hostile-" "$FV_ERR"
+	grep -q "pid $WL_PID: 2 torch operators" "$FV_ERR"
+	# Each symbol left out is named with its file (-v).
+	grep -q "cudaLaunchKernel in $BATS_TEST_TMPDIR/fvbpf-hostile-[^ ]*: not in executable code, not probed" "$FV_ERR"
+	grep -q "_ZN2at4_ops3mul4callERKNS_6TensorES4_ in $BUILD/tests/faketorch-nonexec/libtorch_cpu.so: not in executable code, not probed" "$FV_ERR"
+	kill -0 "$WL_PID"
+}
+
+# The markers: a copy of libfvbpf.so whose fvbpf_probe_region_begin is
+# moved into .rodata (first on LD_LIBRARY_PATH) is no marker library; the
+# process is traced through its torch, nothing of it is probed.
+@test "a marker library whose probe function is not code is no marker library" {
+	[ "$(uname -m)" = x86_64 ] || skip "the crafted code is x86-64"
+	local dir=$BATS_TEST_TMPDIR/lib before
+	mkdir -p "$dir"
+	python3 "$ROOT/tests/lib/elf_move_symbol.py" "$BUILD/libfvbpf.so" "$dir/libfvbpf.so" \
+		fvbpf_probe_region_begin
+	start_nonexec "$dir"
+	grep -q "^markers=$dir/libfvbpf.so$" "$WL_LOG"
+	before=$(nonexec_bytes)
+	grep -q '^marker ' <<<"$before"
+	start_fvbpf -v -p "$WL_PID" -o "$OUT" -d 60 -r "$REGIONS"
+	run nonexec_bytes
+	assert_output "$before"
+	kill -INT "$FV_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	grep -q "fvbpf_probe_region_begin in $dir/libfvbpf.so: not in executable code, not probed" "$FV_ERR"
+	grep -q "attached to PID $WL_PID (.*): torch in " "$FV_ERR"
+	kill -0 "$WL_PID"
+}

@@ -24,6 +24,7 @@ static int on_symbol(const struct elf_symbol *sym, void *arg)
 		abort();
 	elf_file_section_end(ef, sym->shndx, &v);
 	elf_file_vaddr_to_off(ef, sym->value, &v);
+	elf_file_probe_off(ef, sym, &v);
 	return 0;
 }
 
@@ -70,7 +71,7 @@ static void exercise(struct elf_file *ef)
 
 	elf_file_symbols(ef, on_symbol, ef);
 	elf_find_symbols(ef, names, 3, info);
-	elf_for_each_function(ef, on_function, NULL);
+	elf_for_each_function(ef, NULL, on_function, NULL);
 	sym_table(ef);
 	elf_file_stats(ef, &st);
 }

@@ -11,6 +11,10 @@
  *   2 pg     .symtab, .strtab, .shstrtab, then room for CRAFT_SHMAX
  *            section headers: 0 null, 1 .text, 2 .symtab, 3 .strtab,
  *            4 .shstrtab, then whatever craft_add_section() appends
+ *
+ * craft_add_load() appends program headers after the first; bytes of the
+ * first page from CRAFT_FREE_OFF on are free for a test's own content
+ * (what a read-only segment over that page holds, for example).
  */
 #ifndef FVBPF_ELF_CRAFT_H
 #define FVBPF_ELF_CRAFT_H
@@ -26,6 +30,10 @@
 #define CRAFT_VADDR 0x100000ull /* .text's address: not its file offset */
 #define CRAFT_TEXT 0x800        /* .text's size: the segment (a page) is larger */
 #define CRAFT_SHMAX 16
+#define CRAFT_PHMAX 8
+#define CRAFT_FREE_OFF 0x800    /* in the header page, past CRAFT_PHMAX headers */
+_Static_assert(sizeof(Elf64_Ehdr) + CRAFT_PHMAX * sizeof(Elf64_Phdr) <= CRAFT_FREE_OFF,
+	       "the program headers end before the free bytes");
 
 /* Offsets are relative to the start of .text. */
 struct craft_sym {
@@ -128,6 +136,22 @@ static inline int craft_build(struct craft *c, const struct craft_sym *syms, siz
 	c->eh->e_shstrndx = CRAFT_SHSTRTAB;
 	c->len = shoff + 5 * sizeof(Elf64_Shdr);
 	return 0;
+}
+
+/* Append a PT_LOAD of @flags mapping file bytes [@off, @off + @size) at
+ * @vaddr; its index, or -1 when there is no room. */
+static inline int craft_add_load(struct craft *c, uint32_t flags, uint64_t off, uint64_t vaddr,
+				 uint64_t size)
+{
+	int i = c->eh->e_phnum;
+
+	if (i >= CRAFT_PHMAX)
+		return -1;
+	c->ph[i] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = flags, .p_offset = off,
+		.p_vaddr = vaddr, .p_paddr = vaddr, .p_filesz = size, .p_memsz = size,
+		.p_align = c->pg };
+	c->eh->e_phnum++;
+	return i;
 }
 
 /* Append a section header; its index, or -1 when there is no room. */

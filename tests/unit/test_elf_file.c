@@ -408,8 +408,110 @@ static void test_for_each_function(void)
 	if (ef) {
 		/* fv_sized only: fv_object is no function, fv_undef is not
 		 * defined, fv_last is not in a segment. */
-		CHECK_EQ(elf_for_each_function(ef, count_fn, &n), 0);
+		CHECK_EQ(elf_for_each_function(ef, NULL, count_fn, &n), 0);
 		CHECK_EQ(n, 1);
+		elf_file_close(ef);
+	}
+	craft_free(&c);
+}
+
+#define RO_VADDR 0x200000ull /* a read-only segment, apart from .text */
+
+static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+/* elf_file_probe_off() for a function at @value in @c's image: its
+ * result, the offset in *@off and the refusals counted in *@not_code. */
+static int probe_off(const struct craft *c, uint64_t value, uint64_t *off, uint64_t *not_code)
+{
+	struct elf_symbol sym = { .name = "fv_probe", .name_len = 8, .value = value,
+				  .type = STT_FUNC, .shndx = CRAFT_TEXT_SEC };
+	struct elf_file_stats st;
+	struct elf_file *ef;
+	int ret;
+
+	*off = *not_code = 0;
+	ret = elf_file_open_mem(c->img, c->len, &ef);
+	CHECK_EQ(ret, 0);
+	if (ret)
+		return ret;
+	ret = elf_file_probe_off(ef, &sym, off);
+	elf_file_stats(ef, &st);
+	*not_code = st.not_code;
+	elf_file_close(ef);
+	return ret;
+}
+
+/* Issue 17: a probe site is executable code, whatever the symbol says. */
+static void test_probe_off(void)
+{
+	uint64_t off, n;
+	struct craft c;
+
+	if (build(&c))
+		return;
+	CHECK(craft_add_load(&c, PF_R, 0, RO_VADDR, c.pg) >= 0);
+	CHECK_EQ(probe_off(&c, CRAFT_VADDR + 0x100, &off, &n), 0);
+	CHECK_EQ(off, c.pg + 0x100);
+	CHECK_EQ(n, 0);
+	/* typed a function, in the segment without PF_X (the issue's case) */
+	CHECK_EQ(probe_off(&c, RO_VADDR + CRAFT_FREE_OFF, &off, &n), -ENOEXEC);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(probe_off(&c, RO_VADDR + 2 * c.pg, &off, &n), -ENOENT); /* in none */
+	CHECK_EQ(n, 1);
+	/* The segment's last bytes: a NOP that ends it leads the probe out
+	 * (uprobe_site_offset() steps over it), a NOP and a ret do not. */
+	memcpy(c.img + 2 * c.pg - 5, nop5, 5);
+	CHECK_EQ(probe_off(&c, CRAFT_VADDR + c.pg - 5, &off, &n), -ENOEXEC);
+	memcpy(c.img + 2 * c.pg - 6, nop5, 5);
+	c.img[2 * c.pg - 1] = 0xc3;
+	CHECK_EQ(probe_off(&c, CRAFT_VADDR + c.pg - 6, &off, &n), 0);
+	CHECK_EQ(off, 2 * c.pg - 6);
+	/* a NOP cut by the segment's end, completed by the bytes after it
+	 * (.symtab's null symbol): read as the probe would read it */
+	memcpy(c.img + 2 * c.pg - 8, nop5, 5);
+	memcpy(c.img + 2 * c.pg - 3, nop5, 3);
+	CHECK_EQ(probe_off(&c, CRAFT_VADDR + c.pg - 8, &off, &n), -ENOEXEC);
+	craft_free(&c);
+	/* code bytes a read-only segment maps too: the int3 would be there */
+	if (build(&c))
+		return;
+	CHECK(craft_add_load(&c, PF_R, c.pg, RO_VADDR, c.pg) >= 0);
+	CHECK_EQ(probe_off(&c, CRAFT_VADDR + 0x100, &off, &n), -ENOEXEC);
+	craft_free(&c);
+	/* an executable segment past the file's end */
+	if (build(&c))
+		return;
+	CHECK(craft_add_load(&c, PF_R | PF_X, c.len + c.pg, RO_VADDR, c.pg) >= 0);
+	CHECK_EQ(probe_off(&c, RO_VADDR, &off, &n), -ENOEXEC);
+	craft_free(&c);
+}
+
+/* Every family's lookups go through it: a function moved into read-only
+ * data is not a probe site, yet still an address for data lookups. */
+static void test_lookups_not_code(void)
+{
+	static const char *const names[] = { "fv_sized", "fv_last" };
+	static const bool code[] = { true, true };
+	struct elf_sym_info info[2];
+	struct elf_file_stats st;
+	struct elf_file *ef = NULL;
+	struct craft c;
+	int n = 0;
+
+	if (build(&c))
+		return;
+	CHECK(craft_add_load(&c, PF_R, 0, RO_VADDR, c.pg) >= 0);
+	c.sym[1].st_value = RO_VADDR + CRAFT_FREE_OFF; /* fv_sized */
+	CHECK_EQ(elf_file_open_mem(c.img, c.len, &ef), 0);
+	if (ef) {
+		CHECK_EQ(elf_for_each_function(ef, NULL, count_fn, &n), 0);
+		CHECK_EQ(n, 1); /* fv_last */
+		CHECK_EQ(elf_find_symbols_code(ef, names, code, 2, info), 1);
+		CHECK(!info[0].found && info[1].found);
+		elf_file_stats(ef, &st);
+		CHECK_EQ(st.not_code, 2);
+		CHECK_EQ(elf_find_symbols(ef, names, 2, info), 2);
+		CHECK(info[0].found && info[0].file_off == CRAFT_FREE_OFF);
 		elf_file_close(ef);
 	}
 	craft_free(&c);
@@ -427,5 +529,7 @@ int main(void)
 	RUN(test_file_truncated);
 	RUN(test_find_symbols);
 	RUN(test_for_each_function);
+	RUN(test_probe_off);
+	RUN(test_lookups_not_code);
 	UNIT_DONE();
 }

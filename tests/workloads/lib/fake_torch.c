@@ -6,6 +6,10 @@
  * torch's does (fvbpf names ops from those), and a launch through the
  * workload's cudaLaunchKernel double.  aten::linear launches one kernel and
  * calls aten::addmm, which launches two.
+ *
+ * Built with -DFAKE_TORCH_NONEXEC (tests/faketorch-nonexec/): a third
+ * operator, at::_ops::mul::call, typed a function but placed in .rodata,
+ * which the loader maps without PF_X (issue 17: fvbpf wrote an int3 there).
  */
 #include <stddef.h>
 
@@ -53,3 +57,14 @@ __asm__(".section .rodata\n"
 	"	lea fake_empty(%rip),%rcx\n"
 	"	ret\n"
 	".size _ZN2at4_opsL26create_linear_typed_handleEv,.-_ZN2at4_opsL26create_linear_typed_handleEv\n");
+
+#ifdef FAKE_TORCH_NONEXEC
+/* Exported, typed a function, in a read-only segment; never called. */
+__asm__(".section .rodata\n"
+	".globl _ZN2at4_ops3mul4callERKNS_6TensorES4_\n"
+	".type _ZN2at4_ops3mul4callERKNS_6TensorES4_,@function\n"
+	"_ZN2at4_ops3mul4callERKNS_6TensorES4_:\n"
+	"	.byte 0x48, 0x89, 0xe5, 0xc3\n"
+	".size _ZN2at4_ops3mul4callERKNS_6TensorES4_,4\n"
+	".text\n");
+#endif
