@@ -70,6 +70,7 @@ struct worker {
 	struct tramp_layout lo;
 	struct tramp_params tp;
 	bool mapped, code_rx, stalled;
+	bool in_handler;              /* a signal was passed on before this stop */
 	uint64_t stop_t0;             /* when the current stop began */
 	struct user_regs_struct saved;  /* the thread at its own place */
 };
@@ -249,6 +250,7 @@ static int stop_thread(struct worker *w, uint64_t deadline)
 {
 	int status, r, sig, ev;
 
+	w->in_handler = false;
 	if (ptrace(PTRACE_INTERRUPT, w->pid, 0, 0))
 		return -ESRCH;
 	for (;;) {
@@ -267,10 +269,14 @@ static int stop_thread(struct worker *w, uint64_t deadline)
 			w->stop_t0 = mono_ns();
 			return job_control(sig) ? -EAGAIN : 0;
 		}
-		if (ev || sig == (SIGTRAP | 0x80))
+		if (ev || sig == (SIGTRAP | 0x80)) {
 			sig = 0;
-		else
+		} else {
 			w->out->info.signals++;
+			/* Our stop then comes at its handler's first instruction,
+			 * whatever code (malloc?) the signal interrupted. */
+			w->in_handler = true;
+		}
 		/* Delivered now, at the thread's own place, with its siginfo. */
 		if (ptrace(PTRACE_CONT, w->pid, 0, (void *)(uintptr_t)sig))
 			return -ESRCH;
@@ -698,7 +704,7 @@ static int hijack(struct worker *w)
 			return err;
 		if (ptrace(PTRACE_GETREGS, w->pid, 0, &w->saved))
 			return -ESRCH;
-		if (in_unsafe_code(w, &w->saved)) {
+		if (w->in_handler || in_unsafe_code(w, &w->saved)) {
 			unsafe++;
 			if (mono_ns() + backoff_ns(unsafe) >= w->deadline) {
 				why(w, "the main thread was inside libc or the loader each of the %u "
