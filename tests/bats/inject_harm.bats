@@ -287,6 +287,18 @@ in_call() {
 # blocked_call CALL [ARGS]: the main thread blocked in CALL while injected;
 # it returns its normal result once the test makes the event happen (the
 # file $GO), well after fvbpf is done.
+# The attach of the matrix: plain fvbpf, or with ABANDON=1 the test build
+# that lets go of the target right after starting our code, as a killed
+# worker would: the code must then put the thread back by itself.
+fv_inject() {
+	if [ -n "${ABANDON:-}" ]; then
+		[ -x "$FVT" ] || skip "no $FVT"
+		env FVBPF_TEST_INJECT_ABANDON=1 "$FVT" "$@"
+	else
+		"$FVBPF" "$@"
+	fi
+}
+
 blocked_call() {
 	local call=$1 nrs
 	shift
@@ -294,7 +306,7 @@ blocked_call() {
 	wait_for grep -q "^waiting $call nr=" "$WL_LOG"
 	nrs=$(sed -n "s/^waiting $call nr=//p" "$WL_LOG")
 	wait_for in_call "$WL_PID" "$nrs"
-	run "$FVBPF" attach --inject -p "$WL_PID" --window 0.2 -d 0.3 -o "$OUT"
+	run fv_inject attach --inject -p "$WL_PID" --window 0.2 -d 0.3 -o "$OUT"
 	assert_success
 	assert_output --partial "libfvbpf.so injected"
 	# nothing returned yet: the call is still waiting for its event
@@ -319,7 +331,7 @@ sleep_call() {
 	wait_for grep -q "^waiting $call nr=" "$WL_LOG"
 	nrs=$(sed -n "s/^waiting $call nr=//p" "$WL_LOG")
 	wait_for in_call "$WL_PID" "$nrs"
-	run "$FVBPF" attach --inject -p "$WL_PID" --window 0.2 -d 0.3 -o "$OUT"
+	run fv_inject attach --inject -p "$WL_PID" --window 0.2 -d 0.3 -o "$OUT"
 	assert_success
 	assert_output --partial "libfvbpf.so injected"
 	run cat "$WL_LOG"
@@ -377,10 +389,10 @@ sleep_call() {
 
 # ---- 9. registers ----
 
-@test "registers preserved: every general register, xmm/ymm/zmm, MXCSR unchanged across the injection" {
+regs_preserved() {
 	start_victim "$WL_LOG" --mode regs --ms 3000
 	wait_for grep -q '^regs spinning' "$WL_LOG"
-	run "$FVBPF" attach --inject -p "$WL_PID" --window 0.2 -d 0.3 -o "$OUT"
+	run fv_inject attach --inject -p "$WL_PID" --window 0.2 -d 0.3 -o "$OUT"
 	assert_success
 	assert_output --partial "libfvbpf.so injected"
 	[ "$(injected_maps "$WL_PID")" -eq 1 ]
@@ -390,3 +402,18 @@ sleep_call() {
 	assert_line "exit=0"
 	refute_output --partial ERROR
 }
+
+@test "registers preserved: every general register, xmm/ymm/zmm, MXCSR unchanged across the injection" {
+	regs_preserved
+}
+
+# ---- the worker gone mid-call: the code in the target returns by itself ----
+
+@test "worker gone mid-call: registers, xmm/ymm/zmm and MXCSR restored by the code itself" {
+	ABANDON=1 regs_preserved
+}
+@test "worker gone mid-call: blocked in read returns the byte (-ERESTARTSYS rerun)" { ABANDON=1 blocked_call read; }
+@test "worker gone mid-call: blocked in poll returns the event" { ABANDON=1 blocked_call poll; }
+@test "worker gone mid-call: blocked in sigwaitinfo, no EINTR" { ABANDON=1 blocked_call sigwaitinfo; }
+@test "worker gone mid-call: blocked in sigsuspend, EINTR after its handler ran once" { ABANDON=1 blocked_call sigsuspend; }
+@test "worker gone mid-call: nanosleep 5 s returns 0 after the full 5 s (restart_syscall)" { ABANDON=1 sleep_call nanosleep; }
