@@ -137,7 +137,8 @@ print(k['count'] + t['count'], k['device_count'] + t['device_count'], k['device_
 	sleep 0.3
 	# one thread, nothing of CUPTI mapped
 	[ "$(ls /proc/$WL_PID/task | wc -l)" -eq 1 ]
-	! grep -q libcupti "/proc/$WL_PID/maps"
+	run grep -q libcupti "/proc/$WL_PID/maps"
+	assert_failure
 	start_fvbpf -p "$WL_PID" -o "$OUT" -d 1 -r "$REGIONS"
 	wait_fvbpf
 	# attaching woke it: CUPTI was looked for and loaded
@@ -170,7 +171,8 @@ print(k['count'] + t['count'], k['device_count'] + t['device_count'], k['device_
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r "$REGIONS"
 	wait_for grep -q '^saw attached' "$WL_LOG"
 	sleep 1 # markers ran: the agent is awake, and sees no CUDA
-	! grep -q libcupti "/proc/$WL_PID/maps"
+	run grep -q libcupti "/proc/$WL_PID/maps"
+	assert_failure
 	kill -USR1 "$WL_PID"
 	wait_for grep -q '^loaded' "$WL_LOG"
 	assert_file_contains "$WL_LOG" '^cupti=0$'

@@ -261,7 +261,8 @@ injected True True"
 	assert_success
 	grep -q ' /dev/shm/\.fvbpf-inject-.* (deleted)$' "/proc/$WL_PID/maps"
 	# never in this namespace's /dev/shm
-	! ls /dev/shm/.fvbpf-inject-"$WL_PID"-* 2>/dev/null
+	run ls /dev/shm/.fvbpf-inject-"$WL_PID"-*
+	assert_failure
 	wait_for grep -q '^done' "$WL_LOG"
 	run ticks_ok "$WL_LOG" 300
 	assert_success
@@ -301,7 +302,8 @@ injected True True"
 	local sim=$BUILD/tests/gpu_sim_lazy
 	[ -x "$sim" ] || skip "no CUDA toolkit headers: gpu_sim_lazy not built"
 	[ -e /usr/local/cuda/lib64/libcupti.so.13 ] || skip "no libcupti"
-	! ldd "$sim" | grep -q fvbpf
+	run bash -c 'ldd "$1" | grep -q fvbpf' _ "$sim"
+	assert_failure
 	FVBPF_AGENT=off start_workload "$WL_LOG" "$sim" --steps 3 --kernels 3 --wait-signal
 	start_fvbpf --inject --inject-lib "$BUILD/test-lib/libfvbpf.so" -p "$WL_PID" -o "$OUT" -n 3 \
 		-r training_train_one_step,training_forward
