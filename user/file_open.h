@@ -30,4 +30,21 @@ int open_regular(const char *path, bool nofollow, uint64_t max_size, struct stat
 /* stat() of @path under the same rules, without opening it for reading. */
 int stat_regular(const char *path, bool nofollow, uint64_t max_size, struct stat *st);
 
+/*
+ * Open @name read-only for `fvbpf report` and `merge`, which run as root on
+ * directories other users may write.  With @dirfd a directory, @name must
+ * resolve beneath it without any symbolic link (openat2 RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS; before Linux 5.6, a name without '/' and O_NOFOLLOW);
+ * with AT_FDCWD, @name is a path the user gave and only its last component
+ * must not be a link.  The file is opened first (O_NONBLOCK: a FIFO does
+ * not block), then its descriptor must be a regular file of at most
+ * @max_size bytes, so a swap after any check changes nothing.  Returns the
+ * descriptor (O_CLOEXEC), -ELOOP for a symbolic link, -EXDEV for a name
+ * leaving the directory, -ENOEXEC for a file that is not regular, -EFBIG,
+ * or another -errno.
+ */
+int open_regular_at(int dirfd, const char *name, uint64_t max_size, struct stat *st);
+/* Why open_regular_at() refused, for a message: "a symbolic link", ... */
+const char *open_regular_why(int err);
+
 #endif /* FVBPF_FILE_OPEN_H */
