@@ -5,20 +5,33 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli_report.h"
 #include "job_report.h"
 #include "log.h"
 #include "manifest_read.h"
+#include "mem_budget.h"
 #include "trace_merge.h"
 
 #define DIRS_MAX 4096
+/*
+ * --max-memory is the bound on the process's RSS.  Besides the tables
+ * charged to it (mf_budget), the commands hold at most one JSON value being
+ * parsed (JS_VALUE_MAX or TM_EVENT_MAX bytes of text with at most
+ * JS_ITEMS_MAX values and JS_CONTAINERS_MAX containers: about 12 MiB of
+ * json-c tree measured at worst, see tests/bats/report.bats), the zlib and
+ * stdio buffers, and the allocator's slack: this reserve.
+ */
+#define RB_RESERVE (32ULL << 20)
+#define RB_TABLES_MIN (1ULL << 20) /* below this not even a small job fits */
 
 enum {
 	OPT_JSON = 0x100,
 	OPT_TOP,
 	OPT_REGION,
 	OPT_SEGMENT,
+	OPT_MAX_MEMORY,
 };
 
 struct cli_opts {
@@ -30,6 +43,7 @@ struct cli_opts {
 	const char *region;
 	long long segment;
 	bool merge;
+	uint64_t max_memory;
 };
 
 /* Decimal digits only, 0..max. */
@@ -74,6 +88,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_REGION:
 		o->region = arg;
 		return 0;
+	case OPT_MAX_MEMORY:
+		if (mem_parse_size(arg, &o->max_memory)) {
+			log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an "
+				  "optional K, M or G suffix, e.g. --max-memory 512M", arg,
+				  MEM_MAX_MEMORY >> 30);
+			return EINVAL;
+		}
+		return 0;
 	case OPT_SEGMENT:
 		if (parse_count(arg, 4294967295ULL, &v)) {
 			log_error("--segment: a segment number from 0 to 4294967295, not '%s'", arg);
@@ -104,9 +126,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	}
 }
 
+#define MAX_MEMORY_OPTION \
+	{ "max-memory", OPT_MAX_MEMORY, "SIZE", 0, \
+	  "The most memory (RSS) to use, e.g. 512M (default 256M); directories that list more " \
+	  "than fits are refused", 0 }
+
 static const struct argp_option report_options[] = {
 	{ "json", OPT_JSON, NULL, 0, "Print one JSON object instead of text", 0 },
 	{ "top", OPT_TOP, "N", 0, "Operators and kernels listed per region (default 10)", 0 },
+	MAX_MEMORY_OPTION,
 	{},
 };
 
@@ -115,6 +143,7 @@ static const struct argp_option merge_options[] = {
 	{ "region", OPT_REGION, "NAME", 0, "Region to merge (default: the one with most segments)", 0 },
 	{ "segment", OPT_SEGMENT, "N", 0,
 	  "Segment N of the reference (lowest) rank (default: its first complete one)", 0 },
+	MAX_MEMORY_OPTION,
 	{},
 };
 
@@ -133,7 +162,55 @@ static const struct argp merge_argp = {
 	.doc = "Merge one step of every rank into one Chrome trace, clocks aligned to wall time.",
 };
 
-static int load(struct cli_opts *o, struct manifest **out)
+/* The tables' share of --max-memory: what the RSS now and the reserve
+ * leave.  0, or -ENOSPC with the error said. */
+static int budget_setup(const struct cli_opts *o, struct mf_budget *b)
+{
+	uint64_t rss = mem_rss_now(), need = rss + RB_RESERVE + RB_TABLES_MIN;
+
+	memset(b, 0, sizeof(*b));
+	b->max_memory = o->max_memory;
+	if (o->max_memory >= need) {
+		b->limit = o->max_memory - rss - RB_RESERVE;
+		return 0;
+	}
+	log_error("--max-memory %llu MiB is too small for fvbpf %s: it holds %llu MiB (RSS) "
+		  "before reading and needs %llu MiB more to read one file: give --max-memory %lluM "
+		  "or more", (unsigned long long)(o->max_memory >> 20), o->merge ? "merge" : "report",
+		  (unsigned long long)(rss >> 20), (unsigned long long)((RB_RESERVE + RB_TABLES_MIN) >> 20),
+		  (unsigned long long)((need >> 20) + 1));
+	return -ENOSPC;
+}
+
+/* One directory descriptor stays open per directory (files are opened
+ * beneath it): up to DIRS_MAX, past the usual soft limit of 1024. */
+static void raise_nofile(size_t ndirs)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= ndirs + 64)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > ndirs + 64 ? ndirs + 64 :
+										   rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* Entries that repeat one already listed are read once: said, counted. */
+static void warn_duplicates(const struct manifest *m)
+{
+	if (m->duplicates)
+		log_warn("%s/manifest.json: %llu files[] entr%s repeat%s an earlier entry's file: "
+			 "read once", m->dir, (unsigned long long)m->duplicates,
+			 m->duplicates == 1 ? "y" : "ies", m->duplicates == 1 ? "s" : "");
+	if (m->clock_invalid)
+		log_warn("%s/manifest.json: \"clock\" holds values out of range: ignored, the "
+			 "summaries' start_wallclock is used", m->dir);
+}
+
+/* Read every directory; for report, each summary's rows go straight into
+ * @r (streamed: no summary is held). */
+static int load(struct cli_opts *o, struct mf_budget *b, struct job_report *r,
+		struct manifest **out)
 {
 	struct manifest *ms;
 	char err[PATH_MAX + 512];
@@ -145,14 +222,30 @@ static int load(struct cli_opts *o, struct manifest **out)
 		log_error("out of memory");
 		return -ENOMEM;
 	}
-	for (i = 0; i < o->ndirs; i++) {
-		ret = mf_read(o->dirs[i], &ms[i], err, sizeof(err));
+	raise_nofile(o->ndirs);
+	for (i = 0; i < o->ndirs && !ret; i++) {
+		ret = mf_read_budget(o->dirs[i], &ms[i], b, err, sizeof(err));
 		if (!ret)
-			ret = mf_read_summaries(&ms[i], o->merge ? o->region : NULL, !o->merge, err,
-						sizeof(err));
-		if (ret) {
+			warn_duplicates(&ms[i]);
+		if (!ret && o->merge)
+			ret = mf_read_summaries(&ms[i], o->region, false, err, sizeof(err));
+		else if (!ret)
+			ret = mf_read_summaries_each(&ms[i], NULL, jr_row, r, err, sizeof(err));
+		if (!ret && !o->merge) {
+			ret = job_report_add(r, &ms[i]);
+			if (ret == -ENOSPC)
+				mf_budget_error(b, err, sizeof(err));
+			else if (ret)
+				snprintf(err, sizeof(err), "out of memory");
+		}
+		if (ret)
 			log_error("%s", err);
-			break;
+	}
+	if (!ret && !o->merge) {
+		ret = job_report_finish(r, ms, o->ndirs);
+		if (ret) {
+			mf_budget_error(b, err, sizeof(err));
+			log_error("report: %s", ret == -ENOSPC ? err : "out of memory");
 		}
 	}
 	if (ret) {
@@ -169,9 +262,9 @@ static int run(int argc, char **argv, bool merge)
 {
 	struct cli_opts *o = calloc(1, sizeof(*o));
 	struct manifest *ms = NULL;
+	struct mf_budget budget;
 	struct job_report r;
 	char err[PATH_MAX + 512];
-	json_object *j;
 	size_t i;
 	int ret = 1;
 
@@ -182,12 +275,20 @@ static int run(int argc, char **argv, bool merge)
 	o->top = JR_TOP_DEFAULT;
 	o->segment = -1;
 	o->merge = merge;
+	o->max_memory = MEM_DEFAULT;
 	argp_err_exit_status = 2;
 	if (argp_parse(merge ? &merge_argp : &report_argp, argc, argv, 0, NULL, o)) {
 		free(o);
 		return 2;
 	}
-	if (load(o, &ms))
+	/* big arrays in their own mappings: freed, they leave the RSS */
+	mem_tune_malloc();
+	if (budget_setup(o, &budget)) {
+		free(o);
+		return 1;
+	}
+	job_report_init(&r, &budget);
+	if (load(o, &budget, &r, &ms))
 		goto cleanup;
 	if (merge) {
 		struct tm_opts mo = { .output = o->output, .region = o->region, .segment = o->segment,
@@ -197,27 +298,18 @@ static int run(int argc, char **argv, bool merge)
 			log_error("merge: %s", err);
 		else
 			ret = 0;
-	} else if (job_report_build(ms, o->ndirs, &r)) {
-		log_error("report: out of memory");
 	} else {
-		if (o->json) {
-			j = job_report_json(&r, o->top);
-			if (j) {
-				puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-								    JSON_C_TO_STRING_NOSLASHESCAPE));
-				ret = 0;
-			}
-			json_object_put(j);
-		} else {
+		if (o->json)
+			ret = job_report_print_json(stdout, &r, o->top) ? 1 : 0;
+		else
 			ret = job_report_print(stdout, &r, o->top) ? 1 : 0;
-		}
-		job_report_free(&r);
 		if (fflush(stdout) || ferror(stdout)) {
 			log_error("report: writing the output failed");
 			ret = 1;
 		}
 	}
 cleanup:
+	job_report_free(&r);
 	for (i = 0; ms && i < o->ndirs; i++)
 		mf_free(&ms[i]);
 	free(ms);

@@ -4,10 +4,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "checked_math.h"
 #include "job_report.h"
 #include "json_writer.h"
 #include "text_sanitize.h"
+
+/* Sums over ranks of numbers the summaries give: saturated, never wrapped. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (!__builtin_add_overflow(a, b, &r))
+		return r;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* strdup() charged to @b: 0, -ENOSPC or -ENOMEM. */
+static int charged_strdup(struct mf_budget *b, const char *s, char **out)
+{
+	size_t len = strlen(s) + 1;
+	int ret = mf_charge(b, MF_ALLOC(len));
+
+	*out = NULL;
+	if (ret)
+		return ret;
+	*out = malloc(len);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, s, len);
+	return 0;
+}
 
 static void op_key(const void *arr, size_t i, const char **name, const char **kind)
 {
@@ -17,75 +43,110 @@ static void op_key(const void *arr, size_t i, const char **name, const char **ki
 	*kind = o[i].kind;
 }
 
-static struct jr_op *op_get(struct jr_region *g, const char *name, const char *kind)
+static int op_get(struct job_report *r, struct jr_region *g, const char *name, const char *kind,
+		  struct jr_op **out)
 {
 	struct jr_op *o;
 	size_t pos;
 	int found;
 
-	found = pair_index_find(&g->index, g->ops, g->nops, op_key, name, kind, &pos);
+	found = mf_index_find(r->budget, &g->index, g->ops, g->nops, op_key, name, kind, &pos);
 	if (found < 0)
-		return NULL;
+		return found;
+	if (found) {
+		*out = &g->ops[pos];
+		return 0;
+	}
+	found = mf_grow(r->budget, &g->ops, g->nops, &g->opcap, sizeof(*o), 64);
 	if (found)
-		return &g->ops[pos];
-	if (grow_one(&g->ops, g->nops, &g->opcap, sizeof(*o), 64))
-		return NULL;
+		return found;
 	o = &g->ops[g->nops];
 	memset(o, 0, sizeof(*o));
-	o->name = strdup(name);
-	o->kind = strdup(kind);
-	if (!o->name || !o->kind) {
+	found = charged_strdup(r->budget, name, &o->name);
+	if (!found)
+		found = charged_strdup(r->budget, kind, &o->kind);
+	if (found) {
 		free(o->name);
-		free(o->kind);
-		return NULL;
+		return found;
 	}
 	pair_index_set(&g->index, pos, g->nops++);
-	return o;
+	*out = o;
+	return 0;
 }
 
-static struct jr_region *region_get(struct job_report *r, const char *name)
+static void region_name_key(const void *arr, size_t i, const char **name, const char **kind)
+{
+	*name = ((const struct jr_region *)arr)[i].name;
+	*kind = "";
+}
+
+static int region_get(struct job_report *r, const char *name, struct jr_region **out)
 {
 	struct jr_region *g;
-	size_t i;
+	size_t pos;
+	int ret;
 
-	for (i = 0; i < r->nregions; i++)
-		if (!strcmp(r->regions[i].name, name))
-			return &r->regions[i];
-	if (grow_one(&r->regions, r->nregions, &r->cap, sizeof(*g), 4))
-		return NULL;
+	ret = mf_index_find(r->budget, &r->region_index, r->regions, r->nregions, region_name_key,
+			    name, "", &pos);
+	if (ret < 0)
+		return ret;
+	if (ret) {
+		*out = &r->regions[pos];
+		return 0;
+	}
+	ret = mf_grow(r->budget, &r->regions, r->nregions, &r->cap, sizeof(*g), 4);
+	if (ret)
+		return ret;
 	g = &r->regions[r->nregions];
 	memset(g, 0, sizeof(*g));
-	g->name = strdup(name);
-	if (!g->name)
-		return NULL;
-	r->nregions++;
-	return g;
+	ret = charged_strdup(r->budget, name, &g->name);
+	if (ret)
+		return ret;
+	pair_index_set(&r->region_index, pos, r->nregions++);
+	*out = g;
+	return 0;
 }
 
-static struct jr_rank *rank_get(struct jr_region *g, const char *host, const struct mf_file *f)
+static void rank_key(const void *arr, size_t i, const char **name, const char **kind)
+{
+	const struct jr_rank *k = arr;
+
+	*name = k[i].host;
+	*kind = k[i].key;
+}
+
+static int rank_get(struct job_report *r, struct jr_region *g, const char *host,
+		    const struct mf_file *f, struct jr_rank **out)
 {
 	int pid = f->pid_named ? f->pid : 0;
+	char key[sizeof(g->ranks->key)];
 	struct jr_rank *k;
-	size_t i;
+	size_t pos;
+	int ret;
 
-	for (i = 0; i < g->nranks; i++) {
-		k = &g->ranks[i];
-		if (k->rank == f->rank && k->restart == f->restart && k->pid == pid &&
-		    !strcmp(k->host, host))
-			return k;
+	snprintf(key, sizeof(key), "%d %d %d", f->rank, f->restart, pid);
+	ret = mf_index_find(r->budget, &g->rank_index, g->ranks, g->nranks, rank_key, host, key, &pos);
+	if (ret < 0)
+		return ret;
+	if (ret) {
+		*out = &g->ranks[pos];
+		return 0;
 	}
-	if (grow_one(&g->ranks, g->nranks, &g->cap, sizeof(*k), 16))
-		return NULL;
+	ret = mf_grow(r->budget, &g->ranks, g->nranks, &g->cap, sizeof(*k), 16);
+	if (ret)
+		return ret;
 	k = &g->ranks[g->nranks];
 	memset(k, 0, sizeof(*k));
-	k->host = strdup(host);
-	if (!k->host)
-		return NULL;
+	ret = charged_strdup(r->budget, host, &k->host);
+	if (ret)
+		return ret;
+	memcpy(k->key, key, sizeof(key));
 	k->rank = f->rank;
 	k->restart = f->restart;
 	k->pid = pid;
-	g->nranks++;
-	return k;
+	pair_index_set(&g->rank_index, pos, g->nranks++);
+	*out = k;
+	return 0;
 }
 
 static int64_t row_ns(json_object *row, const char *key)
@@ -98,41 +159,57 @@ static int64_t row_ns(json_object *row, const char *key)
 	return ns;
 }
 
-static int add_rows(struct jr_region *g, json_object *rows)
+static uint64_t row_count(json_object *row)
 {
-	json_object *row, *v;
+	json_object *v;
+
+	if (json_object_object_get_ex(row, "count", &v) && json_object_is_type(v, json_type_int) &&
+	    json_object_get_int64(v) > 0)
+		return (uint64_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(row, "device_count", &v) &&
+	    json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0)
+		return (uint64_t)json_object_get_int64(v);
+	return 0;
+}
+
+/* One row of a complete segment of @g. */
+static int add_row(struct job_report *r, struct jr_region *g, json_object *row)
+{
 	const char *name, *kind;
 	struct jr_op *o;
-	size_t i, n;
+	json_object *v;
+	int ret;
 
-	if (!rows)
+	if (!json_object_is_type(row, json_type_object))
 		return 0;
-	n = json_object_array_length(rows);
-	for (i = 0; i < n; i++) {
-		row = json_object_array_get_idx(rows, i);
-		if (!json_object_is_type(row, json_type_object))
-			continue;
-		name = json_object_object_get_ex(row, "name", &v) &&
-		       json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-		kind = json_object_object_get_ex(row, "kind", &v) &&
-		       json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-		if (!name || !strcmp(kind, "region"))
-			continue;
-		o = op_get(g, name, kind);
-		if (!o)
-			return -ENOMEM;
-		o->device_ns += row_ns(row, "device_us");
-		o->cpu_ns += row_ns(row, "cpu_us");
-		o->self_cpu_ns += row_ns(row, "self_cpu_us");
-		o->self_device_ns += row_ns(row, "self_device_us");
-		if (json_object_object_get_ex(row, "count", &v) && json_object_is_type(v, json_type_int) &&
-		    json_object_get_int64(v) > 0)
-			o->count += (uint64_t)json_object_get_int64(v);
-		else if (json_object_object_get_ex(row, "device_count", &v) &&
-			 json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0)
-			o->count += (uint64_t)json_object_get_int64(v);
-	}
+	name = json_object_object_get_ex(row, "name", &v) &&
+	       json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	kind = json_object_object_get_ex(row, "kind", &v) &&
+	       json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	if (!name || !strcmp(kind, "region"))
+		return 0;
+	ret = op_get(r, g, name, kind, &o);
+	if (ret)
+		return ret;
+	o->device_ns = sat_add(o->device_ns, row_ns(row, "device_us"));
+	o->cpu_ns = sat_add(o->cpu_ns, row_ns(row, "cpu_us"));
+	o->self_cpu_ns = sat_add(o->self_cpu_ns, row_ns(row, "self_cpu_us"));
+	o->self_device_ns = sat_add(o->self_device_ns, row_ns(row, "self_device_us"));
+	o->count = sat_add_u64(o->count, row_count(row));
 	return 0;
+}
+
+int jr_row(void *ctx, const struct manifest *m, const struct mf_file *f, json_object *row)
+{
+	struct job_report *r = ctx;
+	struct jr_region *g;
+	int ret;
+
+	(void)m;
+	if (f->incomplete)
+		return 0; /* left out of every operator figure */
+	ret = region_get(r, f->region ? f->region : "", &g);
+	return ret ? ret : add_row(r, g, row);
 }
 
 static int cmp_rank(const void *a, const void *b)
@@ -166,15 +243,24 @@ static int cmp_region(const void *a, const void *b)
 }
 
 /* Slowest rank by mean, and how far over the median of the rank means. */
-static int region_finish(struct jr_region *g)
+static int region_finish(struct job_report *r, struct jr_region *g)
 {
+	uint64_t bytes = MF_ALLOC((g->nranks ? g->nranks : 1) * sizeof(double));
 	double *means;
 	size_t i, n = 0;
+	int ret;
 
-	qsort(g->ranks, g->nranks, sizeof(*g->ranks), cmp_rank);
+	pair_index_free(&g->rank_index); /* positions change with the sort */
+	if (g->nranks)
+		qsort(g->ranks, g->nranks, sizeof(*g->ranks), cmp_rank);
+	ret = mf_charge(r->budget, bytes);
+	if (ret)
+		return ret;
 	means = malloc((g->nranks ? g->nranks : 1) * sizeof(*means));
-	if (!means)
+	if (!means) {
+		mf_uncharge(r->budget, bytes);
 		return -ENOMEM;
+	}
 	for (i = 0; i < g->nranks; i++) {
 		struct jr_rank *k = &g->ranks[i];
 
@@ -193,6 +279,7 @@ static int region_finish(struct jr_region *g)
 		g->over_pct = g->median_ms > 0 ? 100.0 * g->over_ms / g->median_ms : 0.0;
 	}
 	free(means);
+	mf_uncharge(r->budget, bytes);
 	return 0;
 }
 
@@ -206,57 +293,92 @@ static bool seen_host(const struct manifest *ms, size_t i)
 	return false;
 }
 
-int job_report_build(const struct manifest *ms, size_t n, struct job_report *r)
+void job_report_init(struct job_report *r, struct mf_budget *budget)
 {
-	const struct mf_file *f;
+	memset(r, 0, sizeof(*r));
+	r->budget = budget;
+}
+
+/* One segment of @m: its rank's count and time. */
+static int add_segment(struct job_report *r, const struct manifest *m, const struct mf_file *f)
+{
 	struct jr_region *g;
 	struct jr_rank *k;
-	size_t i, j;
+	size_t i, n;
 	int ret;
 
-	memset(r, 0, sizeof(*r));
+	ret = region_get(r, f->region ? f->region : "", &g);
+	if (!ret)
+		ret = rank_get(r, g, m->hostname, f, &k);
+	if (ret)
+		return ret;
+	g->segments++;
+	k->segments++;
+	if (f->incomplete) {
+		g->incomplete++;
+		k->incomplete++;
+		return 0;
+	}
+	if (!k->complete++ || f->duration_ns < k->min_ns)
+		k->min_ns = f->duration_ns;
+	if (f->duration_ns > k->max_ns)
+		k->max_ns = f->duration_ns;
+	k->sum_ns = sat_add(k->sum_ns, f->duration_ns);
+	n = f->rows ? json_object_array_length(f->rows) : 0;
+	for (i = 0; i < n && !ret; i++)
+		ret = add_row(r, g, json_object_array_get_idx(f->rows, i));
+	return ret;
+}
+
+int job_report_add(struct job_report *r, const struct manifest *m)
+{
+	size_t j;
+	int ret;
+
+	for (j = 0; j < m->nfiles; j++) {
+		if (!m->files[j].have_summary)
+			continue;
+		ret = add_segment(r, m, &m->files[j]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int job_report_finish(struct job_report *r, const struct manifest *ms, size_t n)
+{
+	size_t i;
+	int ret;
+
 	r->ndirs = n;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		if (!seen_host(ms, i))
 			r->nhosts++;
-		for (j = 0; j < ms[i].nfiles; j++) {
-			f = &ms[i].files[j];
-			if (!f->have_summary)
-				continue;
-			g = region_get(r, f->region ? f->region : "");
-			k = g ? rank_get(g, ms[i].hostname, f) : NULL;
-			if (!k) {
-				ret = -ENOMEM;
-				goto fail;
-			}
-			g->segments++;
-			k->segments++;
-			if (f->incomplete) {
-				g->incomplete++;
-				k->incomplete++;
-				continue;
-			}
-			if (!k->complete++ || f->duration_ns < k->min_ns)
-				k->min_ns = f->duration_ns;
-			if (f->duration_ns > k->max_ns)
-				k->max_ns = f->duration_ns;
-			k->sum_ns += f->duration_ns;
-			ret = add_rows(g, f->rows);
-			if (ret)
-				goto fail;
-		}
-	}
 	for (i = 0; i < r->nregions; i++) {
-		ret = region_finish(&r->regions[i]);
+		ret = region_finish(r, &r->regions[i]);
 		if (ret)
-			goto fail;
+			return ret;
 		if (r->regions[i].nranks > r->nranks)
 			r->nranks = r->regions[i].nranks;
 	}
-	qsort(r->regions, r->nregions, sizeof(*r->regions), cmp_region);
+	pair_index_free(&r->region_index); /* positions change with the sort */
+	if (r->nregions) /* qsort(NULL, 0, ...) is undefined */
+		qsort(r->regions, r->nregions, sizeof(*r->regions), cmp_region);
 	return 0;
-fail:
-	job_report_free(r);
+}
+
+int job_report_build(const struct manifest *ms, size_t n, struct job_report *r)
+{
+	size_t i;
+	int ret = 0;
+
+	job_report_init(r, NULL);
+	for (i = 0; i < n && !ret; i++)
+		ret = job_report_add(r, &ms[i]);
+	if (!ret)
+		ret = job_report_finish(r, ms, n);
+	if (ret)
+		job_report_free(r);
 	return ret;
 }
 
@@ -276,9 +398,11 @@ void job_report_free(struct job_report *r)
 		free(g->ranks);
 		free(g->ops);
 		pair_index_free(&g->index);
+		pair_index_free(&g->rank_index);
 		free(g->name);
 	}
 	free(r->regions);
+	pair_index_free(&r->region_index);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -503,9 +627,34 @@ static json_object *rank_json(const struct jr_rank *k)
 	return o;
 }
 
+static json_object *op_json(const struct jr_op *op)
+{
+	json_object *row = json_object_new_object();
+
+	json_object_object_add(row, "name", json_string_obj(op->name));
+	json_object_object_add(row, "kind", json_string_obj(op->kind));
+	json_object_object_add(row, "device_us", jdouble((double)op->device_ns / 1e3, 3));
+	json_object_object_add(row, "self_device_us", jdouble((double)op->self_device_ns / 1e3, 3));
+	json_object_object_add(row, "cpu_us", jdouble((double)op->cpu_ns / 1e3, 3));
+	json_object_object_add(row, "self_cpu_us", jdouble((double)op->self_cpu_ns / 1e3, 3));
+	json_object_object_add(row, "count", json_object_new_uint64(op->count));
+	return row;
+}
+
+/* The operators or kernels object without its rows. */
+static json_object *ops_head(bool by_cpu)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ranked_by", json_string_obj(by_cpu ? "cpu_us" : "device_us"));
+	if (by_cpu)
+		json_object_object_add(o, "note", json_string_obj("no device time recorded: ranked by CPU time"));
+	return o;
+}
+
 static json_object *ops_json(const struct jr_region *g, bool device, unsigned int top)
 {
-	json_object *o, *rows, *row;
+	json_object *o, *rows;
 	const struct jr_op **v;
 	bool by_cpu;
 	size_t i, n;
@@ -513,32 +662,18 @@ static json_object *ops_json(const struct jr_region *g, bool device, unsigned in
 	n = jr_top(g, device, top, &v, &by_cpu);
 	if (!v)
 		return NULL;
-	o = json_object_new_object();
+	o = ops_head(by_cpu);
 	rows = json_object_new_array();
-	json_object_object_add(o, "ranked_by", json_string_obj(by_cpu ? "cpu_us" : "device_us"));
-	if (by_cpu)
-		json_object_object_add(o, "note", json_string_obj("no device time recorded: ranked by CPU time"));
-	for (i = 0; i < n; i++) {
-		row = json_object_new_object();
-		json_object_object_add(row, "name", json_string_obj(v[i]->name));
-		json_object_object_add(row, "kind", json_string_obj(v[i]->kind));
-		json_object_object_add(row, "device_us", jdouble((double)v[i]->device_ns / 1e3, 3));
-		json_object_object_add(row, "self_device_us", jdouble((double)v[i]->self_device_ns / 1e3, 3));
-		json_object_object_add(row, "cpu_us", jdouble((double)v[i]->cpu_ns / 1e3, 3));
-		json_object_object_add(row, "self_cpu_us", jdouble((double)v[i]->self_cpu_ns / 1e3, 3));
-		json_object_object_add(row, "count", json_object_new_uint64(v[i]->count));
-		json_object_array_add(rows, row);
-	}
+	for (i = 0; i < n; i++)
+		json_object_array_add(rows, op_json(v[i]));
 	json_object_object_add(o, "rows", rows);
 	free(v);
 	return o;
 }
 
-json_object *job_report_json(const struct job_report *r, unsigned int top)
+static json_object *root_json(const struct job_report *r, unsigned int top)
 {
-	json_object *root = json_object_new_object(), *regions = json_object_new_array(), *o, *ranks, *s;
-	const struct jr_region *g;
-	size_t i, j;
+	json_object *root = json_object_new_object();
 
 	json_object_object_add(root, "tool", json_string_obj("fvbpf report"));
 	json_object_object_add(root, "directories", json_object_new_uint64(r->ndirs));
@@ -546,30 +681,121 @@ json_object *job_report_json(const struct job_report *r, unsigned int top)
 	json_object_object_add(root, "ranks", json_object_new_uint64(r->nranks));
 	json_object_object_add(root, "top", json_object_new_int((int)top));
 	json_object_object_add(root, "incomplete_segments_excluded", json_object_new_boolean(1));
+	return root;
+}
+
+/* A region without its ranks, operators and kernels. */
+static json_object *region_json(const struct jr_region *g)
+{
+	json_object *o = json_object_new_object(), *s;
+
+	json_object_object_add(o, "region", json_string_obj(g->name));
+	json_object_object_add(o, "segments", json_object_new_uint64(g->segments));
+	json_object_object_add(o, "complete", json_object_new_uint64(g->segments - g->incomplete));
+	json_object_object_add(o, "incomplete", json_object_new_uint64(g->incomplete));
+	if (g->have_slowest) {
+		s = rank_json(&g->ranks[g->slowest]);
+		json_object_object_add(s, "median_rank_mean_ms", jdouble(g->median_ms, 6));
+		json_object_object_add(s, "over_median_ms", jdouble(g->over_ms, 6));
+		json_object_object_add(s, "over_median_pct", jdouble(g->over_pct, 3));
+		json_object_object_add(o, "slowest", s);
+	} else {
+		json_object_object_add(o, "slowest", NULL);
+	}
+	return o;
+}
+
+json_object *job_report_json(const struct job_report *r, unsigned int top)
+{
+	json_object *root = root_json(r, top), *regions = json_object_new_array(), *o, *ranks;
+	const struct jr_region *g;
+	size_t i, j;
+
 	for (i = 0; i < r->nregions; i++) {
 		g = &r->regions[i];
-		o = json_object_new_object();
-		json_object_object_add(o, "region", json_string_obj(g->name));
-		json_object_object_add(o, "segments", json_object_new_uint64(g->segments));
-		json_object_object_add(o, "complete", json_object_new_uint64(g->segments - g->incomplete));
-		json_object_object_add(o, "incomplete", json_object_new_uint64(g->incomplete));
+		o = region_json(g);
 		ranks = json_object_new_array();
 		for (j = 0; j < g->nranks; j++)
 			json_object_array_add(ranks, rank_json(&g->ranks[j]));
 		json_object_object_add(o, "ranks", ranks);
-		if (g->have_slowest) {
-			s = rank_json(&g->ranks[g->slowest]);
-			json_object_object_add(s, "median_rank_mean_ms", jdouble(g->median_ms, 6));
-			json_object_object_add(s, "over_median_ms", jdouble(g->over_ms, 6));
-			json_object_object_add(s, "over_median_pct", jdouble(g->over_pct, 3));
-			json_object_object_add(o, "slowest", s);
-		} else {
-			json_object_object_add(o, "slowest", NULL);
-		}
 		json_object_object_add(o, "operators", ops_json(g, false, top));
 		json_object_object_add(o, "kernels", ops_json(g, true, top));
 		json_object_array_add(regions, o);
 	}
 	json_object_object_add(root, "regions", regions);
 	return root;
+}
+
+/* ---- the same, streamed ------------------------------------------------- */
+
+#define JR_JSON_FLAGS (JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* @o's members without its braces, after a ",\n" unless *@first; @o is put. */
+static void put_members(FILE *f, json_object *o, bool *first)
+{
+	json_object_object_foreach(o, key, val) {
+		fputs(*first ? "\n" : ",\n", f);
+		*first = false;
+		json_write_string(f, key);
+		fprintf(f, ": %s", val ? json_object_to_json_string_ext(val, JR_JSON_FLAGS) : "null");
+	}
+	json_object_put(o);
+}
+
+/* One element of an array; @o is put. */
+static void put_element(FILE *f, json_object *o, bool *first)
+{
+	fputs(*first ? "\n" : ",\n", f);
+	*first = false;
+	fputs(json_object_to_json_string_ext(o, JR_JSON_FLAGS), f);
+	json_object_put(o);
+}
+
+static int put_ops(FILE *f, const struct jr_region *g, bool device, unsigned int top)
+{
+	const struct jr_op **v;
+	bool by_cpu, first = true;
+	size_t i, n;
+
+	n = jr_top(g, device, top, &v, &by_cpu);
+	if (!v)
+		return -ENOMEM;
+	fprintf(f, ",\n\"%s\": {", device ? "kernels" : "operators");
+	put_members(f, ops_head(by_cpu), &first);
+	fputs(",\n\"rows\": [", f);
+	first = true;
+	for (i = 0; i < n; i++)
+		put_element(f, op_json(v[i]), &first);
+	fputs("]}", f);
+	free(v);
+	return 0;
+}
+
+int job_report_print_json(FILE *f, const struct job_report *r, unsigned int top)
+{
+	const struct jr_region *g;
+	bool first = true, rfirst;
+	size_t i, j;
+	int ret = 0;
+
+	fputs("{", f);
+	put_members(f, root_json(r, top), &first);
+	fputs(",\n\"regions\": [", f);
+	for (i = 0; i < r->nregions && !ret; i++) {
+		g = &r->regions[i];
+		fputs(i ? ",\n{" : "\n{", f);
+		rfirst = true;
+		put_members(f, region_json(g), &rfirst);
+		fputs(",\n\"ranks\": [", f);
+		rfirst = true;
+		for (j = 0; j < g->nranks; j++)
+			put_element(f, rank_json(&g->ranks[j]), &rfirst);
+		fputs("]", f);
+		ret = put_ops(f, g, false, top);
+		if (!ret)
+			ret = put_ops(f, g, true, top);
+		fputs("}", f);
+	}
+	fputs("\n]\n}\n", f);
+	return ret ? ret : ferror(f) ? -EIO : 0;
 }

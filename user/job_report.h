@@ -27,6 +27,7 @@
 
 struct jr_rank {
 	char *host;
+	char key[40];             /* "rank restart pid": its index key with host */
 	int rank, restart;
 	int pid;                  /* > 0 only when files were named by pid */
 	size_t segments, incomplete, complete;
@@ -45,6 +46,7 @@ struct jr_region {
 	size_t segments, incomplete;
 	struct jr_rank *ranks;    /* sorted: host, rank, restart, pid */
 	size_t nranks, cap;
+	struct pair_index rank_index; /* host and key -> ranks, until sorted */
 	struct jr_op *ops;
 	size_t nops, opcap;
 	struct pair_index index;  /* name and kind -> ops */
@@ -56,11 +58,26 @@ struct jr_region {
 struct job_report {
 	struct jr_region *regions; /* most segments first, then by name */
 	size_t nregions, cap;
+	struct pair_index region_index; /* name -> regions, until sorted */
 	size_t ndirs, nhosts, nranks;
+	struct mf_budget *budget;  /* the tables are charged to it (NULL: not limited) */
 };
 
-/* Aggregate the summaries of @n manifests (mf_read_summaries(.., true)
- * done).  0 or -ENOMEM. */
+/*
+ * Streaming, as `fvbpf report` does: job_report_init(), then per manifest
+ * mf_read_summaries_each(m, NULL, jr_row, r) and job_report_add(r, m), then
+ * job_report_finish().  Only the tables (ranks, operators) are held, never
+ * a summary.  Each returns 0, -ENOMEM or -ENOSPC (past @budget).
+ */
+void job_report_init(struct job_report *r, struct mf_budget *budget);
+/* An mf_row_fn: one summary row of @f into the report (@ctx). */
+int jr_row(void *ctx, const struct manifest *m, const struct mf_file *f, json_object *row);
+/* @m's segments (and the rows it kept, mf_read_summaries(.., true)). */
+int job_report_add(struct job_report *r, const struct manifest *m);
+/* Ranks sorted, slowest ranks, regions sorted; @n manifests were added. */
+int job_report_finish(struct job_report *r, const struct manifest *ms, size_t n);
+/* All of it at once, from manifests whose rows were kept
+ * (mf_read_summaries(.., true)).  0 or -ENOMEM. */
 int job_report_build(const struct manifest *ms, size_t n, struct job_report *r);
 void job_report_free(struct job_report *r);
 /* "node1 rank 3", "node1 rank 3 restart 1", "... pid 1234" (raw bytes). */
@@ -73,6 +90,10 @@ bool jr_kind_is_device(const char *kind);
 size_t jr_top(const struct jr_region *g, bool device, unsigned int top, const struct jr_op ***out,
 	      bool *by_cpu);
 int job_report_print(FILE *f, const struct job_report *r, unsigned int top);
+/* The report as one JSON object, all in memory (tests, small reports). */
 json_object *job_report_json(const struct job_report *r, unsigned int top);
+/* The same object written to @f a rank at a time (a region may have
+ * 100,000 ranks: json-c would spend a kilobyte on each). */
+int job_report_print_json(FILE *f, const struct job_report *r, unsigned int top);
 
 #endif /* FVBPF_JOB_REPORT_H */

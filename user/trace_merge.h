@@ -11,13 +11,16 @@
  * t + offset(node) - base, offset = CLOCK_REALTIME - CLOCK_MONOTONIC of the
  * node (mean of the pairs read at attach start and end; without them, the
  * summary's start_wallclock, to 1 µs), base = the earliest aligned segment
- * start.  Arithmetic is in integer nanoseconds.
+ * start.  Arithmetic is in integer nanoseconds, checked: a segment whose
+ * aligned times do not fit in int64 is refused, an event whose shifted ts
+ * does not fit is dropped (counted).
  *
  * Rewriting: source pids map to (rank index + 1) * TM_PID_STRIDE + k in the
  * order they appear, process names get "rank R (host): " in front,
  * process_sort_index follows rank order, and numeric event ids (flows)
  * become (rank index + 1) << 32 | id.  Sources are streamed one event at a
- * time (at most TM_EVENT_MAX bytes each); nothing holds a whole trace.
+ * time (at most TM_EVENT_MAX bytes each, json_stream.h); nothing holds a
+ * whole trace, and the merged file's metadata is written a rank at a time.
  */
 #ifndef FVBPF_TRACE_MERGE_H
 #define FVBPF_TRACE_MERGE_H
@@ -30,7 +33,6 @@
 
 #define TM_PID_STRIDE  1000                 /* distinct pids per source, at most */
 #define TM_EVENT_MAX   (1u << 20)           /* bytes of one event */
-#define TM_VALUE_MAX   (16u << 20)          /* bytes of another top-level value */
 #define TM_TRACE_MAX   (4ULL << 30)         /* bytes of one source trace file */
 #define TM_SOURCES_MAX 100000
 
@@ -46,7 +48,8 @@ struct tm_src {
 	char prefix[320];          /* "rank 3 (node1)" */
 	struct tm_pid_map *pids;
 	size_t npids, pidcap;
-	uint64_t events, dropped;
+	uint64_t events, dropped;  /* dropped: no pid to keep apart, or ts out of range */
+	struct mf_budget *budget;  /* the pid map is charged to it (NULL: not limited) */
 };
 
 struct tm_pick {
@@ -73,7 +76,8 @@ struct tm_opts {
 	FILE *info;                /* where to say what was merged (NULL: nowhere) */
 };
 
-/* Pick the segments to merge from @n manifests (summaries read). */
+/* Pick the segments to merge from @n manifests (summaries read); the
+ * tables are charged to ms->budget. */
 int tm_plan_build(struct manifest *ms, size_t n, const char *region, long long segment,
 		  struct tm_plan *p, char *err, size_t errlen);
 void tm_plan_free(struct tm_plan *p);
@@ -84,7 +88,14 @@ void tm_src_free(struct tm_src *s);
 int tm_rewrite_event(json_object *ev, struct tm_src *s);
 /* Metadata events for @s's processes: names not seen, sort indexes. */
 void tm_write_process_meta(FILE *out, const struct tm_src *s, int *first);
-/* Stream @path's events, rewritten, into @out. */
+/*
+ * Stream the events of @name, a regular file beneath the directory @dirfd
+ * (no link, see open_regular_at()), rewritten, into @out; @path names it in
+ * messages.
+ */
+int tm_stream_at(FILE *out, int dirfd, const char *name, const char *path, struct tm_src *s,
+		 int *first, char *err, size_t errlen);
+/* The same for @path (a regular file, its last component not a link). */
 int tm_stream_file(FILE *out, const char *path, struct tm_src *s, int *first, char *err,
 		   size_t errlen);
 /* `fvbpf merge`: the whole job.  0 or negative errno, message in @err. */
