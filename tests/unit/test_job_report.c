@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* fvbpf report: manifest reading, arithmetic across ranks, hostile text. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -258,6 +260,214 @@ static void test_bad_inputs(void)
 	CHECK(mf_parse_wallclock("yesterday", &ns) < 0);
 }
 
+
+/* A manifest of one file entry with @clock (may be "") and its summary. */
+static void one_segment(const char *d, const char *clock, const char *meta, const char *rows)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text), "{\"tool\":\"fvbpf\",\"hostname\":\"h\",%s\"files\":["
+		 "{\"pid\":1,\"rank\":0,\"segment\":0,\"summary_json\":\"s.json\",\"trace\":\"t\"}]}",
+		 clock);
+	put(d, "manifest.json", text);
+	snprintf(text, sizeof(text), "{\"metadata\":{\"region\":\"step\",%s},\"rows\":[%s]}", meta,
+		 rows);
+	put(d, "s.json", text);
+}
+
+/* Clock values at the ends of int64: no signed overflow (UBSan in the
+ * asan build), and a manifest clock that does not fit is not believed. */
+static void test_extreme_clock(void)
+{
+	struct mf_clock_pair a = { 0, 1000, 10 }, b = { 100, 1300, 20 };
+	struct manifest m;
+	char err[512], *d = mkdir_sub("extreme");
+	int64_t off = 7, unc = 7, ns;
+
+	CHECK_EQ(mf_clock_offset(&a, &b, &off, &unc), 0);
+	CHECK_EQ(off, 1100);
+	CHECK_EQ(unc, 230);
+	a = (struct mf_clock_pair){ 0, INT64_MAX, 0 };
+	b = (struct mf_clock_pair){ INT64_MAX, 0, 0 };
+	CHECK_EQ(mf_clock_offset(&a, &b, &off, &unc), -ERANGE); /* oe - os overflows */
+	a = (struct mf_clock_pair){ INT64_MIN, INT64_MAX, 0 };
+	CHECK_EQ(mf_clock_offset(&a, &a, &off, &unc), -ERANGE); /* real - mono overflows */
+	a = (struct mf_clock_pair){ 0, 5, INT64_MAX };
+	CHECK_EQ(mf_clock_offset(&a, &a, &off, &unc), -ERANGE); /* span sum overflows */
+	a = (struct mf_clock_pair){ 0, 5, -1 };
+	CHECK_EQ(mf_clock_offset(&a, &a, &off, &unc), -ERANGE); /* a negative span */
+	/* the same through a manifest: read, its clock ignored */
+	one_segment(d, "\"clock\":{\"start\":{\"monotonic_ns\":-9223372036854775808,"
+		    "\"realtime_ns\":9223372036854775807,\"read_span_ns\":9223372036854775807},"
+		    "\"end\":{\"monotonic_ns\":9223372036854775807,\"realtime_ns\":-9223372036854775808,"
+		    "\"read_span_ns\":9223372036854775807}},",
+		    "\"start_us\":-9000000000000000,\"end_us\":9000000000000000", "");
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK(m.clock_source != MF_CLOCK_MANIFEST);
+	/* start and end 18e18 ns apart: the span does not fit, no times */
+	CHECK_EQ(mf_read_summaries(&m, NULL, true, err, sizeof(err)), 0);
+	CHECK(!m.files[0].have_times);
+	CHECK_EQ(m.files[0].duration_ns, 0);
+	mf_free(&m);
+	/* a year past 2262 in nanoseconds */
+	CHECK(mf_parse_wallclock("9999-12-31T23:59:59.999999Z", &ns) < 0);
+	CHECK_EQ(mf_parse_wallclock("2262-01-01T00:00:00Z", &ns), 0);
+}
+
+/* Sums over ranks saturate instead of overflowing. */
+static void test_extreme_sums(void)
+{
+	struct manifest m;
+	struct job_report r;
+	const struct jr_op **v;
+	char err[512], *d = mkdir_sub("sums");
+	bool by_cpu;
+	size_t n;
+
+	put(d, "manifest.json", "{\"tool\":\"fvbpf\",\"files\":["
+	    "{\"rank\":0,\"segment\":0,\"summary_json\":\"a.json\"},"
+	    "{\"rank\":0,\"segment\":1,\"summary_json\":\"b.json\"}]}");
+	put(d, "a.json", "{\"metadata\":{\"region\":\"step\",\"duration_us\":9000000000000000},"
+	    "\"rows\":[{\"name\":\"op\",\"kind\":\"cpu_op\",\"device_us\":9000000000000000,"
+	    "\"cpu_us\":-9000000000000000,\"count\":9223372036854775807}]}");
+	put(d, "b.json", "{\"metadata\":{\"region\":\"step\",\"duration_us\":9000000000000000},"
+	    "\"rows\":[{\"name\":\"op\",\"kind\":\"cpu_op\",\"device_us\":9000000000000000,"
+	    "\"cpu_us\":-9000000000000000,\"count\":9223372036854775807}]}");
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK_EQ(mf_read_summaries(&m, NULL, true, err, sizeof(err)), 0);
+	CHECK_EQ(job_report_build(&m, 1, &r), 0);
+	CHECK_EQ(r.regions[0].ranks[0].sum_ns, INT64_MAX);
+	n = jr_top(&r.regions[0], false, 10, &v, &by_cpu);
+	CHECK_EQ(n, 1);
+	if (n) {
+		CHECK_EQ(v[0]->device_ns, INT64_MAX);
+		CHECK_EQ(v[0]->cpu_ns, INT64_MIN);
+		CHECK(v[0]->count == (uint64_t)INT64_MAX * 2);
+	}
+	free(v);
+	job_report_free(&r);
+	mf_free(&m);
+}
+
+/* A manifest of @n entries, each naming summary @fmt (with its number). */
+static void many_entries(const char *d, size_t n, const char *fmt)
+{
+	char *text = malloc(n * 160 + 64), name[64];
+	size_t i, len;
+
+	if (!text)
+		return;
+	len = (size_t)sprintf(text, "{\"tool\":\"fvbpf\",\"files\":[");
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), fmt, i);
+		len += (size_t)sprintf(text + len, "%s{\"rank\":%zu,\"segment\":%zu,"
+				       "\"summary_json\":\"%s\"}", i ? "," : "", i % 7, i, name);
+	}
+	strcpy(text + len, "]}");
+	put(d, "manifest.json", text);
+	free(text);
+}
+
+/* One summary listed again and again is one segment; a bound that the
+ * tables would pass is refused with the fix in the message. */
+static void test_duplicates_and_budget(void)
+{
+	struct mf_budget b = { .max_memory = 1ULL << 40, .limit = 1 << 20 }; /* RSS: not checked */
+	struct job_report r;
+	struct manifest m;
+	char err[512], *d = mkdir_sub("dup");
+
+	many_entries(d, 20000, "s.json");
+	summary(d, "s.json", 0, "1000.000", 0, "5", "aten::mm");
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK_EQ(m.nfiles, 1);
+	CHECK_EQ(m.duplicates, 19999);
+	CHECK_EQ(mf_read_summaries(&m, NULL, true, err, sizeof(err)), 0);
+	CHECK_EQ(job_report_build(&m, 1, &r), 0);
+	CHECK_EQ(r.regions[0].segments, 1);
+	job_report_free(&r);
+	mf_free(&m);
+	/* 20000 distinct entries do not fit in 1 MiB of tables */
+	many_entries(d, 20000, "s%06zu.json");
+	CHECK_EQ(mf_read_budget(d, &m, &b, err, sizeof(err)), -ENOSPC);
+	CHECK(strstr(err, "manifest.json: ") != NULL);
+	CHECK(strstr(err, "give a larger one, e.g. --max-memory") != NULL);
+	CHECK(strchr(err, '\n') == NULL);
+	b.limit = 64 << 20;
+	b.held = 0;
+	CHECK_EQ(mf_read_budget(d, &m, &b, err, sizeof(err)), 0);
+	CHECK_EQ(m.nfiles, 20000);
+	mf_free(&m);
+}
+
+/* Only regular files inside the directory are read: links (to a file of
+ * root's, say) and FIFOs are refused by name, and promptly. */
+static void test_refused_files(void)
+{
+	char err[512], path[600], *d = mkdir_sub("links"), *secret = mkdir_sub("secret");
+	struct manifest m;
+
+	summary(secret, "s.json", 0, "1000.000", 0, "5", "SECRET");
+	one_segment(d, "", "\"start_us\":1,\"end_us\":2", "");
+	unlink(strcat(strcpy(path, d), "/s.json"));
+	snprintf(err, sizeof(err), "%s/s.json", secret);
+	CHECK_EQ(symlink(err, path), 0);
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK(mf_read_summaries(&m, NULL, true, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "/s.json: a symbolic link: refused") != NULL);
+	CHECK(m.nfiles == 1 && !m.files[0].have_summary);
+	mf_free(&m);
+	unlink(path);
+	CHECK_EQ(mkfifo(path, 0600), 0);
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK(mf_read_summaries(&m, NULL, true, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "/s.json: not a regular file: refused") != NULL);
+	mf_free(&m);
+	/* the manifest itself */
+	snprintf(path, sizeof(path), "%s/manifest.json", d);
+	rename(path, strcat(strcpy(err, d), "/real.json"));
+	CHECK_EQ(symlink("real.json", path), 0);
+	CHECK(mf_read(d, &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "manifest.json: a symbolic link: refused") != NULL);
+	unlink(path);
+	CHECK_EQ(mkfifo(path, 0600), 0);
+	CHECK(mf_read(d, &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "manifest.json: not a regular file: refused") != NULL);
+}
+
+/* The streamed reading: rows before the metadata are read in a second
+ * pass; what is not one JSON value is refused as before. */
+static void test_streamed_reading(void)
+{
+	struct manifest m;
+	struct job_report r;
+	char err[512], *d = mkdir_sub("stream");
+
+	put(d, "manifest.json", "{\"files\":[{\"rank\":0,\"summary_json\":\"s.json\"}],"
+	    "\"processes\":[{\"x\":[1,2,{\"y\":\"]}\\\"\"}]}],\"tool\":\"fvbpf\"}\n");
+	put(d, "s.json", "{\"rows\":[{\"name\":\"op\",\"kind\":\"cpu_op\",\"cpu_us\":3}],"
+	    "\"metadata\":{\"region\":\"step\",\"duration_us\":5}}");
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK_EQ(mf_read_summaries(&m, NULL, true, err, sizeof(err)), 0);
+	CHECK_EQ(job_report_build(&m, 1, &r), 0);
+	CHECK_EQ(r.regions[0].nops, 1);
+	CHECK_EQ(r.regions[0].ops[0].cpu_ns, 3000);
+	job_report_free(&r);
+	mf_free(&m);
+	put(d, "manifest.json", "{\"tool\":\"fvbpf\",\"files\":[]} x");
+	CHECK(mf_read(d, &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "manifest.json: not valid JSON") != NULL);
+	put(d, "manifest.json", "{\"tool\":\"fvbpf\",\"files\":[],\"w\":[1,}");
+	CHECK(mf_read(d, &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "manifest.json: not valid JSON") != NULL);
+	put(d, "manifest.json", "{\"tool\":\"fvbpf\",\"files\":[],\"w\":\"a\nb\"}");
+	CHECK(mf_read(d, &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "manifest.json: not valid JSON") != NULL);
+	put(d, "manifest.json", "[]");
+	CHECK(mf_read(d, &m, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "not an fvbpf manifest") != NULL);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -268,6 +478,11 @@ int main(void)
 	RUN(test_json_valid);
 	RUN(test_clock);
 	RUN(test_bad_inputs);
+	RUN(test_extreme_clock);
+	RUN(test_extreme_sums);
+	RUN(test_duplicates_and_budget);
+	RUN(test_refused_files);
+	RUN(test_streamed_reading);
 	{
 		char cmd[600];
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* fvbpf merge: alignment arithmetic, pid and flow-id remapping, streaming. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -209,6 +211,71 @@ static void test_bad_trace(void)
 	fclose(out);
 }
 
+
+/* Clock offsets and times at the ends of int64: refused or dropped, no
+ * signed overflow (UBSan in the asan build). */
+static void test_alignment_overflow(void)
+{
+	struct tm_src s = { .index = 0, .shift_ns = INT64_MAX };
+	struct manifest m;
+	struct tm_plan p;
+	json_object *ev;
+	char d[512], err[512];
+
+	snprintf(d, sizeof(d), "%s/big", tmpdir);
+	mkdir(d, 0755);
+	put(d, "manifest.json", "{\"tool\":\"fvbpf\",\"hostname\":\"A\",\"clock\":{"
+	    "\"start\":{\"monotonic_ns\":0,\"realtime_ns\":9223372036854775000,\"read_span_ns\":5}},"
+	    "\"files\":[{\"pid\":7,\"rank\":0,\"segment\":0,\"region\":\"step\",\"trace\":\"t.json\","
+	    "\"summary_json\":\"s.json\"}]}");
+	put(d, "s.json", "{\"metadata\":{\"region\":\"step\",\"start_us\":9000000000000,"
+	    "\"end_us\":9000000000001}}");
+	put(d, "t.json", TRACE);
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK_EQ(mf_read_summaries(&m, NULL, false, err, sizeof(err)), 0);
+	CHECK_EQ(m.offset_ns, 9223372036854775000);
+	CHECK(tm_plan_build(&m, 1, NULL, -1, &p, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "s.json: start_us and end_us with the node's clock offset do not fit") != NULL);
+	mf_free(&m);
+	/* an event shifted past int64: dropped, not wrapped */
+	ev = json_tokener_parse("{\"ph\":\"X\",\"pid\":1,\"ts\":9000000000000.000}");
+	CHECK_EQ(tm_rewrite_event(ev, &s), 1);
+	json_object_put(ev);
+	s.shift_ns = INT64_MIN;
+	ev = json_tokener_parse("{\"ph\":\"X\",\"pid\":1,\"ts\":-9000000000000.000}");
+	CHECK_EQ(tm_rewrite_event(ev, &s), 1);
+	json_object_put(ev);
+	tm_src_free(&s);
+}
+
+/* A trace that is a link (to a file of root's, say) or a FIFO is refused by
+ * name, promptly, and nothing of it reaches the output. */
+static void test_refused_trace(void)
+{
+	struct tm_src s = { .index = 0 };
+	char path[512], secret[512], err[512], *text = NULL;
+	int first = 1;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	snprintf(secret, sizeof(secret), "%s/secret.json", tmpdir);
+	put(tmpdir, "secret.json", "{\"traceEvents\":[{\"ph\":\"i\",\"name\":\"SECRET\",\"pid\":1}]}");
+	chmod(secret, 0600);
+	snprintf(path, sizeof(path), "%s/link.json", tmpdir);
+	CHECK_EQ(symlink(secret, path), 0);
+	CHECK(tm_stream_file(out, path, &s, &first, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "link.json: a symbolic link: refused") != NULL);
+	snprintf(path, sizeof(path), "%s/fifo.json", tmpdir);
+	CHECK_EQ(mkfifo(path, 0600), 0);
+	CHECK(tm_stream_file(out, path, &s, &first, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "fifo.json: not a regular file: refused") != NULL);
+	fclose(out);
+	CHECK(!text || !strstr(text, "SECRET"));
+	CHECK_EQ(s.events, 0);
+	free(text);
+	tm_src_free(&s);
+}
+
 int main(void)
 {
 	char cmd[600];
@@ -219,6 +286,8 @@ int main(void)
 	RUN(test_rewrite);
 	RUN(test_merge_file);
 	RUN(test_bad_trace);
+	RUN(test_alignment_overflow);
+	RUN(test_refused_trace);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd))
 		printf("# could not remove %s\n", tmpdir);
