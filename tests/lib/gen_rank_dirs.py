@@ -107,6 +107,9 @@ def main():
     ap.add_argument("--restart", action="store_true", help="rank 0 restarted once (restart 1)")
     ap.add_argument("--hostile", action="store_true", help="control characters in names")
     ap.add_argument("--events", type=int, default=2, help="cpu_op+launch+kernel triples per trace")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="list each files[] entry this many times (a hostile manifest; truth.json "
+                         "still counts each segment once)")
     a = ap.parse_args()
 
     nranks = a.nodes * a.ranks
@@ -190,12 +193,13 @@ def main():
                                    "max_ms": max(complete) / 1e6 if complete else None}
         manifest = {"tool": "fvbpf", "hostname": host, "started": wallclock(attach_mono + off_s),
                     "output_dir": d, "regions": [REGION], "regions_never_entered": [],
-                    "processes": procs, "files": files,
+                    "processes": procs, "files": [f for f in files for _ in range(a.repeat)],
                     "loss": {"ringbuf_drops": 0}, "warnings": [], "warnings_suppressed": 0}
         if not a.no_clock:
             manifest["clock"] = clock
         with open(os.path.join(d, "manifest.json"), "w") as f:
-            f.write(dumps(manifest) + "\n")
+            # a long hostile list: the stdlib's C encoder, in one line
+            f.write((dumps(manifest) if a.repeat == 1 else json.dumps(manifest, ensure_ascii=False)) + "\n")
     means = {k: v["mean_ms"] for k, v in truth["ranks"].items() if v["mean_ms"] is not None}
     if means:
         sk = max(means, key=lambda k: means[k])
