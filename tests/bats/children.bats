@@ -154,11 +154,20 @@ print(sorted(p["pid_in_namespace"] for p in m["processes"]),
 }
 
 @test "children: processes that exit during attach, forked by the hundred, harm nothing" {
-	# 60 short workers back to back once fvbpf traces the tree: many exit
-	# while fvbpf attaches to them
+	# 60 workers at the same time, once fvbpf traces the tree.  54 live
+	# about 10 ms: many exit while fvbpf attaches to them, and how many
+	# are traced depends on the machine (none on a loaded one), so nothing
+	# is asserted of them but that they harm nothing.  Every tenth (RANK
+	# 10, ..., 60) waits until it is traced (--wait-attached:
+	# fvbpf_attached(), 30 s at most) before its 2 steps: those must be
+	# traced, however slow the machine, and fail the test if children are
+	# not traced at all.
 	bash -c "echo pid=\$\$; while [ ! -e $JOB/go ]; do sleep 0.05; done; \
-		for i in \$(seq 60); do RANK=\$i $BUILD/tests/marker_trainer --steps 2 --step-ms 5 \
-		>/dev/null 2>&1 & done; wait; echo done > $JOB/storm.done" >"$JOB/storm.log" 2>&1 &
+		for i in \$(seq 60); do if [ \$((i % 10)) -eq 0 ]; then \
+		RANK=\$i $BUILD/tests/marker_trainer --steps 2 --step-ms 5 --wait-attached \
+		>$JOB/waiter\$i.log 2>&1 & else RANK=\$i $BUILD/tests/marker_trainer --steps 2 \
+		--step-ms 5 >/dev/null 2>&1 & fi; done; wait; echo done > $JOB/storm.done" \
+		>"$JOB/storm.log" 2>&1 &
 	WL_PIDS+=($!)
 	disown
 	wait_for grep -q '^pid=' "$JOB/storm.log"
@@ -171,14 +180,28 @@ print(sorted(p["pid_in_namespace"] for p in m["processes"]),
 	cat "$FV_ERR" >&2
 	[ "$FV_STATUS" -eq 0 ]
 	! grep -q 'error' "$FV_ERR"
+	for i in 10 20 30 40 50 60; do
+		assert_file_contains "$JOB/waiter$i.log" '^saw attached$'
+		assert_file_contains "$JOB/waiter$i.log" '^counts train_one_step=2 '
+	done
 	run python3 -c '
-import json, sys
+import json, os, sys
 m = json.load(open(sys.argv[1] + "/manifest.json"))
 procs = m["followed"]["processes"]
 workers = {p["pid"] for p in procs if p["origin"] in ("forked", "exec'"'"'d")}
-print("workers", len(workers) >= 60, "all gone", all(p["exited"] or p["exec_replaced"] for p in procs),
-      "traced", len(m["processes"]) > 0)' "$OUT"
-	assert_output "workers True all gone True traced True"
+print("workers", len(workers) >= 60, "all gone", all(p["exited"] or p["exec_replaced"] for p in procs))
+waiters = {p["pid"]: p["rank"] for p in m["processes"] if p["rank"] % 10 == 0}
+print("waiters traced", sorted(waiters.values()))
+segs = {}
+for f in m["files"]:
+    if f["pid"] in waiters:
+        t = json.load(open(os.path.join(sys.argv[1], os.path.basename(f["trace"]))))
+        segs.setdefault(waiters[f["pid"]], []).append(t["otherData"]["incomplete"])
+print("waiter segments", sorted((r, len(v), any(v)) for r, v in segs.items()))' "$OUT"
+	echo "$output"
+	assert_line "workers True all gone True"
+	assert_line "waiters traced [10, 20, 30, 40, 50, 60]"
+	assert_line "waiter segments [(10, 2, False), (20, 2, False), (30, 2, False), (40, 2, False), (50, 2, False), (60, 2, False)]"
 	run python3 "$CHECK" "$OUT"
 	assert_success
 }
