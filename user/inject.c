@@ -64,9 +64,12 @@ void inject_wallclock(const struct inject_info *info, char *buf, size_t len)
 enum inject_fn_kind inject_find_dlopen(struct elf_file *ef, uint64_t *file_off)
 {
 	static const char *const names[] = { "dlopen", "__libc_dlopen_mode" };
+	static const bool code[] = { true, true };
 	struct elf_sym_info out[2];
 
-	elf_find_symbols(ef, names, 2, out);
+	/* Called in the target: a crafted libc must not send the call into
+	 * its data. */
+	elf_find_symbols_code(ef, names, code, 2, out);
 	if (out[0].found) {
 		*file_off = out[0].file_off;
 		return INJECT_FN_DLOPEN;
