@@ -22,13 +22,13 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 WARN     := -Wall -Wextra -Werror
-CPPFLAGS := -Iinclude -Iuser -I$(BUILD)
+CPPFLAGS := -Iinclude -Iuser -I$(BUILD) $(patsubst %,-Iuser/%,util target probes pipeline output offline attach cli)
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -MMD -MP $(CPPFLAGS)
 LDLIBS   := -lbpf -lelf -lz -ljson-c -lpthread -lstdc++
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-CORE_SRCS := $(filter-out user/fvbpf.c,$(wildcard user/*.c))
+CORE_SRCS := $(filter-out user/cli/fvbpf.c user/lib/%,$(wildcard user/*/*.c))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/asan/%.o)
 LIB_SRCS  := $(wildcard user/lib/*.c)
@@ -135,14 +135,14 @@ $(BUILD)/asan/user/%.o: user/%.c | $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) -c $< -o $@
 
-$(BUILD)/fvbpf: $(BUILD)/user/fvbpf.o $(CORE_OBJS)
+$(BUILD)/fvbpf: $(BUILD)/user/cli/fvbpf.o $(CORE_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # fvbpf with test hooks (FVBPF_TEST_HOOKS) in these files only: the
 # --inject tests' stall knob, the --max-memory tests' slow writer.  The
 # production binary has none.
-HOOK_SRCS := user/inject.c user/writer_delay.c
+HOOK_SRCS := user/target/inject.c user/output/writer_delay.c
 HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/test-cli/%.o)
 SAN_HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/asan/test-cli/%.o)
 $(BUILD)/test-cli/user/%.o: user/%.c | $(SKELS)
@@ -150,7 +150,7 @@ $(BUILD)/test-cli/user/%.o: user/%.c | $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -DFVBPF_TEST_HOOKS -c $< -o $@
 
-$(BUILD)/fvbpf-test: $(BUILD)/user/fvbpf.o $(filter-out $(HOOK_SRCS:%.c=$(BUILD)/%.o),$(CORE_OBJS)) $(HOOK_OBJS)
+$(BUILD)/fvbpf-test: $(BUILD)/user/cli/fvbpf.o $(filter-out $(HOOK_SRCS:%.c=$(BUILD)/%.o),$(CORE_OBJS)) $(HOOK_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -159,12 +159,12 @@ $(BUILD)/asan/test-cli/user/%.o: user/%.c | $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) -DFVBPF_TEST_HOOKS -c $< -o $@
 
-$(BUILD)/asan/fvbpf-test: $(BUILD)/asan/user/fvbpf.o $(filter-out $(HOOK_SRCS:%.c=$(BUILD)/asan/%.o),$(SAN_OBJS)) $(SAN_HOOK_OBJS)
+$(BUILD)/asan/fvbpf-test: $(BUILD)/asan/user/cli/fvbpf.o $(filter-out $(HOOK_SRCS:%.c=$(BUILD)/asan/%.o),$(SAN_OBJS)) $(SAN_HOOK_OBJS)
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
 # The end-to-end suite runs a second time against this one (tests/run.sh).
-$(BUILD)/asan/fvbpf: $(BUILD)/asan/user/fvbpf.o $(SAN_OBJS)
+$(BUILD)/asan/fvbpf: $(BUILD)/asan/user/cli/fvbpf.o $(SAN_OBJS)
 	$(call msg,LINK-SAN,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
@@ -339,7 +339,7 @@ $(BUILD)/tests/replay_bench: tests/bench/replay_bench.c $(CORE_OBJS)
 # Self-contained binaries to carry to another machine (the GPU check).
 static: $(BUILD)/static/fvbpf $(BUILD)/static/libfvbpf.so
 
-$(BUILD)/static/fvbpf: $(BUILD)/user/fvbpf.o $(CORE_OBJS)
+$(BUILD)/static/fvbpf: $(BUILD)/user/cli/fvbpf.o $(CORE_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $^ $(LDLIBS) 2>&1 | { grep -v "statically linked applications requires" || true; }
@@ -359,17 +359,17 @@ install: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so
 	install -d $$dest && install -m 0644 python/fvbpf/*.py $$dest/ && \
 	install -m 0755 $(BUILD)/libfvbpf.so $$dest/libfvbpf.so
 
-# user/cuda_errors.c is generated from the toolkit's headers and committed,
+# user/probes/cuda_errors.c is generated from the toolkit's headers and committed,
 # so that fvbpf builds without CUDA installed.
 regen-cuda-errors:
 	@gen() { grep -oE "$$1" "$$2" | awk '{print $$3+0, $$1}' | sort -n -u -k1,1 | \
 		awk '{printf "\t{ %d, \"%s\" },\n", $$1, $$2}'; }; \
-	{ sed -n '1,/cuda_runtime_errors\[\] = {/p' user/cuda_errors.c; \
+	{ sed -n '1,/cuda_runtime_errors\[\] = {/p' user/probes/cuda_errors.c; \
 	  gen '^\s+cuda(Success|Error[A-Za-z0-9]+)\s+=\s+[0-9]+' $(CUDA)/include/driver_types.h; \
 	  printf '\t{ -1, NULL },\n};\n\nconst struct cuda_error_name cuda_driver_errors[] = {\n'; \
 	  gen '^\s+CUDA_(SUCCESS|ERROR_[A-Z0-9_]+)\s+=\s+[0-9]+' $(CUDA)/include/cuda.h; \
 	  printf '\t{ -1, NULL },\n};\n'; } > $(BUILD)/cuda_errors.c.new && \
-	mv $(BUILD)/cuda_errors.c.new user/cuda_errors.c
+	mv $(BUILD)/cuda_errors.c.new user/probes/cuda_errors.c
 
 clean:
 	rm -rf $(BUILD)
