@@ -22,7 +22,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 WARN     := -Wall -Wextra -Werror
-CPPFLAGS := -Iinclude -Iuser -I$(BUILD) $(patsubst %,-Iuser/%,util target probes pipeline output offline attach cli)
+CPPFLAGS := -Iinclude -Iuser -I$(BUILD)
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -MMD -MP $(CPPFLAGS)
 LDLIBS   := -lbpf -lelf -lz -ljson-c -lpthread -lstdc++

@@ -29,13 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "events.h"
+#include "pipeline/events.h"
 #include "fvbpf_events.h"
-#include "log.h"
-#include "seg_output.h"
-#include "session.h"
-#include "symbolizer.h"
-#include "target.h"
+#include "util/log.h"
+#include "output/seg_output.h"
+#include "attach/session.h"
+#include "target/symbolizer.h"
+#include "attach/target.h"
 
 static uint64_t clock_ns(clockid_t id)
 {

@@ -10,10 +10,10 @@
 #include <elf.h>
 #include <string.h>
 
-#include "demangle.h"
-#include "elf_file.h"
-#include "elf_symbols.h"
-#include "sym_table.h"
+#include "target/demangle.h"
+#include "target/elf_file.h"
+#include "target/elf_symbols.h"
+#include "target/sym_table.h"
 
 static int on_symbol(const struct elf_symbol *sym, void *arg)
 {

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "proc_rank.h"
+#include "target/proc_rank.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -17,12 +17,12 @@
 
 #include <string.h>
 
-#include "drops.h"
-#include "events.h"
-#include "gpu_hold.h"
-#include "log.h"
-#include "symbolizer.h"
-#include "target.h"
+#include "pipeline/drops.h"
+#include "pipeline/events.h"
+#include "pipeline/seg_close.h"
+#include "util/log.h"
+#include "target/symbolizer.h"
+#include "attach/target.h"
 
 #define TARGET_PID 0x3ffffff0 /* above any pid_max */
 

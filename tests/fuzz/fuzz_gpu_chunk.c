@@ -18,11 +18,11 @@
 
 #include <string.h>
 
-#include "cuda_api.h"
+#include "probes/cuda_api.h"
 #include "fvbpf_events.h"
-#include "gpu_join.h"
-#include "name_table.h"
-#include "segment.h"
+#include "pipeline/gpu_join.h"
+#include "util/name_table.h"
+#include "pipeline/segment.h"
 
 #define NSEG 2
 #define MAX_CALLS 64

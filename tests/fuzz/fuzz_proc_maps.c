@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "proc_maps.h"
+#include "target/proc_maps.h"
 
 static int on_map(const struct proc_map *m, void *ctx)
 {

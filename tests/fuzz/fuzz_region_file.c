@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "registry.h"
+#include "pipeline/registry.h"
 
 static void check_registry(const struct region_registry *reg)
 {

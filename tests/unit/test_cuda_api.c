@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_pairing.h"
-#include "cuda_api.h"
-#include "text_out.h"
+#include "pipeline/api_pairing.h"
+#include "probes/cuda_api.h"
+#include "util/text_out.h"
 #include "unit.h"
 
 static struct api_call call_of(const char *symbol)

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "elf_craft.h"
-#include "elf_file.h"
-#include "elf_symbols.h"
-#include "file_open.h"
+#include "target/elf_file.h"
+#include "target/elf_symbols.h"
+#include "util/file_open.h"
 #include "unit.h"
 
 static const struct craft_sym syms[] = {

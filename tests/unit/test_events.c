@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drops.h"
-#include "events.h"
-#include "symbolizer.h"
-#include "target.h"
-#include "torch_ops.h"
+#include "pipeline/drops.h"
+#include "pipeline/events.h"
+#include "target/symbolizer.h"
+#include "attach/target.h"
+#include "probes/torch_ops.h"
 #include "unit.h"
 
 #define PID 4242

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_api.h"
+#include "probes/cuda_api.h"
 #include "fvbpf_gpu.h"
-#include "gpu_join.h"
-#include "name_table.h"
-#include "segment.h"
+#include "pipeline/gpu_join.h"
+#include "util/name_table.h"
+#include "pipeline/segment.h"
 #include "unit.h"
 
 /* ---- segments, held by seq as the consumer holds them ---- */

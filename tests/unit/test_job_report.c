@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "job_report.h"
-#include "manifest_read.h"
+#include "offline/job_report.h"
+#include "offline/manifest_read.h"
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/fvbpf-jr.XXXXXX";

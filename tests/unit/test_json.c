@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_writer.h"
+#include "util/json_writer.h"
 #include "unit.h"
 
 /* json_escape into a static buffer; also checks the returned length. */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "util/log.h"
 #include "strict_json.h"
 #include "unit.h"
 

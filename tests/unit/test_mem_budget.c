@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "mem_budget.h"
-#include "segment.h"
+#include "util/mem_budget.h"
+#include "pipeline/segment.h"
 #include "unit.h"
 
 #define MiB (1ULL << 20)

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "name_table.h"
+#include "util/name_table.h"
 #include "unit.h"
 
 static void test_intern(void)

@@ -14,14 +14,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "gz_stream.h"
-#include "name_table.h"
-#include "pb_writer.h"
-#include "pftrace_writer.h"
-#include "registry.h"
-#include "seg_output.h"
-#include "segment.h"
-#include "trace_writer.h"
+#include "util/gz_stream.h"
+#include "util/name_table.h"
+#include "output/pb_writer.h"
+#include "output/pftrace_writer.h"
+#include "pipeline/registry.h"
+#include "output/seg_output.h"
+#include "pipeline/segment.h"
+#include "output/trace_writer.h"
 #include "unit.h"
 
 static void check_bytes(const struct pb_buf *b, const char *want, size_t n)

@@ -20,8 +20,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "file_open.h"
-#include "proc_maps.h"
+#include "util/file_open.h"
+#include "target/proc_maps.h"
 #include "unit.h"
 
 /* Parse a copy of @text (a writable buffer, as the reader's). */

@@ -2,7 +2,7 @@
 /* Rank resolution from an environment block (user/proc_rank.c). */
 #include <string.h>
 
-#include "proc_rank.h"
+#include "target/proc_rank.h"
 #include "unit.h"
 
 #define ENV(lit) lit, sizeof(lit) - 1

@@ -3,7 +3,7 @@
  * execs and exits in every order the ring and the /proc walks give them. */
 #include <string.h>
 
-#include "proc_tree.h"
+#include "target/proc_tree.h"
 #include "unit.h"
 
 #define S 1000000000ull

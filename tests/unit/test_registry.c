@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "registry.h"
+#include "pipeline/registry.h"
 #include "unit.h"
 
 static const char *const builtins[] = {

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "seg_output.h"
+#include "output/seg_output.h"
 #include "unit.h"
 
 static void test_name_four_digits(void)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "seg_tids.h"
+#include "output/seg_tids.h"
 #include "unit.h"
 
 static void test_runs_and_kinds(void)

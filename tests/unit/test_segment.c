@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry.h"
-#include "segment.h"
+#include "pipeline/registry.h"
+#include "pipeline/segment.h"
 #include "unit.h"
 
 #define PID 4242

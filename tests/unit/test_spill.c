@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "spill.h"
+#include "output/spill.h"
 #include "unit.h"
 
 #define NREGIONS 20

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "stale_tmp.h"
+#include "output/stale_tmp.h"
 #include "unit.h"
 
 static void test_owner_names(void)

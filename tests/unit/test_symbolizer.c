@@ -15,12 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "demangle.h"
+#include "target/demangle.h"
 #include "elf_craft.h"
-#include "elf_symbols.h"
-#include "file_open.h"
-#include "sym_table.h"
-#include "symbolizer.h"
+#include "target/elf_symbols.h"
+#include "util/file_open.h"
+#include "target/sym_table.h"
+#include "target/symbolizer.h"
 #include "unit.h"
 
 #define ADDR(fn) ((uint64_t)(uintptr_t)(fn))

@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proc_info.h"
-#include "target_control.h"
-#include "uprobe_multi.h"
+#include "target/proc_info.h"
+#include "target/target_control.h"
+#include "probes/uprobe_multi.h"
 #include "unit.h"
 
 static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text_out.h"
+#include "util/text_out.h"
 #include "unit.h"
 
 /* What @fill writes through an obuf, as a string (caller frees). */

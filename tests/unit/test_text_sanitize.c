@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "strict_json.h"
-#include "text_sanitize.h"
+#include "util/text_sanitize.h"
 #include "unit.h"
 
 #define R TEXT_REPLACEMENT

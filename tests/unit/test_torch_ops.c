@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "torch_ops.h"
+#include "probes/torch_ops.h"
 #include "unit.h"
 
 static void test_lea_decode(void)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "torch_ops.h"
-#include "torch_pairing.h"
-#include "torch_summary.h"
+#include "probes/torch_ops.h"
+#include "pipeline/torch_pairing.h"
+#include "output/torch_summary.h"
 #include "unit.h"
 
 struct row {

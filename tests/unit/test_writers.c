@@ -14,13 +14,13 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "name_table.h"
-#include "registry.h"
-#include "seg_output.h"
-#include "segment.h"
+#include "util/name_table.h"
+#include "pipeline/registry.h"
+#include "output/seg_output.h"
+#include "pipeline/segment.h"
 #include "strict_json.h"
-#include "summary.h"
-#include "trace_writer.h"
+#include "output/summary.h"
+#include "output/trace_writer.h"
 #include "unit.h"
 
 #define HOSTILE "\x1b[31m\"q\\\nfvbpf: forged\r\x07\x7f\xff\xfe\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe6\x97\xc2\x9b"

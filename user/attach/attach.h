@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "seg_output.h"
+#include "output/seg_output.h"
 
 #define ATTACH_MAX_PIDS 64
 

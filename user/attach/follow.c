@@ -9,13 +9,13 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "follow.h"
+#include "attach/follow.h"
 #include "fvbpf.skel.h"
-#include "json_writer.h"
-#include "log.h"
-#include "proc_scan.h"
-#include "proc_tree.h"
-#include "target.h"
+#include "util/json_writer.h"
+#include "util/log.h"
+#include "target/proc_scan.h"
+#include "target/proc_tree.h"
+#include "attach/target.h"
 
 #define RESCAN_NS 1000000000ull
 #define WAIT_POLL_US 50000

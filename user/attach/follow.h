@@ -10,8 +10,8 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "attach.h"
-#include "session.h"
+#include "attach/attach.h"
+#include "attach/session.h"
 
 struct fvbpf_proc_event;
 

@@ -9,8 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "preflight.h"
+#include "util/log.h"
+#include "attach/preflight.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38

@@ -7,18 +7,18 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "api_pairing.h"
-#include "gpu_join.h"
-#include "cuda_probes.h"
-#include "name_table.h"
-#include "proc_info.h"
-#include "registry.h"
-#include "seg_output.h"
-#include "seg_writer.h"
-#include "segment.h"
-#include "target_control.h"
-#include "torch_pairing.h"
-#include "torch_probes.h"
+#include "pipeline/api_pairing.h"
+#include "pipeline/gpu_join.h"
+#include "probes/cuda_probes.h"
+#include "util/name_table.h"
+#include "target/proc_info.h"
+#include "pipeline/registry.h"
+#include "output/seg_output.h"
+#include "output/seg_writer.h"
+#include "pipeline/segment.h"
+#include "target/target_control.h"
+#include "pipeline/torch_pairing.h"
+#include "probes/torch_probes.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;

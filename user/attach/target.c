@@ -13,15 +13,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "drops.h"
-#include "events.h"
+#include "pipeline/drops.h"
+#include "pipeline/events.h"
 #include "fvbpf.skel.h"
-#include "gpu_hold.h"
-#include "inject.h"
-#include "log.h"
-#include "symbolizer.h"
-#include "target.h"
-#include "uprobe_multi.h"
+#include "pipeline/seg_close.h"
+#include "target/inject.h"
+#include "util/log.h"
+#include "target/symbolizer.h"
+#include "attach/target.h"
+#include "probes/uprobe_multi.h"
 
 uint64_t target_drops(const struct session_target *t)
 {

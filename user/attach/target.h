@@ -3,8 +3,8 @@
 #ifndef FVBPF_TARGET_H
 #define FVBPF_TARGET_H
 
-#include "attach.h"
-#include "session.h"
+#include "attach/attach.h"
+#include "attach/session.h"
 
 /* Fill s->targets from o->pids (deduplicated, each with its marker library);
  * 0 or -errno (already reported). */

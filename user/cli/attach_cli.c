@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach.h"
-#include "inject.h"
-#include "log.h"
-#include "mem_budget.h"
-#include "registry.h"
+#include "attach/attach.h"
+#include "target/inject.h"
+#include "util/log.h"
+#include "util/mem_budget.h"
+#include "pipeline/registry.h"
 
 enum {
 	OPT_REGION_FILE = 0x100,

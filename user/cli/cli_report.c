@@ -7,12 +7,12 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "cli_report.h"
-#include "job_report.h"
-#include "log.h"
-#include "manifest_read.h"
-#include "mem_budget.h"
-#include "trace_merge.h"
+#include "cli/cli_report.h"
+#include "offline/job_report.h"
+#include "util/log.h"
+#include "offline/manifest_read.h"
+#include "util/mem_budget.h"
+#include "offline/trace_merge.h"
 
 #define DIRS_MAX 4096
 /*

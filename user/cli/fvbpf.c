@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attach.h"
-#include "cli_report.h"
-#include "log.h"
-#include "registry.h"
+#include "attach/attach.h"
+#include "cli/cli_report.h"
+#include "util/log.h"
+#include "pipeline/registry.h"
 
 #define FVBPF_VERSION "0.1.0"
 

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checked_math.h"
-#include "job_report.h"
-#include "json_writer.h"
-#include "text_sanitize.h"
+#include "util/checked_math.h"
+#include "offline/job_report.h"
+#include "util/json_writer.h"
+#include "util/text_sanitize.h"
 
 /* Sums over ranks of numbers the summaries give: saturated, never wrapped. */
 static int64_t sat_add(int64_t a, int64_t b)

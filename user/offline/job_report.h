@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "manifest_read.h"
-#include "pair_index.h"
+#include "offline/manifest_read.h"
+#include "util/pair_index.h"
 
 #define JR_TOP_DEFAULT 10
 #define JR_TOP_MAX     100000

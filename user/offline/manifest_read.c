@@ -11,12 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "file_open.h"
-#include "grow.h"
-#include "json_stream.h"
-#include "manifest_read.h"
-#include "mem_budget.h"
-#include "text_sanitize.h"
+#include "util/file_open.h"
+#include "util/grow.h"
+#include "util/json_stream.h"
+#include "offline/manifest_read.h"
+#include "util/mem_budget.h"
+#include "util/text_sanitize.h"
 
 /* A path for a message: target-controlled bytes made printable. */
 static const char *shown(char *buf, size_t len, const char *s)

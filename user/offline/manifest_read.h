@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pair_index.h"
+#include "util/pair_index.h"
 
 /* Largest manifest.json or summary JSON read (bytes, uncompressed): a bound
  * on time; memory does not grow with them (they are streamed). */

@@ -9,12 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "file_open.h"
-#include "json_stream.h"
-#include "json_writer.h"
-#include "output_files.h"
-#include "text_sanitize.h"
-#include "trace_merge.h"
+#include "util/file_open.h"
+#include "util/json_stream.h"
+#include "util/json_writer.h"
+#include "output/output_files.h"
+#include "util/text_sanitize.h"
+#include "offline/trace_merge.h"
 
 #define ASSUMPTION "cross-node CLOCK_REALTIME clocks are assumed NTP/PTP synchronised; " \
 	"that error is not measured and not part of the uncertainty"

@@ -3,15 +3,15 @@
 #include <json-c/json.h>
 #include <time.h>
 
-#include "bounds.h"
-#include "follow.h"
-#include "inject.h"
+#include "pipeline/bounds.h"
+#include "attach/follow.h"
+#include "target/inject.h"
 #include "fvbpf.skel.h"
-#include "json_writer.h"
-#include "log.h"
-#include "manifest.h"
-#include "output_files.h"
-#include "over_limits.h"
+#include "util/json_writer.h"
+#include "util/log.h"
+#include "output/manifest.h"
+#include "output/output_files.h"
+#include "pipeline/over_limits.h"
 
 static json_object *cuda_json(const struct session_target *t)
 {

@@ -2,8 +2,8 @@
 #ifndef FVBPF_MANIFEST_H
 #define FVBPF_MANIFEST_H
 
-#include "attach.h"
-#include "session.h"
+#include "attach/attach.h"
+#include "attach/session.h"
 
 /* DIR/manifest.json: processes, ranks, files, warnings, loss counters. */
 int manifest_write(struct session *s, const struct attach_opts *o);

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "output_files.h"
+#include "output/output_files.h"
 
 /* The invoking user under sudo, else -1 (leave ownership alone). */
 static void sudo_owner(uid_t *uid, gid_t *gid)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb_writer.h"
+#include "output/pb_writer.h"
 
 void pb_init(struct pb_buf *b)
 {

@@ -21,15 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checked_math.h"
-#include "cuda_api.h"
-#include "pb_writer.h"
-#include "pftrace_writer.h"
-#include "seg_tids.h"
-#include "text_out.h"
-#include "text_sanitize.h"
-#include "torch_ops.h"
-#include "trace_writer.h"
+#include "util/checked_math.h"
+#include "probes/cuda_api.h"
+#include "output/pb_writer.h"
+#include "output/pftrace_writer.h"
+#include "output/seg_tids.h"
+#include "util/text_out.h"
+#include "util/text_sanitize.h"
+#include "probes/torch_ops.h"
+#include "output/trace_writer.h"
 
 /* Field numbers, from Perfetto's protos. */
 enum {

@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "seg_output.h"
+#include "output/seg_output.h"
 
 int pftrace_write(FILE *f, const struct seg_output_ctx *c);
 

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json_writer.h"
-#include "seg_index.h"
-#include "seg_writer.h"
+#include "util/json_writer.h"
+#include "output/seg_index.h"
+#include "output/seg_writer.h"
 
 void seg_index_init(struct seg_index *ix, const char *outdir)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "seg_output.h"
+#include "output/seg_output.h"
 
 void seg_output_who(const struct proc_target *p, char *buf, size_t len)
 {

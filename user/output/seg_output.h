@@ -5,10 +5,10 @@
 
 #include <stdint.h>
 
-#include "name_table.h"
-#include "proc_info.h"
-#include "registry.h"
-#include "segment.h"
+#include "util/name_table.h"
+#include "target/proc_info.h"
+#include "pipeline/registry.h"
+#include "pipeline/segment.h"
 
 struct session_meta {
 	char hostname[256];

@@ -3,8 +3,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "name_table.h"
-#include "seg_tids.h"
+#include "util/name_table.h"
+#include "output/seg_tids.h"
 
 struct tid_set {
 	struct addr_cache seen;   /* tid -> 1 */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "segment.h"
+#include "pipeline/segment.h"
 
 /* *out (caller frees) and its length, or -ENOMEM. */
 long seg_tids(const struct segment *s, uint32_t **out);

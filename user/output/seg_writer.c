@@ -4,15 +4,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "gz_stream.h"
-#include "log.h"
-#include "output_files.h"
-#include "pftrace_writer.h"
-#include "seg_writer.h"
-#include "spill.h"
-#include "summary.h"
-#include "trace_writer.h"
-#include "writer_delay.h"
+#include "util/gz_stream.h"
+#include "util/log.h"
+#include "output/output_files.h"
+#include "output/pftrace_writer.h"
+#include "output/seg_writer.h"
+#include "output/spill.h"
+#include "output/summary.h"
+#include "output/trace_writer.h"
+#include "output/writer_delay.h"
 
 struct seg_job {
 	struct segment *seg;      /* NULL: spilled */

@@ -10,9 +10,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "mem_budget.h"
-#include "seg_index.h"
-#include "seg_output.h"
+#include "util/mem_budget.h"
+#include "output/seg_index.h"
+#include "output/seg_output.h"
 
 struct written_segment {
 	pid_t pid;

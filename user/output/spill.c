@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "spill.h"
+#include "output/spill.h"
 
 #define SPILL_MAGIC "FVBPFSP1"
 #define SPILL_VERSION 1u

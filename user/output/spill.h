@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "segment.h"
+#include "pipeline/segment.h"
 
 /* Write @seg at @fd's offset: 0 or -errno. */
 int spill_write_fd(int fd, const struct segment *seg);

@@ -16,9 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "proc_info.h"
-#include "stale_tmp.h"
+#include "util/log.h"
+#include "target/proc_info.h"
+#include "output/stale_tmp.h"
 
 /* What out_open() and outdir_prepare() name their temporary files, and
  * spill files (spill.c). */

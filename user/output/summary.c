@@ -4,15 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checked_math.h"
-#include "grow.h"
-#include "inject.h"
-#include "json_writer.h"
-#include "pair_index.h"
-#include "summary.h"
-#include "text_sanitize.h"
-#include "torch_summary.h"
-#include "trace_writer.h"
+#include "util/checked_math.h"
+#include "util/grow.h"
+#include "target/inject.h"
+#include "util/json_writer.h"
+#include "util/pair_index.h"
+#include "output/summary.h"
+#include "util/text_sanitize.h"
+#include "output/torch_summary.h"
+#include "output/trace_writer.h"
 
 static void row_key(const void *arr, size_t i, const char **name, const char **kind)
 {

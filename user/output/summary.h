@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "pair_index.h"
+#include "util/pair_index.h"
 
-#include "seg_output.h"
+#include "output/seg_output.h"
 
 struct summary_row {
 	char *name;              /* whole: kernel names can be long; rows must not merge */

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checked_math.h"
-#include "torch_ops.h"
-#include "torch_pairing.h"
-#include "torch_summary.h"
+#include "util/checked_math.h"
+#include "probes/torch_ops.h"
+#include "pipeline/torch_pairing.h"
+#include "output/torch_summary.h"
 
 #define ATTRIBUTION_MAX_WORK 100000000ull /* calls x ops scanned, at most */
 

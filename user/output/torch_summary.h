@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-#include "name_table.h"
-#include "segment.h"
+#include "util/name_table.h"
+#include "pipeline/segment.h"
 
 /* One torch call as a row: total and self CPU, total and self device ns. */
 typedef int (*torch_row_fn)(void *ctx, const char *name, const char *kind, uint64_t cpu_ns,

@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checked_math.h"
-#include "inject.h"
-#include "json_writer.h"
-#include "seg_tids.h"
-#include "text_out.h"
-#include "torch_ops.h"
-#include "trace_writer.h"
+#include "util/checked_math.h"
+#include "target/inject.h"
+#include "util/json_writer.h"
+#include "output/seg_tids.h"
+#include "util/text_out.h"
+#include "probes/torch_ops.h"
+#include "output/trace_writer.h"
 
 #define FVBPF_VERSION_STR "0.1.0"
 

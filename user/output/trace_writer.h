@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "seg_output.h"
+#include "output/seg_output.h"
 
 /*
  * One segment as a Chrome Trace Event Format object (Perfetto UI,

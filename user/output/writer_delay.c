@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <stdlib.h>
 
-#include "writer_delay.h"
+#include "output/writer_delay.h"
 
 #define WRITER_DELAY_MAX_MS 10000u
 

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_pairing.h"
-#include "grow.h"
+#include "pipeline/api_pairing.h"
+#include "util/grow.h"
 
 /* A thread with no open call holds nothing: its entry may be reused. */
 static struct api_thread *idle_thread(struct api_pairing *p)

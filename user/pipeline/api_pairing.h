@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cuda_api.h"
+#include "probes/cuda_api.h"
 
 #define API_STACK_MAX 8
 #define API_MAX_THREADS 4096u   /* thread entries per process (about 1.6 KiB each) */

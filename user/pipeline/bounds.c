@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <string.h>
 
-#include "bounds.h"
-#include "demangle.h"
-#include "elf_file.h"
-#include "name_table.h"
-#include "sym_table.h"
-#include "symbolizer.h"
+#include "pipeline/bounds.h"
+#include "target/demangle.h"
+#include "target/elf_file.h"
+#include "util/name_table.h"
+#include "target/sym_table.h"
+#include "target/symbolizer.h"
 
 void bounds_collect(const struct session *s, struct bounds *b)
 {

@@ -12,8 +12,8 @@
  * and records of an invocation whose outermost begin was lost are skipped
  * up to the next outermost begin.
  */
-#include "drops.h"
-#include "log.h"
+#include "pipeline/drops.h"
+#include "util/log.h"
 
 /* One warning at once, then at most one every WARN_EVERY_NS, with a count. */
 #define WARN_EVERY_NS 10000000000ULL

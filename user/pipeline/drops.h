@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "session.h"
+#include "attach/session.h"
 
 enum drops_verdict { DROPS_APPLY, DROPS_SKIP };
 

@@ -9,15 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda_api.h"
-#include "checked_math.h"
-#include "drops.h"
-#include "events.h"
-#include "follow.h"
-#include "log.h"
-#include "symbolizer.h"
-#include "text_sanitize.h"
-#include "torch_events.h"
+#include "probes/cuda_api.h"
+#include "util/checked_math.h"
+#include "pipeline/drops.h"
+#include "pipeline/events.h"
+#include "attach/follow.h"
+#include "util/log.h"
+#include "target/symbolizer.h"
+#include "util/text_sanitize.h"
+#include "pipeline/torch_events.h"
 
 static struct session_target *find_target(struct session *s, uint32_t tgid)
 {

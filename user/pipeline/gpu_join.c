@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_join.h"
-#include "segment.h"
-#include "symbolizer.h"
+#include "pipeline/gpu_join.h"
+#include "pipeline/segment.h"
+#include "target/symbolizer.h"
 
 /* A correlation whose segment was written already. */
 #define GPU_JOIN_WRITTEN UINT64_MAX

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "fvbpf_gpu.h"
-#include "name_table.h"
+#include "util/name_table.h"
 
 struct segment;
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-#include "api_pairing.h"
-#include "gpu_join.h"
-#include "log.h"
-#include "over_limits.h"
-#include "segment.h"
+#include "pipeline/api_pairing.h"
+#include "pipeline/gpu_join.h"
+#include "util/log.h"
+#include "pipeline/over_limits.h"
+#include "pipeline/segment.h"
 
 bool over_limits_of(const struct session_target *t, struct over_limits *o)
 {

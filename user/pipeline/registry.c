@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "registry.h"
-#include "text_sanitize.h"
+#include "pipeline/registry.h"
+#include "util/text_sanitize.h"
 
 static const struct {
 	const char *name;

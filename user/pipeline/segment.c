@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
-#include "segment.h"
+#include "util/grow.h"
+#include "pipeline/segment.h"
 
 void seg_tracker_init(struct seg_tracker *t, uint32_t pid, const struct region_registry *reg,
 		      seg_close_fn on_close, void *ctx)

@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cuda_api.h"
-#include "gpu_join.h"
-#include "mem_budget.h"
-#include "registry.h"
+#include "probes/cuda_api.h"
+#include "pipeline/gpu_join.h"
+#include "util/mem_budget.h"
+#include "pipeline/registry.h"
 
 /*
  * What the target can make fvbpf hold, per segment and per process.  Past a

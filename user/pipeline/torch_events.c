@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "drops.h"
-#include "events.h"
+#include "pipeline/drops.h"
+#include "pipeline/events.h"
 #include "fvbpf.skel.h"
-#include "log.h"
-#include "torch_events.h"
-#include "torch_ops.h"
+#include "util/log.h"
+#include "pipeline/torch_events.h"
+#include "probes/torch_ops.h"
 
 static void gate_put(struct session *s, const char *name, uint32_t len, uint32_t kind)
 {

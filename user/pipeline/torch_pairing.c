@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
-#include "torch_pairing.h"
+#include "util/grow.h"
+#include "pipeline/torch_pairing.h"
 
 static struct torch_thread *thread_of(struct torch_pairing *p, uint32_t tid, int create)
 {

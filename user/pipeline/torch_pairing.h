@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "segment.h"
+#include "pipeline/segment.h"
 
 #define TORCH_STACK_MAX 128
 #define TORCH_MAX_THREADS 4096u

@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bpf_setup.h"
-#include "cuda_api.h"
+#include "probes/bpf_setup.h"
+#include "probes/cuda_api.h"
 #include "fvbpf.skel.h"
-#include "log.h"
-#include "uprobe_multi.h"
+#include "util/log.h"
+#include "probes/uprobe_multi.h"
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

@@ -3,8 +3,8 @@
 #ifndef FVBPF_BPF_SETUP_H
 #define FVBPF_BPF_SETUP_H
 
-#include "attach.h"
-#include "session.h"
+#include "attach/attach.h"
+#include "attach/session.h"
 
 /* libbpf's messages through fvbpf's verbosity. */
 void bpf_setup_log(void);

@@ -4,10 +4,10 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "checked_math.h"
-#include "cuda_api.h"
-#include "cuda_errors.h"
-#include "text_out.h"
+#include "util/checked_math.h"
+#include "probes/cuda_api.h"
+#include "probes/cuda_errors.h"
+#include "util/text_out.h"
 
 #define R LAYER_RUNTIME
 #define D LAYER_DRIVER

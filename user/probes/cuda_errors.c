@@ -6,7 +6,7 @@
  */
 #include <stddef.h>
 
-#include "cuda_errors.h"
+#include "probes/cuda_errors.h"
 
 const struct cuda_error_name cuda_runtime_errors[] = {
 	{ 0, "cudaSuccess" },

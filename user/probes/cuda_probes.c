@@ -6,12 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuda_api.h"
-#include "cuda_probes.h"
-#include "elf_symbols.h"
-#include "log.h"
-#include "proc_info.h"
-#include "uprobe_multi.h"
+#include "probes/cuda_api.h"
+#include "probes/cuda_probes.h"
+#include "target/elf_symbols.h"
+#include "util/log.h"
+#include "target/proc_info.h"
+#include "probes/uprobe_multi.h"
 
 struct found {
 	uint64_t offsets[FVBPF_MAX_APIS];

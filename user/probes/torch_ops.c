@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elf_file.h"
-#include "file_open.h"
-#include "grow.h"
-#include "torch_ops.h"
+#include "target/elf_file.h"
+#include "util/file_open.h"
+#include "util/grow.h"
+#include "probes/torch_ops.h"
 
 #define OPID_MAX 128            /* longest opid in torch 2.14 is 58 bytes */
 #define HANDLE_CODE 160         /* bytes of create_<opid>_typed_handle decoded */

@@ -9,13 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "grow.h"
-#include "log.h"
-#include "proc_info.h"
-#include "proc_maps.h"
-#include "torch_ops.h"
-#include "torch_probes.h"
-#include "uprobe_multi.h"
+#include "util/grow.h"
+#include "util/log.h"
+#include "target/proc_info.h"
+#include "target/proc_maps.h"
+#include "probes/torch_ops.h"
+#include "probes/torch_probes.h"
+#include "probes/uprobe_multi.h"
 
 #include "fvbpf_events.h"
 

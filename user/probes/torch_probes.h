@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "name_table.h"
+#include "util/name_table.h"
 
 /* What a cookie id stands for: session-wide, shared by all processes. */
 struct torch_id {

@@ -8,8 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "file_open.h"
-#include "uprobe_multi.h"
+#include "util/file_open.h"
+#include "probes/uprobe_multi.h"
 
 /* The link_create member of union bpf_attr, as kernel 6.6+ lays it out. */
 struct link_create_uprobe_multi {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "target/demangle.h"
 
 /* libstdc++'s Itanium demangler (linked with -lstdc++); declared here so
  * this file stays C. */

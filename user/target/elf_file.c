@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elf_file.h"
-#include "log.h"
-#include "uprobe_multi.h"
+#include "target/elf_file.h"
+#include "util/log.h"
+#include "probes/uprobe_multi.h"
 
 /* Refused probe sites said with -v per file; the rest only counted (a
  * crafted file can hold millions). */

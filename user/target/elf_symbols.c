@@ -2,7 +2,7 @@
 #include <elf.h>
 #include <string.h>
 
-#include "elf_symbols.h"
+#include "target/elf_symbols.h"
 
 static bool defined(const struct elf_symbol *sym)
 {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "elf_file.h"
+#include "target/elf_file.h"
 
 struct elf_sym_info {
 	bool found;          /* defined here (not just imported) */

@@ -20,14 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elf_file.h"
-#include "elf_symbols.h"
-#include "inject.h"
-#include "inject_worker.h"
-#include "log.h"
-#include "proc_info.h"
-#include "proc_maps.h"
-#include "session.h"
+#include "target/elf_file.h"
+#include "target/elf_symbols.h"
+#include "target/inject.h"
+#include "target/inject_worker.h"
+#include "util/log.h"
+#include "target/proc_info.h"
+#include "target/proc_maps.h"
+#include "attach/session.h"
 
 const char *inject_state_name(enum inject_state s)
 {

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "fvbpf_events.h"
-#include "inject_copy.h"
-#include "proc_info.h"
+#include "target/inject_copy.h"
+#include "target/proc_info.h"
 
 #define INJECT_LIB_MAX (64u << 20)   /* bytes of libfvbpf.so we copy */
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "inject_tramp.h"
+#include "target/inject_tramp.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

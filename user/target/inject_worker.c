@@ -44,10 +44,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inject_copy.h"
-#include "inject_tramp.h"
-#include "inject_worker.h"
-#include "proc_info.h"
+#include "target/inject_copy.h"
+#include "target/inject_tramp.h"
+#include "target/inject_worker.h"
+#include "target/proc_info.h"
 
 /* Time a call must have left to be started (dlopen takes about 0.2 ms). */
 #define CALL_MIN_NS (50ULL * 1000000ULL)

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "inject.h"
+#include "target/inject.h"
 
 struct text_range {
 	uint64_t start, end;

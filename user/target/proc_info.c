@@ -10,9 +10,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "proc_info.h"
-#include "proc_rank.h"
-#include "proc_scan.h"
+#include "target/proc_info.h"
+#include "target/proc_rank.h"
+#include "target/proc_scan.h"
 
 static const char *const marker_names[MARKER_NSYMS] = {
 	[MARKER_BEGIN] = "fvbpf_probe_region_begin",

@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "elf_symbols.h"
-#include "inject.h"
-#include "proc_maps.h"
-#include "proc_rank.h"
+#include "target/elf_symbols.h"
+#include "target/inject.h"
+#include "target/proc_maps.h"
+#include "target/proc_rank.h"
 
 enum marker_sym {
 	MARKER_BEGIN,

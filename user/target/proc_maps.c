@@ -8,8 +8,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "file_open.h"
-#include "proc_maps.h"
+#include "util/file_open.h"
+#include "target/proc_maps.h"
 
 bool proc_map_is_file(const struct proc_map *m)
 {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc_info.h"
-#include "proc_rank.h"
+#include "target/proc_info.h"
+#include "target/proc_rank.h"
 
 #define ENVIRON_MAX (4u << 20)
 

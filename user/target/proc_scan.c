@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proc_info.h"
-#include "proc_scan.h"
+#include "target/proc_info.h"
+#include "target/proc_scan.h"
 
 #define SCAN_MAX 4194304   /* the kernel's largest pid_max */
 

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc_tree.h"
+#include "target/proc_tree.h"
 
 /* Looked at on every loop (20 ms) this long after it appeared or exec'd,
  * when a launcher's child maps its libraries ... */

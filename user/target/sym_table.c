@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
-#include "sym_table.h"
+#include "util/grow.h"
+#include "target/sym_table.h"
 
 /* Whether @sym names code or data at an address we may be asked about. */
 static bool sym_wanted(const struct elf_symbol *sym)

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "elf_file.h"
+#include "target/elf_file.h"
 
 /* Longer names are kept cut to this (and counted): a kernel stub's
  * mangled name is a few hundred bytes. */

@@ -21,12 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "demangle.h"
-#include "elf_file.h"
-#include "grow.h"
-#include "proc_maps.h"
-#include "sym_table.h"
-#include "symbolizer.h"
+#include "target/demangle.h"
+#include "target/elf_file.h"
+#include "util/grow.h"
+#include "target/proc_maps.h"
+#include "target/sym_table.h"
+#include "target/symbolizer.h"
 
 /* Beyond this many cached addresses for one pid, start that cache afresh:
  * bounds memory when something feeds us endless distinct addresses. */

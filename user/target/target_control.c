@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "file_open.h"
+#include "util/file_open.h"
 #include "fvbpf_events.h"
-#include "log.h"
-#include "target_control.h"
+#include "util/log.h"
+#include "target/target_control.h"
 
 /* The probe functions the markers and the agent call: each must hold the
  * library's own first bytes before we put a uprobe on it. */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "proc_info.h"
+#include "target/proc_info.h"
 
 struct target_control {
 	pid_t pid;

@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "file_open.h"
+#include "util/file_open.h"
 
 static int check_regular(const struct stat *st, uint64_t max_size)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "gz_stream.h"
+#include "util/gz_stream.h"
 
 struct gz_cookie {
 	z_stream z;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json_stream.h"
+#include "util/json_stream.h"
 
 /* Skipped values are scanned with a stack of their brackets this deep. */
 #define JS_DEPTH_MAX 256

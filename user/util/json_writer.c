@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_writer.h"
-#include "text_sanitize.h"
+#include "util/json_writer.h"
+#include "util/text_sanitize.h"
 
 struct sink {
 	FILE *f;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "text_sanitize.h"
+#include "util/log.h"
+#include "util/text_sanitize.h"
 
 /* A formatted message is cut here; cleaning may quadruple it. */
 #define LOG_LINE 1024

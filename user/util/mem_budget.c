@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "mem_budget.h"
+#include "util/mem_budget.h"
 
 /* Big enough for small objects to stay in the heap, small enough that a
  * segment's arrays (grown by doubling) soon live in their own mappings. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "name_table.h"
+#include "util/name_table.h"
 
 static uint64_t str_hash(const char *s)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pair_index.h"
+#include "util/pair_index.h"
 
 static uint64_t pair_hash(const char *name, const char *kind)
 {

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdarg.h>
 
-#include "json_writer.h"
-#include "text_out.h"
+#include "util/json_writer.h"
+#include "util/text_out.h"
 
 void ob_init(struct obuf *o, FILE *f)
 {

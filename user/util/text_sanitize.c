@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "text_sanitize.h"
+#include "util/text_sanitize.h"
 
 size_t text_utf8_len(const unsigned char *p, uint32_t *cp)
 {

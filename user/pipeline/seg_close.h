@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /* Closed segments held until their GPU records came. */
-#ifndef FVBPF_GPU_HOLD_H
-#define FVBPF_GPU_HOLD_H
+#ifndef FVBPF_SEG_CLOSE_H
+#define FVBPF_SEG_CLOSE_H
 
-#include "session.h"
+#include "attach/session.h"
 
 /* The segment tracker's close callback (@ctx the target): count, charge
  * drops, then hold the segment or hand it to the writer. */
@@ -16,4 +16,4 @@ void gpu_hold_release(struct session_target *t, bool force);
 void gpu_hold_wait(struct session *s);
 void gpu_hold_free(struct session_target *t);
 
-#endif /* FVBPF_GPU_HOLD_H */
+#endif /* FVBPF_SEG_CLOSE_H */

@@ -2,12 +2,12 @@
 /* The exit report: files written, per-process counters, losses. */
 #include <stdio.h>
 
-#include "bounds.h"
+#include "pipeline/bounds.h"
 #include "fvbpf.skel.h"
-#include "inject.h"
-#include "log.h"
-#include "over_limits.h"
-#include "report.h"
+#include "target/inject.h"
+#include "util/log.h"
+#include "pipeline/over_limits.h"
+#include "output/exit_report.h"
 
 /* Only when a target drove fvbpf past a bound of the session (bounds.h). */
 static void report_bounds(const struct session *s)

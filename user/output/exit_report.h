@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /* The exit report on stdout. */
-#ifndef FVBPF_REPORT_H
-#define FVBPF_REPORT_H
+#ifndef FVBPF_EXIT_REPORT_H
+#define FVBPF_EXIT_REPORT_H
 
-#include "attach.h"
-#include "session.h"
+#include "attach/attach.h"
+#include "attach/session.h"
 
 void report_print(struct session *s, const struct attach_opts *o);
 
-#endif /* FVBPF_REPORT_H */
+#endif /* FVBPF_EXIT_REPORT_H */

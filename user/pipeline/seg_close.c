@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpu_hold.h"
-#include "grow.h"
-#include "log.h"
+#include "pipeline/seg_close.h"
+#include "util/grow.h"
+#include "util/log.h"
 
 static bool segment_waits(const struct session_target *t, const struct segment *seg)
 {
