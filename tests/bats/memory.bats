@@ -127,7 +127,7 @@ smallest_max_memory() {
 	all_recorded
 	[ "$EMIT_PAIRS" -ge 1000000 ]
 	check_rss $(( 256 << 20 ))
-	# The ASan build's default is 4 GiB (user/mem_budget.h: its RSS is mostly
+	# The ASan build's default is 4 GiB (user/util/mem_budget.h: its RSS is mostly
 	# the sanitizer's).
 	local def=256
 	[ -z "${FVBPF_SANITIZED:-}" ] || def=4096

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The ring-record decoder (user/events.c's events_handle), on a session
+ * The ring-record decoder (user/pipeline/events.c's events_handle), on a session
  * built by hand without BPF, as the consumer runs it: every record is
  * whatever BPF copied from the target (arguments, names, agent bytes).
  *

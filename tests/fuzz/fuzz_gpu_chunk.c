@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * The reassembly of the agent's GPU record stream from ring-buffer chunks
- * and its join to calls (user/gpu_join.c), driven as the consumer drives
+ * and its join to calls (user/pipeline/gpu_join.c), driven as the consumer drives
  * it: chunks of a batch (what FVBPF_EV_GPU_CHUNK records carry, their
  * length checked as the consumer checks it), calls noted with their
  * correlations, segments written (forgotten) in between.

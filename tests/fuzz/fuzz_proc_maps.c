@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The /proc/PID/maps parser (user/proc_maps.c) on any text: every line it
+ * The /proc/PID/maps parser (user/target/proc_maps.c) on any text: every line it
  * accepts must be a mapping with start < end and a NUL-terminated path.
  */
 #include "fuzz.h" /* first: it asks for _GNU_SOURCE */

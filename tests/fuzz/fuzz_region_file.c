@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The region-file parser (user/registry.c's registry_load_file), called as
+ * The region-file parser (user/pipeline/registry.c's registry_load_file), called as
  * fvbpf calls it for --region-file, on any bytes; then the same bytes as a
  * -r list.  The registry must stay consistent: every region findable by
  * its full name ("profiler_region_" + its canonical name; the short form

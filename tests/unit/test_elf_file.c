@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The hardened ELF reader (user/elf_file.c) and the symbol lookups on top
- * of it (user/elf_symbols.c), on hand-built images with one field
+ * The hardened ELF reader (user/target/elf_file.c) and the symbol lookups on top
+ * of it (user/target/elf_symbols.c), on hand-built images with one field
  * corrupted at a time.  Every case must end in a clean answer; the ASan
  * build of this test also checks that no case reads or writes out of
  * bounds.

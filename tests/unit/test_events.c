@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * Ring-record decoding (user/events.c) on a session built by hand, without
+ * Ring-record decoding (user/pipeline/events.c) on a session built by hand, without
  * BPF: the way a fuzzer drives it.
  */
 #include <stdlib.h>

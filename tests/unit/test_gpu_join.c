@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * The exact join of the agent's GPU records to the calls that caused them
- * (user/gpu_join.c): record streams built by hand from include/fvbpf_gpu.h,
+ * (user/pipeline/gpu_join.c): record streams built by hand from include/fvbpf_gpu.h,
  * fed in chunks as BPF hands them over, against segments held here.
  */
 #include <errno.h>

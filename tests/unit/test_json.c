@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* The streaming JSON writer's string escaping and number format (user/json_writer.c). */
+/* The streaming JSON writer's string escaping and number format (user/util/json_writer.c). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

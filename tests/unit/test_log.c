@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The log (user/log.c): target text cannot put an escape sequence or a
+ * The log (user/util/log.c): target text cannot put an escape sequence or a
  * forged line on root's terminal, and a warning the target can repeat is
  * shown a bounded number of times, the rest counted.
  */

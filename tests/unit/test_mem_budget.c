@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* --max-memory (user/mem_budget.c): the size parser, the budget rule and
+/* --max-memory (user/util/mem_budget.c): the size parser, the budget rule and
  * the shares a segment may grow into; segments charge and release it. */
 #include <errno.h>
 #include <string.h>

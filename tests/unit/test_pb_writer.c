@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The protobuf encoder (user/pb_writer.c) against known byte strings (the
+ * The protobuf encoder (user/output/pb_writer.c) against known byte strings (the
  * examples of protobuf's encoding guide among them), the gzip stream
  * against zlib's own reader, and the pftrace writer on a small clean
  * segment.  With FVBPF_FORMATS_OUT=DIR the segment is also written there

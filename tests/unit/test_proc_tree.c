@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* The bookkeeping of followed process trees (user/proc_tree.c): forks,
+/* The bookkeeping of followed process trees (user/target/proc_tree.c): forks,
  * execs and exits in every order the ring and the /proc walks give them. */
 #include <string.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* The region registry (user/registry.c). */
+/* The region registry (user/pipeline/registry.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* Output file names (user/seg_output.c). */
+/* Output file names (user/output/seg_output.c). */
 #include <errno.h>
 #include <string.h>
 

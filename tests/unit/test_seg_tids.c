@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* The threads of a segment (user/seg_tids.c): each once, sorted, whatever
+/* The threads of a segment (user/output/seg_tids.c): each once, sorted, whatever
  * order and runs the records give, tid 0 and UINT32_MAX included. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* The per-process segment state machine (user/segment.c). */
+/* The per-process segment state machine (user/pipeline/segment.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* Spill files (user/spill.c): every field back as written; a file cut
+/* Spill files (user/output/spill.c): every field back as written; a file cut
  * short or changed is refused with -EINVAL, never followed. */
 #include <errno.h>
 #include <fcntl.h>

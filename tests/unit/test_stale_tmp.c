@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* Temporary files of killed fvbpf runs (user/stale_tmp.c). */
+/* Temporary files of killed fvbpf runs (user/output/stale_tmp.c). */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* Address -> symbol name (user/symbolizer.c), on this very process. */
+/* Address -> symbol name (user/target/symbolizer.c), on this very process. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* The trace writer's output buffer (user/text_out.c): hand-made numbers
+/* The trace writer's output buffer (user/util/text_out.c): hand-made numbers
  * against printf, writes across the buffer's end, errors kept. */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The one cleaner of hostile text (user/text_sanitize.c): valid UTF-8 for
+ * The one cleaner of hostile text (user/util/text_sanitize.c): valid UTF-8 for
  * JSON, and no control characters for the terminal, whatever the bytes.
  */
 #include <stdint.h>

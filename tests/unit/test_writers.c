@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The trace and summary writers (user/trace_writer.c, user/summary.c) fed
+ * The trace and summary writers (user/output/trace_writer.c, user/output/summary.c) fed
  * what a hostile target can send: any bytes in its comm, thread names,
  * command line, kernel names and agent status, and extreme numbers in its
  * GPU records.  Every JSON file must pass a strict parser (strict_json.h),
