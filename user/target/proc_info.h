@@ -12,6 +12,7 @@
 #include "target/elf_symbols.h"
 #include "target/inject.h"
 #include "target/proc_maps.h"
+#include "target/proc_read.h"
 #include "target/proc_rank.h"
 
 enum marker_sym {
@@ -56,18 +57,6 @@ struct proc_target {
 	size_t nthreads;
 };
 
-bool proc_alive(pid_t pid);
-/* State letter and start time (clock ticks after boot) from /proc/PID/stat,
- * either may be NULL: 0 or -errno. */
-int proc_read_stat(pid_t pid, char *state, unsigned long long *start_time);
-/* Parent and start time: 0 or -errno. */
-int proc_read_stat_ppid(pid_t pid, pid_t *ppid, unsigned long long *start_time);
-int proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t len);
-int proc_read_cmdline(pid_t pid, char *buf, size_t len);
-/* Up to @len - 1 bytes of a /proc file, NUL added: the count or -errno. */
-ssize_t proc_read_file(const char *path, char *buf, size_t len);
-/* The parent's PID from /proc/PID/stat, 0 when unknown. */
-pid_t proc_read_ppid(pid_t pid);
 /* First mapped ELF that defines the marker symbols: 0, -ENOENT, -errno. */
 int proc_find_marker_lib(pid_t pid, struct marker_lib *lib);
 int proc_target_init(struct proc_target *t, pid_t pid);
