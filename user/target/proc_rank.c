@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/proc_info.h"
+#include "target/proc_read.h"
 #include "target/proc_rank.h"
 
 #define ENVIRON_MAX (4u << 20)

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "target/proc_info.h"
+#include "target/proc_read.h"
 #include "target/proc_scan.h"
 
 #define SCAN_MAX 4194304   /* the kernel's largest pid_max */
