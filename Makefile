@@ -57,7 +57,8 @@ CU_SRCS   := $(wildcard tests/workloads/*.cu)
 WORKLOADS += $(CU_SRCS:tests/workloads/%.cu=$(BUILD)/tests/%_shared) \
              $(CU_SRCS:tests/workloads/%.cu=$(BUILD)/tests/%_static)
 endif
-BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+# One BPF object: fvbpf.bpf.c includes the probe families (bpf/*.bpf.c).
+BPF_SRCS  := bpf/fvbpf.bpf.c
 BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 

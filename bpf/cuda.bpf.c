@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * CUDA and NCCL call probes: session uprobes (kernel 6.13+) on every probed
+ * function, entry and return, inside segments.
+ */
+#include "fvbpf_common.bpf.h"
+
+/* api_id -> what to capture beyond the registers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FVBPF_MAX_APIS);
+	__type(key, __u32);
+	__type(value, struct fvbpf_api_cfg);
+} api_cfg SEC(".maps");
+
+/*
+ * The session cookie carries what the return needs from the entry: the api
+ * id in the top byte (FVBPF_MAX_APIS <= 256) and the out-pointer (cudaMalloc's
+ * void **, a user address below 2^56) under it, so the return makes no
+ * bpf_get_attach_cookie() call.
+ */
+#define API_COOKIE_SHIFT 56
+#define API_COOKIE_PTR ((1ull << API_COOKIE_SHIFT) - 1)
+_Static_assert(FVBPF_MAX_APIS <= 256, "api id fits the session cookie's top byte");
+
+static __always_inline int api_return(struct pt_regs *ctx, __u64 pid_tgid)
+{
+	__u64 *cookie = bpf_session_cookie();
+	struct fvbpf_proc_state *ps;
+	struct fvbpf_api_exit *ev;
+	__u64 out = 0, c;
+
+	ps = proc_by_tgid(ctx, pid_tgid >> 32, FVBPF_COOKIE_SLOT_SHIFT);
+	if (!ps || !cookie)
+		return 0;
+	c = *cookie;
+	ev = reserve(ps, sizeof(*ev));
+	if (!ev)
+		return 0;
+	/* The entry left the out-pointer in the cookie. */
+	if (c & API_COOKIE_PTR)
+		bpf_probe_read_user(&out, sizeof(out), (const void *)(c & API_COOKIE_PTR));
+	fill_hdr(&ev->hdr, FVBPF_EV_API_EXIT, sizeof(*ev), pid_tgid);
+	ev->api_id = (__u32)(c >> API_COOKIE_SHIFT);
+	ev->ret = (__s32)PT_REGS_RC(ctx);
+	ev->out = out;
+	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
+	return 0;
+}
+
+/*
+ * Every probed CUDA/NCCL function, entry and return.  Outside a segment the
+ * entry returns 1, which tells the kernel not to hijack the return: a call
+ * then costs no more than a plain uprobe.
+ */
+SEC("uprobe")
+int api_call(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, api;
+	struct fvbpf_proc_state *ps;
+	struct fvbpf_api_enter *ev;
+	struct fvbpf_api_cfg *cfg;
+	__u64 *cookie, attach_cookie;
+	__u64 ptr, sp, stack[4];
+
+	if (bpf_session_is_return())
+		return api_return(ctx, pid_tgid);
+	attach_cookie = bpf_get_attach_cookie(ctx);
+	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, tgid);
+	if (!ps)
+		return 1;
+	if (!(ps->flags & FVBPF_PROC_ARMED) ||
+	    (ps->depth <= 0 && !(attach_cookie & FVBPF_COOKIE_ALWAYS)))
+		return 1;
+
+	api = (__u32)attach_cookie;
+	cfg = bpf_map_lookup_elem(&api_cfg, &api);
+	if (!cfg)
+		return 1;
+	ev = reserve(ps, sizeof(*ev));
+	if (!ev)
+		return 1; /* no entry record: skip the return too, keeping pairs whole */
+	fill_hdr(&ev->hdr, FVBPF_EV_API_ENTER, sizeof(*ev), pid_tgid);
+	ev->api_id = api;
+	ev->args[0] = PT_REGS_PARM1(ctx);
+	ev->args[1] = PT_REGS_PARM2(ctx);
+	ev->args[2] = PT_REGS_PARM3(ctx);
+	ev->args[3] = PT_REGS_PARM4(ctx);
+	ev->args[4] = PT_REGS_PARM5(ctx);
+	ev->args[5] = ctx->r9;
+	/* Arguments 7 on sit above the return address: read only as many as
+	 * the call takes, into the stack (a user copy straight into ring
+	 * memory costs an extra kernel check). */
+	sp = PT_REGS_SP(ctx);
+	barrier_var(sp); /* one ctx load, not one per branch */
+	__builtin_memset(stack, 0, sizeof(stack));
+	if (cfg->stack_args > 2)
+		bpf_probe_read_user(stack, 4 * sizeof(__u64), (const void *)(sp + 8));
+	else if (cfg->stack_args)
+		bpf_probe_read_user(stack, 2 * sizeof(__u64), (const void *)(sp + 8));
+	ev->args[6] = stack[0];
+	ev->args[7] = stack[1];
+	ev->args[8] = stack[2];
+	ev->args[9] = stack[3];
+	ev->deref_len = 0;
+	if (cfg->deref_len && cfg->deref_arg < FVBPF_API_ARGS) {
+		ptr = ev->args[cfg->deref_arg & 15];
+		if (ptr && !bpf_probe_read_user(ev->deref, FVBPF_API_DEREF, (const void *)ptr))
+			ev->deref_len = cfg->deref_len;
+	}
+	cookie = bpf_session_cookie();
+	if (cookie)
+		*cookie = (__u64)api << API_COOKIE_SHIFT |
+			  (cfg->out_arg < FVBPF_API_ARGS ? ev->args[cfg->out_arg & 15] & API_COOKIE_PTR : 0);
+	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
+	return 0;
+}
