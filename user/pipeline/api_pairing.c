@@ -4,18 +4,17 @@
 #include <string.h>
 
 #include "pipeline/api_pairing.h"
-#include "util/grow.h"
+#include "util/thread_table.h"
 
 /* A thread with no open call holds nothing: its entry may be reused. */
-static struct api_thread *idle_thread(struct api_pairing *p)
+static bool thread_idle(const void *entry)
 {
-	size_t i;
-
-	for (i = 0; i < p->n; i++)
-		if (!p->threads[i].depth)
-			return &p->threads[i];
-	return NULL;
+	return !((const struct api_thread *)entry)->depth;
 }
+
+static const struct thread_table_shape api_threads = {
+	.size = sizeof(struct api_thread), .first = 8, .idle = thread_idle,
+};
 
 /*
  * The entry of @tid.  Threads come and go in a long job: past
@@ -25,23 +24,13 @@ static struct api_thread *idle_thread(struct api_pairing *p)
 static struct api_thread *thread_of(struct api_pairing *p, uint32_t tid, int create)
 {
 	struct api_thread *t;
-	size_t i;
+	int err;
 
-	for (i = 0; i < p->n; i++)
-		if (p->threads[i].tid == tid)
-			return &p->threads[i];
 	if (!create)
-		return NULL;
-	if (p->n < API_MAX_THREADS) {
-		if (grow_one(&p->threads, p->n, &p->cap, sizeof(*t), 8))
-			return NULL;
-		t = &p->threads[p->n++];
-	} else if (!(t = idle_thread(p))) {
+		return thread_table_find(p->threads, p->n, sizeof(*t), tid);
+	t = thread_table_get(&api_threads, &p->threads, &p->n, &p->cap, API_MAX_THREADS, tid, &err);
+	if (err == -ENOSPC)
 		p->threads_dropped++;
-		return NULL;
-	}
-	t->tid = tid;
-	t->depth = 0;
 	return t;
 }
 

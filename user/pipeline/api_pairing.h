@@ -11,9 +11,10 @@
 #include <stdint.h>
 
 #include "probes/cuda_api.h"
+#include "util/thread_table.h"
 
 #define API_STACK_MAX 8
-#define API_MAX_THREADS 4096u   /* thread entries per process (about 1.6 KiB each) */
+#define API_MAX_THREADS THREAD_TABLE_MAX /* thread entries per process (about 1.6 KiB each) */
 
 struct api_thread {
 	uint32_t tid;

@@ -5,6 +5,7 @@
 
 #include "util/grow.h"
 #include "pipeline/segment.h"
+#include "util/thread_table.h"
 
 void seg_tracker_init(struct seg_tracker *t, uint32_t pid, const struct region_registry *reg,
 		      seg_close_fn on_close, void *ctx)
@@ -88,15 +89,17 @@ bool seg_tracker_done(const struct seg_tracker *t)
 }
 
 /* An entry that holds nothing: no open slice, no lost begin. */
-static struct seg_thread *idle_thread(struct seg_tracker *t)
+static bool thread_idle(const void *entry)
 {
-	size_t i;
+	const struct seg_thread *th = entry;
 
-	for (i = 0; i < t->nthreads; i++)
-		if (!t->threads[i].depth && !t->threads[i].lost)
-			return &t->threads[i];
-	return NULL;
+	return !th->depth && !th->lost;
 }
+
+/* A reused entry keeps its stack's allocation. */
+static const struct thread_table_shape seg_threads = {
+	.size = sizeof(struct seg_thread), .first = 8, .idle = thread_idle,
+};
 
 /*
  * The entry of @tid.  A process may start threads without end: past
@@ -106,27 +109,14 @@ static struct seg_thread *idle_thread(struct seg_tracker *t)
 static struct seg_thread *thread_get(struct seg_tracker *t, uint32_t tid, bool create, int *err)
 {
 	struct seg_thread *th;
-	size_t i;
 
 	*err = 0;
-	for (i = 0; i < t->nthreads; i++)
-		if (t->threads[i].tid == tid)
-			return &t->threads[i];
 	if (!create)
-		return NULL;
-	if (t->nthreads < seg_limit(t->limits.threads, SEG_MAX_THREADS)) {
-		if (grow_one(&t->threads, t->nthreads, &t->capthreads, sizeof(*th), 8)) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		th = &t->threads[t->nthreads++];
-		memset(th, 0, sizeof(*th));
-	} else if (!(th = idle_thread(t))) {
+		return thread_table_find(t->threads, t->nthreads, sizeof(*th), tid);
+	th = thread_table_get(&seg_threads, &t->threads, &t->nthreads, &t->capthreads,
+			      seg_limit(t->limits.threads, SEG_MAX_THREADS), tid, err);
+	if (*err == -ENOSPC)
 		t->thread_events_dropped++;
-		*err = -ENOSPC;
-		return NULL;
-	}
-	th->tid = tid;
 	return th;
 }
 

@@ -16,6 +16,7 @@
 #include "pipeline/gpu_join.h"
 #include "util/mem_budget.h"
 #include "pipeline/registry.h"
+#include "util/thread_table.h"
 
 /*
  * What the target can make fvbpf hold, per segment and per process.  Past a
@@ -25,7 +26,7 @@
 #define SEG_MAX_SLICES  1000000u  /* region slices per segment (32 bytes each) */
 #define SEG_MAX_CALLS   1000000u  /* CUDA/NCCL calls per segment (about 200 bytes each) */
 #define SEG_MAX_GPU     2000000u  /* GPU records per segment (96 bytes each) */
-#define SEG_MAX_THREADS 4096u     /* threads with open regions per process */
+#define SEG_MAX_THREADS THREAD_TABLE_MAX /* threads with open regions per process */
 #define SEG_MAX_OPS     2000000u  /* torch operators, nodes and scopes per segment (32 bytes each) */
 
 /* A torch operator, autograd node or record_function scope in a segment. */

@@ -3,33 +3,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/grow.h"
 #include "pipeline/torch_pairing.h"
+#include "util/thread_table.h"
+
+static bool thread_idle(const void *entry)
+{
+	return !((const struct torch_thread *)entry)->depth;
+}
+
+/* An idle thread's entry is reused before the array grows: each holds a
+ * TORCH_STACK_MAX-deep stack (4 KiB). */
+static const struct thread_table_shape torch_threads = {
+	.size = sizeof(struct torch_thread), .first = 4, .reuse_first = true, .idle = thread_idle,
+};
 
 static struct torch_thread *thread_of(struct torch_pairing *p, uint32_t tid, int create)
 {
 	struct torch_thread *t;
-	size_t i;
+	int err;
 
-	for (i = 0; i < p->n; i++)
-		if (p->threads[i].tid == tid)
-			return &p->threads[i];
 	if (!create)
-		return NULL;
-	for (i = 0; i < p->n; i++)
-		if (!p->threads[i].depth) {
-			p->threads[i].tid = tid; /* an idle thread's entry is reused */
-			return &p->threads[i];
-		}
-	if (p->n >= TORCH_MAX_THREADS) {
+		return thread_table_find(p->threads, p->n, sizeof(*t), tid);
+	t = thread_table_get(&torch_threads, &p->threads, &p->n, &p->cap, TORCH_MAX_THREADS, tid,
+			     &err);
+	if (err == -ENOSPC)
 		p->threads_dropped++;
-		return NULL;
-	}
-	if (grow_one(&p->threads, p->n, &p->cap, sizeof(*t), 4))
-		return NULL;
-	t = &p->threads[p->n++];
-	t->tid = tid;
-	t->depth = 0;
 	return t;
 }
 

@@ -12,9 +12,10 @@
 #include <stdint.h>
 
 #include "pipeline/segment.h"
+#include "util/thread_table.h"
 
 #define TORCH_STACK_MAX 128
-#define TORCH_MAX_THREADS 4096u
+#define TORCH_MAX_THREADS THREAD_TABLE_MAX
 #define TORCH_SCOPE_ID UINT32_MAX   /* the id of a scope on a stack */
 
 struct torch_open {
