@@ -33,7 +33,7 @@
 #include "fvbpf_events.h"
 #include "util/log.h"
 #include "output/seg_output.h"
-#include "attach/session.h"
+#include "model/session.h"
 #include "target/symbolizer.h"
 #include "attach/target.h"
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "attach/attach.h"
-#include "attach/session.h"
+#include "model/session.h"
 
 struct fvbpf_proc_event;
 

@@ -4,7 +4,7 @@
 #define FVBPF_TARGET_H
 
 #include "attach/attach.h"
-#include "attach/session.h"
+#include "model/session.h"
 
 /* Fill s->targets from o->pids (deduplicated, each with its marker library);
  * 0 or -errno (already reported). */

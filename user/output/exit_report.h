@@ -4,7 +4,7 @@
 #define FVBPF_EXIT_REPORT_H
 
 #include "attach/attach.h"
-#include "attach/session.h"
+#include "model/session.h"
 
 void report_print(struct session *s, const struct attach_opts *o);
 

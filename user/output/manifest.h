@@ -3,7 +3,7 @@
 #define FVBPF_MANIFEST_H
 
 #include "attach/attach.h"
-#include "attach/session.h"
+#include "model/session.h"
 
 /* DIR/manifest.json: processes, ranks, files, warnings, loss counters. */
 int manifest_write(struct session *s, const struct attach_opts *o);

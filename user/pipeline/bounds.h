@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "attach/session.h"
+#include "model/session.h"
 
 struct bounds {
 	uint64_t symbol_files_evicted;   /* the symbolizer's file cache */

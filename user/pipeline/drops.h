@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "attach/session.h"
+#include "model/session.h"
 
 enum drops_verdict { DROPS_APPLY, DROPS_SKIP };
 

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "attach/session.h"
+#include "model/session.h"
 
 /* Decode one ring record of @size bytes and apply it to @s.  The record is
  * untrusted: malformed ones are counted in s->bad_records.  Needs no live

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "attach/session.h"
+#include "model/session.h"
 
 struct over_limits {
 	uint64_t slices;          /* region slices past a segment's bound */

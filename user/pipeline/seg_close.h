@@ -3,7 +3,7 @@
 #ifndef FVBPF_SEG_CLOSE_H
 #define FVBPF_SEG_CLOSE_H
 
-#include "attach/session.h"
+#include "model/session.h"
 
 /* The segment tracker's close callback (@ctx the target): count, charge
  * drops, then hold the segment or hand it to the writer. */

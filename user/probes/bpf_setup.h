@@ -4,7 +4,7 @@
 #define FVBPF_BPF_SETUP_H
 
 #include "attach/attach.h"
-#include "attach/session.h"
+#include "model/session.h"
 
 /* libbpf's messages through fvbpf's verbosity. */
 void bpf_setup_log(void);

@@ -27,7 +27,7 @@
 #include "util/log.h"
 #include "target/proc_info.h"
 #include "target/proc_maps.h"
-#include "attach/session.h"
+#include "model/session.h"
 
 const char *inject_state_name(enum inject_state s)
 {
