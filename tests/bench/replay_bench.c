@@ -36,14 +36,7 @@
 #include "model/session.h"
 #include "target/symbolizer.h"
 #include "attach/target.h"
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "util/clock.h"
 
 static uint64_t rusage_ns(void)
 {

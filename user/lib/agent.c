@@ -27,6 +27,7 @@
 #include "cupti_decode.h"
 #include "fvbpf_events.h"
 #include "fvbpf_gpu.h"
+#include "util/clock.h"
 
 #define FVBPF_EXPORT __attribute__((visibility("default")))
 
@@ -135,12 +136,10 @@ static const char *result_name(CUptiResult r)
 	return "unknown CUPTI error";
 }
 
+/* CUPTI's timestamp callback: a function of its calling convention. */
 static uint64_t CUPTIAPI monotonic_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /* Where is the process's libcudart (or an already loaded libcupti)? */

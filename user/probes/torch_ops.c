@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "target/elf_file.h"
+#include "util/clock.h"
 #include "util/file_open.h"
 #include "util/grow.h"
 #include "probes/torch_ops.h"
@@ -515,18 +516,10 @@ static void unique_evals(struct torch_file *tf)
 	tf->nevals = n;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int torch_file_discover_fd(int fd, const struct stat *st, struct torch_file *tf)
 {
 	struct walk w = { .tf = tf };
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int err;
 
 	memset(tf, 0, sizeof(*tf));
@@ -547,7 +540,7 @@ int torch_file_discover_fd(int fd, const struct stat *st, struct torch_file *tf)
 		/* then a vtable's address is the mapping's start + its vaddr */
 		tf->vaddr_is_off = !elf_file_vaddr_to_off(w.ef, 0, &o) && o == 0;
 	}
-	tf->discover_ns = mono_ns() - t0;
+	tf->discover_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 cleanup:
 	if (w.ef)
 		elf_file_close(w.ef);

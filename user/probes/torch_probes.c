@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/grow.h"
 #include "util/log.h"
 #include "target/proc_info.h"
@@ -83,14 +84,6 @@ bool torch_probes_mapped(pid_t pid, char *path, size_t len)
 		snprintf(path, len, "%s", c->path);
 	free(c);
 	return found;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The file's probes into the session table: cookies of ids base.. */
@@ -250,12 +243,12 @@ static int discover_attach(struct torch_probes *tp, struct torch_table *tt,
 		log_warn("pid %d: %zu torch operators named by prefix, %zu by their struct name "
 			 "(no .symtab in %s)", tp->pid, tf.named_prefix, tf.unnamed, c->path);
 	err = add_ids(tt, &tf, &base);
-	t0 = mono_ns();
+	t0 = clock_ns(CLOCK_MONOTONIC);
 	if (!err && tf.n)
 		err = attach_all(tp, &tf, kpath, base, pr);
 	if (!err)
 		attach_eval(tp, tt, &tf, kpath, pr, &c->m);
-	tp->attach_ns = mono_ns() - t0;
+	tp->attach_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	torch_file_free(&tf);
 	if (err)
 		log_warn("pid %d: cannot attach torch operator probes: %s", tp->pid, strerror(-err));
