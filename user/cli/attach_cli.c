@@ -12,6 +12,7 @@
 #include "target/inject.h"
 #include "util/log.h"
 #include "util/mem_budget.h"
+#include "util/parse_count.h"
 #include "pipeline/registry.h"
 
 /* A decimal number of seconds.  strtod() alone would take "nan", "inf"
@@ -26,24 +27,6 @@ static int parse_seconds(const char *arg, double min, double max, double *out)
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno || *end || end == arg || !isfinite(v) || v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-/* Decimal digits only (strtoull() would take a sign and wrap "-1"), at
- * most @max: never truncated into a smaller type. */
-static int parse_count(const char *arg, unsigned long long min, unsigned long long max,
-		       unsigned long long *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)*arg))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || *end || v < min || v > max)
 		return -ERANGE;
 	*out = v;
 	return 0;

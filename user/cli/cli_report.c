@@ -12,6 +12,7 @@
 #include "util/log.h"
 #include "offline/manifest_read.h"
 #include "util/mem_budget.h"
+#include "util/parse_count.h"
 #include "offline/trace_merge.h"
 
 #define DIRS_MAX 4096
@@ -46,22 +47,6 @@ struct cli_opts {
 	uint64_t max_memory;
 };
 
-/* Decimal digits only, 0..max. */
-static int parse_count(const char *arg, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*arg || strspn(arg, "0123456789") != strlen(arg))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || *end || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct cli_opts *o = state->input;
@@ -72,7 +57,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->json = true;
 		return 0;
 	case OPT_TOP:
-		if (parse_count(arg, JR_TOP_MAX, &v) || !v) {
+		if (parse_count(arg, 0, JR_TOP_MAX, &v) || !v) {
 			log_error("--top: a count from 1 to %d, not '%s'", JR_TOP_MAX, arg);
 			return EINVAL;
 		}
@@ -97,7 +82,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		}
 		return 0;
 	case OPT_SEGMENT:
-		if (parse_count(arg, 4294967295ULL, &v)) {
+		if (parse_count(arg, 0, 4294967295ULL, &v)) {
 			log_error("--segment: a segment number from 0 to 4294967295, not '%s'", arg);
 			return EINVAL;
 		}
