@@ -17,13 +17,7 @@
 #include "offline/manifest_read.h"
 #include "util/mem_budget.h"
 #include "util/text_sanitize.h"
-
-/* A path for a message: target-controlled bytes made printable. */
-static const char *shown(char *buf, size_t len, const char *s)
-{
-	text_clean_terminal(buf, len, s);
-	return buf;
-}
+#include "util/text_copy.h"
 
 /* ---- --max-memory ------------------------------------------------------- */
 
@@ -110,7 +104,7 @@ void mf_open_error(char *err, size_t errlen, const char *path, int ret, uint64_t
 {
 	char name[PATH_MAX];
 
-	shown(name, sizeof(name), path);
+	text_shown(name, sizeof(name), path);
 	if (ret == -ELOOP || ret == -ENOEXEC || ret == -EXDEV)
 		snprintf(err, errlen, "%s: %s: refused (fvbpf report and merge read only regular files "
 			 "inside the directory, no links, FIFOs or devices: put the file itself there)",
@@ -140,7 +134,7 @@ int mf_slurp(const char *path, size_t max, char **out, size_t *len, char *err, s
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
 		ret = -ENOMEM;
-		snprintf(err, errlen, "%s: out of memory", shown(name, sizeof(name), path));
+		snprintf(err, errlen, "%s: out of memory", text_shown(name, sizeof(name), path));
 		goto cleanup;
 	}
 	while (got < (size_t)st.st_size) {
@@ -149,7 +143,7 @@ int mf_slurp(const char *path, size_t max, char **out, size_t *len, char *err, s
 			continue;
 		if (n < 0) {
 			ret = -errno;
-			snprintf(err, errlen, "%s: %s", shown(name, sizeof(name), path), strerror(-ret));
+			snprintf(err, errlen, "%s: %s", text_shown(name, sizeof(name), path), strerror(-ret));
 			goto cleanup;
 		}
 		if (!n)
@@ -173,7 +167,7 @@ static void stream_error(char *err, size_t errlen, const char *path, const struc
 	unsigned long long at = r ? (unsigned long long)js_offset(r) : 0;
 	char name[PATH_MAX], why[256];
 
-	shown(name, sizeof(name), path);
+	text_shown(name, sizeof(name), path);
 	if (ret == -ENOSPC) {
 		mf_budget_error(b, why, sizeof(why));
 		snprintf(err, errlen, "%s: %s", name, why);
@@ -202,12 +196,12 @@ int mf_parse_json(const char *path, const char *text, size_t len, json_object **
 
 	*out = NULL;
 	if (len > INT_MAX) {
-		snprintf(err, errlen, "%s: too large", shown(name, sizeof(name), path));
+		snprintf(err, errlen, "%s: too large", text_shown(name, sizeof(name), path));
 		return -EFBIG;
 	}
 	tok = json_tokener_new_ex(64);
 	if (!tok) {
-		snprintf(err, errlen, "%s: out of memory", shown(name, sizeof(name), path));
+		snprintf(err, errlen, "%s: out of memory", text_shown(name, sizeof(name), path));
 		return -ENOMEM;
 	}
 	o = json_tokener_parse_ex(tok, text, (int)len);
@@ -223,7 +217,7 @@ int mf_parse_json(const char *path, const char *text, size_t len, json_object **
 	}
 	json_tokener_free(tok);
 	if (!o) {
-		snprintf(err, errlen, "%s: not valid JSON (%s)", shown(name, sizeof(name), path),
+		snprintf(err, errlen, "%s: not valid JSON (%s)", text_shown(name, sizeof(name), path),
 			 json_tokener_error_desc(jerr));
 		return -EINVAL;
 	}
@@ -543,7 +537,7 @@ static int add_entry(struct manifest *m, json_object *o, size_t i, const char *p
 		return 0;
 	if (!plain_name(o, "trace") || !plain_name(o, "summary_json")) {
 		snprintf(err, errlen, "%s: files[%zu] names a file outside the directory",
-			 shown(name, sizeof(name), path), i);
+			 text_shown(name, sizeof(name), path), i);
 		return -EINVAL;
 	}
 	ret = entry_names(m, o, &mf);
@@ -695,7 +689,7 @@ static int read_manifest(struct manifest *m, struct js_reader *r, const char *pa
 		ret = -ENOTTY;
 	if (ret == -ENOTTY)
 		snprintf(err, errlen, "%s: not an fvbpf manifest (no \"tool\": \"fvbpf\" or no \"files\" list)",
-			 shown(name, sizeof(name), path));
+			 text_shown(name, sizeof(name), path));
 	else if (ret && !err[0])
 		stream_error(err, errlen, path, r, ret, m->budget, MF_ENTRY_MAX);
 	return ret;
@@ -713,12 +707,12 @@ static int open_dir(struct manifest *m, const char *dir, char *err, size_t errle
 	ret = -errno;
 	if (ret == -ENOTDIR)
 		snprintf(err, errlen, "%s: not a directory (give fvbpf attach's output directory)",
-			 shown(name, sizeof(name), dir));
+			 text_shown(name, sizeof(name), dir));
 	else if (ret == -EMFILE)
 		snprintf(err, errlen, "%s: too many open files (one per directory): raise ulimit -n",
-			 shown(name, sizeof(name), dir));
+			 text_shown(name, sizeof(name), dir));
 	else
-		snprintf(err, errlen, "%s: %s", shown(name, sizeof(name), dir), strerror(-ret));
+		snprintf(err, errlen, "%s: %s", text_shown(name, sizeof(name), dir), strerror(-ret));
 	return ret;
 }
 
@@ -736,7 +730,7 @@ int mf_read_budget(const char *dir, struct manifest *m, struct mf_budget *budget
 	m->dir = strdup(dir);
 	m->hostname = strdup("");
 	if (!m->dir || !m->hostname) {
-		snprintf(err, errlen, "%s: out of memory", shown(name, sizeof(name), dir));
+		snprintf(err, errlen, "%s: out of memory", text_shown(name, sizeof(name), dir));
 		ret = -ENOMEM;
 		goto cleanup;
 	}
@@ -747,12 +741,12 @@ int mf_read_budget(const char *dir, struct manifest *m, struct mf_budget *budget
 	fd = open_regular_at(m->dirfd, "manifest.json", MF_JSON_MAX, &st);
 	if (fd == -ENOENT)
 		snprintf(err, errlen, "%s: no manifest.json: not an fvbpf output directory "
-			 "(or fvbpf attach has not finished)", shown(name, sizeof(name), dir));
+			 "(or fvbpf attach has not finished)", text_shown(name, sizeof(name), dir));
 	else if (fd < 0)
 		mf_open_error(err, errlen, path, fd, MF_JSON_MAX);
 	ret = fd < 0 ? fd : js_open(&r, fd, MF_JSON_MAX);
 	if (ret == -ENOMEM)
-		snprintf(err, errlen, "%s: out of memory", shown(name, sizeof(name), path));
+		snprintf(err, errlen, "%s: out of memory", text_shown(name, sizeof(name), path));
 	if (!ret)
 		ret = read_manifest(m, r, path, err, errlen);
 	if (!ret) {
@@ -934,7 +928,7 @@ static int read_one_summary(struct sum_read *sr, char *err, size_t errlen)
 
 	if (!sr->f->summary_json[0]) {
 		snprintf(err, errlen, "%s/manifest.json: a file entry without \"summary_json\"",
-			 shown(name, sizeof(name), sr->m->dir));
+			 text_shown(name, sizeof(name), sr->m->dir));
 		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "%s/%s", sr->m->dir, sr->f->summary_json);
@@ -955,7 +949,7 @@ static int read_one_summary(struct sum_read *sr, char *err, size_t errlen)
 		ret = -ENOTTY;
 	if (ret == -ENOTTY)
 		snprintf(err, errlen, "%s: not an fvbpf summary (no \"metadata\" object)",
-			 shown(name, sizeof(name), path));
+			 text_shown(name, sizeof(name), path));
 	else if (ret)
 		stream_error(err, errlen, path, r, ret, sr->m->budget, JS_VALUE_MAX);
 	js_text_free(&t);

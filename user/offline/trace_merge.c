@@ -15,6 +15,7 @@
 #include "output/output_files.h"
 #include "util/text_sanitize.h"
 #include "offline/trace_merge.h"
+#include "util/text_copy.h"
 
 #define ASSUMPTION "cross-node CLOCK_REALTIME clocks are assumed NTP/PTP synchronised; " \
 	"that error is not measured and not part of the uncertainty"
@@ -25,12 +26,6 @@ void tm_format_us(char *buf, size_t len, int64_t ns)
 
 	snprintf(buf, len, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000),
 		 (unsigned long long)(a % 1000));
-}
-
-static const char *shown(char *buf, size_t len, const char *s)
-{
-	text_clean_terminal(buf, len, s);
-	return buf;
 }
 
 /* ---- choosing the segments ---------------------------------------------- */
@@ -183,7 +178,7 @@ static int collect(struct manifest *ms, size_t n, const char *region, struct can
 				snprintf(name, sizeof(name), "%s/%s", ms[i].dir, k->f->summary_json);
 				snprintf(err, errlen, "%s: start_us and end_us with the node's clock offset "
 					 "do not fit in 64-bit nanoseconds: not a real segment",
-					 shown(shownb, sizeof(shownb), name));
+					 text_shown(shownb, sizeof(shownb), name));
 				ret = -ERANGE;
 			}
 		}
@@ -306,7 +301,7 @@ static int plan_picks(struct tm_plan *p, const struct cand *c, size_t nc, size_t
 	if (!ref) {
 		key_label(c[0].m, c[0].f, label, sizeof(label));
 		snprintf(err, errlen, "%s has no segment %lld of region '%s'",
-			 shown(shownb, sizeof(shownb), label), segment, p->region);
+			 text_shown(shownb, sizeof(shownb), label), segment, p->region);
 		return -ENOENT;
 	}
 	ret = mf_charge(b, MF_ALLOC(nkeys * (sizeof(*p->picks) + sizeof(*starts))));
@@ -360,7 +355,7 @@ int tm_plan_build(struct manifest *ms, size_t n, const char *region, long long s
 		if (ms[i].clock_source == MF_CLOCK_NONE) {
 			snprintf(err, errlen, "%s: cannot align clocks: manifest.json has no usable \"clock\" "
 				 "and no summary gives start_wallclock with start_us",
-				 shown(shownb, sizeof(shownb), ms[i].dir));
+				 text_shown(shownb, sizeof(shownb), ms[i].dir));
 			return -EINVAL;
 		}
 	if (!region)
@@ -378,7 +373,7 @@ int tm_plan_build(struct manifest *ms, size_t n, const char *region, long long s
 	nkeys = count_ranks(c, nc);
 	if (!nkeys) {
 		snprintf(err, errlen, "no segment of region '%s' in the given directories",
-			 shown(shownb, sizeof(shownb), region));
+			 text_shown(shownb, sizeof(shownb), region));
 		ret = -ENOENT;
 		goto cleanup;
 	}
@@ -655,7 +650,7 @@ int tm_stream_at(FILE *out, int dirfd, const char *name, const char *path, struc
 	size_t len = strlen(name);
 	int fd, ret;
 
-	shown(shownb, sizeof(shownb), path);
+	text_shown(shownb, sizeof(shownb), path);
 	if (len > 8 && !strcmp(name + len - 8, ".pftrace")) {
 		snprintf(err, errlen, "%s: a Perfetto protobuf trace (--format pftrace): merge reads "
 			 "JSON traces only; attach with --format json or json.gz to merge", shownb);
@@ -842,7 +837,7 @@ int trace_merge(struct manifest *ms, size_t n, const struct tm_opts *o, char *er
 	}
 	ret = out_open(&of, dir, base);
 	if (ret) {
-		snprintf(err, errlen, "%s: cannot write: %s", shown(name, sizeof(name), o->output),
+		snprintf(err, errlen, "%s: cannot write: %s", text_shown(name, sizeof(name), o->output),
 			 strerror(-ret));
 		goto cleanup;
 	}
@@ -864,16 +859,16 @@ int trace_merge(struct manifest *ms, size_t n, const struct tm_opts *o, char *er
 	ret = out_commit(&of);
 	of.f = NULL;
 	if (ret)
-		snprintf(err, errlen, "%s: write failed: %s", shown(name, sizeof(name), o->output),
+		snprintf(err, errlen, "%s: write failed: %s", text_shown(name, sizeof(name), o->output),
 			 strerror(-ret));
 	else if (o->info)
 		for (i = 0; i < p.nmissing; i++)
 			fprintf(stderr, "fvbpf: merge: %s has no segment of region '%s' to merge\n",
-				shown(name, sizeof(name), p.missing[i]), shown(path, sizeof(path), p.region));
+				text_shown(name, sizeof(name), p.missing[i]), text_shown(path, sizeof(path), p.region));
 	if (!ret && o->info)
 		fprintf(o->info, "merged %zu rank%s of region %s (reference segment %llu) into %s\n", p.n,
-		       p.n == 1 ? "" : "s", shown(name, sizeof(name), p.region),
-		       (unsigned long long)p.picks[0].f->segment, shown(dirbuf, sizeof(dirbuf), o->output));
+		       p.n == 1 ? "" : "s", text_shown(name, sizeof(name), p.region),
+		       (unsigned long long)p.picks[0].f->segment, text_shown(dirbuf, sizeof(dirbuf), o->output));
 cleanup:
 	if (of.f)
 		out_abort(&of);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "target/demangle.h"
+#include "util/text_copy.h"
 
 /* libstdc++'s Itanium demangler (linked with -lstdc++); declared here so
  * this file stays C. */
@@ -14,17 +15,6 @@ static uint64_t capped_total;
 uint64_t demangle_capped_total(void)
 {
 	return __atomic_load_n(&capped_total, __ATOMIC_RELAXED);
-}
-
-/* Copy @n bytes of @src into @buf (@len bytes), cut to fit, terminated. */
-static void copy_out(char *buf, size_t len, const char *src, size_t n)
-{
-	if (!len)
-		return;
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, src, n);
-	buf[n] = '\0';
 }
 
 int demangle(const char *name, char *buf, size_t len)
@@ -47,7 +37,7 @@ int demangle(const char *name, char *buf, size_t len)
 		n = DEMANGLE_OUT_MAX;
 		capped = true;
 	}
-	copy_out(buf, len, name, n);
+	text_copy_out(buf, len, name, n);
 	free(out);
 	if (capped)
 		__atomic_add_fetch(&capped_total, 1, __ATOMIC_RELAXED);

@@ -27,6 +27,7 @@
 #include "target/proc_maps.h"
 #include "target/sym_table.h"
 #include "target/symbolizer.h"
+#include "util/text_copy.h"
 
 /* Beyond this many cached addresses for one pid, start that cache afresh:
  * bounds memory when something feeds us endless distinct addresses. */
@@ -80,17 +81,6 @@ struct symbolizer {
 };
 
 /* ---- strings ---- */
-
-/* Copy @src (@n bytes) into @buf, truncated and NUL-terminated. */
-static void copy_out(char *buf, size_t len, const char *src, size_t n)
-{
-	if (!len)
-		return;
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, src, n);
-	buf[n] = '\0';
-}
 
 int symbolizer_demangle(const char *name, char *buf, size_t len)
 {
@@ -554,7 +544,7 @@ int symbolizer_lookup(struct symbolizer *s, pid_t pid, uint64_t addr, char *buf,
 			/* The hot path: no allocation, no system call. */
 			s->st.hits++;
 			s->st.unknown += sl->rc != 0;
-			copy_out(buf, len, sl->name, sl->len);
+			text_copy_out(buf, len, sl->name, sl->len);
 			return sl->rc;
 		}
 		ret = resolve(s, pc, addr, &name, &cache);
@@ -562,11 +552,11 @@ int symbolizer_lookup(struct symbolizer *s, pid_t pid, uint64_t addr, char *buf,
 	if (ret) {
 		s->st.unknown++;
 		snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
-		copy_out(buf, len, hex, strlen(hex));
+		text_copy_out(buf, len, hex, strlen(hex));
 		if (cache)
 			name = strdup(hex); /* a definite miss, remembered */
 	} else {
-		copy_out(buf, len, name, strlen(name));
+		text_copy_out(buf, len, name, strlen(name));
 	}
 	if (name)
 		slot_insert(pc, addr, name, ret); /* cache is true here */
