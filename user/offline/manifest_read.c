@@ -12,12 +12,8 @@
 #include <unistd.h>
 
 #include "util/file_open.h"
-#include "util/grow.h"
-#include "util/json_stream.h"
 #include "offline/manifest_read.h"
 #include "offline/mf_read_internal.h"
-#include "util/mem_budget.h"
-#include "util/text_sanitize.h"
 #include "util/text_copy.h"
 
 /* A file name the manifest lists: a plain name inside the directory (a NUL
@@ -112,7 +108,7 @@ static void region_key(const void *arr, size_t i, const char **name, const char 
 }
 
 /* @name kept once per manifest: *@out, or -ENOMEM / -ENOSPC. */
-int intern_region(struct manifest *m, const char *name, const char **out)
+int mf_intern_region(struct manifest *m, const char *name, const char **out)
 {
 	size_t pos, len = strlen(name);
 	char *copy;
@@ -199,7 +195,7 @@ static int add_entry(struct manifest *m, json_object *o, size_t i, const char *p
 		ret = mf_grow(m->budget, &m->files, m->nfiles, &m->cap, sizeof(*m->files), 64);
 	s = get_str(o, "region");
 	if (!ret && s)
-		ret = intern_region(m, s, &mf.region);
+		ret = mf_intern_region(m, s, &mf.region);
 	if (ret)
 		goto drop;
 	mf.pid = get_int(o, "pid", 0);
@@ -335,7 +331,7 @@ static int read_manifest(struct manifest *m, struct js_reader *r, const char *pa
 		snprintf(err, errlen, "%s: not an fvbpf manifest (no \"tool\": \"fvbpf\" or no \"files\" list)",
 			 text_shown(name, sizeof(name), path));
 	else if (ret && !err[0])
-		stream_error(err, errlen, path, r, ret, m->budget, MF_ENTRY_MAX);
+		mf_stream_error(err, errlen, path, r, ret, m->budget, MF_ENTRY_MAX);
 	return ret;
 }
 
@@ -396,7 +392,7 @@ int mf_read_budget(const char *dir, struct manifest *m, struct mf_budget *budget
 	if (!ret) {
 		ret = mark_pid_named(m);
 		if (ret)
-			stream_error(err, errlen, path, NULL, ret, budget, 0);
+			mf_stream_error(err, errlen, path, NULL, ret, budget, 0);
 	}
 cleanup:
 	js_close(r);

@@ -1,26 +1,14 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* --max-memory of `fvbpf report` and `merge`: their tables charged as they
- * grow (moved out of manifest_read.c). */
+ * grow. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "util/file_open.h"
 #include "util/grow.h"
-#include "util/json_stream.h"
 #include "offline/manifest_read.h"
 #include "util/mem_budget.h"
-#include "util/text_sanitize.h"
-#include "util/text_copy.h"
-
-/* ---- --max-memory ------------------------------------------------------- */
 
 int mf_charge(struct mf_budget *b, uint64_t bytes)
 {

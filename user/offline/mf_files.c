@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* Files of an output directory read whole or streamed, and the messages of
- * their refusal (moved out of manifest_read.c). */
+ * their refusal. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -9,19 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "util/file_open.h"
-#include "util/grow.h"
-#include "util/json_stream.h"
 #include "offline/manifest_read.h"
 #include "offline/mf_read_internal.h"
-#include "util/mem_budget.h"
-#include "util/text_sanitize.h"
 #include "util/text_copy.h"
-
-/* ---- files -------------------------------------------------------------- */
 
 void mf_open_error(char *err, size_t errlen, const char *path, int ret, uint64_t max)
 {
@@ -84,8 +77,8 @@ cleanup:
 }
 
 /* A streaming read that failed without a message of its own. */
-void stream_error(char *err, size_t errlen, const char *path, const struct js_reader *r,
-		  int ret, const struct mf_budget *b, size_t max)
+void mf_stream_error(char *err, size_t errlen, const char *path, const struct js_reader *r,
+		     int ret, const struct mf_budget *b, size_t max)
 {
 	unsigned long long at = r ? (unsigned long long)js_offset(r) : 0;
 	char name[PATH_MAX], why[256];

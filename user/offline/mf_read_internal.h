@@ -51,9 +51,9 @@ static inline const char *get_str(json_object *o, const char *key)
 }
 
 /* A streaming read that failed without a message of its own. */
-void stream_error(char *err, size_t errlen, const char *path, const struct js_reader *r,
-		  int ret, const struct mf_budget *b, size_t max);
+void mf_stream_error(char *err, size_t errlen, const char *path, const struct js_reader *r,
+		     int ret, const struct mf_budget *b, size_t max);
 /* @name as one of m->regions (added and charged if new): 0, or -errno. */
-int intern_region(struct manifest *m, const char *name, const char **out);
+int mf_intern_region(struct manifest *m, const char *name, const char **out);
 
 #endif /* FVBPF_MF_READ_INTERNAL_H */

@@ -1,27 +1,18 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* Reading back the summary JSON of each segment a manifest lists (moved out
- * of manifest_read.c). */
+/* Reading back the summary JSON of each segment a manifest lists. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "util/file_open.h"
-#include "util/grow.h"
-#include "util/json_stream.h"
 #include "offline/manifest_read.h"
 #include "offline/mf_read_internal.h"
-#include "util/mem_budget.h"
-#include "util/text_sanitize.h"
 #include "util/text_copy.h"
-
-/* ---- summaries ---------------------------------------------------------- */
 
 struct sum_read {
 	struct manifest *m;
@@ -77,7 +68,7 @@ static int apply_meta(struct manifest *m, struct mf_file *f, json_object *meta)
 		f->restart = get_int(meta, "restart", f->restart);
 	s = get_str(meta, "region");
 	if (!f->region) {
-		ret = intern_region(m, s ? s : "", &f->region);
+		ret = mf_intern_region(m, s ? s : "", &f->region);
 		if (ret)
 			return ret;
 	}
@@ -206,7 +197,7 @@ static int read_one_summary(struct sum_read *sr, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: not an fvbpf summary (no \"metadata\" object)",
 			 text_shown(name, sizeof(name), path));
 	else if (ret)
-		stream_error(err, errlen, path, r, ret, sr->m->budget, JS_VALUE_MAX);
+		mf_stream_error(err, errlen, path, r, ret, sr->m->budget, JS_VALUE_MAX);
 	js_text_free(&t);
 	js_close(r);
 	return ret;

@@ -1,24 +1,14 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* Times of an output directory read back: microsecond text, wall clock, the
- * realtime - monotonic offset (moved out of manifest_read.c). */
+ * realtime - monotonic offset. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "util/file_open.h"
-#include "util/grow.h"
-#include "util/json_stream.h"
 #include "offline/manifest_read.h"
-#include "util/mem_budget.h"
-#include "util/text_sanitize.h"
-#include "util/text_copy.h"
 
 int mf_us_text_to_ns(const char *s, int64_t *ns)
 {
