@@ -8,18 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "util/file_open.h"
 #include "util/json_stream.h"
 #include "util/json_writer.h"
-#include "output/output_files.h"
-#include "util/text_sanitize.h"
 #include "offline/trace_merge.h"
 #include "offline/merge_internal.h"
 #include "util/text_copy.h"
-
-/* ---- rewriting events --------------------------------------------------- */
 
 void tm_src_free(struct tm_src *s)
 {
@@ -34,7 +29,7 @@ void tm_src_init(struct tm_src *s, const struct tm_plan *p, size_t i)
 	s->budget = p->picks[i].m->budget;
 	s->index = (unsigned int)i;
 	s->shift_ns = p->picks[i].shift_ns;
-	key_label(p->picks[i].m, p->picks[i].f, s->prefix, sizeof(s->prefix));
+	tm_key_label(p->picks[i].m, p->picks[i].f, s->prefix, sizeof(s->prefix));
 }
 
 /* The merged pid of @pid into *@out: 0, -E2BIG (TM_PID_STRIDE pids
@@ -132,7 +127,7 @@ int tm_rewrite_event(json_object *ev, struct tm_src *s)
 	return 0;
 }
 
-void sep(FILE *out, int *first)
+void tm_sep(FILE *out, int *first)
 {
 	if (!*first)
 		fputs(",\n", out);
@@ -147,13 +142,13 @@ void tm_write_process_meta(FILE *out, const struct tm_src *s, int *first)
 	for (i = 0; i < s->npids; i++) {
 		if (!s->pids[i].named) {
 			snprintf(label, sizeof(label), "%s: pid %lld", s->prefix, (long long)s->pids[i].from);
-			sep(out, first);
+			tm_sep(out, first);
 			fprintf(out, "{\"ph\":\"M\",\"pid\":%lld,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":",
 				(long long)s->pids[i].to);
 			json_write_string(out, label);
 			fputs("}}", out);
 		}
-		sep(out, first);
+		tm_sep(out, first);
 		fprintf(out, "{\"ph\":\"M\",\"pid\":%lld,\"tid\":0,\"name\":\"process_sort_index\","
 			"\"args\":{\"sort_index\":%lld}}", (long long)s->pids[i].to, (long long)s->pids[i].to);
 	}
@@ -170,7 +165,7 @@ static int emit_event(FILE *out, const struct js_text *b, struct tm_src *s, int 
 		return -EINVAL;
 	ret = tm_rewrite_event(ev, s);
 	if (!ret) {
-		sep(out, first);
+		tm_sep(out, first);
 		fputs(json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN |
 						     JSON_C_TO_STRING_NOSLASHESCAPE), out);
 		s->events++;

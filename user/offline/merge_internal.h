@@ -12,8 +12,8 @@
 #include "offline/manifest_read.h"
 
 /* "rank 3 restart 1 pid 42 (host)": a segment's key in messages and names. */
-void key_label(const struct manifest *m, const struct mf_file *f, char *buf, size_t len);
+void tm_key_label(const struct manifest *m, const struct mf_file *f, char *buf, size_t len);
 /* The "," between JSON members or elements written one at a time. */
-void sep(FILE *out, int *first);
+void tm_sep(FILE *out, int *first);
 
 #endif /* FVBPF_MERGE_INTERNAL_H */

@@ -2,24 +2,14 @@
 /* `fvbpf merge`: which segment of each rank goes into the merged trace, and
  * the shift that aligns it. */
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "util/file_open.h"
-#include "util/json_stream.h"
-#include "util/json_writer.h"
-#include "output/output_files.h"
-#include "util/text_sanitize.h"
 #include "offline/trace_merge.h"
 #include "offline/merge_internal.h"
 #include "util/text_copy.h"
-
-/* ---- choosing the segments ---------------------------------------------- */
 
 static int cmp_key(const struct mf_file *a, const struct manifest *ma, const struct mf_file *b,
 		   const struct manifest *mb)
@@ -119,7 +109,7 @@ static int common_region(struct manifest *ms, size_t n, const char **out)
 	return ret;
 }
 
-void key_label(const struct manifest *m, const struct mf_file *f, char *buf, size_t len)
+void tm_key_label(const struct manifest *m, const struct mf_file *f, char *buf, size_t len)
 {
 	int k = snprintf(buf, len, "rank %d", f->rank);
 
@@ -246,7 +236,7 @@ static int add_missing(struct tm_plan *p, size_t *mcap, struct mf_budget *b,
 	char label[512];
 	int ret;
 
-	key_label(k->m, k->f, label, sizeof(label));
+	tm_key_label(k->m, k->f, label, sizeof(label));
 	ret = mf_grow(b, &p->missing, p->nmissing, mcap, sizeof(char *), 8);
 	if (!ret)
 		ret = mf_charge(b, MF_ALLOC(strlen(label) + 1));
@@ -290,7 +280,7 @@ static int plan_picks(struct tm_plan *p, const struct cand *c, size_t nc, size_t
 	end = rank_end(c, nc, 0);
 	ref = pick_reference(c, end, segment);
 	if (!ref) {
-		key_label(c[0].m, c[0].f, label, sizeof(label));
+		tm_key_label(c[0].m, c[0].f, label, sizeof(label));
 		snprintf(err, errlen, "%s has no segment %lld of region '%s'",
 			 text_shown(shownb, sizeof(shownb), label), segment, p->region);
 		return -ENOENT;

@@ -1,19 +1,13 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* `fvbpf merge`: every rank's step in one Chrome trace, clocks aligned. */
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "util/file_open.h"
-#include "util/json_stream.h"
 #include "util/json_writer.h"
 #include "output/output_files.h"
-#include "util/text_sanitize.h"
 #include "offline/trace_merge.h"
 #include "offline/merge_internal.h"
 #include "util/text_copy.h"
@@ -41,7 +35,7 @@ static json_object *ns_obj(int64_t ns)
 /* "key":value, after a separator unless *@first; @v is put. */
 static void put_member(FILE *out, const char *key, json_object *v, int *first)
 {
-	sep(out, first);
+	tm_sep(out, first);
 	json_write_string(out, key);
 	fprintf(out, ":%s", v ? json_object_to_json_string_ext(v, TM_JSON_FLAGS) : "null");
 	json_object_put(v);
@@ -50,7 +44,7 @@ static void put_member(FILE *out, const char *key, json_object *v, int *first)
 /* One element of an array; @v is put. */
 static void put_element(FILE *out, json_object *v, int *first)
 {
-	sep(out, first);
+	tm_sep(out, first);
 	fputs(json_object_to_json_string_ext(v, TM_JSON_FLAGS), out);
 	json_object_put(v);
 }
@@ -120,7 +114,7 @@ static void write_metadata(FILE *out, struct manifest *ms, size_t n, const struc
 	put_member(out, "tool", json_string_obj("fvbpf merge"), &first);
 	put_member(out, "region", json_string_obj(p->region), &first);
 	put_member(out, "reference_segment", json_object_new_uint64(p->picks[0].f->segment), &first);
-	sep(out, &first);
+	tm_sep(out, &first);
 	fputs("\"clock_alignment\":{\n", out);
 	put_member(out, "method", json_string_obj(
 		"ts = source CLOCK_MONOTONIC ts + node offset (CLOCK_REALTIME - CLOCK_MONOTONIC, mean of the "
@@ -129,17 +123,17 @@ static void write_metadata(FILE *out, struct manifest *ms, size_t n, const struc
 	put_member(out, "uncertainty", json_string_obj(
 		"per node: |offset_end - offset_start| + both read spans (uncertainty_ns)"), &inner);
 	put_member(out, "assumption", json_string_obj(ASSUMPTION), &inner);
-	sep(out, &inner);
+	tm_sep(out, &inner);
 	fputs("\"nodes\":[\n", out);
 	for (i = 0; i < n; i++)
 		put_element(out, node_json(&ms[i]), &elem);
 	fputs("\n]}", out);
-	sep(out, &first);
+	tm_sep(out, &first);
 	fputs("\"ranks\":[\n", out);
 	for (i = 0, elem = 1; i < p->n; i++)
 		put_element(out, pick_json(&p->picks[i], &srcs[i], i), &elem);
 	fputs("\n]", out);
-	sep(out, &first);
+	tm_sep(out, &first);
 	fputs("\"ranks_without_segment\":[\n", out);
 	for (i = 0, elem = 1; i < p->nmissing; i++)
 		put_element(out, json_string_obj(p->missing[i]), &elem);
