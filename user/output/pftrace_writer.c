@@ -25,6 +25,7 @@
 #include "probes/cuda_api.h"
 #include "output/pb_writer.h"
 #include "output/pftrace_writer.h"
+#include "output/seg_meta.h"
 #include "output/seg_tids.h"
 #include "util/text_out.h"
 #include "util/text_sanitize.h"
@@ -40,7 +41,8 @@ enum {
 	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
 	TE_CATEGORY_IIDS = 3, TE_DEBUG_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10,
 	TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
-	DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_NAME = 10,
+	DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6, DA_NAME = 10,
+	DA_DICT_ENTRIES = 11,
 	ID_EVENT_CATEGORIES = 1, ID_EVENT_NAMES = 2, IID = 1, IID_NAME = 2,
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5,
 	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
@@ -564,29 +566,56 @@ static void da_string(struct pf *p, const char *name, const char *v)
 	pb_end(&p->b, m);
 }
 
-/* What otherData holds in the JSON, the parts that identify the segment. */
-static void segment_annotations(struct pf *p, const struct seg_output_ctx *c)
+static void da_double(struct pf *p, const char *name, double v)
 {
-	const struct segment *s = c->seg;
+	size_t m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
+	uint64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	pb_string(&p->b, DA_NAME, name);
+	pb_fixed64(&p->b, DA_DOUBLE, bits);
+	pb_end(&p->b, m);
+}
+
+/* An object as a dictionary annotation, its entries nested in it. */
+static void da_counts(struct pf *p, const char *name, const struct seg_meta_counts *n)
+{
+	size_t m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS), e, i;
+
+	pb_string(&p->b, DA_NAME, name);
+	for (i = 0; i < 3; i++) {
+		e = pb_begin(&p->b, DA_DICT_ENTRIES);
+		pb_string(&p->b, DA_NAME, seg_meta_count_keys[i]);
+		pb_uint(&p->b, DA_UINT, seg_meta_count(n, i));
+		pb_end(&p->b, e);
+	}
+	pb_end(&p->b, m);
+}
+
+static void meta_field(void *out, const struct seg_meta_field *f, const union seg_meta_value *v)
+{
+	struct pf *p = out;
 	size_t m;
 
-	m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
-	pb_string(&p->b, DA_NAME, "rank");
-	pb_int(&p->b, DA_INT, c->proc->rank);
-	pb_end(&p->b, m);
-	da_uint(p, "restart", c->proc->restart);
-	da_uint(p, "pid", (uint32_t)s->pid);
-	da_string(p, "hostname", c->meta->hostname);
-	da_string(p, "command", c->proc->cmdline);
-	da_string(p, "region", c->reg->defs[s->region].name);
-	da_uint(p, "segment", s->seq);
-	da_bool(p, "incomplete", s->incomplete);
-	da_bool(p, "lost_end", s->lost_end);
-	da_bool(p, "truncated_by_memory", s->truncated_by_memory);
-	da_bool(p, "started_before_attach", s->started_before_attach);
-	da_uint(p, "ringbuf_drops", s->drops);
-	da_string(p, "clock", "CLOCK_MONOTONIC");
-	da_string(p, "gpu_clock", fvbpf_gpu_clock_name(s->gpu_clock));
+	switch (f->kind) {
+	case SM_STR: da_string(p, f->key, v->s); break;
+	case SM_INT:
+		m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
+		pb_string(&p->b, DA_NAME, f->key);
+		pb_int(&p->b, DA_INT, v->i);
+		pb_end(&p->b, m);
+		break;
+	case SM_UINT: da_uint(p, f->key, v->u); break;
+	case SM_BOOL: da_bool(p, f->key, v->b); break;
+	case SM_US: da_double(p, f->key, (double)v->u / 1000.0); break;
+	case SM_COUNTS: da_counts(p, f->key, &v->n); break;
+	}
+}
+
+/* What otherData holds in the JSON (seg_meta.h), in its order. */
+static void segment_annotations(struct pf *p, const struct seg_output_ctx *c)
+{
+	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_field, p);
 }
 
 static void emit_track(struct pf *p, struct pf_seq *q, size_t track, const struct pf_slice *sl,

@@ -6,9 +6,9 @@
 
 #include "util/checked_math.h"
 #include "util/grow.h"
-#include "target/inject.h"
 #include "util/json_writer.h"
 #include "util/pair_index.h"
+#include "output/seg_meta.h"
 #include "output/summary.h"
 #include "util/text_sanitize.h"
 #include "output/torch_summary.h"
@@ -380,61 +380,48 @@ static json_object *jus(uint64_t ns)
 	return json_object_new_double_s((double)ns / 1000.0, text);
 }
 
-/* What the segment could not hold (segment.h's bounds). */
-static json_object *over_limits_json(const struct segment *seg)
+/* One metadata key (seg_meta.h) into the summary's object. */
+static void meta_field(void *out, const struct seg_meta_field *f, const union seg_meta_value *v)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = NULL;
+	size_t i;
 
-	json_object_object_add(o, "slices", json_object_new_uint64(seg->slices_dropped));
-	json_object_object_add(o, "cuda_calls", json_object_new_uint64(seg->calls_dropped));
-	json_object_object_add(o, "gpu_records", json_object_new_uint64(seg->gpu_dropped));
-	return o;
+	switch (f->kind) {
+	case SM_STR: o = json_string_obj(v->s); break;
+	case SM_INT: o = json_object_new_int64(v->i); break;
+	case SM_UINT: o = json_object_new_uint64(v->u); break;
+	case SM_BOOL: o = json_object_new_boolean(v->b); break;
+	case SM_US: o = jus(v->u); break;
+	case SM_COUNTS:
+		o = json_object_new_object();
+		for (i = 0; i < 3; i++)
+			json_object_object_add(o, seg_meta_count_keys[i],
+					       json_object_new_uint64(seg_meta_count(&v->n, i)));
+		break;
+	}
+	json_object_object_add(out, f->key, o);
 }
 
+/*
+ * The segment's metadata in the summary's own order of the groups (it
+ * predates the table), with the summary's figures between: where the
+ * device time came from and how much, and the calls no operator took.
+ */
 static json_object *metadata_json(const struct summary *s, const struct seg_output_ctx *c)
 {
+	static const enum seg_meta_group head[] = { SMG_ID };
+	static const enum seg_meta_group tail[] = { SMG_GPU, SMG_LOSS, SMG_LIMITS, SMG_MEMORY,
+						    SMG_TORCH };
 	const struct segment *seg = c->seg;
 	json_object *m = json_object_new_object();
-	char when[48], iwhen[48];
 
-	seg_output_wallclock(c->meta, seg->start_ns, when, sizeof(when));
-	json_object_object_add(m, "rank", json_object_new_int(c->proc->rank));
-	json_object_object_add(m, "restart", json_object_new_int((int)c->proc->restart));
-	json_object_object_add(m, "pid", json_object_new_int(seg->pid));
-	json_object_object_add(m, "hostname", json_string_obj(c->meta->hostname));
-	json_object_object_add(m, "command", json_string_obj(c->proc->cmdline));
-	inject_wallclock(&c->proc->inject, iwhen, sizeof(iwhen));
-	json_object_object_add(m, "agent_library",
-			       json_string_obj(inject_origin(&c->proc->inject, c->proc->marker.path[0])));
-	json_object_object_add(m, "agent_injected_at", json_string_obj(iwhen));
-	json_object_object_add(m, "agent_inject_stopped_us",
-			       json_object_new_uint64(c->proc->inject.stopped_ns / 1000));
-	json_object_object_add(m, "region", json_string_obj(c->reg->defs[seg->region].name));
-	json_object_object_add(m, "segment", json_object_new_uint64(seg->seq));
-	json_object_object_add(m, "start_us", jus(seg->start_ns));
-	json_object_object_add(m, "end_us", jus(seg->end_ns));
-	json_object_object_add(m, "duration_us", jus(s->segment_ns));
-	json_object_object_add(m, "start_wallclock", json_string_obj(when));
-	json_object_object_add(m, "incomplete", json_object_new_boolean(seg->incomplete));
-	json_object_object_add(m, "started_before_attach",
-			       json_object_new_boolean(seg->started_before_attach));
-	json_object_object_add(m, "clock", json_string_obj("CLOCK_MONOTONIC"));
+	seg_meta_each(c, head, 1, meta_field, m);
 	json_object_object_add(m, "device_time", json_string_obj(
 		s->has_device_time ? "cupti" : seg->gpu_status[0] ? seg->gpu_status :
 		"not collected (needs the CUPTI agent)"));
 	json_object_object_add(m, "gpu_busy_us", jus(s->gpu_busy_ns));
 	json_object_object_add(m, "gpu_total_us", jus(s->gpu_total_ns));
-	json_object_object_add(m, "gpu_records_missing", json_object_new_uint64(seg->gpu_missing));
-	json_object_object_add(m, "cupti_dropped", json_object_new_uint64(seg->cupti_dropped));
-	json_object_object_add(m, "ringbuf_drops", json_object_new_uint64(seg->drops));
-	json_object_object_add(m, "unbalanced_region_ends", json_object_new_uint64(seg->unbalanced));
-	json_object_object_add(m, "forced_region_closes", json_object_new_uint64(seg->forced));
-	json_object_object_add(m, "over_limits", over_limits_json(seg));
-	json_object_object_add(m, "truncated_by_memory",
-			       json_object_new_boolean(seg->truncated_by_memory));
-	json_object_object_add(m, "torch_calls", json_object_new_uint64(seg->nops));
-	json_object_object_add(m, "torch_calls_over_limit", json_object_new_uint64(seg->ops_dropped));
-	json_object_object_add(m, "torch_scope_names_cut", json_object_new_uint64(seg_scopes_cut(seg)));
+	seg_meta_each(c, tail, sizeof(tail) / sizeof(tail[0]), meta_field, m);
 	json_object_object_add(m, "cuda_calls_not_attributed_to_ops",
 			       json_object_new_uint64(s->unattributed_calls));
 	return m;

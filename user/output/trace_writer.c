@@ -7,12 +7,11 @@
 #include "util/checked_math.h"
 #include "target/inject.h"
 #include "util/json_writer.h"
+#include "output/seg_meta.h"
 #include "output/seg_tids.h"
 #include "util/text_out.h"
 #include "probes/torch_ops.h"
 #include "output/trace_writer.h"
-
-#define FVBPF_VERSION_STR "0.1.0"
 
 /* @pid is 64-bit: process ids and GPU device numbers (any uint32) share it. */
 static void meta_event(struct obuf *f, int64_t pid, uint32_t tid, const char *what,
@@ -314,55 +313,47 @@ static void gpu_slices(struct obuf *f, const struct seg_output_ctx *c)
 	}
 }
 
+struct meta_out {
+	struct obuf *f;
+	size_t n;
+};
+
+/* One "key":value of otherData (seg_meta.h); the first without a comma. */
+static void meta_field(void *out, const struct seg_meta_field *m, const union seg_meta_value *v)
+{
+	struct meta_out *mo = out;
+	struct obuf *f = mo->f;
+	size_t i;
+
+	if (mo->n++)
+		ob_char(f, ',');
+	ob_char(f, '"');
+	ob_puts(f, m->key);
+	ob_lit(f, "\":");
+	switch (m->kind) {
+	case SM_STR: ob_json_string(f, v->s); break;
+	case SM_INT: ob_i64(f, v->i); break;
+	case SM_UINT: ob_u64(f, v->u); break;
+	case SM_BOOL: ob_puts(f, v->b ? "true" : "false"); break;
+	case SM_US: ob_us(f, v->u); break;
+	case SM_COUNTS:
+		for (i = 0; i < 3; i++) {
+			ob_puts(f, i ? ",\"" : "{\"");
+			ob_puts(f, seg_meta_count_keys[i]);
+			ob_lit(f, "\":");
+			ob_u64(f, seg_meta_count(&v->n, i));
+		}
+		ob_char(f, '}');
+		break;
+	}
+}
+
 static void segment_metadata(struct obuf *f, const struct seg_output_ctx *c)
 {
-	const struct segment *s = c->seg;
-	const struct proc_target *p = c->proc;
-	char when[48], iwhen[48];
+	struct meta_out mo = { f, 0 };
 
-	seg_output_wallclock(c->meta, s->start_ns, when, sizeof(when));
-	ob_printf(f, "\"otherData\":{\"tool\":\"fvbpf\",\"version\":\"%s\",\"rank\":%d,"
-		"\"restart\":%u,\"rank_from_env\":%s,\"pid\":%d,\"hostname\":",
-		FVBPF_VERSION_STR, p->rank, p->restart, p->rank_from_env ? "true" : "false", p->pid);
-	ob_json_string(f, c->meta->hostname);
-	ob_lit(f, ",\"command\":");
-	ob_json_string(f, p->cmdline);
-	ob_lit(f, ",\"marker_library\":");
-	ob_json_string(f, p->marker.path);
-	inject_wallclock(&p->inject, iwhen, sizeof(iwhen));
-	ob_lit(f, ",\"agent_library\":");
-	ob_json_string(f, inject_origin(&p->inject, p->marker.path[0]));
-	ob_lit(f, ",\"agent_injected_at\":");
-	ob_json_string(f, iwhen);
-	ob_printf(f, ",\"agent_inject_stopped_us\":%" PRIu64, p->inject.stopped_ns / 1000);
-	ob_lit(f, ",\"region\":");
-	ob_json_string(f, c->reg->defs[s->region].name);
-	ob_printf(f, ",\"segment\":%u,\"start_us\":", s->seq);
-	ob_us(f, s->start_ns);
-	ob_lit(f, ",\"end_us\":");
-	ob_us(f, s->end_ns);
-	ob_lit(f, ",\"duration_us\":");
-	ob_us(f, span_u64(s->start_ns, s->end_ns));
-	ob_printf(f, ",\"start_wallclock\":\"%s\",\"incomplete\":%s,\"lost_end\":%s,\"started_before_attach\":%s,"
-		"\"clock\":\"CLOCK_MONOTONIC\","
-		"\"ringbuf_drops\":%" PRIu64 ",\"unbalanced_region_ends\":%" PRIu64
-		",\"forced_region_closes\":%" PRIu64 ",\"cuda_calls\":%zu,\"gpu_records\":%zu,"
-		"\"gpu_records_missing\":%" PRIu64 ",\"cupti_dropped\":%" PRIu64 ",\"gpu_clock\":\"%s\","
-		"\"gpu_activity\":",
-		when, s->incomplete ? "true" : "false", s->lost_end ? "true" : "false",
-		s->started_before_attach ? "true" : "false",
-		s->drops, s->unbalanced, s->forced, s->ncalls, s->ngpu, s->gpu_missing,
-		s->cupti_dropped, fvbpf_gpu_clock_name(s->gpu_clock));
-	ob_json_string(f, s->gpu_status);
-	ob_printf(f, ",\"over_limits\":{\"slices\":%" PRIu64 ",\"cuda_calls\":%" PRIu64
-		",\"gpu_records\":%" PRIu64 "},\"limits\":{\"slices\":%zu,\"cuda_calls\":%zu,"
-		"\"gpu_records\":%zu}", s->slices_dropped, s->calls_dropped, s->gpu_dropped,
-		seg_limit(s->limits.slices, SEG_MAX_SLICES), seg_limit(s->limits.calls, SEG_MAX_CALLS),
-		seg_limit(s->limits.gpu, SEG_MAX_GPU));
-	ob_printf(f, ",\"torch_calls\":%zu,\"torch_calls_over_limit\":%" PRIu64
-		",\"torch_scope_names_cut\":%zu", s->nops, s->ops_dropped, seg_scopes_cut(s));
-	/* --max-memory: the segment stopped storing events at its share. */
-	ob_printf(f, ",\"truncated_by_memory\":%s", s->truncated_by_memory ? "true" : "false");
+	ob_lit(f, "\"otherData\":{");
+	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_field, &mo);
 	ob_lit(f, "},\n");
 }
 

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <string.h>
+
+#include "fvbpf_gpu.h"
+#include "target/inject.h"
+#include "util/checked_math.h"
+#include "output/seg_meta.h"
+
+#define FVBPF_VERSION_STR "0.1.0"
+
+/* Getters: one line each, named after their key. */
+#define GET(name) static void get_##name(const struct seg_output_ctx *c, union seg_meta_value *v, \
+					  char *buf, size_t len)
+#define UNUSED_BUF ((void)buf, (void)len)
+
+GET(tool) { (void)c; UNUSED_BUF; v->s = "fvbpf"; }
+GET(version) { (void)c; UNUSED_BUF; v->s = FVBPF_VERSION_STR; }
+GET(rank) { UNUSED_BUF; v->i = c->proc->rank; }
+GET(restart) { UNUSED_BUF; v->u = c->proc->restart; }
+GET(rank_from_env) { UNUSED_BUF; v->b = c->proc->rank_from_env; }
+GET(pid) { UNUSED_BUF; v->i = c->proc->pid; }
+GET(hostname) { UNUSED_BUF; v->s = c->meta->hostname; }
+GET(command) { UNUSED_BUF; v->s = c->proc->cmdline; }
+GET(marker_library) { UNUSED_BUF; v->s = c->proc->marker.path; }
+GET(agent_library)
+{
+	UNUSED_BUF;
+	v->s = inject_origin(&c->proc->inject, c->proc->marker.path[0]);
+}
+GET(agent_injected_at)
+{
+	inject_wallclock(&c->proc->inject, buf, len);
+	v->s = buf;
+}
+GET(agent_inject_stopped_us) { UNUSED_BUF; v->u = c->proc->inject.stopped_ns / 1000; }
+GET(region) { UNUSED_BUF; v->s = c->reg->defs[c->seg->region].name; }
+GET(segment) { UNUSED_BUF; v->u = c->seg->seq; }
+GET(start_us) { UNUSED_BUF; v->u = c->seg->start_ns; }
+GET(end_us) { UNUSED_BUF; v->u = c->seg->end_ns; }
+GET(duration_us) { UNUSED_BUF; v->u = span_u64(c->seg->start_ns, c->seg->end_ns); }
+GET(start_wallclock)
+{
+	seg_output_wallclock(c->meta, c->seg->start_ns, buf, len);
+	v->s = buf;
+}
+GET(incomplete) { UNUSED_BUF; v->b = c->seg->incomplete; }
+GET(lost_end) { UNUSED_BUF; v->b = c->seg->lost_end; }
+GET(started_before_attach) { UNUSED_BUF; v->b = c->seg->started_before_attach; }
+GET(clock) { (void)c; UNUSED_BUF; v->s = "CLOCK_MONOTONIC"; }
+GET(ringbuf_drops) { UNUSED_BUF; v->u = c->seg->drops; }
+GET(unbalanced_region_ends) { UNUSED_BUF; v->u = c->seg->unbalanced; }
+GET(forced_region_closes) { UNUSED_BUF; v->u = c->seg->forced; }
+GET(cuda_calls) { UNUSED_BUF; v->u = c->seg->ncalls; }
+GET(gpu_records) { UNUSED_BUF; v->u = c->seg->ngpu; }
+GET(gpu_records_missing) { UNUSED_BUF; v->u = c->seg->gpu_missing; }
+GET(cupti_dropped) { UNUSED_BUF; v->u = c->seg->cupti_dropped; }
+GET(gpu_clock) { UNUSED_BUF; v->s = fvbpf_gpu_clock_name(c->seg->gpu_clock); }
+GET(gpu_activity) { UNUSED_BUF; v->s = c->seg->gpu_status; }
+GET(over_limits)
+{
+	UNUSED_BUF;
+	v->n.slices = c->seg->slices_dropped;
+	v->n.cuda_calls = c->seg->calls_dropped;
+	v->n.gpu_records = c->seg->gpu_dropped;
+}
+/* The bounds the segment was held to: its own, or the defaults. */
+GET(limits)
+{
+	UNUSED_BUF;
+	v->n.slices = seg_limit(c->seg->limits.slices, SEG_MAX_SLICES);
+	v->n.cuda_calls = seg_limit(c->seg->limits.calls, SEG_MAX_CALLS);
+	v->n.gpu_records = seg_limit(c->seg->limits.gpu, SEG_MAX_GPU);
+}
+GET(torch_calls) { UNUSED_BUF; v->u = c->seg->nops; }
+GET(torch_calls_over_limit) { UNUSED_BUF; v->u = c->seg->ops_dropped; }
+GET(torch_scope_names_cut) { UNUSED_BUF; v->u = seg_scopes_cut(c->seg); }
+/* --max-memory: the segment stopped storing events at its share. */
+GET(truncated_by_memory) { UNUSED_BUF; v->b = c->seg->truncated_by_memory; }
+
+#define ROW(key, kind, group) { #key, kind, group, get_##key }
+
+/* In the JSON trace's order, which is the oldest. */
+const struct seg_meta_field seg_meta_fields[] = {
+	ROW(tool, SM_STR, SMG_ID),
+	ROW(version, SM_STR, SMG_ID),
+	ROW(rank, SM_INT, SMG_ID),
+	ROW(restart, SM_UINT, SMG_ID),
+	ROW(rank_from_env, SM_BOOL, SMG_ID),
+	ROW(pid, SM_INT, SMG_ID),
+	ROW(hostname, SM_STR, SMG_ID),
+	ROW(command, SM_STR, SMG_ID),
+	ROW(marker_library, SM_STR, SMG_ID),
+	ROW(agent_library, SM_STR, SMG_ID),
+	ROW(agent_injected_at, SM_STR, SMG_ID),
+	ROW(agent_inject_stopped_us, SM_UINT, SMG_ID),
+	ROW(region, SM_STR, SMG_ID),
+	ROW(segment, SM_UINT, SMG_ID),
+	ROW(start_us, SM_US, SMG_ID),
+	ROW(end_us, SM_US, SMG_ID),
+	ROW(duration_us, SM_US, SMG_ID),
+	ROW(start_wallclock, SM_STR, SMG_ID),
+	ROW(incomplete, SM_BOOL, SMG_ID),
+	ROW(lost_end, SM_BOOL, SMG_ID),
+	ROW(started_before_attach, SM_BOOL, SMG_ID),
+	ROW(clock, SM_STR, SMG_ID),
+	ROW(ringbuf_drops, SM_UINT, SMG_LOSS),
+	ROW(unbalanced_region_ends, SM_UINT, SMG_LOSS),
+	ROW(forced_region_closes, SM_UINT, SMG_LOSS),
+	ROW(cuda_calls, SM_UINT, SMG_GPU),
+	ROW(gpu_records, SM_UINT, SMG_GPU),
+	ROW(gpu_records_missing, SM_UINT, SMG_GPU),
+	ROW(cupti_dropped, SM_UINT, SMG_GPU),
+	ROW(gpu_clock, SM_STR, SMG_GPU),
+	ROW(gpu_activity, SM_STR, SMG_GPU),
+	ROW(over_limits, SM_COUNTS, SMG_LIMITS),
+	ROW(limits, SM_COUNTS, SMG_LIMITS),
+	ROW(torch_calls, SM_UINT, SMG_TORCH),
+	ROW(torch_calls_over_limit, SM_UINT, SMG_TORCH),
+	ROW(torch_scope_names_cut, SM_UINT, SMG_TORCH),
+	ROW(truncated_by_memory, SM_BOOL, SMG_MEMORY),
+};
+const size_t seg_meta_nfields = sizeof(seg_meta_fields) / sizeof(seg_meta_fields[0]);
+
+const char *const seg_meta_count_keys[3] = { "slices", "cuda_calls", "gpu_records" };
+
+const enum seg_meta_group seg_meta_trace_order[SMG_COUNT] = {
+	SMG_ID, SMG_LOSS, SMG_GPU, SMG_LIMITS, SMG_TORCH, SMG_MEMORY,
+};
+
+uint64_t seg_meta_count(const struct seg_meta_counts *n, size_t i)
+{
+	return i == 0 ? n->slices : i == 1 ? n->cuda_calls : n->gpu_records;
+}
+
+void seg_meta_each(const struct seg_output_ctx *c, const enum seg_meta_group *order,
+		   size_t ngroups, seg_meta_fn fn, void *out)
+{
+	union seg_meta_value v;
+	char buf[64];
+	size_t g, i;
+
+	for (g = 0; g < ngroups; g++)
+		for (i = 0; i < seg_meta_nfields; i++) {
+			if (seg_meta_fields[i].group != order[g])
+				continue;
+			memset(&v, 0, sizeof(v));
+			seg_meta_fields[i].get(c, &v, buf, sizeof(buf));
+			fn(out, &seg_meta_fields[i], &v);
+		}
+}

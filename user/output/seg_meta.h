@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * The segment's metadata, once: one row per key, its kind and how its
+ * value is read from the segment.  The JSON trace's "otherData", the
+ * pftrace's annotations of the segment slice and the summary JSON's
+ * "metadata" are all written from this table, so they carry the same keys
+ * (tests/unit/test_seg_meta.c checks it on the written files).  A field
+ * added here appears in every output.
+ */
+#ifndef FVBPF_SEG_META_H
+#define FVBPF_SEG_META_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "output/seg_output.h"
+
+enum seg_meta_kind {
+	SM_STR,     /* text, escaped by each writer its own way */
+	SM_INT,
+	SM_UINT,
+	SM_BOOL,
+	SM_US,      /* nanoseconds, written as microseconds with three decimals */
+	SM_COUNTS,  /* an object of the three per-segment bounds (seg_meta_count_keys) */
+};
+
+/*
+ * Rows come in groups: the summary JSON's keys were in another order than
+ * the trace's before the table, and readers may rely on either, so each
+ * writer names the order of the groups (rows keep theirs within a group).
+ */
+enum seg_meta_group {
+	SMG_ID,      /* who, where and when */
+	SMG_LOSS,    /* ring-buffer drops, unbalanced and forced region ends */
+	SMG_GPU,     /* calls, GPU records and what was missing of them */
+	SMG_LIMITS,  /* what the segment's bounds kept out, and the bounds */
+	SMG_TORCH,
+	SMG_MEMORY,  /* --max-memory */
+	SMG_COUNT
+};
+
+struct seg_meta_counts {
+	uint64_t slices, cuda_calls, gpu_records;
+};
+
+union seg_meta_value {
+	const char *s;
+	int64_t i;
+	uint64_t u;
+	bool b;
+	struct seg_meta_counts n;
+};
+
+struct seg_meta_field {
+	const char *key;
+	enum seg_meta_kind kind;
+	enum seg_meta_group group;
+	/* @buf (@len bytes) holds a string made for the value; v->s may point there. */
+	void (*get)(const struct seg_output_ctx *c, union seg_meta_value *v, char *buf, size_t len);
+};
+
+extern const struct seg_meta_field seg_meta_fields[];
+extern const size_t seg_meta_nfields;
+/* The keys of an SM_COUNTS value, in the order written. */
+extern const char *const seg_meta_count_keys[3];
+/* The groups in the JSON trace's order (the pftrace's too). */
+extern const enum seg_meta_group seg_meta_trace_order[SMG_COUNT];
+
+typedef void (*seg_meta_fn)(void *out, const struct seg_meta_field *f,
+			    const union seg_meta_value *v);
+/* @fn for each field of the @ngroups groups @order names, in that order. */
+void seg_meta_each(const struct seg_output_ctx *c, const enum seg_meta_group *order,
+		   size_t ngroups, seg_meta_fn fn, void *out);
+/* The count of SM_COUNTS @n's @i-th key. */
+uint64_t seg_meta_count(const struct seg_meta_counts *n, size_t i);
+
+#endif /* FVBPF_SEG_META_H */
