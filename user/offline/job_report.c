@@ -6,8 +6,6 @@
 
 #include "util/checked_math.h"
 #include "offline/job_report.h"
-#include "util/json_writer.h"
-#include "util/text_sanitize.h"
 
 /* Sums over ranks of numbers the summaries give: saturated, never wrapped. */
 static int64_t sat_add(int64_t a, int64_t b)

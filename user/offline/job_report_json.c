@@ -3,12 +3,9 @@
  * streamed. */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "util/checked_math.h"
 #include "offline/job_report.h"
 #include "util/json_writer.h"
-#include "util/text_sanitize.h"
 
 /* Milliseconds from ns, exactly (6 decimals). */
 static json_object *jms(int64_t ns)

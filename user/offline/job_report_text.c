@@ -5,9 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/checked_math.h"
 #include "offline/job_report.h"
-#include "util/json_writer.h"
 #include "util/text_sanitize.h"
 
 void jr_rank_label(const struct jr_rank *k, char *buf, size_t len)
