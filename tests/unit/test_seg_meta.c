@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * The segment's metadata keys agree across the outputs (issue 18, item 3):
+ * one segment is written as a JSON trace, a pftrace and a summary JSON, and
+ * the keys each file carries are read back from the file itself -- the
+ * trace's "otherData", the annotations of the pftrace's segment slice, the
+ * summary's "metadata" -- and compared with each other and with the table
+ * (user/output/seg_meta.c).
+ */
+#define _GNU_SOURCE
+#include <json-c/json.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output/pftrace_writer.h"
+#include "output/seg_meta.h"
+#include "output/summary.h"
+#include "output/trace_writer.h"
+#include "pipeline/registry.h"
+#include "unit.h"
+
+/* The summary's own figures, not the segment's metadata (summary.c). */
+static const char *const summary_own[] = {
+	"device_time", "gpu_busy_us", "gpu_total_us", "cuda_calls_not_attributed_to_ops",
+};
+
+struct keys {
+	char *k[128];
+	size_t n;
+};
+
+static void keys_add(struct keys *ks, const char *k, size_t len)
+{
+	if (ks->n < sizeof(ks->k) / sizeof(ks->k[0]))
+		ks->k[ks->n++] = strndup(k, len);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void keys_sort(struct keys *ks)
+{
+	qsort(ks->k, ks->n, sizeof(ks->k[0]), cmp_str);
+}
+
+static void keys_free(struct keys *ks)
+{
+	while (ks->n)
+		free(ks->k[--ks->n]);
+}
+
+static int keys_same(const struct keys *a, const struct keys *b, const char *what)
+{
+	size_t i;
+
+	if (a->n != b->n) {
+		printf("# %s: %zu keys, the table %zu\n", what, a->n, b->n);
+		return 0;
+	}
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->k[i], b->k[i])) {
+			printf("# %s: %s where the table has %s\n", what, a->k[i], b->k[i]);
+			return 0;
+		}
+	return 1;
+}
+
+struct fixture {
+	struct region_registry reg;
+	struct name_table knames;
+	struct proc_target proc;
+	struct session_meta meta;
+	struct segment seg;
+	struct seg_output_ctx ctx;
+};
+
+static void setup(struct fixture *x)
+{
+	memset(x, 0, sizeof(*x));
+	registry_init(&x->reg);
+	CHECK(registry_add(&x->reg, "training_step", NULL) >= 0);
+	name_table_init(&x->knames);
+	x->proc.pid = getpid();
+	x->proc.rank = 3;
+	snprintf(x->proc.comm, sizeof(x->proc.comm), "python3");
+	snprintf(x->proc.cmdline, sizeof(x->proc.cmdline), "python3 train.py");
+	snprintf(x->meta.hostname, sizeof(x->meta.hostname), "node7");
+	x->seg.pid = getpid();
+	x->seg.seq = 4;
+	x->seg.start_ns = 1000;
+	x->seg.end_ns = 5000;
+	x->seg.slices = calloc(1, sizeof(*x->seg.slices));
+	if (x->seg.slices) {
+		x->seg.slices[0] = (struct seg_slice){ (uint32_t)getpid(), 0, 1000, 5000, 0, 0 };
+		x->seg.nslices = x->seg.cap = 1;
+	}
+	x->ctx = (struct seg_output_ctx){ &x->seg, &x->proc, &x->reg, &x->meta, &x->knames,
+					  TRACE_JSON };
+}
+
+static void teardown(struct fixture *x)
+{
+	free(x->seg.slices);
+	proc_target_free(&x->proc);
+	name_table_free(&x->knames);
+}
+
+/* What @fn writes, as a string; the caller frees it. */
+static char *written(int (*fn)(FILE *, void *), void *arg, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	CHECK_EQ(fn(f, arg), 0);
+	fclose(f);
+	return buf;
+}
+
+static int do_trace(FILE *f, void *ctx)
+{
+	return trace_write(f, ctx);
+}
+
+static int do_pftrace(FILE *f, void *ctx)
+{
+	return pftrace_write(f, ctx);
+}
+
+struct sum_arg {
+	struct summary *s;
+	const struct seg_output_ctx *c;
+};
+
+static int do_summary(FILE *f, void *arg)
+{
+	struct sum_arg *a = arg;
+
+	return summary_write_json(f, a->s, a->c);
+}
+
+static void object_keys(json_object *o, struct keys *ks, const char *const *skip, size_t nskip)
+{
+	size_t i;
+
+	json_object_object_foreach(o, key, val) {
+		(void)val;
+		for (i = 0; i < nskip && strcmp(key, skip[i]); i++)
+			;
+		if (i == nskip)
+			keys_add(ks, key, strlen(key));
+	}
+}
+
+static void json_keys(const char *text, const char *member, struct keys *ks,
+		      const char *const *skip, size_t nskip)
+{
+	json_object *root = json_tokener_parse(text), *o;
+
+	CHECK(root != NULL);
+	if (root && json_object_object_get_ex(root, member, &o))
+		object_keys(o, ks, skip, nskip);
+	json_object_put(root);
+}
+
+/* Protocol buffers, just enough to walk fields (pb_writer.h writes them). */
+static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		uint8_t c = *(*p)++;
+
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return 0;
+		shift += 7;
+	}
+	return -1;
+}
+
+/* The next field of [*p, end): its number, and its bytes when length-delimited. */
+static int pb_next(const uint8_t **p, const uint8_t *end, uint32_t *field, const uint8_t **data,
+		   size_t *len)
+{
+	uint64_t tag, v;
+
+	if (pb_varint(p, end, &tag))
+		return -1;
+	*field = (uint32_t)(tag >> 3);
+	*data = NULL;
+	*len = 0;
+	switch (tag & 7) {
+	case 0: return pb_varint(p, end, &v);
+	case 1: if (end - *p < 8) return -1; *p += 8; return 0;
+	case 5: if (end - *p < 4) return -1; *p += 4; return 0;
+	case 2:
+		if (pb_varint(p, end, &v) || v > (uint64_t)(end - *p))
+			return -1;
+		*data = *p;
+		*len = (size_t)v;
+		*p += v;
+		return 0;
+	default: return -1;
+	}
+}
+
+/* Names of the debug annotations (TrackEvent field 4, name field 10) of every event. */
+static void pftrace_keys(const uint8_t *b, size_t n, struct keys *ks)
+{
+	const uint8_t *p = b, *pk, *te, *da, *end = b + n, *d1, *d2, *d3, *d4;
+	size_t l1, l2, l3, l4;
+	uint32_t f;
+
+	while (p < end && !pb_next(&p, end, &f, &d1, &l1)) {
+		if (f != 1 || !d1)
+			continue;
+		for (pk = d1; pk < d1 + l1 && !pb_next(&pk, d1 + l1, &f, &d2, &l2);) {
+			if (f != 11 || !d2)
+				continue;
+			for (te = d2; te < d2 + l2 && !pb_next(&te, d2 + l2, &f, &d3, &l3);) {
+				if (f != 4 || !d3)
+					continue;
+				for (da = d3; da < d3 + l3 && !pb_next(&da, d3 + l3, &f, &d4, &l4);)
+					if (f == 10 && d4)
+						keys_add(ks, (const char *)d4, l4);
+			}
+		}
+	}
+}
+
+static void test_keys_agree(void)
+{
+	struct keys table = { 0 }, trace = { 0 }, pf = { 0 }, sum = { 0 };
+	struct fixture x;
+	struct summary s;
+	struct sum_arg sa = { &s, NULL };
+	size_t i, len = 0;
+	char *out;
+
+	setup(&x);
+	for (i = 0; i < seg_meta_nfields; i++)
+		keys_add(&table, seg_meta_fields[i].key, strlen(seg_meta_fields[i].key));
+	out = written(do_trace, &x.ctx, &len);
+	if (out)
+		json_keys(out, "otherData", &trace, NULL, 0);
+	free(out);
+	x.ctx.format = TRACE_PFTRACE;
+	out = written(do_pftrace, &x.ctx, &len);
+	if (out)
+		pftrace_keys((const uint8_t *)out, len, &pf);
+	free(out);
+	CHECK_EQ(summary_build(&s, &x.ctx), 0);
+	sa.c = &x.ctx;
+	out = written(do_summary, &sa, &len);
+	if (out)
+		json_keys(out, "metadata", &sum, summary_own,
+			  sizeof(summary_own) / sizeof(summary_own[0]));
+	free(out);
+	summary_free(&s);
+
+	keys_sort(&table);
+	keys_sort(&trace);
+	keys_sort(&pf);
+	keys_sort(&sum);
+	CHECK(table.n > 30);
+	CHECK(keys_same(&trace, &table, "JSON trace otherData"));
+	CHECK(keys_same(&pf, &table, "pftrace annotations"));
+	CHECK(keys_same(&sum, &table, "summary JSON metadata"));
+	keys_free(&table);
+	keys_free(&trace);
+	keys_free(&pf);
+	keys_free(&sum);
+	teardown(&x);
+}
+
+/* The keys the issue found missing from the summary are there now. */
+static void test_summary_has_them(void)
+{
+	static const char *const want[] = { "lost_end", "gpu_clock", "limits" };
+	struct fixture x;
+	struct summary s;
+	struct sum_arg sa = { &s, NULL };
+	json_object *root, *m, *v;
+	size_t i, len = 0;
+	char *out;
+
+	setup(&x);
+	CHECK_EQ(summary_build(&s, &x.ctx), 0);
+	sa.c = &x.ctx;
+	out = written(do_summary, &sa, &len);
+	root = out ? json_tokener_parse(out) : NULL;
+	CHECK(root && json_object_object_get_ex(root, "metadata", &m));
+	for (i = 0; root && m && i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK(json_object_object_get_ex(m, want[i], &v));
+	if (root && json_object_object_get_ex(m, "limits", &v) &&
+	    json_object_object_get_ex(v, "slices", &v))
+		CHECK_EQ(json_object_get_uint64(v), SEG_MAX_SLICES);
+	json_object_put(root);
+	free(out);
+	summary_free(&s);
+	teardown(&x);
+}
+
+int main(void)
+{
+	RUN(test_keys_agree);
+	RUN(test_summary_has_them);
+	UNIT_DONE();
+}
