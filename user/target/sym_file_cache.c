@@ -5,24 +5,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "target/demangle.h"
-#include "target/elf_file.h"
-#include "util/grow.h"
 #include "target/proc_maps.h"
-#include "target/sym_table.h"
-#include "target/symbolizer.h"
 #include "target/symbolizer_internal.h"
-#include "util/text_copy.h"
-
-/* ---- the file cache ---- */
 
 static void file_unlink(struct symbolizer *s, struct sym_file *f)
 {
@@ -49,7 +38,7 @@ static void file_push_front(struct symbolizer *s, struct sym_file *f)
 }
 
 /* Forget @f: no mapping of any pid may point to it afterwards. */
-void file_drop(struct symbolizer *s, struct sym_file *f)
+void sym_file_drop(struct symbolizer *s, struct sym_file *f)
 {
 	struct pid_cache *pc;
 	size_t i;
@@ -66,11 +55,11 @@ void file_drop(struct symbolizer *s, struct sym_file *f)
 }
 
 /* Keep the cache within its bounds, sparing @keep (just loaded). */
-void files_trim(struct symbolizer *s, const struct sym_file *keep)
+void sym_files_trim(struct symbolizer *s, const struct sym_file *keep)
 {
 	while ((s->nfiles > s->max_files || s->file_bytes > s->max_bytes) &&
 	       s->files_tail && s->files_tail != keep) {
-		file_drop(s, s->files_tail);
+		sym_file_drop(s, s->files_tail);
 		s->st.files_evicted++;
 	}
 }
@@ -107,7 +96,7 @@ static struct sym_file *file_find(struct symbolizer *s, struct pid_cache *pc,
 	/* Unreachable (no CAP_SYS_ADMIN, deleted): dev:inode is all we know. */
 	if (proc_map_stat(pc->pid, &pm, &st) || same_file(f, &st))
 		return f;
-	file_drop(s, f);
+	sym_file_drop(s, f);
 	return NULL;
 }
 
@@ -162,15 +151,15 @@ static struct sym_file *file_load(struct symbolizer *s, struct pid_cache *pc,
 	file_push_front(s, f);
 	s->nfiles++;
 	s->file_bytes += f->bytes;
-	files_trim(s, f);
+	sym_files_trim(s, f);
 	return f;
 }
 
 /* The symbol table of @m's file, loaded on first use; NULL with *err.  An
  * open failure may be this pid's own (gone, another root): not remembered,
  * unlike a file that is no ELF. */
-struct sym_file *file_get(struct symbolizer *s, struct pid_cache *pc,
-			  struct mapping *m, int *err)
+struct sym_file *sym_file_get(struct symbolizer *s, struct pid_cache *pc, struct mapping *m,
+			      int *err)
 {
 	if (!m->file)
 		m->file = file_find(s, pc, m);

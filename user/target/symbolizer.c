@@ -18,17 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "target/demangle.h"
-#include "target/elf_file.h"
 #include "util/grow.h"
 #include "target/proc_maps.h"
-#include "target/sym_table.h"
 #include "target/symbolizer.h"
 #include "target/symbolizer_internal.h"
 #include "util/text_copy.h"
+
 /* ---- strings ---- */
 
 int symbolizer_demangle(const char *name, char *buf, size_t len)
@@ -294,7 +291,7 @@ static int resolve(struct symbolizer *s, struct pid_cache *pc, uint64_t addr, ch
 	*cache = true;
 	if (!m->ino)
 		return -ENOENT;
-	f = file_get(s, pc, m, &ret);
+	f = sym_file_get(s, pc, m, &ret);
 	if (!f)
 		return ret;
 	if (__builtin_add_overflow(addr - m->start, m->pgoff, &off))
@@ -367,7 +364,7 @@ void symbolizer_set_limits(struct symbolizer *s, size_t max_files, size_t max_by
 		s->max_files = max_files;
 	if (max_bytes)
 		s->max_bytes = max_bytes;
-	files_trim(s, NULL);
+	sym_files_trim(s, NULL);
 }
 
 void symbolizer_free(struct symbolizer *s)
@@ -381,7 +378,7 @@ void symbolizer_free(struct symbolizer *s)
 		pid_free(pc);
 	}
 	while (s->files)
-		file_drop(s, s->files);
+		sym_file_drop(s, s->files);
 	free(s);
 }
 

@@ -69,9 +69,10 @@ struct symbolizer {
 
 /* The symbol table of @m's file, loaded on first use and made the most
  * recently used: NULL with *@err when it cannot be read. */
-struct sym_file *file_get(struct symbolizer *s, struct pid_cache *pc, struct mapping *m, int *err);
-void file_drop(struct symbolizer *s, struct sym_file *f);
+struct sym_file *sym_file_get(struct symbolizer *s, struct pid_cache *pc, struct mapping *m,
+			      int *err);
+void sym_file_drop(struct symbolizer *s, struct sym_file *f);
 /* Drop least recently used files past the bounds, never @keep. */
-void files_trim(struct symbolizer *s, const struct sym_file *keep);
+void sym_files_trim(struct symbolizer *s, const struct sym_file *keep);
 
 #endif /* FVBPF_SYMBOLIZER_INTERNAL_H */
