@@ -14,6 +14,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "fvbpf_counters.h"
 #include "fvbpf_events.h"
 
 struct {
@@ -41,8 +42,8 @@ struct {
 extern bool bpf_session_is_return(void) __ksym;
 extern __u64 *bpf_session_cookie(void) __ksym;
 
-/* Loss counters, read by the loader at exit. */
-__u64 ringbuf_drops = 0;
+/* Every family's loss counters, one .bss variable the loader reads at exit. */
+struct fvbpf_counters counters = {};
 
 /*
  * A wakeup per record costs several times the probe itself: records are
@@ -98,7 +99,7 @@ static __always_inline void *reserve(struct fvbpf_proc_state *ps, __u32 size)
 
 	if (!ev) {
 		__sync_fetch_and_add(&ps->drops, 1);
-		__sync_fetch_and_add(&ringbuf_drops, 1);
+		__sync_fetch_and_add(&counters.ringbuf_drops, 1);
 	}
 	return ev;
 }

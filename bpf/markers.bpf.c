@@ -14,9 +14,6 @@ struct {
 	__type(value, struct fvbpf_region_slot);
 } enabled_regions SEC(".maps");
 
-/* Loss counter, read by the loader at exit. */
-__u64 unbalanced_ends = 0;
-
 static __always_inline bool region_enabled(__u64 hash, __u32 *region)
 {
 	__u32 k = fvbpf_region_slot1(hash);
@@ -61,7 +58,7 @@ static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type
 			/* An end without its begin (begun before we attached). */
 			__sync_fetch_and_add(&ps->depth, 1);
 			__sync_fetch_and_add(&ps->unbalanced, 1);
-			__sync_fetch_and_add(&unbalanced_ends, 1);
+			__sync_fetch_and_add(&counters.unbalanced_ends, 1);
 			depth = 0;
 		}
 	}

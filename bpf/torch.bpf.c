@@ -36,8 +36,6 @@ struct {
 	__type(value, struct live_scope);
 } live_scopes SEC(".maps");
 
-__u64 scope_untracked = 0;
-
 /*
  * Every probed operator and autograd node, entry and return.  Outside a
  * segment the entry returns 1: no return probe, a bare uprobe's cost.
@@ -75,8 +73,6 @@ struct {
 	__type(value, __u32);
 } torch_vtables SEC(".maps");
 
-__u64 eval_unknown = 0;  /* evaluate_function on a node class not in the map */
-
 /*
  * Engine::evaluate_function, entry and return, inside segments: the node's
  * vtable names it; the entry keeps the id for the return.
@@ -104,7 +100,7 @@ int torch_eval(struct pt_regs *ctx)
 			return 1;
 		id = bpf_map_lookup_elem(&torch_vtables, &key);
 		if (!id) {
-			__sync_fetch_and_add(&eval_unknown, 1);
+			__sync_fetch_and_add(&counters.eval_unknown, 1);
 			return 1;
 		}
 		*sc = *id;
@@ -182,7 +178,7 @@ int scope_enter(struct pt_regs *ctx)
 	if (!handle || bpf_map_update_elem(&live_scopes, &key, &val, BPF_ANY)) {
 		/* its end will not be seen: no gate, and the loader knows */
 		ev->flags = (ev->flags & ~FVBPF_SCOPE_GATED) | FVBPF_SCOPE_UNTRACKED;
-		__sync_fetch_and_add(&scope_untracked, 1);
+		__sync_fetch_and_add(&counters.scope_untracked, 1);
 	} else if (ev->flags & FVBPF_SCOPE_GATED) {
 		/* as a region begin: depth and invocation for the loss logic */
 		depth = __sync_fetch_and_add(&ps->depth, 1) + 1;

@@ -17,15 +17,13 @@ struct {
 
 /* --match: every exec is reported, the loader matches command lines. */
 const volatile bool report_all_execs = false;
-__u64 tree_full = 0;      /* children not followed: the tree map was full */
-__u64 tree_drops = 0;     /* process records lost to a full ring */
 
 static __always_inline void proc_record(__u32 kind, __u32 pid, __u32 ppid, __u64 start)
 {
 	struct fvbpf_proc_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 
 	if (!ev) {
-		__sync_fetch_and_add(&tree_drops, 1);
+		__sync_fetch_and_add(&counters.tree_drops, 1);
 		return;
 	}
 	fill_hdr(&ev->hdr, FVBPF_EV_PROC, sizeof(*ev), bpf_get_current_pid_tgid());
@@ -47,7 +45,7 @@ int BPF_PROG(tree_fork, struct task_struct *parent, struct task_struct *child)
 	if (ptgid == ctgid || !bpf_map_lookup_elem(&tree, &ptgid))
 		return 0;
 	if (bpf_map_update_elem(&tree, &ctgid, &one, BPF_ANY))
-		__sync_fetch_and_add(&tree_full, 1);
+		__sync_fetch_and_add(&counters.tree_full, 1);
 	proc_record(FVBPF_PROC_FORK, ctgid, ptgid, child->start_boottime);
 	return 0;
 }

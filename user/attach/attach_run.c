@@ -17,7 +17,6 @@
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "attach/follow.h"
-#include "fvbpf.skel.h"
 #include "pipeline/seg_close.h"
 #include "target/inject.h"
 #include "util/log.h"
@@ -268,7 +267,7 @@ void session_free(struct session *s)
 	ring_buffer__free(s->rb);
 	if (s->epfd > 0)
 		close(s->epfd);
-	fvbpf_bpf__destroy(s->skel);
+	bpf_setup_destroy(s->skel);
 	free(s->targets);
 	if (s->sym)
 		symbolizer_free(s->sym);
@@ -364,7 +363,7 @@ int attach_run(const struct attach_opts *o)
 	}
 	s.writer.format = o->format; /* before any segment is submitted */
 	s.writer.mem = &s.mem;
-	s.rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), events_ring_cb, &s, NULL);
+	s.rb = ring_buffer__new(bpf_setup_map_fd(s.skel, FVBPF_MAP_EVENTS), events_ring_cb, &s, NULL);
 	if (!s.rb) {
 		log_error("cannot open the ring buffer: %s", strerror(errno));
 		goto cleanup;

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "attach/follow.h"
-#include "fvbpf.skel.h"
+#include "probes/bpf_setup.h"
 #include "util/json_writer.h"
 #include "util/log.h"
 #include "target/proc_scan.h"
@@ -85,7 +85,7 @@ static void map_insert(struct session *s, pid_t pid)
 
 	if (!s->skel)
 		return;
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.tree), &key, &one, BPF_ANY))
+	if (bpf_map_update_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_TREE), &key, &one, BPF_ANY))
 		s->follow->map_full++;
 }
 
@@ -471,6 +471,7 @@ json_object *follow_json(const struct session *s)
 	const struct follow *f = s->follow;
 	json_object *o = json_object_new_object(), *arr = json_object_new_array(), *e;
 	const struct tree_proc *p;
+	struct fvbpf_counters bc;
 	char cmd[1024];
 	size_t i;
 
@@ -497,10 +498,9 @@ json_object *follow_json(const struct session *s)
 	json_object_object_add(o, "forks_seen", json_object_new_uint64(f->tree.forks));
 	json_object_object_add(o, "execs_seen", json_object_new_uint64(f->tree.execs));
 	json_object_object_add(o, "exits_seen", json_object_new_uint64(f->tree.exits));
-	json_object_object_add(o, "tree_map_full", json_object_new_uint64(
-		f->map_full + (s->skel ? s->skel->bss->tree_full : 0)));
-	json_object_object_add(o, "process_records_lost", json_object_new_uint64(
-		s->skel ? s->skel->bss->tree_drops : 0));
+	bpf_counters_read(s->skel, &bc); /* all 0 without BPF */
+	json_object_object_add(o, "tree_map_full", json_object_new_uint64(f->map_full + bc.tree_full));
+	json_object_object_add(o, "process_records_lost", json_object_new_uint64(bc.tree_drops));
 	json_object_object_add(o, "traced_after_fork_or_exec", json_object_new_int((int)f->attach_latency_n));
 	json_object_object_add(o, "fork_to_traced_mean_ms", json_object_new_double(
 		f->attach_latency_n ? (double)f->attach_latency_sum_ns / f->attach_latency_n / 1e6 : 0));
@@ -512,6 +512,7 @@ json_object *follow_json(const struct session *s)
 void follow_report(const struct session *s)
 {
 	const struct follow *f = s->follow;
+	struct fvbpf_counters bc;
 	size_t i, listed = 0;
 
 	if (!f)
@@ -527,9 +528,10 @@ void follow_report(const struct session *s)
 		log_info("new processes traced %.1f ms after their fork or exec was seen (mean; max %.1f ms)",
 			 (double)f->attach_latency_sum_ns / f->attach_latency_n / 1e6,
 			 (double)f->attach_latency_max_ns / 1e6);
-	if (s->skel && s->skel->bss->tree_drops)
+	bpf_counters_read(s->skel, &bc);
+	if (bc.tree_drops)
 		log_warn("%llu process records lost to a full ring buffer: the once-a-second /proc walk "
-			 "found those processes", (unsigned long long)s->skel->bss->tree_drops);
+			 "found those processes", (unsigned long long)bc.tree_drops);
 }
 
 void follow_free(struct session *s)

@@ -15,7 +15,7 @@
 
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
-#include "fvbpf.skel.h"
+#include "probes/bpf_setup.h"
 #include "pipeline/seg_close.h"
 #include "target/inject.h"
 #include "util/log.h"
@@ -33,7 +33,7 @@ uint64_t target_drops(const struct session_target *t)
 	 * no drops but the ones the records carry. */
 	if (!s->skel)
 		return t->drops_seen;
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &slot, &st))
+	if (bpf_map_lookup_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), &slot, &st))
 		return 0;
 	return st.drops;
 }
@@ -46,8 +46,8 @@ static int target_index_slot(struct session *s, pid_t pid, uint32_t slot)
 	struct fvbpf_tgid_slot ts = { .tgid = (uint32_t)pid, .slot = slot };
 	uint32_t k = (uint32_t)pid & (FVBPF_TGID_SLOTS - 1);
 
-	return bpf_map_update_elem(bpf_map__fd(s->skel->maps.tgid_slots), &k, &ts, BPF_ANY) ? -errno
-											: 0;
+	return bpf_map_update_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_TGID_SLOTS), &k, &ts, BPF_ANY)
+		? -errno : 0;
 }
 
 static void target_no_links(struct session_target *t)
@@ -153,11 +153,11 @@ int targets_check(struct session *s, const struct attach_opts *o)
 static void target_scan_torch(struct session *s, struct session_target *t)
 {
 	struct torch_progs pr = {
-		.call_fd = bpf_program__fd(s->skel->progs.torch_call),
-		.enter_fd = bpf_program__fd(s->skel->progs.scope_enter),
-		.eval_fd = bpf_program__fd(s->skel->progs.torch_eval),
-		.vtables_fd = bpf_map__fd(s->skel->maps.torch_vtables),
-		.end_prog = s->skel->progs.scope_end,
+		.call_fd = bpf_setup_prog_fd(s->skel, FVBPF_PROG_TORCH_CALL),
+		.enter_fd = bpf_setup_prog_fd(s->skel, FVBPF_PROG_SCOPE_ENTER),
+		.eval_fd = bpf_setup_prog_fd(s->skel, FVBPF_PROG_TORCH_EVAL),
+		.vtables_fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_TORCH_VTABLES),
+		.end_prog = bpf_setup_prog(s->skel, FVBPF_PROG_SCOPE_END),
 	};
 
 	torch_probes_scan(&t->torchp, &s->torch, &pr);
@@ -171,7 +171,7 @@ void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 
 	if (first)
 		cuda_probes_init(&t->cuda, t->proc.pid, (unsigned int)(t - s->targets),
-				 bpf_program__fd(s->skel->progs.api_call));
+				 bpf_setup_prog_fd(s->skel, FVBPF_PROG_API_CALL));
 	if (s->torch_ops)
 		target_scan_torch(s, t);
 	n = cuda_probes_scan(&t->cuda);
@@ -193,12 +193,12 @@ static const enum marker_sym marker_probes[] = {
 static struct bpf_program *marker_prog(struct session *s, enum marker_sym sym)
 {
 	switch (sym) {
-	case MARKER_BEGIN: return s->skel->progs.region_begin;
-	case MARKER_END: return s->skel->progs.region_end;
-	case MARKER_SYNC: return s->skel->progs.thread_sync;
-	case MARKER_CORRELATION: return s->skel->progs.correlation;
-	case MARKER_GPU_BATCH: return s->skel->progs.gpu_batch;
-	case MARKER_AGENT_STATUS: return s->skel->progs.agent_status;
+	case MARKER_BEGIN: return bpf_setup_prog(s->skel, FVBPF_PROG_REGION_BEGIN);
+	case MARKER_END: return bpf_setup_prog(s->skel, FVBPF_PROG_REGION_END);
+	case MARKER_SYNC: return bpf_setup_prog(s->skel, FVBPF_PROG_THREAD_SYNC);
+	case MARKER_CORRELATION: return bpf_setup_prog(s->skel, FVBPF_PROG_CORRELATION);
+	case MARKER_GPU_BATCH: return bpf_setup_prog(s->skel, FVBPF_PROG_GPU_BATCH);
+	case MARKER_AGENT_STATUS: return bpf_setup_prog(s->skel, FVBPF_PROG_AGENT_STATUS);
 	default: return NULL;
 	}
 }
@@ -243,7 +243,7 @@ int target_attach(struct session *s, struct session_target *t)
 	const struct marker_lib *m = &t->proc.marker;
 	uint32_t key = (uint32_t)(t - s->targets);
 	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
-	int fd = bpf_map__fd(s->skel->maps.procs), err;
+	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), err;
 	/* The cookie takes BPF straight to this process's slot. */
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off,
 		    .bpf_cookie = key);

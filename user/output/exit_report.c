@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "pipeline/bounds.h"
-#include "fvbpf.skel.h"
+#include "probes/bpf_setup.h"
 #include "target/inject.h"
 #include "util/log.h"
 #include "pipeline/over_limits.h"
@@ -98,6 +98,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 {
 	struct seg_writer *w = &s->writer;
 	size_t n = w->index.count;
+	struct fvbpf_counters bc;
 	unsigned int i;
 	int t;
 
@@ -146,12 +147,13 @@ void report_print(struct session *s, const struct attach_opts *o)
 		       (unsigned long long)st->gpu.outside, (unsigned long long)st->cupti_dropped);
 		over_limits_print(stdout, st);
 	}
-	if (s->skel->bss->eval_unknown)
+	bpf_counters_read(s->skel, &bc);
+	if (bc.eval_unknown)
 		printf("  autograd::engine::evaluate_function on %llu nodes of classes outside "
 		       "libtorch_cpu (PyNode, C++ extensions): not recorded\n",
-		       (unsigned long long)s->skel->bss->eval_unknown);
+		       (unsigned long long)bc.eval_unknown);
 	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors, %llu kernels "
-	       "without symbol\n", (unsigned long long)s->skel->bss->ringbuf_drops,
+	       "without symbol\n", (unsigned long long)bc.ringbuf_drops,
 	       (unsigned long long)s->bad_records, w->write_errors,
 	       (unsigned long long)s->kernels_unknown);
 	report_bounds(s);

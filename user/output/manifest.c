@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <errno.h>
 #include <json-c/json.h>
+#include <string.h>
 #include <time.h>
 
 #include "pipeline/bounds.h"
 #include "attach/follow.h"
 #include "target/inject.h"
-#include "fvbpf.skel.h"
+#include "probes/bpf_setup.h"
 #include "util/json_writer.h"
 #include "util/log.h"
 #include "output/manifest.h"
@@ -271,6 +272,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 {
 	json_object *root = json_object_new_object(), *loss, *warn, *never, *limits;
 	char **warnings, when[48];
+	struct fvbpf_counters bc;
 	struct out_file of;
 	size_t nw, i;
 	int ret;
@@ -289,9 +291,9 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(root, "memory", memory_json(s));
 
 	loss = json_object_new_object();
-	json_object_object_add(loss, "ringbuf_drops", json_object_new_uint64(s->skel->bss->ringbuf_drops));
-	json_object_object_add(loss, "unbalanced_region_ends",
-			       json_object_new_uint64(s->skel->bss->unbalanced_ends));
+	bpf_counters_read(s->skel, &bc);
+	json_object_object_add(loss, "ringbuf_drops", json_object_new_uint64(bc.ringbuf_drops));
+	json_object_object_add(loss, "unbalanced_region_ends", json_object_new_uint64(bc.unbalanced_ends));
 	json_object_object_add(loss, "bad_records", json_object_new_uint64(s->bad_records));
 	json_object_object_add(loss, "write_errors", json_object_new_int((int)s->writer.write_errors));
 	json_object_object_add(loss, "kernels_without_symbol", json_object_new_uint64(s->kernels_unknown));

@@ -8,7 +8,7 @@
 
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
-#include "fvbpf.skel.h"
+#include "probes/bpf_setup.h"
 #include "util/log.h"
 #include "pipeline/torch_events.h"
 #include "probes/torch_ops.h"
@@ -19,7 +19,8 @@ static void gate_put(struct session *s, const char *name, uint32_t len, uint32_t
 
 	if (!s->skel)
 		return;
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.torch_gates), &hash, &kind, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_TORCH_GATES), &hash, &kind,
+				BPF_NOEXIST)) {
 		if (errno != EEXIST) {
 			s->gates_failed++;
 			log_warn("cannot watch torch scope '%.*s': %s", (int)len, name, strerror(errno));

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attach/attach.h"
+#include "model/session.h"
 #include "probes/bpf_setup.h"
 #include "probes/cuda_api.h"
 #include "fvbpf.skel.h"
@@ -162,8 +164,71 @@ int bpf_setup(struct session *s, const struct attach_opts *o)
 	return 0;
 }
 
-
 void bpf_setup_log(void)
 {
 	libbpf_set_print(libbpf_print);
+}
+
+/*
+ * The other stages reach the loaded object through these, never through
+ * the skeleton: this is the only file that includes fvbpf.skel.h, so the
+ * BPF side's names and layout are known here alone.
+ */
+int bpf_setup_map_fd(const struct fvbpf_bpf *skel, enum fvbpf_map_id id)
+{
+	struct bpf_map *m;
+
+	if (!skel)
+		return -EBADF;
+	switch (id) {
+	case FVBPF_MAP_EVENTS: m = skel->maps.events; break;
+	case FVBPF_MAP_PROCS: m = skel->maps.procs; break;
+	case FVBPF_MAP_TGID_SLOTS: m = skel->maps.tgid_slots; break;
+	case FVBPF_MAP_TORCH_GATES: m = skel->maps.torch_gates; break;
+	case FVBPF_MAP_TORCH_VTABLES: m = skel->maps.torch_vtables; break;
+	case FVBPF_MAP_TREE: m = skel->maps.tree; break;
+	default: return -EINVAL;
+	}
+	return bpf_map__fd(m);
+}
+
+struct bpf_program *bpf_setup_prog(const struct fvbpf_bpf *skel, enum fvbpf_prog_id id)
+{
+	if (!skel)
+		return NULL;
+	switch (id) {
+	case FVBPF_PROG_REGION_BEGIN: return skel->progs.region_begin;
+	case FVBPF_PROG_REGION_END: return skel->progs.region_end;
+	case FVBPF_PROG_THREAD_SYNC: return skel->progs.thread_sync;
+	case FVBPF_PROG_CORRELATION: return skel->progs.correlation;
+	case FVBPF_PROG_GPU_BATCH: return skel->progs.gpu_batch;
+	case FVBPF_PROG_AGENT_STATUS: return skel->progs.agent_status;
+	case FVBPF_PROG_API_CALL: return skel->progs.api_call;
+	case FVBPF_PROG_TORCH_CALL: return skel->progs.torch_call;
+	case FVBPF_PROG_TORCH_EVAL: return skel->progs.torch_eval;
+	case FVBPF_PROG_SCOPE_ENTER: return skel->progs.scope_enter;
+	case FVBPF_PROG_SCOPE_END: return skel->progs.scope_end;
+	default: return NULL;
+	}
+}
+
+int bpf_setup_prog_fd(const struct fvbpf_bpf *skel, enum fvbpf_prog_id id)
+{
+	struct bpf_program *p = bpf_setup_prog(skel, id);
+
+	return p ? bpf_program__fd(p) : -EBADF;
+}
+
+void bpf_counters_read(const struct fvbpf_bpf *skel, struct fvbpf_counters *out)
+{
+	if (!skel || !skel->bss) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	*out = skel->bss->counters;
+}
+
+void bpf_setup_destroy(struct fvbpf_bpf *skel)
+{
+	fvbpf_bpf__destroy(skel);
 }

@@ -1,14 +1,59 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
-/* Open, size and load the BPF object; fill its tables. */
+/*
+ * Open, size and load the BPF object; fill its tables.  The loader is the
+ * only file that includes the generated skeleton: the other stages reach
+ * the object's maps, programs and loss counters through the functions
+ * below, with the object as an opaque handle (session's skel).
+ */
 #ifndef FVBPF_BPF_SETUP_H
 #define FVBPF_BPF_SETUP_H
 
-#include "attach/attach.h"
-#include "model/session.h"
+#include "fvbpf_counters.h"
+
+struct attach_opts;
+struct bpf_program;
+struct fvbpf_bpf;
+struct session;
 
 /* libbpf's messages through fvbpf's verbosity. */
 void bpf_setup_log(void);
 /* Sets s->skel and s->api_probes; 0 or -errno (already reported). */
 int bpf_setup(struct session *s, const struct attach_opts *o);
+/* The object's end (NULL is fine): programs detached, maps closed. */
+void bpf_setup_destroy(struct fvbpf_bpf *skel);
+
+/* The maps other stages read or fill. */
+enum fvbpf_map_id {
+	FVBPF_MAP_EVENTS,        /* the ring buffer */
+	FVBPF_MAP_PROCS,         /* slot -> struct fvbpf_proc_state */
+	FVBPF_MAP_TGID_SLOTS,    /* tgid's low bits -> slot */
+	FVBPF_MAP_TORCH_GATES,   /* scope name hash -> FVBPF_GATE_* */
+	FVBPF_MAP_TORCH_VTABLES, /* autograd node vtable -> id */
+	FVBPF_MAP_TREE,          /* the processes followed */
+};
+/* The map's fd; -EBADF without an object. */
+int bpf_setup_map_fd(const struct fvbpf_bpf *skel, enum fvbpf_map_id id);
+
+/* The programs other stages attach. */
+enum fvbpf_prog_id {
+	FVBPF_PROG_REGION_BEGIN, /* the marker library's probe functions */
+	FVBPF_PROG_REGION_END,
+	FVBPF_PROG_THREAD_SYNC,
+	FVBPF_PROG_CORRELATION,  /* the agent channel */
+	FVBPF_PROG_GPU_BATCH,
+	FVBPF_PROG_AGENT_STATUS,
+	FVBPF_PROG_API_CALL,     /* CUDA and NCCL calls */
+	FVBPF_PROG_TORCH_CALL,   /* PyTorch operators and nodes */
+	FVBPF_PROG_TORCH_EVAL,
+	FVBPF_PROG_SCOPE_ENTER,
+	FVBPF_PROG_SCOPE_END,
+};
+/* The program; NULL without an object. */
+struct bpf_program *bpf_setup_prog(const struct fvbpf_bpf *skel, enum fvbpf_prog_id id);
+/* Its fd; -EBADF without an object. */
+int bpf_setup_prog_fd(const struct fvbpf_bpf *skel, enum fvbpf_prog_id id);
+
+/* BPF's loss counters as they stand; all 0 without an object. */
+void bpf_counters_read(const struct fvbpf_bpf *skel, struct fvbpf_counters *out);
 
 #endif /* FVBPF_BPF_SETUP_H */
