@@ -403,12 +403,7 @@ static void descriptors(struct pf *p, const struct seg_output_ctx *c)
 	char label[256], clean[256];
 	size_t i, m, mm;
 
-	if (c->proc->restart)
-		snprintf(label, sizeof(label), "rank %d restart %u: %s (pid %d)", c->proc->rank,
-			 c->proc->restart, c->proc->comm, s->pid);
-	else
-		snprintf(label, sizeof(label), "rank %d: %s (pid %d)", c->proc->rank, c->proc->comm,
-			 s->pid);
+	seg_output_proc_label(c->proc, s->pid, label, sizeof(label));
 	text_clean_utf8(clean, sizeof(clean), label);
 	pb_uint(&p->b, TP_SEQ_ID, 1);
 	pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);

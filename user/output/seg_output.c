@@ -17,6 +17,14 @@ void seg_output_who(const struct proc_target *p, char *buf, size_t len)
 		snprintf(buf, len, "rank%d", p->rank);
 }
 
+void seg_output_proc_label(const struct proc_target *p, int pid, char *buf, size_t len)
+{
+	if (p->restart)
+		snprintf(buf, len, "rank %d restart %u: %s (pid %d)", p->rank, p->restart, p->comm, pid);
+	else
+		snprintf(buf, len, "rank %d: %s (pid %d)", p->rank, p->comm, pid);
+}
+
 int seg_output_file_name(char *buf, size_t len, const char *kind, const struct proc_target *p,
 			 uint32_t seq, const char *region, const char *ext)
 {

@@ -34,6 +34,8 @@ struct seg_output_ctx {
 	enum trace_format format;
 };
 
+/* The process's track name: "rank 0: python3 (pid 1234)", "rank 3 restart 1: ..." */
+void seg_output_proc_label(const struct proc_target *p, int pid, char *buf, size_t len);
 /* "rank0", "rank3_restart1" or "pid1234" */
 void seg_output_who(const struct proc_target *p, char *buf, size_t len);
 /*

@@ -372,12 +372,7 @@ int trace_write(FILE *out, const struct seg_output_ctx *c)
 	ob_lit(f, "{\n\"schemaVersion\":1,\n\"displayTimeUnit\":\"ns\",\n");
 	segment_metadata(f, c);
 	ob_lit(f, "\"traceEvents\":[\n");
-	if (c->proc->restart)
-		snprintf(label, sizeof(label), "rank %d restart %u: %s (pid %d)", c->proc->rank,
-			 c->proc->restart, c->proc->comm, s->pid);
-	else
-		snprintf(label, sizeof(label), "rank %d: %s (pid %d)", c->proc->rank, c->proc->comm,
-			 s->pid);
+	seg_output_proc_label(c->proc, s->pid, label, sizeof(label));
 	ob_printf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":",
 		s->pid);
 	ob_json_string(f, label);
