@@ -4,19 +4,10 @@
  * mangled symbols and the code of their schema handles.
  */
 #define _GNU_SOURCE /* memmem */
-#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "target/elf_file.h"
-#include "util/clock.h"
-#include "util/file_open.h"
-#include "util/grow.h"
 #include "probes/torch_ops.h"
 #include "probes/torch_ops_internal.h"
 
@@ -65,7 +56,7 @@ static int source_name(const char **p, const char **id, size_t *len)
 
 /* `_ZN2at4_ops<N><opid>4callE...` -> opid.  Clones (`.cold`, `.isra`) are
  * never entry points and carry a dot. */
-int op_call_id(const char *name, char *opid)
+int torch_op_call_id(const char *name, char *opid)
 {
 	const char *p = name + sizeof(OP_PREFIX) - 1, *id;
 	size_t len;
@@ -80,7 +71,7 @@ int op_call_id(const char *name, char *opid)
 }
 
 /* `_ZN2at4_opsL<N>create_<opid>_typed_handleEv` -> opid. */
-int handle_id(const char *name, char *opid)
+int torch_handle_id(const char *name, char *opid)
 {
 	static const char head[] = "create_", tail[] = "_typed_handle";
 	const char *p = name + sizeof(HANDLE_PREFIX) - 1, *id;

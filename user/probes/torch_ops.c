@@ -88,7 +88,7 @@ enum probe_as { PROBE_NONE, PROBE_OP, PROBE_SCOPE_ENTER, PROBE_SCOPE_END, PROBE_
 /* What @sym would be probed as; an op's id in @opid, a node's name in @node. */
 static enum probe_as probe_as(const struct elf_symbol *sym, char *opid, char *node)
 {
-	if (sym->dynamic && !op_call_id(sym->name, opid) && !torch_op_unobserved(opid))
+	if (sym->dynamic && !torch_op_call_id(sym->name, opid) && !torch_op_unobserved(opid))
 		return PROBE_OP;
 	if (!strcmp(sym->name, SCOPE_ENTER))
 		return PROBE_SCOPE_ENTER;
@@ -117,7 +117,7 @@ static int on_symbol(const struct elf_symbol *sym, void *ctx)
 	if (sym->type != STT_FUNC || sym->shndx == SHN_UNDEF || !sym->value ||
 	    sym->name[0] != '_' || sym->name_len < 10)
 		return 0;
-	if (!handle_id(sym->name, opid))
+	if (!torch_handle_id(sym->name, opid))
 		w->err = push_opid(&w->handles, &w->nhandles, &w->caphandles, opid, sym->value);
 	/* Classified first: only what would be probed is checked for code. */
 	as = probe_as(sym, opid, node);

@@ -11,8 +11,8 @@
 static const char VTABLE_PREFIX[] = "_ZTVN5torch8autograd";
 
 /* The opid of a dispatcher entry `at::_ops::<opid>::call`: 0, or -ENOENT. */
-int op_call_id(const char *name, char *opid);
+int torch_op_call_id(const char *name, char *opid);
 /* The opid of a `create_<opid>_typed_handle`: 0, or -ENOENT. */
-int handle_id(const char *name, char *opid);
+int torch_handle_id(const char *name, char *opid);
 
 #endif /* FVBPF_TORCH_OPS_INTERNAL_H */
