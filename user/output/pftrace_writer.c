@@ -24,6 +24,8 @@
 #include "util/checked_math.h"
 #include "probes/cuda_api.h"
 #include "output/pb_writer.h"
+#include "output/pf_strtab.h"
+#include "output/pftrace_fields.h"
 #include "output/pftrace_writer.h"
 #include "output/seg_meta.h"
 #include "output/seg_tids.h"
@@ -31,120 +33,6 @@
 #include "util/text_sanitize.h"
 #include "probes/torch_ops.h"
 #include "output/trace_writer.h"
-
-/* Field numbers, from Perfetto's protos. */
-enum {
-	TRACE_PACKET = 1,
-	TP_CLOCK_SNAPSHOT = 6, TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11,
-	TP_INTERNED_DATA = 12, TP_SEQ_FLAGS = 13, TP_DEFAULTS = 59, TP_TRACK_DESCRIPTOR = 60,
-	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
-	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
-	TE_CATEGORY_IIDS = 3, TE_DEBUG_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10,
-	TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
-	DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6, DA_NAME = 10,
-	DA_DICT_ENTRIES = 11,
-	ID_EVENT_CATEGORIES = 1, ID_EVENT_NAMES = 2, IID = 1, IID_NAME = 2,
-	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5,
-	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
-};
-enum { SLICE_BEGIN = 1, SLICE_END = 2 };
-enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
-#define CLOCK_MONOTONIC_ID 3
-#define CLOCK_SEQ_INCR 64  /* sequence-scoped clocks are 64..127 */
-
-/* Interned strings: iid = index + 1.  Looked up by the bytes as given
- * (raw), so only a new string is cleaned; two raw strings that clean to
- * the same text get two iids, which readers take as they come. */
-struct strtab {
-	char **s;          /* cleaned: what the trace says */
-	char **raw;        /* as given: the lookup key */
-	size_t n, cap;
-	uint32_t *slot;    /* open addressing: index + 1, 0 empty */
-	size_t nslot;
-	int err;
-};
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-static int strtab_grow(struct strtab *t)
-{
-	size_t nslot = t->nslot ? t->nslot * 2 : 256, i, j;
-	uint32_t *slot = calloc(nslot, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (i = 0; i < t->n; i++) {
-		for (j = str_hash(t->raw[i]) & (nslot - 1); slot[j]; j = (j + 1) & (nslot - 1))
-			;
-		slot[j] = (uint32_t)i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->nslot = nslot;
-	return 0;
-}
-
-/* 0 on failure (t->err set) */
-static uint32_t strtab_intern(struct strtab *t, const char *raw)
-{
-	char clean[1100];
-	size_t j, cap;
-	char **s;
-
-	if (t->err)
-		return 0;
-	if ((t->n + 1) * 2 > t->nslot && strtab_grow(t))
-		goto oom;
-	for (j = str_hash(raw) & (t->nslot - 1); t->slot[j]; j = (j + 1) & (t->nslot - 1))
-		if (!strcmp(t->raw[t->slot[j] - 1], raw))
-			return t->slot[j];
-	if (t->n == t->cap) {
-		cap = t->cap ? t->cap * 2 : 64;
-		s = realloc(t->s, cap * sizeof(*s));
-		if (!s)
-			goto oom;
-		t->s = s;
-		s = realloc(t->raw, cap * sizeof(*s));
-		if (!s)
-			goto oom;
-		t->raw = s;
-		t->cap = cap;
-	}
-	text_clean_utf8(clean, sizeof(clean), raw);
-	t->s[t->n] = strdup(clean);
-	t->raw[t->n] = strdup(raw);
-	if (!t->s[t->n] || !t->raw[t->n]) {
-		free(t->s[t->n]);
-		free(t->raw[t->n]);
-		goto oom;
-	}
-	t->slot[j] = (uint32_t)++t->n;
-	return (uint32_t)t->n;
-oom:
-	t->err = -ENOMEM;
-	return 0;
-}
-
-static void strtab_free(struct strtab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		free(t->s[i]);
-		free(t->raw[i]);
-	}
-	free(t->s);
-	free(t->raw);
-	free(t->slot);
-	memset(t, 0, sizeof(*t));
-}
 
 struct pf_slice {
 	uint64_t start, end;

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* Perfetto's field numbers and enum values the pftrace writer uses (moved out of pftrace_writer.c). */
+#ifndef FVBPF_PFTRACE_FIELDS_H
+#define FVBPF_PFTRACE_FIELDS_H
+
+/* Field numbers, from Perfetto's protos. */
+enum {
+	TRACE_PACKET = 1,
+	TP_CLOCK_SNAPSHOT = 6, TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11,
+	TP_INTERNED_DATA = 12, TP_SEQ_FLAGS = 13, TP_DEFAULTS = 59, TP_TRACK_DESCRIPTOR = 60,
+	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
+	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
+	TE_CATEGORY_IIDS = 3, TE_DEBUG_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10,
+	TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
+	DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6, DA_NAME = 10,
+	DA_DICT_ENTRIES = 11,
+	ID_EVENT_CATEGORIES = 1, ID_EVENT_NAMES = 2, IID = 1, IID_NAME = 2,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5,
+	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+};
+enum { SLICE_BEGIN = 1, SLICE_END = 2 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
+#define CLOCK_MONOTONIC_ID 3
+#define CLOCK_SEQ_INCR 64  /* sequence-scoped clocks are 64..127 */
+
+#endif /* FVBPF_PFTRACE_FIELDS_H */
