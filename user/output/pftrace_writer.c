@@ -377,7 +377,7 @@ static void seq_start(struct pf *p, struct pf_seq *q, size_t track, uint64_t bas
 
 /* Begin of @sl (or its end when @sl is NULL) at @ts; @annotate writes debug annotations. */
 static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uint64_t ts,
-		  void (*annotate)(struct pf *, const struct seg_output_ctx *),
+		  void (*annotate)(struct pb_buf *, const struct seg_output_ctx *),
 		  const struct seg_output_ctx *c)
 {
 	size_t m, mm, mi;
@@ -414,91 +414,91 @@ static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uin
 		if (sl->flow_in)
 			pb_fixed64(&p->b, TE_TERMINATING_FLOW_IDS, sl->flow_in);
 		if (annotate)
-			annotate(p, c);
+			annotate(&p->b, c);
 	}
 	pb_end(&p->b, mm);
 	put_packet(p);
 }
 
-static void da_uint(struct pf *p, const char *name, uint64_t v)
+static void da_uint(struct pb_buf *b, const char *name, uint64_t v)
 {
-	size_t m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
+	size_t m = pb_begin(b, TE_DEBUG_ANNOTATIONS);
 
-	pb_string(&p->b, DA_NAME, name);
-	pb_uint(&p->b, DA_UINT, v);
-	pb_end(&p->b, m);
+	pb_string(b, DA_NAME, name);
+	pb_uint(b, DA_UINT, v);
+	pb_end(b, m);
 }
 
-static void da_bool(struct pf *p, const char *name, bool v)
+static void da_bool(struct pb_buf *b, const char *name, bool v)
 {
-	size_t m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
+	size_t m = pb_begin(b, TE_DEBUG_ANNOTATIONS);
 
-	pb_string(&p->b, DA_NAME, name);
-	pb_uint(&p->b, DA_BOOL, v);
-	pb_end(&p->b, m);
+	pb_string(b, DA_NAME, name);
+	pb_uint(b, DA_BOOL, v);
+	pb_end(b, m);
 }
 
-static void da_string(struct pf *p, const char *name, const char *v)
+static void da_string(struct pb_buf *b, const char *name, const char *v)
 {
-	size_t m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
+	size_t m = pb_begin(b, TE_DEBUG_ANNOTATIONS);
 	char clean[1100];
 
 	text_clean_utf8(clean, sizeof(clean), v);
-	pb_string(&p->b, DA_NAME, name);
-	pb_string(&p->b, DA_STRING, clean);
-	pb_end(&p->b, m);
+	pb_string(b, DA_NAME, name);
+	pb_string(b, DA_STRING, clean);
+	pb_end(b, m);
 }
 
-static void da_double(struct pf *p, const char *name, double v)
+static void da_double(struct pb_buf *b, const char *name, double v)
 {
-	size_t m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
+	size_t m = pb_begin(b, TE_DEBUG_ANNOTATIONS);
 	uint64_t bits;
 
 	memcpy(&bits, &v, sizeof(bits));
-	pb_string(&p->b, DA_NAME, name);
-	pb_fixed64(&p->b, DA_DOUBLE, bits);
-	pb_end(&p->b, m);
+	pb_string(b, DA_NAME, name);
+	pb_fixed64(b, DA_DOUBLE, bits);
+	pb_end(b, m);
 }
 
 /* An object as a dictionary annotation, its entries nested in it. */
-static void da_counts(struct pf *p, const char *name, const struct seg_meta_counts *n)
+static void da_counts(struct pb_buf *b, const char *name, const struct seg_meta_counts *n)
 {
-	size_t m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS), e, i;
+	size_t m = pb_begin(b, TE_DEBUG_ANNOTATIONS), e, i;
 
-	pb_string(&p->b, DA_NAME, name);
+	pb_string(b, DA_NAME, name);
 	for (i = 0; i < 3; i++) {
-		e = pb_begin(&p->b, DA_DICT_ENTRIES);
-		pb_string(&p->b, DA_NAME, seg_meta_count_keys[i]);
-		pb_uint(&p->b, DA_UINT, seg_meta_count(n, i));
-		pb_end(&p->b, e);
+		e = pb_begin(b, DA_DICT_ENTRIES);
+		pb_string(b, DA_NAME, seg_meta_count_keys[i]);
+		pb_uint(b, DA_UINT, seg_meta_count(n, i));
+		pb_end(b, e);
 	}
-	pb_end(&p->b, m);
+	pb_end(b, m);
 }
 
 static void meta_field(void *out, const struct seg_meta_field *f, const union seg_meta_value *v)
 {
-	struct pf *p = out;
+	struct pb_buf *b = out;
 	size_t m;
 
 	switch (f->kind) {
-	case SM_STR: da_string(p, f->key, v->s); break;
+	case SM_STR: da_string(b, f->key, v->s); break;
 	case SM_INT:
-		m = pb_begin(&p->b, TE_DEBUG_ANNOTATIONS);
-		pb_string(&p->b, DA_NAME, f->key);
-		pb_int(&p->b, DA_INT, v->i);
-		pb_end(&p->b, m);
+		m = pb_begin(b, TE_DEBUG_ANNOTATIONS);
+		pb_string(b, DA_NAME, f->key);
+		pb_int(b, DA_INT, v->i);
+		pb_end(b, m);
 		break;
-	case SM_UINT: da_uint(p, f->key, v->u); break;
-	case SM_BOOL: da_bool(p, f->key, v->b); break;
-	case SM_US: da_double(p, f->key, (double)v->u / 1000.0); break;
-	case SM_COUNTS: da_counts(p, f->key, &v->n); break;
+	case SM_UINT: da_uint(b, f->key, v->u); break;
+	case SM_BOOL: da_bool(b, f->key, v->b); break;
+	case SM_US: da_double(b, f->key, (double)v->u / 1000.0); break;
+	case SM_COUNTS: da_counts(b, f->key, &v->n); break;
 	}
 }
 
 /* What otherData holds in the JSON (seg_meta.h), in its order. */
-static void segment_annotations(struct pf *p, const struct seg_output_ctx *c)
+static void pftrace_segment_annotations(struct pb_buf *b, const struct seg_output_ctx *c)
 {
-	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_field, p);
+	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_field, b);
 }
 
 static void emit_track(struct pf *p, struct pf_seq *q, size_t track, const struct pf_slice *sl,
@@ -514,7 +514,7 @@ static void emit_track(struct pf *p, struct pf_seq *q, size_t track, const struc
 		end = sl[i].end;
 		if (sp && end > stack[sp - 1])
 			end = stack[sp - 1]; /* outlives its parent: ended with it */
-		event(p, q, &sl[i], sl[i].start, track ? NULL : segment_annotations, c);
+		event(p, q, &sl[i], sl[i].start, track ? NULL : pftrace_segment_annotations, c);
 		stack[sp++] = end;
 	}
 	while (sp && !p->err)
