@@ -24,39 +24,12 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "control.h"
 #include "fvbpf/fvbpf.h"
 #include "fvbpf_canon.h"
 #include "fvbpf_events.h"
 
 #define FVBPF_EXPORT __attribute__((visibility("default")))
-
-/*
- * The markers read hidden names, so their accesses are PC-relative and
- * always hit the library's own copy, which is the one the kernel and the
- * loader write; the exported aliases are what fvbpf finds in .dynsym.  (An
- * executable that names fvbpf_semaphore itself gets a copy relocation:
- * fvbpf_attached() is the way to ask.)
- */
-__attribute__((section(".probes"), used, visibility("hidden")))
-volatile uint16_t semaphore;  /* also read by agent.c */
-__attribute__((section(".probes"), used, visibility("hidden")))
-volatile uint32_t attach_epoch;
-
-extern volatile uint16_t fvbpf_semaphore
-	__attribute__((alias("semaphore"), visibility("default")));
-
-/*
- * Where the control page is.  The loader reads this pointer (its address is
- * the exported symbol), checks the page's magic and writes the epoch: even
- * while it attaches or detaches, a fresh odd value once every probe is in
- * place.  Markers call the probes only under an odd epoch, and a thread's
- * first marker under a new one first reports the regions it already has
- * open.
- */
-__attribute__((section(".probes"), used, visibility("hidden")))
-struct fvbpf_control *volatile control;
-extern struct fvbpf_control *volatile fvbpf_control
-	__attribute__((alias("control"), visibility("default")));
 
 static __attribute__((noinline)) int loaded_by_inject(void)
 {
@@ -99,45 +72,12 @@ static __attribute__((constructor)) void control_init(void)
 		agent_start_watch();
 }
 
-int probes_callable(void)
-{
-	const struct fvbpf_control *c = control;
-
-	return c && c->magic == FVBPF_CONTROL_MAGIC;
-}
-
 /*
  * TLS descriptors (-mtls-dialect=gnu2): as fast as initial-exec while static
  * TLS has room, and still loadable by dlopen() when it has not (a process
  * that imported torch first).
  */
 static __thread struct fvbpf_thread_stack thread_stack;
-
-/*
- * The probe functions start with the 5-byte NOP 0f 1f 44 00 00: kernel 6.18
- * turns a uprobe on that NOP into a call to a trampoline (about 0.3 us per
- * hit instead of about 0.9 us for an emulated push).  Written in assembly so
- * that no compiler flag (endbr64, frame pointers, profiling hooks) can put
- * another instruction first.  BPF reads their arguments from registers:
- * region probes get (name, fvbpf_region_hash(name)), the sync probe gets
- * (&thread_stack, depth, hashes of the outer FVBPF_SYNC_NAMES names).
- */
-#define FVBPF_PROBE_FN(name)                                   \
-	"	.globl " #name "\n"                            \
-	"	.type " #name ", @function\n"                  \
-	"	.p2align 4\n"                                  \
-	#name ":\n"                                            \
-	"	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"          \
-	"	ret\n"                                         \
-	"	.size " #name ", .-" #name "\n"
-
-__asm__("	.text\n"
-	FVBPF_PROBE_FN(fvbpf_probe_region_begin)
-	FVBPF_PROBE_FN(fvbpf_probe_region_end)
-	FVBPF_PROBE_FN(fvbpf_probe_thread_sync)
-	FVBPF_PROBE_FN(fvbpf_probe_correlation)
-	FVBPF_PROBE_FN(fvbpf_probe_gpu_batch)
-	FVBPF_PROBE_FN(fvbpf_probe_agent_status));
 
 FVBPF_EXPORT void fvbpf_probe_region_begin(const char *name, uint64_t hash);
 FVBPF_EXPORT void fvbpf_probe_region_end(const char *name, uint64_t hash);
@@ -155,27 +95,6 @@ static __attribute__((noinline)) void report_stack(void)
 		if (thread_stack.names[i])
 			hashes[i] = fvbpf_region_hash((const char *)(uintptr_t)thread_stack.names[i]);
 	fvbpf_probe_thread_sync(&thread_stack, n, hashes);
-}
-
-/* The current epoch, or 0 where the markers must not call the probes: no
- * loader, or a forked child (its control page reads all zero). */
-static inline uint32_t live_epoch(void)
-{
-	const struct fvbpf_control *c;
-	uint32_t epoch;
-
-	if (__builtin_expect(semaphore == 0, 1))
-		return 0;
-	c = control;
-	if (!c)
-		return 0;
-	epoch = c->epoch;
-	return epoch & 1 ? epoch : 0;
-}
-
-uint32_t markers_epoch(void)
-{
-	return live_epoch();
 }
 
 /* True when the probes may be called; syncs the thread first if needed. */
