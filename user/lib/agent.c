@@ -24,14 +24,13 @@
 #include <time.h>
 
 #include "agent.h"
+#include "control.h"
 #include "cupti_decode.h"
 #include "fvbpf_events.h"
 #include "fvbpf_gpu.h"
 #include "util/clock.h"
 
 #define FVBPF_EXPORT __attribute__((visibility("default")))
-
-extern volatile uint16_t semaphore;  /* markers.c */
 
 /* WAIT_CUDA: attached to a process without CUDA; CUPTI is loaded only
  * once a CUDA runtime or driver is. */

@@ -18,7 +18,7 @@
  * fvbpf_attached() is the way to ask.)
  */
 __attribute__((section(".probes"), used, visibility("hidden")))
-volatile uint16_t semaphore;  /* also read by agent.c */
+volatile uint16_t semaphore;  /* also read by the agent */
 __attribute__((section(".probes"), used, visibility("hidden")))
 volatile uint32_t attach_epoch;
 
