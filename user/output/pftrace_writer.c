@@ -14,10 +14,10 @@
  *     (InternedData) the first time the sequence uses them.
  * Launch -> kernel arrows are flow_ids / terminating_flow_ids (the CUPTI
  * correlation id).  Slices on a track must nest: a slice that outlives its
- * parent is ended with the parent.
+ * parent is ended with the parent.  The interned strings are pf_strtab.c's,
+ * the segment slice's annotations pftrace_meta.c's.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +28,6 @@
 #include "output/pftrace_fields.h"
 #include "output/pftrace_meta.h"
 #include "output/pftrace_writer.h"
-#include "output/seg_meta.h"
 #include "output/seg_tids.h"
 #include "util/text_out.h"
 #include "util/text_sanitize.h"
