@@ -9,11 +9,17 @@
 
 #include "attach/attach.h"
 #include "cli/attach_options.h"
-#include "target/inject.h"
 #include "util/log.h"
 #include "util/mem_budget.h"
 #include "util/parse_count.h"
 #include "pipeline/registry.h"
+
+/* The table's row for an option: its bounds are the ones checked and named. */
+#define ROW(id) (&attach_opt_table[id])
+#define MIN_OF(id) (ROW(id)->min)
+#define MAX_OF(id) (ROW(id)->max)
+#define UMIN_OF(id) ((unsigned long long)ROW(id)->min)
+#define UMAX_OF(id) ((unsigned long long)ROW(id)->max)
 
 /* A decimal number of seconds.  strtod() alone would take "nan", "inf"
  * and hex, which no comparison rejects. */
@@ -38,13 +44,14 @@ static int parse_pids(struct attach_opts *o, char *arg)
 	unsigned long long v;
 
 	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (parse_count(tok, 1, PID_MAX_LIMIT, &v)) {
-			log_error("invalid PID '%s' for -p: give a process id from 1 to %d, e.g. -p 1234",
-				  tok, PID_MAX_LIMIT);
+		if (parse_count(tok, UMIN_OF(AO_PID), UMAX_OF(AO_PID), &v)) {
+			log_error("invalid PID '%s' for -p: give a process id from %llu to %llu, e.g. -p 1234",
+				  tok, UMIN_OF(AO_PID), UMAX_OF(AO_PID));
 			return EINVAL;
 		}
-		if (o->npids == ATTACH_MAX_PIDS) {
-			log_error("too many PIDs for -p: at most %d per attach", ATTACH_MAX_PIDS);
+		/* the table's count, and never past the array it fills */
+		if ((unsigned int)o->npids >= ROW(AO_PID)->most || o->npids >= ATTACH_MAX_PIDS) {
+			log_error("too many PIDs for -p: at most %u per attach", ROW(AO_PID)->most);
 			return EINVAL; /* not E2BIG: that is ARGP_ERR_UNKNOWN */
 		}
 		o->pids[o->npids++] = (pid_t)v;
@@ -74,8 +81,8 @@ static int check_region_file(const char *path)
 
 static int parse_outdir(struct attach_opts *o, const char *arg)
 {
-	if (!*arg || strlen(arg) > OUTDIR_MAX) {
-		log_error("invalid -o: give a directory name of 1 to %d bytes", OUTDIR_MAX);
+	if (!*arg || strlen(arg) > UMAX_OF(AO_OUTPUT)) {
+		log_error("invalid -o: give a directory name of 1 to %llu bytes", UMAX_OF(AO_OUTPUT));
 		return EINVAL;
 	}
 	o->outdir = arg;
@@ -88,33 +95,34 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 
 	switch (key) {
 	case 'd':
-		if (parse_seconds(arg, DURATION_MIN_S, DURATION_MAX_S, &o->duration_s))
+		if (parse_seconds(arg, MIN_OF(AO_DURATION), MAX_OF(AO_DURATION), &o->duration_s))
 			break;
 		return 0;
 	case 'n':
-		if (parse_count(arg, 1, SEGMENTS_MAX, &v))
+		if (parse_count(arg, UMIN_OF(AO_SEGMENTS), UMAX_OF(AO_SEGMENTS), &v))
 			break;
 		o->max_segments = (unsigned int)v;
 		return 0;
 	case OPT_RINGBUF:
-		if (parse_count(arg, 1, RINGBUF_MAX_MB, &v) || (v & (v - 1)))
+		if (parse_count(arg, UMIN_OF(AO_RINGBUF), UMAX_OF(AO_RINGBUF), &v) || (v & (v - 1)))
 			break;
 		o->ringbuf_mb = (unsigned int)v;
 		return 0;
 	case OPT_GPU_WAIT:
-		if (parse_seconds(arg, 0, GPU_WAIT_MAX_S, &o->gpu_wait_s))
+		if (parse_seconds(arg, MIN_OF(AO_GPU_WAIT), MAX_OF(AO_GPU_WAIT), &o->gpu_wait_s))
 			break;
 		return 0;
 	case OPT_WINDOW:
-		if (parse_seconds(arg, WINDOW_MIN_S, WINDOW_MAX_S, &o->window_s))
+		if (parse_seconds(arg, MIN_OF(AO_WINDOW), MAX_OF(AO_WINDOW), &o->window_s))
 			break;
 		return 0;
 	case OPT_WAIT:
-		if (parse_seconds(arg, 0, WAIT_MAX_S, &o->wait_s))
+		if (parse_seconds(arg, MIN_OF(AO_WAIT), MAX_OF(AO_WAIT), &o->wait_s))
 			break;
 		return 0;
 	case OPT_INJECT_TIMEOUT:
-		if (parse_seconds(arg, INJECT_TIMEOUT_MIN, INJECT_TIMEOUT_MAX, &o->inject_timeout_s))
+		if (parse_seconds(arg, MIN_OF(AO_INJECT_TIMEOUT), MAX_OF(AO_INJECT_TIMEOUT),
+				  &o->inject_timeout_s))
 			break;
 		return 0;
 	case OPT_MAX_MEMORY:
@@ -125,34 +133,36 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 	switch (key) {
 	case 'd':
 		log_error("invalid -d '%s': give seconds from %g to %.0f (365 days), e.g. -d 30", arg,
-			  DURATION_MIN_S, DURATION_MAX_S);
+			  MIN_OF(AO_DURATION), MAX_OF(AO_DURATION));
 		break;
 	case 'n':
-		log_error("invalid -n '%s': give a segment count from 1 to %llu, e.g. -n 3", arg,
-			  SEGMENTS_MAX);
+		log_error("invalid -n '%s': give a segment count from %llu to %llu, e.g. -n 3", arg,
+			  UMIN_OF(AO_SEGMENTS), UMAX_OF(AO_SEGMENTS));
 		break;
 	case OPT_RINGBUF:
-		log_error("invalid --ringbuf-size '%s': give a power of two from 1 to %llu (MiB)", arg,
-			  RINGBUF_MAX_MB);
+		log_error("invalid --ringbuf-size '%s': give a power of two from %llu to %llu (MiB)", arg,
+			  UMIN_OF(AO_RINGBUF), UMAX_OF(AO_RINGBUF));
 		break;
 	case OPT_GPU_WAIT:
-		log_error("invalid --gpu-wait '%s': give seconds from 0 to %.0f", arg, GPU_WAIT_MAX_S);
+		log_error("invalid --gpu-wait '%s': give seconds from %g to %.0f", arg,
+			  MIN_OF(AO_GPU_WAIT), MAX_OF(AO_GPU_WAIT));
 		break;
 	case OPT_WINDOW:
-		log_error("invalid --window '%s': give seconds from %g to %.0f", arg, WINDOW_MIN_S,
-			  WINDOW_MAX_S);
+		log_error("invalid --window '%s': give seconds from %g to %.0f", arg, MIN_OF(AO_WINDOW),
+			  MAX_OF(AO_WINDOW));
 		break;
 	case OPT_WAIT:
-		log_error("invalid --wait '%s': give seconds from 0 to %.0f", arg, WAIT_MAX_S);
+		log_error("invalid --wait '%s': give seconds from %g to %.0f", arg, MIN_OF(AO_WAIT),
+			  MAX_OF(AO_WAIT));
 		break;
 	case OPT_INJECT_TIMEOUT:
 		log_error("invalid --inject-timeout '%s': give seconds from %g to %.0f, e.g. "
-			  "--inject-timeout 5", arg, INJECT_TIMEOUT_MIN, INJECT_TIMEOUT_MAX);
+			  "--inject-timeout 5", arg, MIN_OF(AO_INJECT_TIMEOUT), MAX_OF(AO_INJECT_TIMEOUT));
 		break;
 	case OPT_MAX_MEMORY:
 		log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an "
 			  "optional K, M or G suffix, e.g. --max-memory 512M", arg,
-			  MEM_MAX_MEMORY >> 30);
+			  UMAX_OF(AO_MAX_MEMORY) >> 30);
 		break;
 	}
 	return EINVAL;
@@ -191,7 +201,7 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		}
 		return 0;
 	case OPT_INJECT_LIB:
-		if (!*arg || strlen(arg) >= PATH_MAX) {
+		if (!*arg || strlen(arg) > UMAX_OF(AO_INJECT_LIB)) {
 			log_error("invalid --inject-lib: give the path of libfvbpf.so");
 			return EINVAL;
 		}
@@ -201,8 +211,9 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		o->children = true;
 		return 0;
 	case OPT_MATCH:
-		if (!*arg || strlen(arg) > MATCH_MAX) {
-			log_error("invalid --match: give a regular expression of 1 to %d bytes", MATCH_MAX);
+		if (!*arg || strlen(arg) > UMAX_OF(AO_MATCH)) {
+			log_error("invalid --match: give a regular expression of %llu to %llu bytes",
+				  UMIN_OF(AO_MATCH), UMAX_OF(AO_MATCH));
 			return EINVAL;
 		}
 		o->match = arg;
@@ -217,9 +228,12 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		o->region_file = arg;
 		return check_region_file(arg);
 	case 'v':
-		if (log_verbosity < VERBOSE_MAX)
+		if (log_verbosity < (int)ROW(AO_VERBOSE)->most)
 			log_verbosity++;
 		return 0;
+	case OPT_HELP_MARKDOWN:
+		attach_options_markdown(stdout);
+		exit(0); /* as argp's own --help does */
 	case ARGP_KEY_ARG:
 		log_error("unexpected argument '%s': see fvbpf attach --help", arg);
 		return EINVAL;
@@ -243,19 +257,24 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	}
 }
 
-static const struct argp attach_argp = {
-	.options = attach_options,
-	.parser = parse_attach,
-	.args_doc = "",
-	.doc = "Attach to running processes that use the fvbpf region markers and write one "
-	       "trace segment per outermost region invocation.\v"
-	       "Example: sudo fvbpf attach -p 1234 -r training_train_one_step,training_forward -o traces/",
-};
+static const char attach_doc[] =
+	"Attach to running processes and write one trace segment per outermost region "
+	"invocation (-r, the fvbpf markers) or per training step (--step-by, PyTorch jobs "
+	"without markers).\v"
+	"Examples (as root):\n"
+	"  fvbpf attach -p 1234 -r training_train_one_step,training_forward -o out/\n"
+	"  fvbpf attach -p 1234 --step-by 'Optimizer.step*' -n 3 -o out/\n"
+	"  fvbpf attach -p LAUNCHER --children --step-by 'Optimizer.step*' -o out/\n"
+	"Every option's range: docs/options.md.";
 
 int attach_command(int argc, char **argv)
 {
-	struct attach_opts o = { .outdir = "./fvbpf-traces", .ringbuf_mb = 8, .gpu_wait_s = 2,
-				 .max_memory = MEM_DEFAULT };
+	struct attach_opts o = { .outdir = ROW(AO_OUTPUT)->def_text,
+				 .ringbuf_mb = (unsigned int)ROW(AO_RINGBUF)->def,
+				 .gpu_wait_s = ROW(AO_GPU_WAIT)->def,
+				 .max_memory = (uint64_t)ROW(AO_MAX_MEMORY)->def };
+	const struct argp attach_argp = { .options = attach_argp_options(), .parser = parse_attach,
+					  .args_doc = "", .doc = attach_doc };
 	int err;
 
 	argp_err_exit_status = 2;

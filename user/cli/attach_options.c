@@ -1,52 +1,249 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* The options of `fvbpf attach` (moved out of attach_cli.c). */
-#include "cli/attach_options.h"
+/*
+ * The options of `fvbpf attach`, one row each: what the parser checks, what
+ * --help says and what docs/options.md lists all come from here, so a
+ * range written once cannot disagree with itself.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
 
-const struct argp_option attach_options[] = {
-	{ "pid", 'p', "PID[,PID...]", 0, "Processes to trace (repeatable, at most 64)", 0 },
-	{ "regions", 'r', "LIST", 0,
-	  "Regions to trace, comma separated, FastVideo names (default: $FASTVIDEO_TORCH_PROFILE_REGIONS)", 0 },
-	{ "output", 'o', "DIR", 0, "Output directory (default ./fvbpf-traces)", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds (0.001 to 31536000)", 0 },
-	{ "segments", 'n', "N", 0,
-	  "Stop once every traced process has written N segments (1 to 1000000000)", 0 },
-	{ "region-file", OPT_REGION_FILE, "FILE", 0,
-	  "Extra regions, one per line: NAME [description] (a regular file, at most 1 MiB)", 0 },
-	{ "ringbuf-size", OPT_RINGBUF, "MB", 0,
-	  "Ring buffer size in MiB, a power of two from 1 to 1024 (default 8)", 0 },
-	{ "gpu-wait", OPT_GPU_WAIT, "SECONDS", 0,
-	  "How long a closed segment waits for its GPU records, 0 to 600 (default 2)", 0 },
-	{ "no-torch-ops", OPT_NO_TORCH, NULL, 0,
-	  "Do not probe PyTorch operators, autograd nodes and scopes (on when libtorch_cpu is mapped)", 0 },
-	{ "step-by", OPT_STEP_BY, "GLOB", 0,
-	  "One segment per training step: from the end of one torch scope matching GLOB "
-	  "(e.g. 'Optimizer.step*') to the end of the next; needs no markers", 0 },
-	{ "window", OPT_WINDOW, "SECONDS", 0,
-	  "For a process with neither markers nor torch scopes: consecutive time windows of this "
-	  "length as segments (region 'window')", 0 },
-	{ "children", OPT_CHILDREN, NULL, 0,
-	  "Trace the -p processes and all their descendants, those alive now and those started "
-	  "later (torchrun workers, restarted workers); forked copies (DataLoader workers) are "
-	  "listed, not traced", 0 },
-	{ "match", OPT_MATCH, "REGEX", 0,
-	  "Trace processes whose command line matches REGEX (POSIX extended), now and as they "
-	  "start, and their descendants as --children does", 0 },
-	{ "wait", OPT_WAIT, "SECONDS", 0,
-	  "With --match: wait up to this long for a first match (0 to 86400, default 0)", 0 },
-	{ "inject", OPT_INJECT, NULL, 0,
-	  "Load libfvbpf.so (markers and the CUPTI agent, for GPU time) into each traced process "
-	  "that lacks it: ptrace stops its main thread for about a millisecond to call its own "
-	  "dlopen(); refused for a process already being traced", 0 },
-	{ "inject-timeout", OPT_INJECT_TIMEOUT, "SECONDS", 0,
-	  "With --inject: give up (target restored, no agent) after this long, 0.1 to 600 (default 5)", 0 },
-	{ "inject-lib", OPT_INJECT_LIB, "FILE", 0,
-	  "With --inject: the library to load (default: libfvbpf.so beside fvbpf, or ../lib/)", 0 },
-	{ "format", OPT_FORMAT, "FORMAT", 0,
-	  "Trace file format: json (default, Chrome JSON), json.gz (the same gzipped) or pftrace "
-	  "(Perfetto's protobuf trace, several times smaller); summaries are always written", 0 },
-	{ "max-memory", OPT_MAX_MEMORY, "SIZE", 0,
-	  "Most memory fvbpf may use, with K, M or G (default 256M, at most 1024G); past its share "
-	  "closed segments wait on disk and a segment too big stops growing (counted)", 0 },
-	{ "verbose", 'v', NULL, 0, "Say more (repeat for libbpf's own messages)", 0 },
-	{},
+#include "cli/attach_options.h"
+#include "attach/attach.h"
+#include "target/inject.h"
+#include "util/mem_budget.h"
+
+#define PID_MAX_LIMIT 4194304 /* the kernel's largest pid_max */
+/* Leaves PATH_MAX room for "/.trace_rank..._segment..._<region>.json.tmp.PID". */
+#define OUTDIR_MAX 3900
+
+const struct attach_opt attach_opt_table[AO_COUNT] = {
+	[AO_PID] = { "pid", 'p', "PID[,PID...]", AK_COUNT, 1, PID_MAX_LIMIT,
+		     .most = ATTACH_MAX_PIDS, .help = "Processes to trace (repeatable)" },
+	[AO_CHILDREN] = { "children", OPT_CHILDREN, NULL, AK_FLAG,
+			  .help = "Trace the -p processes and all their descendants, those alive "
+				  "now and those started later (torchrun workers, restarted "
+				  "workers); forked copies (DataLoader workers) are listed, not traced",
+			  .see = "[Whole jobs](whole-jobs.md#whole-jobs-torchrun-process-trees-several-nodes)" },
+	[AO_MATCH] = { "match", OPT_MATCH, "REGEX", AK_TEXT, 1, 1024,
+		       .help = "Trace processes whose command line matches REGEX (POSIX extended), "
+			       "now and as they start, and their descendants as --children does" },
+	[AO_WAIT] = { "wait", OPT_WAIT, "SECONDS", AK_SECONDS, 0, 86400, .has_def = 1,
+		      .def_text = "0: fail at once",
+		      .help = "With --match: wait up to this long for a first match" },
+	[AO_REGIONS] = { "regions", 'r', "LIST", AK_TEXT,
+			 .def_text = "$FASTVIDEO_TORCH_PROFILE_REGIONS",
+			 .help = "Regions to trace, comma separated, FastVideo names; an entry "
+				 "torch:GLOB makes each PyTorch record_function scope whose name "
+				 "matches GLOB (fnmatch) a region",
+			 .accepted = "any length; names of 1 to 63 characters (others are warned "
+				     "about and ignored); at most 16 torch: patterns" },
+	[AO_STEP_BY] = { "step-by", OPT_STEP_BY, "GLOB", AK_TEXT,
+			 .help = "One segment per training step, region 'step': from the end of one "
+				 "torch scope matching GLOB (e.g. 'Optimizer.step*') to the end of "
+				 "the next; needs no markers",
+			 .accepted = "a glob" },
+	[AO_OUTPUT] = { "output", 'o', "DIR", AK_TEXT, 1, OUTDIR_MAX,
+			.def_text = "./fvbpf-traces",
+			.help = "Output directory, created if needed" },
+	[AO_DURATION] = { "duration", 'd', "SECONDS", AK_SECONDS, 0.001, 31536000,
+			  .help = "Stop after this long", .accepted = "(365 days)" },
+	[AO_SEGMENTS] = { "segments", 'n', "N", AK_COUNT, 1, 1000000000,
+			  .help = "Stop once every traced process has written N segments" },
+	[AO_REGION_FILE] = { "region-file", OPT_REGION_FILE, "FILE", AK_TEXT,
+			     .help = "Extra regions, one per line: NAME [description], # comments",
+			     .accepted = "a regular file of at most 1 MiB, lines of at most 512 "
+					 "bytes, plain UTF-8 text (no control characters but tabs); "
+					 "at most 256 regions with the 18 built in" },
+	[AO_RINGBUF] = { "ringbuf-size", OPT_RINGBUF, "MB", AK_POW2, 1, 1024, .def = 8,
+			 .has_def = 1, .help = "Ring buffer size in MiB" },
+	[AO_FORMAT] = { "format", OPT_FORMAT, "FORMAT", AK_TEXT, .def_text = "json",
+			.help = "Trace file format: json (Chrome JSON), json.gz (the same JSON "
+				"gzipped) or pftrace (Perfetto's protobuf trace, several times "
+				"smaller); summaries are always written",
+			.accepted = "json, json.gz or pftrace",
+			.see = "[Trace formats](formats.md#trace-formats)" },
+	[AO_GPU_WAIT] = { "gpu-wait", OPT_GPU_WAIT, "SECONDS", AK_SECONDS, 0, 600, .def = 2,
+			  .has_def = 1,
+			  .help = "How long a closed segment waits for its GPU records" },
+	[AO_MAX_MEMORY] = { "max-memory", OPT_MAX_MEMORY, "SIZE", AK_SIZE, 1,
+			    (double)MEM_MAX_MEMORY, .def = (double)MEM_DEFAULT, .has_def = 1,
+			    .help = "The most memory (RSS) fvbpf may use; past its shares closed "
+				    "segments wait on disk and a segment too big stops growing "
+				    "(counted)",
+			    .accepted = "(1024-based); must leave at least 8 MiB for segments "
+					"once attached",
+			    .see = "[Memory](memory.md#memory---max-memory)" },
+	[AO_WINDOW] = { "window", OPT_WINDOW, "SECONDS", AK_SECONDS, 0.01, 86400,
+			.help = "For a process with neither markers nor torch scopes (a C++ CUDA "
+				"server): consecutive time windows of this length as segments "
+				"(region 'window')" },
+	[AO_NO_TORCH] = { "no-torch-ops", OPT_NO_TORCH, NULL, AK_FLAG,
+			  .help = "Do not probe PyTorch operators, autograd nodes and scopes (on "
+				  "whenever libtorch_cpu.so is mapped)" },
+	[AO_INJECT] = { "inject", OPT_INJECT, NULL, AK_FLAG,
+			.help = "Load libfvbpf.so (markers and the CUPTI agent, for GPU time) into "
+				"each traced process that lacks it, without a restart: ptrace "
+				"stops its main thread for about a millisecond to call its own "
+				"dlopen(); refused for a process already being traced",
+			.see = "[Injecting the agent](inject.md#injecting-the-agent---inject)" },
+	[AO_INJECT_TIMEOUT] = { "inject-timeout", OPT_INJECT_TIMEOUT, "SECONDS", AK_SECONDS,
+				INJECT_TIMEOUT_MIN, INJECT_TIMEOUT_MAX,
+				.def = INJECT_TIMEOUT_DEFAULT, .has_def = 1,
+				.help = "With --inject: give up after this long, target restored, "
+					"attach without the agent" },
+	[AO_INJECT_LIB] = { "inject-lib", OPT_INJECT_LIB, "FILE", AK_TEXT, 1, PATH_MAX - 1,
+			    .def_text = "libfvbpf.so beside fvbpf, in .. or ../lib",
+			    .help = "With --inject: the library to load",
+			    .accepted = "a regular file" },
+	[AO_VERBOSE] = { "verbose", 'v', NULL, AK_FLAG, .most = 2,
+			 .help = "More messages; -vv adds libbpf's own (verifier log)" },
 };
+
+/* Whole numbers without a fraction, others as %g: 0.001, 31536000. */
+static void fmt_num(char *buf, size_t n, double v)
+{
+	if (v == (double)(long long)v)
+		snprintf(buf, n, "%lld", (long long)v);
+	else
+		snprintf(buf, n, "%g", v);
+}
+
+/* The largest of G, M, K that divides the size exactly. */
+static void fmt_size(char *buf, size_t n, double v)
+{
+	static const char units[] = "GMK";
+	uint64_t b = (uint64_t)v;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		uint64_t u = 1ULL << (30 - 10 * i);
+
+		if (b >= u && b % u == 0) {
+			snprintf(buf, n, "%llu%c", (unsigned long long)(b / u), units[i]);
+			return;
+		}
+	}
+	snprintf(buf, n, "%llu", (unsigned long long)b);
+}
+
+/* What the value must be, in words, from the table's numbers. */
+void attach_opt_accepted(const struct attach_opt *o, char *buf, size_t n)
+{
+	char lo[32], hi[32];
+	size_t len;
+
+	fmt_num(lo, sizeof(lo), o->min);
+	fmt_num(hi, sizeof(hi), o->max);
+	buf[0] = '\0';
+	switch (o->kind) {
+	case AK_FLAG:
+		if (o->most > 1)
+			snprintf(buf, n, "up to %u times", o->most);
+		break;
+	case AK_TEXT:
+		if (o->max > 0)
+			snprintf(buf, n, "%s to %s bytes", lo, hi);
+		break;
+	case AK_SECONDS:
+	case AK_COUNT:
+		snprintf(buf, n, "%s to %s", lo, hi);
+		break;
+	case AK_POW2:
+		snprintf(buf, n, "a power of two from %s to %s", lo, hi);
+		break;
+	case AK_SIZE:
+		fmt_size(hi, sizeof(hi), o->max);
+		snprintf(buf, n, "1 byte to %s, a decimal count with an optional K, M or G", hi);
+		break;
+	}
+	len = strlen(buf);
+	if (o->kind != AK_FLAG && o->most)
+		len += snprintf(buf + len, n - len, ", at most %u in all", o->most);
+	if (o->accepted && len < n)
+		len += snprintf(buf + len, n - len, "%s%s", !len ? "" : o->accepted[0] == '(' ? " " : "; ",
+				o->accepted);
+	if (o->kind == AK_SECONDS && len < n)
+		snprintf(buf + len, n - len, ", decimal");
+}
+
+/* The default in words, or "" for none. */
+void attach_opt_default(const struct attach_opt *o, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (o->def_text)
+		snprintf(buf, n, "%s", o->def_text);
+	else if (o->has_def && o->kind == AK_SIZE)
+		fmt_size(buf, n, o->def);
+	else if (o->has_def)
+		fmt_num(buf, n, o->def);
+}
+
+/* argp's option array, built once: each help line is the row's phrase,
+ * then in brackets its range and default as docs/options.md has them. */
+const struct argp_option *attach_argp_options(void)
+{
+	static struct argp_option opts[AO_COUNT + 2];
+	static char docs[AO_COUNT][1024];
+	char acc[512], def[128];
+	int i;
+
+	if (opts[0].name)
+		return opts;
+	for (i = 0; i < AO_COUNT; i++) {
+		const struct attach_opt *o = &attach_opt_table[i];
+
+		attach_opt_accepted(o, acc, sizeof(acc));
+		attach_opt_default(o, def, sizeof(def));
+		if (*acc || *def)
+			snprintf(docs[i], sizeof(docs[i]), "%s [%s%s%s%s]", o->help, acc,
+				 *acc && *def ? ", " : "", *def ? "default " : "", def);
+		else
+			snprintf(docs[i], sizeof(docs[i]), "%s", o->help);
+		opts[i] = (struct argp_option){ .name = o->name, .key = o->key, .arg = o->arg,
+						.doc = docs[i] };
+	}
+	opts[AO_COUNT] = (struct argp_option){ .name = "help-markdown", .key = OPT_HELP_MARKDOWN,
+					       .flags = OPTION_HIDDEN,
+					       .doc = "Print docs/options.md's option table" };
+	return opts;
+}
+
+/* Markdown text: a table cell must not end early on '|' nor turn a glob's
+ * '*' into emphasis. */
+static void md_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|' || *s == '*' || *s == '_' || *s == '<')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+}
+
+void attach_options_markdown(FILE *f)
+{
+	char acc[512], def[128];
+	int i;
+
+	fprintf(f, "| option | meaning | accepted | default |\n| --- | --- | --- | --- |\n");
+	for (i = 0; i < AO_COUNT; i++) {
+		const struct attach_opt *o = &attach_opt_table[i];
+
+		attach_opt_accepted(o, acc, sizeof(acc));
+		attach_opt_default(o, def, sizeof(def));
+		if (o->key < 0x100)
+			fprintf(f, "| `-%c%s%s`, `--%s` | ", o->key, o->arg ? " " : "",
+				o->arg ? o->arg : "", o->name);
+		else
+			fprintf(f, "| `--%s%s%s` | ", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+		md_text(f, o->help);
+		if (o->see)
+			fprintf(f, " (see %s)", o->see);
+		fputs(" | ", f);
+		md_text(f, acc);
+		fputs(" | ", f);
+		if (*def)
+			fprintf(f, "`%s`", def);
+		fputs(" |\n", f);
+	}
+}
