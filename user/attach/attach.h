@@ -2,36 +2,7 @@
 #ifndef FVBPF_ATTACH_H
 #define FVBPF_ATTACH_H
 
-#include <stdbool.h>
-#include <stdint.h>
-#include <sys/types.h>
-
-#include "output/seg_output.h"
-
-#define ATTACH_MAX_PIDS 64
-
-struct attach_opts {
-	pid_t pids[ATTACH_MAX_PIDS];
-	int npids;
-	const char *regions;       /* NULL: FASTVIDEO_TORCH_PROFILE_REGIONS */
-	const char *outdir;
-	double duration_s;         /* 0: until stopped */
-	unsigned int max_segments; /* 0: unlimited */
-	const char *region_file;
-	unsigned int ringbuf_mb;
-	double gpu_wait_s;         /* how long a closed segment waits for GPU records */
-	bool no_torch_ops;         /* --no-torch-ops */
-	double window_s;           /* --window: time windows for unmarked processes */
-	const char *step_by;       /* --step-by GLOB: segments from one scope end to the next */
-	bool children;             /* --children: the -p processes' descendants too */
-	const char *match;         /* --match REGEX: processes by command line */
-	double wait_s;             /* --wait: for a --match that matches nothing yet */
-	bool inject;               /* --inject: load libfvbpf.so into targets without it */
-	double inject_timeout_s;   /* --inject-timeout */
-	const char *inject_lib;    /* --inject-lib: the library to load (default: beside fvbpf) */
-	enum trace_format format;  /* --format */
-	uint64_t max_memory;       /* --max-memory, bytes */
-};
+#include "model/options.h"
 
 /* `fvbpf attach ...`: returns the process exit status. */
 int attach_command(int argc, char **argv);
