@@ -3,7 +3,7 @@
 #ifndef FVBPF_EXIT_REPORT_H
 #define FVBPF_EXIT_REPORT_H
 
-#include "attach/attach.h"
+#include "model/options.h"
 #include "model/session.h"
 
 void report_print(struct session *s, const struct attach_opts *o);

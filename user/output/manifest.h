@@ -2,7 +2,7 @@
 #ifndef FVBPF_MANIFEST_H
 #define FVBPF_MANIFEST_H
 
-#include "attach/attach.h"
+#include "model/options.h"
 #include "model/session.h"
 
 /* DIR/manifest.json: processes, ranks, files, warnings, loss counters. */

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attach/attach.h"
+#include "model/options.h"
 #include "model/session.h"
 #include "probes/bpf_setup.h"
 #include "probes/cuda_api.h"
