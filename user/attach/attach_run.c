@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "attach/attach.h"
+#include "attach/attach_run.h"
 #include "probes/bpf_setup.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"

@@ -170,6 +170,9 @@ int follow_prepare(struct session *s, const struct attach_opts *o)
 	if (!f)
 		return -ENOMEM;
 	s->follow = f;
+	/* What events.c and manifest.c call up to, without including us. */
+	s->hooks.proc_record = follow_record;
+	s->hooks.followed_json = follow_json;
 	proc_tree_init(&f->tree);
 	f->children = o->children;
 	f->max_segments = o->max_segments;
@@ -546,4 +549,5 @@ void follow_free(struct session *s)
 	free(f->excluded);
 	free(f);
 	s->follow = NULL;
+	s->hooks = (struct session_hooks){ 0 };
 }

@@ -4,6 +4,7 @@
 #define FVBPF_TARGET_H
 
 #include "attach/attach.h"
+#include "attach/attach_run.h"
 #include "model/session.h"
 
 /* Fill s->targets from o->pids (deduplicated, each with its marker library);

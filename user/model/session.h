@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
-/* State of one `fvbpf attach` run. */
+/*
+ * The data model of one `fvbpf attach` run: the session and its targets,
+ * which every live stage reads.  Data only (structs, tiny inlines): what
+ * runs it is attach/attach_run.c, which wires the stages together.  Each
+ * stage's own state is a struct of its own, embedded here (the segment
+ * tracker, drop recovery, call pairing, GPU join, torch pairing).
+ */
 #ifndef FVBPF_SESSION_H
 #define FVBPF_SESSION_H
 
@@ -83,6 +89,18 @@ struct session_target {
 	unsigned int status_warned; /* bit per agent status code */
 	/* PyTorch */
 	bool has_markers;           /* the fvbpf marker library is mapped */
+struct fvbpf_proc_event;
+struct json_object;
+
+/* The calls up into the attach stage that lower stages make, installed
+ * with s->follow by follow_prepare(): a stage below attach/ never includes
+ * its headers.  NULL when nothing is followed. */
+struct session_hooks {
+	/* A fork, exec or exit record of the followed tree (events.c). */
+	void (*proc_record)(struct session *s, const struct fvbpf_proc_event *ev);
+	/* The manifest's "followed" object (manifest.c). */
+	struct json_object *(*followed_json)(const struct session *s);
+};
 	struct torch_probes torchp;
 	struct torch_pairing tpair;
 	bool stepping;              /* --step-by: a step segment is open */
@@ -94,6 +112,7 @@ struct session_target {
 #define TORCH_GLOBS_MAX 16
 /* Processes traced in one attach, late and restarted ones included: each
  * is a BPF slot, a set of probes and segment state. */
+	struct session_hooks hooks;       /* follow.c's, with follow */
 #define SESSION_MAX_TARGETS 256
 struct follow;
 
@@ -145,9 +164,5 @@ static inline uint64_t now_ns(clockid_t clk)
 	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
-
-/* Detach and free everything @s holds; also for a session built by hand
- * without BPF (targets with pidfd -1, see target_init()). */
-void session_free(struct session *s);
 
 #endif /* FVBPF_SESSION_H */

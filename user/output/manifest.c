@@ -5,7 +5,6 @@
 #include <time.h>
 
 #include "pipeline/bounds.h"
-#include "attach/follow.h"
 #include "target/inject.h"
 #include "probes/bpf_setup.h"
 #include "util/json_writer.h"
@@ -286,8 +285,8 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(root, "regions_never_entered", never);
 	json_object_object_add(root, "clock", clock_json(&s->meta));
 	json_object_object_add(root, "processes", processes_json(s));
-	if (s->follow)
-		json_object_object_add(root, "followed", follow_json(s));
+	if (s->follow && s->hooks.followed_json)
+		json_object_object_add(root, "followed", s->hooks.followed_json(s));
 	json_object_object_add(root, "memory", memory_json(s));
 
 	loss = json_object_new_object();

@@ -13,7 +13,6 @@
 #include "util/checked_math.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
-#include "attach/follow.h"
 #include "util/log.h"
 #include "target/symbolizer.h"
 #include "util/text_sanitize.h"
@@ -216,7 +215,9 @@ int events_handle(struct session *s, const void *data, size_t size)
 			s->bad_records++;
 			return 0;
 		}
-		follow_record(s, data);
+		/* --children, --match: the attach stage's (follow.c) */
+		if (s->hooks.proc_record)
+			s->hooks.proc_record(s, data);
 		return 0;
 	}
 	t = find_target(s, h->tgid);
