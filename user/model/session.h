@@ -89,6 +89,19 @@ struct session_target {
 	unsigned int status_warned; /* bit per agent status code */
 	/* PyTorch */
 	bool has_markers;           /* the fvbpf marker library is mapped */
+	struct torch_probes torchp;
+	struct torch_pairing tpair;
+	bool stepping;              /* --step-by: a step segment is open */
+	uint64_t scopes_untracked;  /* scopes whose end BPF could not watch */
+	uint64_t scopes_cut;        /* scope names cut at FVBPF_SCOPE_NAME bytes */
+	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
+};
+
+#define TORCH_GLOBS_MAX 16
+/* Processes traced in one attach, late and restarted ones included: each
+ * is a BPF slot, a set of probes and segment state. */
+#define SESSION_MAX_TARGETS 256
+struct follow;
 struct fvbpf_proc_event;
 struct json_object;
 
@@ -101,20 +114,6 @@ struct session_hooks {
 	/* The manifest's "followed" object (manifest.c). */
 	struct json_object *(*followed_json)(const struct session *s);
 };
-	struct torch_probes torchp;
-	struct torch_pairing tpair;
-	bool stepping;              /* --step-by: a step segment is open */
-	uint64_t scopes_untracked;  /* scopes whose end BPF could not watch */
-	uint64_t scopes_cut;        /* scope names cut at FVBPF_SCOPE_NAME bytes */
-	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
-};
-
-#define TORCH_GLOBS_MAX 16
-/* Processes traced in one attach, late and restarted ones included: each
- * is a BPF slot, a set of probes and segment state. */
-	struct session_hooks hooks;       /* follow.c's, with follow */
-#define SESSION_MAX_TARGETS 256
-struct follow;
 
 struct session {
 	struct fvbpf_bpf *skel;
@@ -126,6 +125,7 @@ struct session {
 	struct session_target *targets;   /* SESSION_MAX_TARGETS slots */
 	int ntargets, cap_targets;
 	struct follow *follow;            /* --children, --match (follow.c) */
+	struct session_hooks hooks;       /* follow.c's, with follow */
 	struct bpf_link *tree_links[3];   /* fork, exec, exit tracepoints */
 	struct seg_writer writer;
 	struct mem_budget mem;      /* --max-memory */
