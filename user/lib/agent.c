@@ -11,9 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <libgen.h>
-#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,10 +23,6 @@
 
 #include "agent.h"
 #include "control.h"
-#include "cupti_decode.h"
-#include "fvbpf_events.h"
-#include "fvbpf_gpu.h"
-#include "util/clock.h"
 #include "agent_internal.h"
 
 /* WAIT_CUDA: attached to a process without CUDA; CUPTI is loaded only
@@ -42,12 +36,12 @@ static int thread_started, state = DORMANT, flush_wanted;
 static uint32_t wanted_epoch, tried_epoch;
 
 /* One batch in flight to BPF at a time; records never straddle batches. */
-pthread_mutex_t batch_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t agent_batch_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t batch[FVBPF_GPU_BATCH] __attribute__((aligned(8)));
 static uint32_t batch_len;
-struct cupti_decoder decoder;
+struct cupti_decoder agent_decoder;
 
-void status(uint32_t code, int32_t detail, int64_t value, const char *fmt, ...)
+void agent_status(uint32_t code, int32_t detail, int64_t value, const char *fmt, ...)
 {
 	char msg[FVBPF_STATUS_MSG];
 	va_list ap;
@@ -66,7 +60,7 @@ static void batch_flush_locked(void)
 	batch_len = 0;
 }
 
-void batch_emit(const void *rec, size_t size, void *ctx)
+void agent_batch_emit(const void *rec, size_t size, void *ctx)
 {
 	(void)ctx;
 	if (size > sizeof(batch))
@@ -79,16 +73,17 @@ void batch_emit(const void *rec, size_t size, void *ctx)
 
 /* Decode one completed buffer and send it: the record path, with or without
  * CUPTI's own threads calling it. */
-void deliver_buffer(uint8_t *buf, size_t valid)
+void agent_deliver_buffer(uint8_t *buf, size_t valid)
 {
 	long n;
 
-	pthread_mutex_lock(&batch_lock);
-	n = cupti_decode_buffer(&decoder, buf, valid);
+	pthread_mutex_lock(&agent_batch_lock);
+	n = cupti_decode_buffer(&agent_decoder, buf, valid);
 	batch_flush_locked();
-	pthread_mutex_unlock(&batch_lock);
+	pthread_mutex_unlock(&agent_batch_lock);
 	if (n < 0)
-		status(FVBPF_AGENT_CUPTI_ERROR, 0, 0, "a CUPTI activity buffer could not be parsed");
+		agent_status(FVBPF_AGENT_CUPTI_ERROR, 0, 0,
+			     "a CUPTI activity buffer could not be parsed");
 }
 
 static void wait_ms(int ms)
@@ -108,7 +103,7 @@ static void activate_unlocked(void)
 	int r;
 
 	pthread_mutex_unlock(&lock);
-	r = activate();
+	r = agent_cupti_activate();
 	pthread_mutex_lock(&lock);
 	state = r == 0 ? ACTIVE : r == ACTIVATE_LATER ? WAIT_CUDA : DORMANT;
 }
@@ -139,21 +134,21 @@ static void *agent_main(void *arg)
 			state = DORMANT;
 			pthread_mutex_unlock(&lock);
 			if (was == ACTIVE)
-				deactivate();
-			pthread_mutex_lock(&batch_lock);
+				agent_cupti_deactivate();
+			pthread_mutex_lock(&agent_batch_lock);
 			batch_flush_locked();
-			pthread_mutex_unlock(&batch_lock);
+			pthread_mutex_unlock(&agent_batch_lock);
 			pthread_mutex_lock(&lock);
 			continue;
 		}
 		if (state == WAIT_CUDA) {
-			if (cuda_mapped())
+			if (agent_cuda_mapped())
 				activate_unlocked();
 			continue;
 		}
 		flush_wanted = 0;
 		pthread_mutex_unlock(&lock);
-		flush_activity();
+		agent_cupti_flush();
 		pthread_mutex_lock(&lock);
 	}
 	return NULL;
@@ -164,7 +159,7 @@ static void *agent_main(void *arg)
 static void atfork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
-	pthread_mutex_init(&batch_lock, NULL);
+	pthread_mutex_init(&agent_batch_lock, NULL);
 	pthread_cond_init(&wake, NULL);
 	thread_started = 0;
 	state = DORMANT;
@@ -273,6 +268,6 @@ FVBPF_EXPORT void fvbpf_agent_test_api_enter(uint32_t correlation, uint32_t cbid
 
 FVBPF_EXPORT void fvbpf_agent_test_buffer(uint8_t *buf, size_t valid)
 {
-	deliver_buffer(buf, valid);
+	agent_deliver_buffer(buf, valid);
 }
 #endif /* FVBPF_TEST_HOOKS */

@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <link.h>
@@ -19,11 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent.h"
 #include "control.h"
-#include "cupti_decode.h"
-#include "fvbpf_events.h"
-#include "fvbpf_gpu.h"
 #include "util/clock.h"
 #include "agent_internal.h"
 
@@ -95,7 +90,7 @@ static int find_loaded(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-int cuda_mapped(void)
+int agent_cuda_mapped(void)
 {
 	struct found_libs f = { "", "", 0 };
 
@@ -206,11 +201,12 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	size_t dropped = 0;
 
 	(void)size;
-	deliver_buffer(buf, valid);
+	agent_deliver_buffer(buf, valid);
 	free(buf);
 	if (cupti.ActivityGetNumDroppedRecords &&
 	    cupti.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
-		status(FVBPF_AGENT_DROPPED, 0, (int64_t)dropped, "CUPTI dropped %zu records", dropped);
+		agent_status(FVBPF_AGENT_DROPPED, 0, (int64_t)dropped, "CUPTI dropped %zu records",
+			     dropped);
 }
 
 /* When CUPTI refuses our clock: see cupti_clock_offset(). */
@@ -251,25 +247,28 @@ static void enable_callbacks(CUpti_CallbackDomain domain, uint32_t max)
 	}
 }
 
-int activate(void)
+int agent_cupti_activate(void)
 {
 	CUptiResult r;
 	size_t i;
 
 	/* CUPTI in a CPU-only job would be dead weight and a CUDA driver
 	 * context nobody asked for. */
-	if (!cuda_mapped()) {
-		status(FVBPF_AGENT_NO_CUDA, 0, 0, "no CUDA in this process (no libcudart or libcuda "
-		       "mapped): GPU activity starts if it loads CUDA while fvbpf is attached");
+	if (!agent_cuda_mapped()) {
+		agent_status(FVBPF_AGENT_NO_CUDA, 0, 0,
+			     "no CUDA in this process (no libcudart or libcuda mapped): "
+			     "GPU activity starts if it loads CUDA while fvbpf is attached");
 		return ACTIVATE_LATER;
 	}
 	if (!open_cupti()) {
-		status(FVBPF_AGENT_NO_CUPTI, 0, 0, "no CUPTI found (beside libcudart, $CUDA_HOME, "
-		       "/usr/local/cuda, the loader path; set FVBPF_CUPTI in the job)");
+		agent_status(FVBPF_AGENT_NO_CUPTI, 0, 0,
+			     "no CUPTI found (beside libcudart, $CUDA_HOME, "
+			     "/usr/local/cuda, the loader path; set FVBPF_CUPTI in the job)");
 		return -1;
 	}
 	if (!resolve()) {
-		status(FVBPF_AGENT_CUPTI_TOO_OLD, 0, 0, "%s lacks functions fvbpf needs", cupti.path);
+		agent_status(FVBPF_AGENT_CUPTI_TOO_OLD, 0, 0, "%s lacks functions fvbpf needs",
+			     cupti.path);
 		return -1;
 	}
 	/*
@@ -278,37 +277,40 @@ int activate(void)
 	 */
 	r = cupti.Subscribe(&subscriber, (CUpti_CallbackFunc)on_api, NULL);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-		status(FVBPF_AGENT_OTHER_SUBSCRIBER, (int32_t)r, 0, "another CUPTI subscriber is "
-		       "active (torch.profiler?): GPU activity off, CUDA calls still traced");
+		agent_status(FVBPF_AGENT_OTHER_SUBSCRIBER, (int32_t)r, 0,
+			     "another CUPTI subscriber is "
+			     "active (torch.profiler?): GPU activity off, CUDA calls still traced");
 		return -1;
 	}
 	if (r == CUPTI_ERROR_NOT_COMPATIBLE) {
-		status(FVBPF_AGENT_CUPTI_TOO_OLD, (int32_t)r, 0, "%s does not match the driver (%s)",
-		       cupti.path, result_name(r));
+		agent_status(FVBPF_AGENT_CUPTI_TOO_OLD, (int32_t)r, 0,
+			     "%s does not match the driver (%s)",
+			     cupti.path, result_name(r));
 		return -1;
 	}
 	if (r != CUPTI_SUCCESS) {
-		status(FVBPF_AGENT_CUPTI_ERROR, (int32_t)r, 0, "cuptiSubscribe: %s (%d)",
-		       result_name(r), (int)r);
+		agent_status(FVBPF_AGENT_CUPTI_ERROR, (int32_t)r, 0, "cuptiSubscribe: %s (%d)",
+			     result_name(r), (int)r);
 		return -1;
 	}
-	decoder.next = (cupti_next_record_fn)cupti.ActivityGetNextRecord;
-	decoder.emit = batch_emit;
-	cupti_decoder_reset_names(&decoder);
+	agent_decoder.next = (cupti_next_record_fn)cupti.ActivityGetNextRecord;
+	agent_decoder.emit = agent_batch_emit;
+	cupti_decoder_reset_names(&agent_decoder);
 	/* Our clock must be in place before any activity is enabled. */
 	clock_mode = FVBPF_CLOCK_CALIBRATED;
-	decoder.clock_offset = 0;
+	agent_decoder.clock_offset = 0;
 	if (timestamp_cb_registered || (cupti.ActivityRegisterTimestampCallback &&
 	    cupti.ActivityRegisterTimestampCallback(monotonic_ns) == CUPTI_SUCCESS)) {
 		timestamp_cb_registered = 1;
 		clock_mode = FVBPF_CLOCK_CALLBACK;
 	} else {
-		decoder.clock_offset = calibrate();
+		agent_decoder.clock_offset = calibrate();
 	}
 	r = cupti.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (r != CUPTI_SUCCESS) {
-		status(FVBPF_AGENT_CUPTI_ERROR, (int32_t)r, 0, "cuptiActivityRegisterCallbacks: %s (%d)",
-		       result_name(r), (int)r);
+		agent_status(FVBPF_AGENT_CUPTI_ERROR, (int32_t)r, 0,
+			     "cuptiActivityRegisterCallbacks: %s (%d)",
+			     result_name(r), (int)r);
 		cupti.Unsubscribe(subscriber);
 		return -1;
 	}
@@ -317,19 +319,22 @@ int activate(void)
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		r = cupti.ActivityEnable(kinds[i]);
 		if (r != CUPTI_SUCCESS) {
-			status(FVBPF_AGENT_CUPTI_ERROR, (int32_t)r, 0, "cuptiActivityEnable: %s (%d)",
-			       result_name(r), (int)r);
+			agent_status(FVBPF_AGENT_CUPTI_ERROR, (int32_t)r, 0,
+				     "cuptiActivityEnable: %s (%d)",
+				     result_name(r), (int)r);
 			while (i--)
 				cupti.ActivityDisable(kinds[i]);
 			cupti.Unsubscribe(subscriber);
 			return -1;
 		}
 	}
-	status(FVBPF_AGENT_ACTIVE, clock_mode, decoder.clock_offset, "CUPTI active (%s)", cupti.path);
+	agent_status(FVBPF_AGENT_ACTIVE, clock_mode, agent_decoder.clock_offset,
+		     "CUPTI active (%s)",
+		     cupti.path);
 	return 0;
 }
 
-void deactivate(void)
+void agent_cupti_deactivate(void)
 {
 	size_t i;
 
@@ -340,26 +345,27 @@ void deactivate(void)
 	cupti.Unsubscribe(subscriber);
 }
 
-void flush_activity(void)
+void agent_cupti_flush(void)
 {
 	cupti.ActivityFlushAll(0);
 }
 
 #else /* !FVBPF_HAVE_CUPTI */
 
-int cuda_mapped(void)
+int agent_cuda_mapped(void)
 {
 	return 0;
 }
 
-int activate(void)
+int agent_cupti_activate(void)
 {
-	status(FVBPF_AGENT_NO_CUPTI, 0, 0, "this libfvbpf.so was built without CUPTI headers");
+	agent_status(FVBPF_AGENT_NO_CUPTI, 0, 0,
+		     "this libfvbpf.so was built without CUPTI headers");
 	return -1;
 }
 
-void deactivate(void) {}
-void flush_activity(void) {}
+void agent_cupti_deactivate(void) {}
+void agent_cupti_flush(void) {}
 
 #endif
 
@@ -375,18 +381,19 @@ void flush_activity(void) {}
 FVBPF_EXPORT int fvbpf_agent_test_activate(const char *cupti_path)
 {
 #ifdef FVBPF_HAVE_CUPTI
-	pthread_mutex_lock(&batch_lock);
+	pthread_mutex_lock(&agent_batch_lock);
 	if ((!cupti.dl && !try_open(cupti_path)) || !resolve()) {
-		pthread_mutex_unlock(&batch_lock);
+		pthread_mutex_unlock(&agent_batch_lock);
 		return -1;
 	}
-	decoder.next = (cupti_next_record_fn)cupti.ActivityGetNextRecord;
-	decoder.emit = batch_emit;
-	decoder.clock_offset = 0;
-	cupti_decoder_reset_names(&decoder);
-	pthread_mutex_unlock(&batch_lock);
-	status(FVBPF_AGENT_ACTIVE, FVBPF_CLOCK_SIMULATED, 0, "test double: CUPTI record path (%s)",
-	       cupti.path);
+	agent_decoder.next = (cupti_next_record_fn)cupti.ActivityGetNextRecord;
+	agent_decoder.emit = agent_batch_emit;
+	agent_decoder.clock_offset = 0;
+	cupti_decoder_reset_names(&agent_decoder);
+	pthread_mutex_unlock(&agent_batch_lock);
+	agent_status(FVBPF_AGENT_ACTIVE, FVBPF_CLOCK_SIMULATED, 0,
+		     "test double: CUPTI record path (%s)",
+		     cupti.path);
 	return 0;
 #else
 	(void)cupti_path;
