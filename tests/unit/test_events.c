@@ -76,7 +76,7 @@ static void reg(uint16_t type, uint32_t id, int32_t depth, uint64_t ts, uint64_t
 /* Drops charged to written segments plus those between them. */
 static uint64_t drops_accounted(void)
 {
-	uint64_t n = t->drops_outside;
+	uint64_t n = t->loss.drops_outside;
 	size_t i;
 
 	for (i = 0; i < t->npending; i++)
@@ -147,15 +147,15 @@ static void test_drops_go_where_they_happened(void)
 	reg(B, FWD, 2, 400, 5, 2);
 	reg(E, FWD, 1, 500, 5, 2);
 	reg(E, STEP, 0, 600, 9, 2);     /* 4 lost inside segment 1 */
-	drops_settle(t, 10);            /* 1 more after the last record */
+	drops_settle(&t->loss, &t->tracker, 10);            /* 1 more after the last record */
 	CHECK_EQ(t->npending, 2);
 	CHECK_EQ(t->pending[0].seg->drops, 2);
 	CHECK_EQ(t->pending[1].seg->drops, 4);
-	CHECK_EQ(t->drops_outside, 4);
-	CHECK_EQ(t->drops_seen, 10);
+	CHECK_EQ(t->loss.drops_outside, 4);
+	CHECK_EQ(t->loss.drops_seen, 10);
 	CHECK_EQ(drops_accounted(), 10);
 	CHECK(!t->pending[0].seg->incomplete && !t->pending[1].seg->incomplete);
-	CHECK_EQ(t->lost_ends, 0);
+	CHECK_EQ(t->loss.lost_ends, 0);
 	session_free(&s);
 }
 
@@ -168,7 +168,7 @@ static void test_lost_end_is_cut_at_its_last_record(void)
 	reg(B, FWD, 2, 150, 0, 1);
 	/* lost: FWD end, STEP end, and steps 2..9 */
 	reg(B, STEP, 1, 10000, 3500, 10);
-	CHECK_EQ(t->lost_ends, 1);
+	CHECK_EQ(t->loss.lost_ends, 1);
 	CHECK_EQ(t->npending, 1);
 	CHECK(t->pending[0].seg->incomplete);
 	CHECK(t->pending[0].seg->lost_end);
@@ -203,7 +203,7 @@ static void test_later_invocation_at_a_plausible_depth(void)
 	CHECK_EQ(t->pending[0].seg->end_ns, 160);
 	CHECK_EQ(t->pending[0].seg->nslices, 2);
 	CHECK(t->tracker.cur == NULL);
-	CHECK_EQ(t->lost_begins, 1);
+	CHECK_EQ(t->loss.lost_begins, 1);
 	CHECK_EQ(t->tracker.unbalanced, 0);
 	session_free(&s);
 }
@@ -223,7 +223,7 @@ static void test_resume_mid_step(void)
 	CHECK_EQ(t->pending[0].seg->end_ns, 150);
 	CHECK_EQ(t->pending[0].seg->nslices, 2);
 	CHECK_EQ(t->pending[0].seg->drops, 777);
-	CHECK_EQ(t->lost_begins, 1);
+	CHECK_EQ(t->loss.lost_begins, 1);
 	reg(E, FWD, 1, 9100, 777, 40);
 	reg(E, STEP, 0, 9200, 777, 40);
 	CHECK(t->tracker.cur == NULL);
@@ -248,7 +248,7 @@ static void test_lost_begin_skips_to_the_next_segment(void)
 	reg(E, STEP, 0, 300, 1, 1);
 	CHECK(t->tracker.cur == NULL);
 	CHECK_EQ(t->tracker.unbalanced, 0);            /* lost, not unbalanced */
-	CHECK_EQ(t->lost_begins, 1);
+	CHECK_EQ(t->loss.lost_begins, 1);
 	reg(B, STEP, 1, 400, 1, 2);
 	reg(B, FWD, 2, 450, 1, 2);
 	reg(E, FWD, 1, 480, 1, 2);
@@ -257,7 +257,7 @@ static void test_lost_begin_skips_to_the_next_segment(void)
 	CHECK_EQ(t->pending[0].seg->start_ns, 400);
 	CHECK_EQ(t->pending[0].seg->nslices, 2);
 	CHECK(!t->pending[0].seg->incomplete);
-	CHECK_EQ(t->drops_outside, 1);
+	CHECK_EQ(t->loss.drops_outside, 1);
 	CHECK_EQ(drops_accounted(), 1);
 	session_free(&s);
 }
@@ -282,7 +282,7 @@ static void test_depth_zero_closes_what_lost_an_end(void)
 	CHECK(t->pending[0].seg->incomplete);
 	CHECK(!t->pending[0].seg->lost_end);
 	CHECK_EQ(t->pending[0].seg->drops, 1);
-	CHECK(!t->suspect);
+	CHECK(!t->loss.suspect);
 	session_free(&s);
 }
 
@@ -294,7 +294,7 @@ static void test_no_resync_without_drops(void)
 	reg(B, FWD, 1, 150, 0, 2);    /* racing thread: depth and number out of order */
 	reg(E, FWD, 2, 200, 0, 2);
 	reg(E, STEP, 0, 300, 0, 2);
-	CHECK_EQ(t->lost_ends, 0);
+	CHECK_EQ(t->loss.lost_ends, 0);
 	CHECK_EQ(t->npending, 1);
 	CHECK(!t->pending[0].seg->incomplete);
 	CHECK_EQ(t->pending[0].seg->nslices, 2);
@@ -307,8 +307,8 @@ static void test_older_drop_count_is_ignored(void)
 	session_setup();
 	reg(B, STEP, 1, 100, 4, 1);
 	reg(E, STEP, 0, 300, 3, 1);
-	CHECK_EQ(t->drops_seen, 4);
-	CHECK_EQ(t->drops_outside, 4);
+	CHECK_EQ(t->loss.drops_seen, 4);
+	CHECK_EQ(t->loss.drops_outside, 4);
 	CHECK_EQ(t->npending, 1);
 	CHECK_EQ(t->pending[0].seg->drops, 0);
 	session_free(&s);
@@ -379,7 +379,7 @@ static void test_torch_op_records_charge_drops(void)
 	op(FVBPF_EV_TORCH_ENTER, 110, 0);
 	op(FVBPF_EV_TORCH_EXIT, 120, 3);     /* 3 lost between them */
 	CHECK_EQ(t->tracker.cur->drops, 3);
-	CHECK(t->suspect);
+	CHECK(t->loss.suspect);
 	step_end(200, 2, 5);                 /* 2 more before the step's end */
 	op(FVBPF_EV_TORCH_ENTER, 210, 5);
 	CHECK_EQ(t->npending, 1);
@@ -394,11 +394,11 @@ static void test_torch_drop_count_wraps(void)
 {
 	torch_setup();
 	step_end(100, 1, 0xfffffff0ull);
-	CHECK_EQ(t->drops_seen, 0xfffffff0ull);
+	CHECK_EQ(t->loss.drops_seen, 0xfffffff0ull);
 	op(FVBPF_EV_TORCH_ENTER, 110, 0x00000004u);
-	CHECK_EQ(t->drops_seen, 0x100000004ull);
+	CHECK_EQ(t->loss.drops_seen, 0x100000004ull);
 	op(FVBPF_EV_TORCH_EXIT, 120, 0xfffffff8u); /* a racing thread's older count */
-	CHECK_EQ(t->drops_seen, 0x100000004ull);
+	CHECK_EQ(t->loss.drops_seen, 0x100000004ull);
 	CHECK_EQ(t->tracker.cur->drops, 0x14);
 	session_free(&s);
 }
@@ -416,7 +416,7 @@ static void test_lost_step_end_cuts_the_step(void)
 	op(FVBPF_EV_TORCH_EXIT, 220, 1);     /* step end 3 was the one lost */
 	step_end(400, 4, 1);
 	step_end(500, 5, 1);
-	CHECK_EQ(t->lost_ends, 1);
+	CHECK_EQ(t->loss.lost_ends, 1);
 	CHECK_EQ(t->npending, 3);
 	CHECK(!t->pending[0].seg->incomplete);
 	CHECK(t->pending[1].seg->incomplete && t->pending[1].seg->lost_end);

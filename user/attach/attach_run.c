@@ -397,7 +397,7 @@ int attach_run(const struct attach_opts *o)
 	ring_buffer__consume(s.rb);
 	/* Drops after the last segment closed: between segments. */
 	for (i = 0; i < s.ntargets; i++)
-		drops_settle(&s.targets[i], target_drops(&s.targets[i]));
+		drops_settle(&s.targets[i].loss, &s.targets[i].tracker, target_drops(&s.targets[i]));
 	for (i = 0; i < s.ntargets; i++)
 		gpu_hold_release(&s.targets[i], true);
 	seg_writer_stop(&s.writer);

@@ -32,7 +32,7 @@ uint64_t target_drops(const struct session_target *t)
 	/* Decoding without a live BPF session (unit tests, fuzzing) knows of
 	 * no drops but the ones the records carry. */
 	if (!s->skel)
-		return t->drops_seen;
+		return t->loss.drops_seen;
 	if (bpf_map_lookup_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), &slot, &st))
 		return 0;
 	return st.drops;
@@ -405,7 +405,7 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 	while (api_pairing_drain(&t->pairing, now, &call))
 		events_record_call(s, t, &call);
 	/* Drops since its last region record hit the segment still open. */
-	drops_charge(t, target_drops(t));
+	drops_charge(&t->loss, &t->tracker, target_drops(t));
 	seg_tracker_finish(&t->tracker, now);
 	t->finished = true;
 }

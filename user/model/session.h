@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "pipeline/api_pairing.h"
+#include "pipeline/drops.h"
 #include "pipeline/gpu_join.h"
 #include "probes/cuda_probes.h"
 #include "util/name_table.h"
@@ -50,21 +51,7 @@ struct session_target {
 	bool quiet;             /* done with -n: probes of markers and CUDA calls off */
 	bool exited;
 	unsigned int segments, incomplete;
-	/* ring-buffer drops (user/drops.c) */
-	uint64_t drops_seen;    /* BPF's count for this process, as far as charged */
-	uint64_t drops_outside; /* of those, charged to no written segment */
-	uint64_t last_ts;       /* latest record of this process, GPU batches aside */
-	bool suspect;           /* records lost since the depths last agreed */
-	uint32_t steps_seen;    /* number of the latest --step-by scope end */
-	bool resyncing;         /* inside regions whose outermost begin was lost */
-	bool cut_after;         /* cut the segment after this region record */
-	bool outer_known;       /* BPF's invocation number of the open segment: */
-	uint32_t outer;         /* ... this, */
-	uint32_t outer_seg;     /* ... if the open segment is still this one */
-	uint64_t lost_ends;     /* segments cut because drops lost their end */
-	uint64_t lost_begins;   /* segments never seen: drops lost their begin */
-	uint64_t loss_warned_ns;
-	uint64_t loss_warn_suppressed;
+	struct drop_state loss;     /* ring-buffer drops (pipeline/drops.c) */
 	struct target_control ctl;  /* lock, control page, probe text */
 	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */

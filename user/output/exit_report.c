@@ -115,13 +115,13 @@ void report_print(struct session *s, const struct attach_opts *o)
 		       st->proc.pid, st->proc.rank, restart, st->segments, st->segments == 1 ? "" : "s",
 		       st->incomplete, (unsigned long long)st->tracker.unbalanced,
 		       st->exited ? ", exited" : "", st->superseded ? ", exec'd another program" : "");
-		if (st->drops_seen)
+		if (st->loss.drops_seen)
 			printf("    drops: %llu ring-buffer drops, %llu of them between segments; %llu "
 			       "segment%s lost %s end, %llu lost %s start\n",
-			       (unsigned long long)st->drops_seen, (unsigned long long)st->drops_outside,
-			       (unsigned long long)st->lost_ends, st->lost_ends == 1 ? "" : "s",
-			       st->lost_ends == 1 ? "its" : "their", (unsigned long long)st->lost_begins,
-			       st->lost_begins == 1 ? "its" : "their");
+			       (unsigned long long)st->loss.drops_seen, (unsigned long long)st->loss.drops_outside,
+			       (unsigned long long)st->loss.lost_ends, st->loss.lost_ends == 1 ? "" : "s",
+			       st->loss.lost_ends == 1 ? "its" : "their", (unsigned long long)st->loss.lost_begins,
+			       st->loss.lost_begins == 1 ? "its" : "their");
 		if (s->api_probes)
 			printf("    CUDA: %u functions probed, %llu calls in segments, %llu returns "
 			       "without entry, %llu entries without return\n", st->cuda.attached,

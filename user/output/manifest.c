@@ -130,10 +130,10 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "segments", json_object_new_uint64(t->segments));
 		json_object_object_add(o, "incomplete_segments", json_object_new_uint64(t->incomplete));
 		json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
-		json_object_object_add(o, "ringbuf_drops", json_object_new_uint64(t->drops_seen));
-		json_object_object_add(o, "drops_between_segments", json_object_new_uint64(t->drops_outside));
-		json_object_object_add(o, "segments_lost_end", json_object_new_uint64(t->lost_ends));
-		json_object_object_add(o, "segments_lost_begin", json_object_new_uint64(t->lost_begins));
+		json_object_object_add(o, "ringbuf_drops", json_object_new_uint64(t->loss.drops_seen));
+		json_object_object_add(o, "drops_between_segments", json_object_new_uint64(t->loss.drops_outside));
+		json_object_object_add(o, "segments_lost_end", json_object_new_uint64(t->loss.lost_ends));
+		json_object_object_add(o, "segments_lost_begin", json_object_new_uint64(t->loss.lost_begins));
 		json_object_object_add(o, "unbalanced_region_ends",
 				       json_object_new_uint64(t->tracker.unbalanced));
 		json_object_object_add(o, "begins_after_segment_limit",

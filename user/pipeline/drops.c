@@ -15,56 +15,59 @@
 #include "pipeline/drops.h"
 #include "util/log.h"
 
+enum drops_verdict { DROPS_APPLY, DROPS_SKIP };
+
 /* One warning at once, then at most one every WARN_EVERY_NS, with a count. */
 #define WARN_EVERY_NS 10000000000ULL
 
-static void warn_loss(struct session_target *t, uint64_t ts, const char *what)
+static void warn_loss(struct drop_state *d, const struct seg_tracker *tr, uint64_t ts,
+		      const char *what)
 {
-	if (t->loss_warned_ns && ts - t->loss_warned_ns < WARN_EVERY_NS) {
-		t->loss_warn_suppressed++;
+	if (d->loss_warned_ns && ts - d->loss_warned_ns < WARN_EVERY_NS) {
+		d->loss_warn_suppressed++;
 		return;
 	}
 	log_warn("PID %d: the ring buffer overflowed (%llu records lost so far): %s%s "
-		 "(raise --ringbuf-size)", t->proc.pid, (unsigned long long)t->drops_seen, what,
-		 t->loss_warn_suppressed ? "; and more like it" : "");
-	t->loss_warned_ns = ts ? ts : 1;
-	t->loss_warn_suppressed = 0;
+		 "(raise --ringbuf-size)", (int)tr->pid, (unsigned long long)d->drops_seen, what,
+		 d->loss_warn_suppressed ? "; and more like it" : "");
+	d->loss_warned_ns = ts ? ts : 1;
+	d->loss_warn_suppressed = 0;
 }
 
-bool drops_charge(struct session_target *t, uint64_t drops)
+bool drops_charge(struct drop_state *d, struct seg_tracker *tr, uint64_t drops)
 {
 	uint64_t n;
 
 	/* Threads read the count racing with each other: an older count
 	 * behind a newer one adds nothing. */
-	if (drops <= t->drops_seen)
+	if (drops <= d->drops_seen)
 		return false;
-	n = drops - t->drops_seen;
-	if (t->tracker.cur)
-		t->tracker.cur->drops += n;
+	n = drops - d->drops_seen;
+	if (tr->cur)
+		tr->cur->drops += n;
 	else
-		t->drops_outside += n;
-	t->drops_seen = drops;
+		d->drops_outside += n;
+	d->drops_seen = drops;
 	return true;
 }
 
-bool drops_charge_low32(struct session_target *t, uint32_t drops)
+bool drops_charge_low32(struct drop_state *d, struct seg_tracker *tr, uint32_t drops)
 {
-	uint32_t delta = drops - (uint32_t)t->drops_seen;
+	uint32_t delta = drops - (uint32_t)d->drops_seen;
 
 	/* Signed: a count from a racing thread just behind is no wrap. */
 	if ((int32_t)delta <= 0)
 		return false;
-	drops_charge(t, t->drops_seen + delta);
-	t->suspect = true;
+	drops_charge(d, tr, d->drops_seen + delta);
+	d->suspect = true;
 	return true;
 }
 
 /* Close the open segment at @ts as incomplete; @lost_end: its end is not
  * known, @ts is its last record. */
-static void cut_segment(struct session_target *t, uint64_t ts, bool lost_end)
+static void cut_segment(struct drop_state *d, struct seg_tracker *tr, uint64_t ts, bool lost_end)
 {
-	struct segment *seg = t->tracker.cur;
+	struct segment *seg = tr->cur;
 
 	if (!seg)
 		return;
@@ -72,104 +75,134 @@ static void cut_segment(struct session_target *t, uint64_t ts, bool lost_end)
 		ts = seg->start_ns;
 	if (lost_end) {
 		seg->lost_end = true;
-		t->lost_ends++;
-		warn_loss(t, ts, "a segment lost its end; it is cut at its last record and written "
+		d->lost_ends++;
+		warn_loss(d, tr, ts, "a segment lost its end; it is cut at its last record and written "
 			  "as incomplete");
 	} else {
-		warn_loss(t, ts, "a segment lost region ends; the regions still open at its end are "
+		warn_loss(d, tr, ts, "a segment lost region ends; the regions still open at its end are "
 			  "cut there and it is written as incomplete");
 	}
-	seg_tracker_finish(&t->tracker, ts);
+	seg_tracker_finish(tr, ts);
 }
 
 /* BPF's invocation number of the open segment, where known. */
-static bool outer_known(const struct session_target *t)
+static bool outer_known(const struct drop_state *d, const struct seg_tracker *tr)
 {
-	return t->tracker.cur && t->outer_known && t->tracker.cur->seq == t->outer_seg;
+	return tr->cur && d->outer_known && tr->cur->seq == d->outer_seg;
 }
 
 /* In the middle of an invocation whose outermost begin was lost. */
-static enum drops_verdict lost_begin(struct session_target *t, const struct fvbpf_region_event *re)
+static enum drops_verdict lost_begin(struct drop_state *d, const struct seg_tracker *tr,
+				     const struct fvbpf_region_event *re)
 {
-	t->lost_begins++;
-	t->resyncing = true;
-	warn_loss(t, re->hdr.ts_ns, "a segment lost its start and is not written");
+	d->lost_begins++;
+	d->resyncing = true;
+	warn_loss(d, tr, re->hdr.ts_ns, "a segment lost its start and is not written");
 	return DROPS_SKIP;
 }
 
-enum drops_verdict drops_before_region(struct session_target *t, const struct fvbpf_region_event *re)
+/* Before a region record goes to the segment tracker: charge its drops,
+ * cut a segment whose end was lost; DROPS_SKIP for records that belong to
+ * no segment the loader can see. */
+static enum drops_verdict before_region(struct drop_state *d, struct seg_tracker *tr,
+					const struct fvbpf_region_event *re)
 {
 	bool begin = re->hdr.type == FVBPF_EV_REGION_BEGIN, outermost = begin && re->depth == 1;
 
-	if (drops_charge(t, re->drops))
-		t->suspect = true;
-	if (t->resyncing) {
+	if (drops_charge(d, tr, re->drops))
+		d->suspect = true;
+	if (d->resyncing) {
 		/* Nothing to attach these to before the next outermost begin. */
 		if (!outermost)
 			return DROPS_SKIP;
-		t->resyncing = false;
+		d->resyncing = false;
 	}
 	/*
 	 * Only after drops: without them the ring may hold two threads'
 	 * records out of order (a new outermost begin before the end that
 	 * let it be outermost), which is no loss.
 	 */
-	if (!t->suspect)
+	if (!d->suspect)
 		return DROPS_APPLY;
-	if (outer_known(t) && re->outer != t->outer) {
+	if (outer_known(d, tr) && re->outer != d->outer) {
 		/* A later invocation: the open segment's end was lost. */
-		cut_segment(t, t->last_ts, true);
-		t->tracker.ignored_depth = 0;
+		cut_segment(d, tr, d->last_ts, true);
+		tr->ignored_depth = 0;
 	}
-	if (!t->tracker.cur) {
+	if (!tr->cur) {
 		if (outermost) {
-			t->suspect = false; /* a fresh start, in step with BPF */
+			d->suspect = false; /* a fresh start, in step with BPF */
 			return DROPS_APPLY;
 		}
-		if (t->tracker.ignored_depth > 0)
+		if (tr->ignored_depth > 0)
 			return DROPS_APPLY; /* past -n, nothing is recorded anyway */
 		if (!begin && re->depth <= 0)
 			return DROPS_SKIP; /* the end of an invocation never seen */
-		return lost_begin(t, re);
+		return lost_begin(d, tr, re);
 	}
 	if (!begin && re->depth <= 0)
-		t->cut_after = true; /* the segment's end */
+		d->cut_after = true; /* the segment's end */
 	return DROPS_APPLY;
 }
 
-void drops_after_region(struct session_target *t, const struct fvbpf_region_event *re,
-			const struct segment *before)
+/* After it (@before: the segment open before it): note which invocation
+ * the open segment is, cut what a segment-ending record left open. */
+static void after_region(struct drop_state *d, struct seg_tracker *tr,
+			 const struct fvbpf_region_event *re, const struct segment *before)
 {
-	if (t->tracker.cur && (t->tracker.cur != before || !outer_known(t))) {
+	if (tr->cur && (tr->cur != before || !outer_known(d, tr))) {
 		/* Opened by this record (or known from its first record). */
-		t->outer = re->outer;
-		t->outer_seg = t->tracker.cur->seq;
-		t->outer_known = true;
+		d->outer = re->outer;
+		d->outer_seg = tr->cur->seq;
+		d->outer_known = true;
 	}
-	if (!t->cut_after)
+	if (!d->cut_after)
 		return;
-	t->cut_after = false;
+	d->cut_after = false;
 	/* BPF is outside every region: what the segment still holds open
 	 * lost its end, the segment itself ends here. */
-	cut_segment(t, re->hdr.ts_ns, false);
-	t->tracker.ignored_depth = 0;
-	t->suspect = false;
+	cut_segment(d, tr, re->hdr.ts_ns, false);
+	tr->ignored_depth = 0;
+	d->suspect = false;
 }
 
-bool drops_step_end(struct session_target *t, uint32_t step)
+int drops_region(struct drop_state *d, struct seg_tracker *tr, const struct fvbpf_region_event *re)
 {
-	bool gap = t->steps_seen && step > t->steps_seen + 1;
+	const struct fvbpf_event_hdr *h = &re->hdr;
+	const struct segment *before;
+	int err;
 
-	if (step > t->steps_seen)
-		t->steps_seen = step;
-	if (!gap || !t->tracker.cur)
+	if (before_region(d, tr, re) == DROPS_SKIP)
+		return 0;
+	before = tr->cur;
+	if (h->type == FVBPF_EV_REGION_BEGIN)
+		err = seg_on_begin(tr, h->tid, re->region_id, h->ts_ns);
+	else
+		err = seg_on_end(tr, h->tid, re->region_id, h->ts_ns);
+	after_region(d, tr, re, before);
+	return err;
+}
+
+bool drops_step_end(struct drop_state *d, struct seg_tracker *tr, uint32_t step)
+{
+	bool gap = d->steps_seen && step > d->steps_seen + 1;
+
+	if (step > d->steps_seen)
+		d->steps_seen = step;
+	if (!gap || !tr->cur)
 		return false;
-	cut_segment(t, t->last_ts, true);
-	t->tracker.ignored_depth = 0;
+	cut_segment(d, tr, d->last_ts, true);
+	tr->ignored_depth = 0;
 	return true;
 }
 
-void drops_settle(struct session_target *t, uint64_t bpf_drops)
+void drops_saw(struct drop_state *d, uint64_t ts)
 {
-	drops_charge(t, bpf_drops);
+	if (ts > d->last_ts)
+		d->last_ts = ts;
+}
+
+void drops_settle(struct drop_state *d, struct seg_tracker *tr, uint64_t bpf_drops)
+{
+	drops_charge(d, tr, bpf_drops);
 }

@@ -6,32 +6,52 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "model/session.h"
+#include "fvbpf_events.h"
+#include "pipeline/segment.h"
 
-enum drops_verdict { DROPS_APPLY, DROPS_SKIP };
+/* Drop recovery's state for one process (a session target's `loss`):
+ * drops.c alone writes it; the manifest and exit report read the counts. */
+struct drop_state {
+	uint64_t drops_seen;    /* BPF's count for this process, as far as charged */
+	uint64_t drops_outside; /* of those, charged to no written segment */
+	uint64_t last_ts;       /* latest record of this process, GPU batches aside */
+	bool suspect;           /* records lost since the depths last agreed */
+	uint32_t steps_seen;    /* number of the latest --step-by scope end */
+	bool resyncing;         /* inside regions whose outermost begin was lost */
+	bool cut_after;         /* cut the segment after this region record */
+	bool outer_known;       /* BPF's invocation number of the open segment: */
+	uint32_t outer;         /* ... this, */
+	uint32_t outer_seg;     /* ... if the open segment is still this one */
+	uint64_t lost_ends;     /* segments cut because drops lost their end */
+	uint64_t lost_begins;   /* segments never seen: drops lost their begin */
+	uint64_t loss_warned_ns;
+	uint64_t loss_warn_suppressed;
+};
 
 /* The process had lost @drops records by now: charge the new ones to the
- * open segment, else to the time between segments.  True when there were
- * new ones. */
-bool drops_charge(struct session_target *t, uint64_t drops);
+ * open segment of @tr, else to the time between segments.  True when there
+ * were new ones. */
+bool drops_charge(struct drop_state *d, struct seg_tracker *tr, uint64_t drops);
 /* The same from the low 32 bits of the count (torch operator records,
  * which stay small): extended from the count charged so far; an older
  * count behind it adds nothing.  Marks the process suspect. */
-bool drops_charge_low32(struct session_target *t, uint32_t drops);
+bool drops_charge_low32(struct drop_state *d, struct seg_tracker *tr, uint32_t drops);
 /* A --step-by scope end numbered @step: after a gap in the numbers (a
  * step end lost to a drop) the open step segment is cut where its last
  * record was, written as incomplete.  True when it cut. */
-bool drops_step_end(struct session_target *t, uint32_t step);
-/* Before a region record goes to the segment tracker: charge its drops,
- * cut a segment whose end was lost; DROPS_SKIP for records that belong to
- * no segment the loader can see. */
-enum drops_verdict drops_before_region(struct session_target *t,
-				       const struct fvbpf_region_event *re);
-/* After it (@before: the segment open before it): note which invocation
- * the open segment is, cut what a segment-ending record left open. */
-void drops_after_region(struct session_target *t, const struct fvbpf_region_event *re,
-			const struct segment *before);
+bool drops_step_end(struct drop_state *d, struct seg_tracker *tr, uint32_t step);
+/*
+ * The one way a region boundary reaches the segment tracker, for region
+ * records and for gated torch scopes alike (@re: region_id, depth, outer,
+ * drops; hdr's type BEGIN or END, tid and ts): charge its drops, cut a
+ * segment whose end was lost, skip records that belong to no segment the
+ * loader can see, else seg_on_begin()/seg_on_end().  0 or -errno.
+ */
+int drops_region(struct drop_state *d, struct seg_tracker *tr, const struct fvbpf_region_event *re);
+/* A record at @ts (GPU batches aside): where a segment that lost its end
+ * is cut. */
+void drops_saw(struct drop_state *d, uint64_t ts);
 /* At the end: BPF's final count, the rest charged between segments. */
-void drops_settle(struct session_target *t, uint64_t bpf_drops);
+void drops_settle(struct drop_state *d, struct seg_tracker *tr, uint64_t bpf_drops);
 
 #endif /* FVBPF_DROPS_H */

@@ -158,21 +158,9 @@ void events_record_call(struct session *s, struct session_target *t, struct api_
 static int handle_region(struct session *s, struct session_target *t,
 			 const struct fvbpf_region_event *re)
 {
-	const struct fvbpf_event_hdr *h = &re->hdr;
-	const struct segment *before;
-	int err;
-
-	if (h->type == FVBPF_EV_REGION_BEGIN)
+	if (re->hdr.type == FVBPF_EV_REGION_BEGIN)
 		s->reg.defs[re->region_id].entered++;
-	if (drops_before_region(t, re) == DROPS_SKIP)
-		return 0;
-	before = t->tracker.cur;
-	if (h->type == FVBPF_EV_REGION_BEGIN)
-		err = seg_on_begin(&t->tracker, h->tid, re->region_id, h->ts_ns);
-	else
-		err = seg_on_end(&t->tracker, h->tid, re->region_id, h->ts_ns);
-	drops_after_region(t, re, before);
-	return err;
+	return drops_region(&t->loss, &t->tracker, re);
 }
 
 void window_cut_until(struct session *s, struct session_target *t, uint64_t ts)
@@ -246,7 +234,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 		}
 		/* Calls still open from before this segment lost their
 		 * return to a drop: do not let them parent everything after. */
-		if (t->drops_seen && t->tracker.cur)
+		if (t->loss.drops_seen && t->tracker.cur)
 			api_pairing_drop_before(&t->pairing, h->tid, t->tracker.cur->start_ns);
 		err = api_pairing_enter(&t->pairing, data);
 		break;
@@ -315,8 +303,8 @@ int events_handle(struct session *s, const void *data, size_t size)
 	/* Where a segment that lost its end is cut: after this record, which
 	 * may have been the first after the gap.  GPU batches are flushed
 	 * after their segment, so they do not count. */
-	if (h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS && h->ts_ns > t->last_ts)
-		t->last_ts = h->ts_ns;
+	if (h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
+		drops_saw(&t->loss, h->ts_ns);
 	return 0;
 }
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "pipeline/drops.h"
-#include "pipeline/events.h"
+#include "model/session.h"
 #include "probes/bpf_setup.h"
 #include "util/log.h"
 #include "pipeline/torch_events.h"
@@ -95,7 +95,7 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 		s->bad_records++;
 		return 0;
 	}
-	drops_charge_low32(t, ev->drops);
+	drops_charge_low32(&t->loss, &t->tracker, ev->drops);
 	if (ev->hdr.type == FVBPF_EV_TORCH_EXIT) {
 		torch_pairing_exit(&t->tpair, t->tracker.cur, ev->hdr.tid, ev->id, ev->hdr.ts_ns);
 		return 0;
@@ -123,23 +123,15 @@ static struct fvbpf_region_event as_region(const struct fvbpf_scope_event *ev, u
 }
 
 /* A region scope's begin or end into the segment tracker, through the
- * same loss logic as region records. */
+ * same loss logic as region records (on @tid: a scope's end may be
+ * reported on another thread than its begin's). */
 static int gated(struct session_target *t, const struct fvbpf_scope_event *ev, uint16_t type,
 		 int region, uint32_t tid)
 {
 	struct fvbpf_region_event re = as_region(ev, type, region);
-	const struct segment *before;
-	int err;
 
-	if (drops_before_region(t, &re) == DROPS_SKIP)
-		return 0;
-	before = t->tracker.cur;
-	if (type == FVBPF_EV_REGION_BEGIN)
-		err = seg_on_begin(&t->tracker, tid, (uint32_t)region, ev->hdr.ts_ns);
-	else
-		err = seg_on_end(&t->tracker, tid, (uint32_t)region, ev->hdr.ts_ns);
-	drops_after_region(t, &re, before);
-	return err;
+	re.hdr.tid = tid;
+	return drops_region(&t->loss, &t->tracker, &re);
 }
 
 static int on_scope_begin(struct session *s, struct session_target *t,
@@ -170,7 +162,7 @@ static int on_scope_begin(struct session *s, struct session_target *t,
 				return err;
 		}
 	} else {
-		drops_charge(t, ev->drops);
+		drops_charge(&t->loss, &t->tracker, ev->drops);
 	}
 	op.start_ns = ev->hdr.ts_ns;
 	op.tid = ev->hdr.tid;
@@ -189,11 +181,11 @@ static int on_scope_end(struct session *s, struct session_target *t,
 	if (region >= 0 && (ev->flags & FVBPF_SCOPE_GATED))
 		err = gated(t, ev, FVBPF_EV_REGION_END, region, tid);
 	else
-		drops_charge(t, ev->drops);
+		drops_charge(&t->loss, &t->tracker, ev->drops);
 	if (!err && (ev->flags & FVBPF_SCOPE_STEP) && s->step_region >= 0) {
 		/* A step runs from one step scope's end to the next's; after a
 		 * lost step end the open one is cut incomplete instead. */
-		if (drops_step_end(t, ev->outer))
+		if (drops_step_end(&t->loss, &t->tracker, ev->outer))
 			t->stepping = false;
 		if (t->stepping)
 			err = seg_on_end(&t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
