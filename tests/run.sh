@@ -60,6 +60,8 @@ unittest_tap() {
 		{ print "# " $0 }'
 }
 run_tap "GPU check report parser" unittest_tap tests/gpu/test_gpu_report.py
+# The layout: includes run down the stages of user/, never in a circle.
+run_tap "include layout" python3 tools/include_check.py --tap
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "# BATS end-to-end tests need root (BPF): run 'make test' (it uses sudo)"
