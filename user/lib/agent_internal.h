@@ -13,7 +13,6 @@
 
 #include "cupti_decode.h"
 
-#define FVBPF_EXPORT __attribute__((visibility("default")))
 #define ACTIVATE_LATER 1 /* agent_cupti_activate(): no CUDA yet */
 
 /* One batch in flight to BPF at a time (agent.c): the decoder feeds it. */

@@ -13,6 +13,10 @@
 
 #include "fvbpf_events.h"
 
+/* What fvbpf and the job see in .dynsym (the library builds with
+ * -fvisibility=hidden). */
+#define FVBPF_EXPORT __attribute__((visibility("default")))
+
 /* Hidden: PC-relative loads of the library's own copy (see control.c). */
 extern volatile uint16_t semaphore __attribute__((visibility("hidden")));
 extern struct fvbpf_control *volatile control __attribute__((visibility("hidden")));

@@ -29,8 +29,6 @@
 #include "fvbpf_canon.h"
 #include "fvbpf_events.h"
 
-#define FVBPF_EXPORT __attribute__((visibility("default")))
-
 static __attribute__((noinline)) int loaded_by_inject(void)
 {
 	const char *base;
