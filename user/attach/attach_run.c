@@ -83,7 +83,7 @@ static bool all_done(struct session *s)
 static void run_loop(struct session *s, const struct attach_opts *o)
 {
 	uint64_t deadline = o->duration_s > 0 ?
-		now_ns(CLOCK_MONOTONIC) + (uint64_t)(o->duration_s * 1e9) : 0;
+		clock_ns(CLOCK_MONOTONIC) + (uint64_t)(o->duration_s * 1e9) : 0;
 	struct epoll_event evs[16];
 	int n, i;
 
@@ -105,8 +105,8 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 			gpu_hold_release(t, true); /* no more GPU records will come */
 			epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
 		}
-		if (s->api_probes && now_ns(CLOCK_MONOTONIC) - s->last_scan_ns >= 1000000000ULL) {
-			s->last_scan_ns = now_ns(CLOCK_MONOTONIC);
+		if (s->api_probes && clock_ns(CLOCK_MONOTONIC) - s->last_scan_ns >= 1000000000ULL) {
+			s->last_scan_ns = clock_ns(CLOCK_MONOTONIC);
 			for (i = 0; i < s->ntargets; i++)
 				if (!s->targets[i].finished && !s->targets[i].quiet)
 					target_scan_cuda(s, &s->targets[i], false);
@@ -120,7 +120,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 			if (!s->targets[i].quiet && seg_tracker_done(&s->targets[i].tracker))
 				target_quiet(&s->targets[i]);
 		}
-		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline) {
+		if (deadline && clock_ns(CLOCK_MONOTONIC) >= deadline) {
 			log_info("duration of %.1f s reached", o->duration_s);
 			break;
 		}
@@ -138,9 +138,9 @@ static void clock_pair_read(uint64_t *mono, uint64_t *real, uint64_t *span)
 
 	*span = UINT64_MAX;
 	for (i = 0; i < 5; i++) {
-		a = now_ns(CLOCK_MONOTONIC);
-		r = now_ns(CLOCK_REALTIME);
-		b = now_ns(CLOCK_MONOTONIC);
+		a = clock_ns(CLOCK_MONOTONIC);
+		r = clock_ns(CLOCK_REALTIME);
+		b = clock_ns(CLOCK_MONOTONIC);
 		if (b - a < *span) {
 			*span = b - a;
 			*mono = a + (b - a) / 2;

@@ -40,7 +40,7 @@ struct follow {
 
 static uint64_t mono_now(void)
 {
-	return now_ns(CLOCK_MONOTONIC);
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static bool excluded(const struct follow *f, pid_t pid)

@@ -212,7 +212,7 @@ static int attach_unmarked(struct session *s, struct session_target *t, int fd, 
 	st.depth = s->window_ns ? 1 : 0;
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
-	t->attach_ns = now_ns(CLOCK_MONOTONIC);
+	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
 	if (s->window_ns) {
 		if (seg_on_begin(&t->tracker, (uint32_t)t->proc.pid, (uint32_t)s->window_region,
 				 t->attach_ns))
@@ -292,7 +292,7 @@ int target_attach(struct session *s, struct session_target *t)
 		goto fail;
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
-	t->attach_ns = now_ns(CLOCK_MONOTONIC);
+	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
 	if (target_control_set_epoch(&t->ctl, t->epoch))
 		goto fail;
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
@@ -393,7 +393,7 @@ void target_quiet(struct session_target *t)
 
 void target_finish(struct session *s, struct session_target *t, const char *why)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	struct api_call call;
 
 	if (t->finished)

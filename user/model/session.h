@@ -17,6 +17,7 @@
 #include "pipeline/drops.h"
 #include "pipeline/gpu_join.h"
 #include "probes/cuda_probes.h"
+#include "util/clock.h"
 #include "util/name_table.h"
 #include "target/proc_info.h"
 #include "pipeline/registry.h"
@@ -143,13 +144,5 @@ struct session {
 	char inject_lib[PATH_MAX];
 	unsigned int torch_regions_warned;
 };
-
-static inline uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 #endif /* FVBPF_SESSION_H */

@@ -181,7 +181,7 @@ void window_idle_cut(struct session *s, struct session_target *t)
 {
 	/* Records are drained every 20 ms: a window is cut by the clock only
 	 * once its late records must have come, so none lands after its end. */
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
 	if (t->next_cut && now > t->next_cut + 200000000ull)
 		window_cut_until(s, t, now - 200000000ull);

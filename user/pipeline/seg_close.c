@@ -37,7 +37,7 @@ static int hold_segment(struct session_target *t, struct segment *seg)
 	if (grow_one(&t->pending, t->npending, &t->cappending, sizeof(*t->pending), 8))
 		return -ENOMEM;
 	t->pending[t->npending].seg = seg;
-	t->pending[t->npending].until = now_ns(CLOCK_MONOTONIC) + t->session->gpu_wait_ns;
+	t->pending[t->npending].until = clock_ns(CLOCK_MONOTONIC) + t->session->gpu_wait_ns;
 	t->npending++;
 	return 0;
 }
@@ -45,7 +45,7 @@ static int hold_segment(struct session_target *t, struct segment *seg)
 /* Write held segments that are whole, or whose wait is over (@force: all). */
 void gpu_hold_release(struct session_target *t, bool force)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	size_t i = 0;
 
 	/* Over a third of --max-memory: what waits goes now (GPU records that
@@ -97,7 +97,7 @@ void gpu_hold_segment_closed(struct segment *seg, void *ctx)
 
 void gpu_hold_wait(struct session *s)
 {
-	uint64_t until = now_ns(CLOCK_MONOTONIC) + s->gpu_wait_ns;
+	uint64_t until = clock_ns(CLOCK_MONOTONIC) + s->gpu_wait_ns;
 	bool any;
 	int i;
 
@@ -110,7 +110,7 @@ void gpu_hold_wait(struct session *s)
 		}
 		if (any)
 			usleep(20000);
-	} while (any && now_ns(CLOCK_MONOTONIC) < until);
+	} while (any && clock_ns(CLOCK_MONOTONIC) < until);
 }
 
 
