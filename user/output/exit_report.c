@@ -2,14 +2,13 @@
 /* The exit report: files written, per-process counters, losses. */
 #include <stdio.h>
 
-#include "pipeline/bounds.h"
 #include "probes/bpf_setup.h"
 #include "target/inject.h"
 #include "util/log.h"
 #include "pipeline/over_limits.h"
 #include "output/exit_report.h"
 
-/* Only when a target drove fvbpf past a bound of the session (bounds.h). */
+/* Only when a target drove fvbpf past a bound of the session (over_limits.h). */
 static void report_bounds(const struct session *s)
 {
 	struct bounds b;

@@ -4,7 +4,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "pipeline/bounds.h"
 #include "target/inject.h"
 #include "probes/bpf_setup.h"
 #include "util/json_writer.h"

@@ -3,6 +3,9 @@
  * What a traced process sent past fvbpf's bounds (segment.h, api_pairing.h,
  * gpu_join.h): counted, never stored.  One place adds the counters up for
  * the exit report and the manifest, so that both say the same.
+ *
+ * And what fvbpf stopped keeping because a target drove it past a bound of
+ * the session (names, symbol files, caches): struct bounds, below.
  */
 #ifndef FVBPF_OVER_LIMITS_H
 #define FVBPF_OVER_LIMITS_H
@@ -30,5 +33,20 @@ void over_limits_print(FILE *f, const struct session_target *t);
 json_object *over_limits_json(const struct session_target *t);
 /* The bounds themselves. */
 json_object *over_limits_bounds_json(void);
+
+/* The session's bounds (moved in from bounds.h). */
+struct bounds {
+	uint64_t symbol_files_evicted;   /* the symbolizer's file cache */
+	uint64_t symbol_tables_capped;   /* files with symbols skipped or cut */
+	uint64_t maps_capped;            /* /proc/PID/maps reads cut */
+	uint64_t names_demangle_capped;  /* names too long to demangle, or cut */
+	uint64_t kernel_names_capped;    /* names past the name table's bounds */
+	uint64_t addresses_not_cached;   /* address caches full */
+};
+
+void bounds_collect(const struct session *s, struct bounds *b);
+bool bounds_any(const struct bounds *b);
+/* Add these bounds themselves to the manifest's "limits" object. */
+void bounds_limits_json(json_object *limits);
 
 #endif /* FVBPF_OVER_LIMITS_H */
