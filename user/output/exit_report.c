@@ -8,23 +8,6 @@
 #include "pipeline/over_limits.h"
 #include "output/exit_report.h"
 
-/* Only when a target drove fvbpf past a bound of the session (over_limits.h). */
-static void report_bounds(const struct session *s)
-{
-	struct bounds b;
-
-	bounds_collect(s, &b);
-	if (!bounds_any(&b))
-		return;
-	printf("  over limits (session): %llu symbol files evicted, %llu symbol tables capped, "
-	       "%llu maps reads cut, %llu names cut by the demangler, %llu kernel names over the "
-	       "limit, %llu addresses not cached\n", (unsigned long long)b.symbol_files_evicted,
-	       (unsigned long long)b.symbol_tables_capped, (unsigned long long)b.maps_capped,
-	       (unsigned long long)b.names_demangle_capped,
-	       (unsigned long long)b.kernel_names_capped,
-	       (unsigned long long)b.addresses_not_cached);
-}
-
 /* --inject: what became of it for this process. */
 static void report_agent_library(const struct session_target *st)
 {
@@ -155,7 +138,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 	       "without symbol\n", (unsigned long long)bc.ringbuf_drops,
 	       (unsigned long long)s->bad_records, w->write_errors,
 	       (unsigned long long)s->kernels_unknown);
-	report_bounds(s);
+	over_limits_session_print(stdout, s);
 	report_memory(s);
 	for (i = 0; i < s->nrequested; i++)
 		if (!s->reg.defs[s->requested[i]].entered)

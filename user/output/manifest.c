@@ -210,22 +210,6 @@ static int write_root_and_files(FILE *f, json_object *root, struct seg_index *ix
 	return ret;
 }
 
-/* What was not kept because the target drove fvbpf past a bound. */
-static json_object *bounds_json(const struct session *s)
-{
-	json_object *o = json_object_new_object();
-	struct bounds b;
-
-	bounds_collect(s, &b);
-	json_object_object_add(o, "symbol_files_evicted", json_object_new_int64((int64_t)b.symbol_files_evicted));
-	json_object_object_add(o, "symbol_tables_capped", json_object_new_int64((int64_t)b.symbol_tables_capped));
-	json_object_object_add(o, "maps_capped", json_object_new_int64((int64_t)b.maps_capped));
-	json_object_object_add(o, "names_demangle_capped", json_object_new_int64((int64_t)b.names_demangle_capped));
-	json_object_object_add(o, "kernel_names_capped", json_object_new_int64((int64_t)b.kernel_names_capped));
-	json_object_object_add(o, "addresses_not_cached", json_object_new_int64((int64_t)b.addresses_not_cached));
-	return o;
-}
-
 static json_object *clock_point(uint64_t mono, uint64_t real, uint64_t span)
 {
 	json_object *o = json_object_new_object();
@@ -296,7 +280,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(loss, "write_errors", json_object_new_int((int)s->writer.write_errors));
 	json_object_object_add(loss, "kernels_without_symbol", json_object_new_uint64(s->kernels_unknown));
 	json_object_object_add(loss, "cuda_call_probes", json_object_new_boolean(s->api_probes));
-	json_object_object_add(loss, "over_limits", bounds_json(s));
+	json_object_object_add(loss, "over_limits", over_limits_session_json(s));
 	json_object_object_add(root, "loss", loss);
 
 	warn = json_object_new_array();

@@ -108,3 +108,36 @@ void bounds_limits_json(json_object *limits)
 	json_object_object_add(limits, "kernel_names_per_session", json_object_new_uint64(NAME_TABLE_MAX_NAMES));
 	json_object_object_add(limits, "addresses_per_cache", json_object_new_uint64(ADDR_CACHE_MAX_ENTRIES));
 }
+
+/* Only when a target drove fvbpf past a bound of the session (moved from exit_report.c). */
+void over_limits_session_print(FILE *f, const struct session *s)
+{
+	struct bounds b;
+
+	bounds_collect(s, &b);
+	if (!bounds_any(&b))
+		return;
+	fprintf(f, "  over limits (session): %llu symbol files evicted, %llu symbol tables capped, "
+	       "%llu maps reads cut, %llu names cut by the demangler, %llu kernel names over the "
+	       "limit, %llu addresses not cached\n", (unsigned long long)b.symbol_files_evicted,
+	       (unsigned long long)b.symbol_tables_capped, (unsigned long long)b.maps_capped,
+	       (unsigned long long)b.names_demangle_capped,
+	       (unsigned long long)b.kernel_names_capped,
+	       (unsigned long long)b.addresses_not_cached);
+}
+
+/* What was not kept because the target drove fvbpf past a bound (moved from manifest.c). */
+json_object *over_limits_session_json(const struct session *s)
+{
+	json_object *o = json_object_new_object();
+	struct bounds b;
+
+	bounds_collect(s, &b);
+	json_object_object_add(o, "symbol_files_evicted", json_object_new_int64((int64_t)b.symbol_files_evicted));
+	json_object_object_add(o, "symbol_tables_capped", json_object_new_int64((int64_t)b.symbol_tables_capped));
+	json_object_object_add(o, "maps_capped", json_object_new_int64((int64_t)b.maps_capped));
+	json_object_object_add(o, "names_demangle_capped", json_object_new_int64((int64_t)b.names_demangle_capped));
+	json_object_object_add(o, "kernel_names_capped", json_object_new_int64((int64_t)b.kernel_names_capped));
+	json_object_object_add(o, "addresses_not_cached", json_object_new_int64((int64_t)b.addresses_not_cached));
+	return o;
+}

@@ -48,5 +48,8 @@ void bounds_collect(const struct session *s, struct bounds *b);
 bool bounds_any(const struct bounds *b);
 /* Add these bounds themselves to the manifest's "limits" object. */
 void bounds_limits_json(json_object *limits);
+/* The exit report's line and the manifest's object of the session's counters. */
+void over_limits_session_print(FILE *f, const struct session *s);
+json_object *over_limits_session_json(const struct session *s);
 
 #endif /* FVBPF_OVER_LIMITS_H */
