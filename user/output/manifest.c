@@ -291,7 +291,6 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(root, "warnings", warn);
 	json_object_object_add(root, "warnings_suppressed", json_object_new_uint64(log_warnings_suppressed()));
 	limits = over_limits_bounds_json();
-	bounds_limits_json(limits);
 	json_object_object_add(root, "limits", limits);
 
 	ret = out_open(&of, o->outdir, "manifest.json");

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
- * What a traced process sent past fvbpf's bounds (segment.h, api_pairing.h,
- * gpu_join.h): counted, never stored.  One place adds the counters up for
- * the exit report and the manifest, so that both say the same.
- *
- * And what fvbpf stopped keeping because a target drove it past a bound of
- * the session (names, symbol files, caches): struct bounds, below.
+ * What fvbpf counted but did not keep because a target drove it past a
+ * bound, and the bounds themselves, for the exit report and the manifest
+ * alike (both render from here, so both say the same):
+ *   - per process (struct over_limits): what a traced process sent past the
+ *     bounds of segment.h, api_pairing.h and gpu_join.h;
+ *   - per session (struct bounds): names, symbol files and caches the
+ *     target drove past theirs.
  */
 #ifndef FVBPF_OVER_LIMITS_H
 #define FVBPF_OVER_LIMITS_H
@@ -26,15 +27,6 @@ struct over_limits {
 	uint64_t cuda_threads;    /* call events of threads past the bound */
 };
 
-/* The counters of @t, an open segment's included; true when any is set. */
-bool over_limits_of(const struct session_target *t, struct over_limits *o);
-/* One report line ("    over limits: ...") when any bound was hit. */
-void over_limits_print(FILE *f, const struct session_target *t);
-json_object *over_limits_json(const struct session_target *t);
-/* The bounds themselves. */
-json_object *over_limits_bounds_json(void);
-
-/* The session's bounds (moved in from bounds.h). */
 struct bounds {
 	uint64_t symbol_files_evicted;   /* the symbolizer's file cache */
 	uint64_t symbol_tables_capped;   /* files with symbols skipped or cut */
@@ -44,12 +36,17 @@ struct bounds {
 	uint64_t addresses_not_cached;   /* address caches full */
 };
 
-void bounds_collect(const struct session *s, struct bounds *b);
-bool bounds_any(const struct bounds *b);
-/* Add these bounds themselves to the manifest's "limits" object. */
-void bounds_limits_json(json_object *limits);
-/* The exit report's line and the manifest's object of the session's counters. */
+/* The counters of @t, an open segment's included; true when any is set. */
+bool over_limits_of(const struct session_target *t, struct over_limits *o);
+/* The session's counters; true when any is set. */
+bool bounds_collect(const struct session *s, struct bounds *b);
+
+/* Exit report: one line each, only when a bound was hit. */
+void over_limits_print(FILE *f, const struct session_target *t);
 void over_limits_session_print(FILE *f, const struct session *s);
+/* Manifest: processes[].over_limits, loss.over_limits, and "limits" (every bound). */
+json_object *over_limits_json(const struct session_target *t);
 json_object *over_limits_session_json(const struct session *s);
+json_object *over_limits_bounds_json(void);
 
 #endif /* FVBPF_OVER_LIMITS_H */
