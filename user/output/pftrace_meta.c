@@ -68,6 +68,8 @@ static void meta_field(void *out, const struct seg_meta_field *f, const union se
 	struct pb_buf *b = out;
 	size_t m;
 
+	if (!f->pftrace)
+		return;
 	switch (f->kind) {
 	case SM_STR: da_string(b, f->key, v->s); break;
 	case SM_INT:
@@ -83,7 +85,7 @@ static void meta_field(void *out, const struct seg_meta_field *f, const union se
 	}
 }
 
-/* What otherData holds in the JSON (seg_meta.h), in its order. */
+/* The keys of otherData in the JSON that the table marks for the pftrace, in its order. */
 void pftrace_segment_annotations(struct pb_buf *b, const struct seg_output_ctx *c)
 {
 	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_field, b);
