@@ -8,6 +8,7 @@
 
 #include "util/json_writer.h"
 #include "output/seg_index.h"
+#include "output/seg_meta.h"
 #include "output/seg_writer.h"
 
 void seg_index_init(struct seg_index *ix, const char *outdir)
@@ -38,27 +39,27 @@ static int seg_index_open(struct seg_index *ix)
 	return 0;
 }
 
-static json_object *record_json(const struct written_segment *w, const char *region)
+/* The segment's own keys, in the records' order; their values are the table's (seg_meta.h). */
+static const char *const record_keys[] = {
+	"pid", "rank", "restart", "region", "segment", "incomplete", "started_before_attach",
+	"truncated_by_memory",
+};
+
+static json_object *record_json(const struct seg_output_ctx *c, const struct written_segment *w)
 {
 	json_object *o = json_object_new_object();
+	size_t i;
 
-	json_object_object_add(o, "pid", json_object_new_int(w->pid));
-	json_object_object_add(o, "rank", json_object_new_int(w->rank));
-	json_object_object_add(o, "restart", json_object_new_int((int)w->restart));
-	json_object_object_add(o, "region", json_string_obj(region));
-	json_object_object_add(o, "segment", json_object_new_uint64(w->seq));
-	json_object_object_add(o, "incomplete", json_object_new_boolean(w->incomplete));
-	json_object_object_add(o, "started_before_attach",
-			       json_object_new_boolean(w->started_before_attach));
-	json_object_object_add(o, "truncated_by_memory",
-			       json_object_new_boolean(w->truncated_by_memory));
+	for (i = 0; i < sizeof(record_keys) / sizeof(record_keys[0]); i++)
+		json_object_object_add(o, record_keys[i], seg_meta_json(c, record_keys[i]));
 	json_object_object_add(o, "trace", json_string_obj(w->trace));
 	json_object_object_add(o, "summary_txt", json_string_obj(w->summary_txt));
 	json_object_object_add(o, "summary_json", json_string_obj(w->summary_json));
 	return o;
 }
 
-int seg_index_add(struct seg_index *ix, const struct written_segment *ws, const char *region)
+int seg_index_add(struct seg_index *ix, const struct seg_output_ctx *c,
+		  const struct written_segment *ws)
 {
 	json_object *o;
 	int ret = 0;
@@ -67,7 +68,7 @@ int seg_index_add(struct seg_index *ix, const struct written_segment *ws, const 
 		ix->errors++;
 		return ret;
 	}
-	o = record_json(ws, region);
+	o = record_json(c, ws);
 	/* Plain: one record per line, whatever the strings hold. */
 	if (fprintf(ix->f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 								     JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)

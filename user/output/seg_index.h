@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct seg_output_ctx;
 struct written_segment;
 
 struct seg_index {
@@ -24,8 +25,9 @@ struct seg_index {
 };
 
 void seg_index_init(struct seg_index *ix, const char *outdir);
-/* Append the record of @ws (region named @region): 0 or -errno. */
-int seg_index_add(struct seg_index *ix, const struct written_segment *ws, const char *region);
+/* Append the record of @c's segment, written as @ws: 0 or -errno. */
+int seg_index_add(struct seg_index *ix, const struct seg_output_ctx *c,
+		  const struct written_segment *ws);
 /* Each record, in the order written, as a json-c object the callback
  * borrows.  Only once the writer has stopped. */
 typedef void (*seg_index_fn)(json_object *rec, void *ctx);

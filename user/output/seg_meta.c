@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <stdio.h>
 #include <string.h>
 
 #include "fvbpf_gpu.h"
 #include "target/inject.h"
 #include "util/checked_math.h"
+#include "util/json_writer.h"
 #include "output/seg_meta.h"
 
 #define FVBPF_VERSION_STR "0.1.0"
@@ -148,4 +150,57 @@ void seg_meta_each(const struct seg_output_ctx *c, const enum seg_meta_group *or
 			seg_meta_fields[i].get(c, &v, buf, sizeof(buf));
 			fn(out, &seg_meta_fields[i], &v);
 		}
+}
+
+const struct seg_meta_field *seg_meta_find(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < seg_meta_nfields; i++)
+		if (!strcmp(seg_meta_fields[i].key, key))
+			return &seg_meta_fields[i];
+	return NULL;
+}
+
+json_object *seg_meta_us_json(uint64_t ns)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%llu.%03llu", (unsigned long long)(ns / 1000),
+		 (unsigned long long)(ns % 1000));
+	return json_object_new_double_s((double)ns / 1000.0, text);
+}
+
+json_object *seg_meta_json_value(const struct seg_meta_field *f, const union seg_meta_value *v)
+{
+	json_object *o = NULL;
+	size_t i;
+
+	switch (f->kind) {
+	case SM_STR: return json_string_obj(v->s);
+	case SM_INT: return json_object_new_int64(v->i);
+	case SM_UINT: return json_object_new_uint64(v->u);
+	case SM_BOOL: return json_object_new_boolean(v->b);
+	case SM_US: return seg_meta_us_json(v->u);
+	case SM_COUNTS:
+		o = json_object_new_object();
+		for (i = 0; i < 3; i++)
+			json_object_object_add(o, seg_meta_count_keys[i],
+					       json_object_new_uint64(seg_meta_count(&v->n, i)));
+		break;
+	}
+	return o;
+}
+
+json_object *seg_meta_json(const struct seg_output_ctx *c, const char *key)
+{
+	const struct seg_meta_field *f = seg_meta_find(key);
+	union seg_meta_value v;
+	char buf[64];
+
+	if (!f)
+		return NULL;
+	memset(&v, 0, sizeof(v));
+	f->get(c, &v, buf, sizeof(buf));
+	return seg_meta_json_value(f, &v);
 }

@@ -13,6 +13,7 @@
 #ifndef FVBPF_SEG_META_H
 #define FVBPF_SEG_META_H
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,5 +79,13 @@ void seg_meta_each(const struct seg_output_ctx *c, const enum seg_meta_group *or
 		   size_t ngroups, seg_meta_fn fn, void *out);
 /* The count of SM_COUNTS @n's @i-th key. */
 uint64_t seg_meta_count(const struct seg_meta_counts *n, size_t i);
+/* The row of @key, or NULL. */
+const struct seg_meta_field *seg_meta_find(const char *key);
+/* @f's value as json-c writes it (the summary JSON, the manifest's records). */
+json_object *seg_meta_json_value(const struct seg_meta_field *f, const union seg_meta_value *v);
+/* Microseconds with exactly three decimals, so nanoseconds survive. */
+json_object *seg_meta_us_json(uint64_t ns);
+/* @key's value for @c's segment, or NULL for a key not in the table. */
+json_object *seg_meta_json(const struct seg_output_ctx *c, const char *key);
 
 #endif /* FVBPF_SEG_META_H */

@@ -72,14 +72,6 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	out->pid = c->seg->pid;
-	out->rank = c->proc->rank;
-	out->restart = c->proc->restart;
-	out->seq = c->seg->seq;
-	out->region = c->seg->region;
-	out->incomplete = c->seg->incomplete;
-	out->started_before_attach = c->seg->started_before_attach;
-	out->truncated_by_memory = c->seg->truncated_by_memory;
 	out_sanitize_name(region, sizeof(region), c->reg->defs[c->seg->region].name);
 	ret = seg_output_file_name(out->trace, sizeof(out->trace), "trace", c->proc, c->seg->seq,
 				   region, trace_format_name(c->format));
@@ -154,7 +146,7 @@ static void process_job(struct seg_writer *w, struct seg_job *job)
 	if (delay)
 		sleep_ms(delay);
 	ret = seg_write_files(w->outdir, &c, &ws);
-	if (!ret && (ir = seg_index_add(&w->index, &ws, w->reg->defs[seg->region].name)))
+	if (!ret && (ir = seg_index_add(&w->index, &c, &ws)))
 		log_warn("cannot list segment %u of pid %d for the manifest: %s", seg->seq, seg->pid,
 			 strerror(-ir));
 	if (ret) {

@@ -14,15 +14,8 @@
 #include "output/seg_index.h"
 #include "output/seg_output.h"
 
+/* The files a segment was written to; its manifest record takes the rest from seg_meta.h. */
 struct written_segment {
-	pid_t pid;
-	int rank;
-	unsigned int restart;
-	uint32_t seq;
-	uint32_t region;
-	bool incomplete;
-	bool started_before_attach;
-	bool truncated_by_memory;
 	char trace[256];
 	char summary_txt[256];
 	char summary_json[256];

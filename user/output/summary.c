@@ -370,36 +370,10 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }
 
-/* Microseconds with exactly three decimals, so nanoseconds survive. */
-static json_object *jus(uint64_t ns)
-{
-	char text[32];
-
-	snprintf(text, sizeof(text), "%llu.%03llu", (unsigned long long)(ns / 1000),
-		 (unsigned long long)(ns % 1000));
-	return json_object_new_double_s((double)ns / 1000.0, text);
-}
-
 /* One metadata key (seg_meta.h) into the summary's object. */
 static void meta_field(void *out, const struct seg_meta_field *f, const union seg_meta_value *v)
 {
-	json_object *o = NULL;
-	size_t i;
-
-	switch (f->kind) {
-	case SM_STR: o = json_string_obj(v->s); break;
-	case SM_INT: o = json_object_new_int64(v->i); break;
-	case SM_UINT: o = json_object_new_uint64(v->u); break;
-	case SM_BOOL: o = json_object_new_boolean(v->b); break;
-	case SM_US: o = jus(v->u); break;
-	case SM_COUNTS:
-		o = json_object_new_object();
-		for (i = 0; i < 3; i++)
-			json_object_object_add(o, seg_meta_count_keys[i],
-					       json_object_new_uint64(seg_meta_count(&v->n, i)));
-		break;
-	}
-	json_object_object_add(out, f->key, o);
+	json_object_object_add(out, f->key, seg_meta_json_value(f, v));
 }
 
 /*
@@ -419,8 +393,8 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 	json_object_object_add(m, "device_time", json_string_obj(
 		s->has_device_time ? "cupti" : seg->gpu_status[0] ? seg->gpu_status :
 		"not collected (needs the CUPTI agent)"));
-	json_object_object_add(m, "gpu_busy_us", jus(s->gpu_busy_ns));
-	json_object_object_add(m, "gpu_total_us", jus(s->gpu_total_ns));
+	json_object_object_add(m, "gpu_busy_us", seg_meta_us_json(s->gpu_busy_ns));
+	json_object_object_add(m, "gpu_total_us", seg_meta_us_json(s->gpu_total_ns));
 	seg_meta_each(c, tail, sizeof(tail) / sizeof(tail[0]), meta_field, m);
 	json_object_object_add(m, "cuda_calls_not_attributed_to_ops",
 			       json_object_new_uint64(s->unattributed_calls));
@@ -446,18 +420,20 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 		json_object_object_add(o, "name", json_string_obj(r->name));
 		json_object_object_add(o, "kind", json_string_obj(r->kind));
 		json_object_object_add(o, "shapes", json_string_obj(""));
-		json_object_object_add(o, "self_cpu_us", jus(r->cpu_self_ns));
-		json_object_object_add(o, "cpu_us", jus(r->cpu_total_ns));
-		json_object_object_add(o, "self_device_us", jus(r->dev_self_ns));
-		json_object_object_add(o, "device_us", jus(r->dev_total_ns));
+		json_object_object_add(o, "self_cpu_us", seg_meta_us_json(r->cpu_self_ns));
+		json_object_object_add(o, "cpu_us", seg_meta_us_json(r->cpu_total_ns));
+		json_object_object_add(o, "self_device_us", seg_meta_us_json(r->dev_self_ns));
+		json_object_object_add(o, "device_us", seg_meta_us_json(r->dev_total_ns));
 		json_object_object_add(o, "count", json_object_new_uint64(r->count));
-		json_object_object_add(o, "cpu_avg_us", jus(r->count ? r->cpu_total_ns / r->count : 0));
-		json_object_object_add(o, "cpu_min_us", jus(r->cpu_min_ns));
-		json_object_object_add(o, "cpu_max_us", jus(r->cpu_max_ns));
+		json_object_object_add(o, "cpu_avg_us",
+				       seg_meta_us_json(r->count ? r->cpu_total_ns / r->count : 0));
+		json_object_object_add(o, "cpu_min_us", seg_meta_us_json(r->cpu_min_ns));
+		json_object_object_add(o, "cpu_max_us", seg_meta_us_json(r->cpu_max_ns));
 		json_object_object_add(o, "device_count", json_object_new_uint64(r->dev_count));
-		json_object_object_add(o, "device_avg_us", jus(r->dev_count ? r->dev_total_ns / r->dev_count : 0));
-		json_object_object_add(o, "device_min_us", jus(r->dev_min_ns));
-		json_object_object_add(o, "device_max_us", jus(r->dev_max_ns));
+		json_object_object_add(o, "device_avg_us", seg_meta_us_json(
+			r->dev_count ? r->dev_total_ns / r->dev_count : 0));
+		json_object_object_add(o, "device_min_us", seg_meta_us_json(r->dev_min_ns));
+		json_object_object_add(o, "device_max_us", seg_meta_us_json(r->dev_max_ns));
 		json_object_object_add(o, "share", json_object_new_double(share(s, r) / 100.0));
 		json_object_object_add(o, "share_of", json_string_obj(
 			r->dev_count ? "segment_gpu_time" : "segment_wall_time"));
