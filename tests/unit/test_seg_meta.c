@@ -6,7 +6,9 @@
  * trace's "otherData", the annotations of the pftrace's segment slice, the
  * summary's "metadata" -- and compared with the table
  * (user/output/seg_meta.c): the trace and the summary carry every row, the
- * pftrace (a format chosen for size) the rows marked for it.
+ * pftrace (a format chosen for size) the rows marked for it.  The
+ * manifest's record of a written segment takes its keys' values from the
+ * table too, in the order it always had.
  */
 #define _GNU_SOURCE
 #include <json-c/json.h>
@@ -16,7 +18,9 @@
 #include <unistd.h>
 
 #include "output/pftrace_writer.h"
+#include "output/seg_index.h"
 #include "output/seg_meta.h"
+#include "output/seg_writer.h"
 #include "output/summary.h"
 #include "output/trace_writer.h"
 #include "pipeline/registry.h"
@@ -81,9 +85,12 @@ struct fixture {
 
 static void setup(struct fixture *x)
 {
+	int region;
+
 	memset(x, 0, sizeof(*x));
 	registry_init(&x->reg);
-	CHECK(registry_add(&x->reg, "training_step", NULL) >= 0);
+	region = registry_add(&x->reg, "training_step", NULL);
+	CHECK(region >= 0);
 	name_table_init(&x->knames);
 	x->proc.pid = getpid();
 	x->proc.rank = 3;
@@ -92,11 +99,13 @@ static void setup(struct fixture *x)
 	snprintf(x->meta.hostname, sizeof(x->meta.hostname), "node7");
 	x->seg.pid = getpid();
 	x->seg.seq = 4;
+	x->seg.region = (uint32_t)(region < 0 ? 0 : region);
 	x->seg.start_ns = 1000;
 	x->seg.end_ns = 5000;
 	x->seg.slices = calloc(1, sizeof(*x->seg.slices));
 	if (x->seg.slices) {
-		x->seg.slices[0] = (struct seg_slice){ (uint32_t)getpid(), 0, 1000, 5000, 0, 0 };
+		x->seg.slices[0] = (struct seg_slice){ (uint32_t)getpid(), x->seg.region, 1000, 5000,
+						       0, 0 };
 		x->seg.nslices = x->seg.cap = 1;
 	}
 	x->ctx = (struct seg_output_ctx){ &x->seg, &x->proc, &x->reg, &x->meta, &x->knames,
@@ -316,9 +325,43 @@ static void test_summary_has_them(void)
 	teardown(&x);
 }
 
+static void record_text(json_object *rec, void *ctx)
+{
+	snprintf(ctx, 1024, "%s", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+}
+
+/* The manifest's record of a written segment: its keys, in their order, from the table. */
+static void test_manifest_record(void)
+{
+	char dir[] = "/tmp/test_seg_meta.XXXXXX", got[1024] = "", want[1024];
+	struct written_segment ws;
+	struct seg_index ix;
+	struct fixture x;
+
+	setup(&x);
+	x.seg.incomplete = true;
+	CHECK(mkdtemp(dir) != NULL);
+	memset(&ws, 0, sizeof(ws));
+	snprintf(ws.trace, sizeof(ws.trace), "t.json");
+	snprintf(ws.summary_txt, sizeof(ws.summary_txt), "s.txt");
+	snprintf(ws.summary_json, sizeof(ws.summary_json), "s.json");
+	seg_index_init(&ix, dir);
+	CHECK_EQ(seg_index_add(&ix, &x.ctx, &ws), 0);
+	CHECK_EQ(seg_index_each(&ix, record_text, got), 0);
+	seg_index_close(&ix);
+	rmdir(dir);
+	snprintf(want, sizeof(want), "{\"pid\":%d,\"rank\":3,\"restart\":0,\"region\":\"training_step\","
+		 "\"segment\":4,\"incomplete\":true,\"started_before_attach\":false,"
+		 "\"truncated_by_memory\":false,\"trace\":\"t.json\",\"summary_txt\":\"s.txt\","
+		 "\"summary_json\":\"s.json\"}", (int)getpid());
+	CHECK_STR(got, want);
+	teardown(&x);
+}
+
 int main(void)
 {
 	RUN(test_keys_agree);
 	RUN(test_summary_has_them);
+	RUN(test_manifest_record);
 	UNIT_DONE();
 }
