@@ -43,9 +43,7 @@ bool drops_charge(struct drop_state *d, struct seg_tracker *tr, uint64_t drops)
 	if (drops <= d->drops_seen)
 		return false;
 	n = drops - d->drops_seen;
-	if (tr->cur)
-		tr->cur->drops += n;
-	else
+	if (!seg_tracker_charge_drops(tr, n))
 		d->drops_outside += n;
 	d->drops_seen = drops;
 	return true;
@@ -64,25 +62,23 @@ bool drops_charge_low32(struct drop_state *d, struct seg_tracker *tr, uint32_t d
 }
 
 /* Close the open segment at @ts as incomplete; @lost_end: its end is not
- * known, @ts is its last record. */
+ * known, @ts is its last record.  BPF is outside every region after it:
+ * nothing past -n is ignored any longer. */
 static void cut_segment(struct drop_state *d, struct seg_tracker *tr, uint64_t ts, bool lost_end)
 {
-	struct segment *seg = tr->cur;
+	const struct segment *seg = tr->cur;
 
-	if (!seg)
-		return;
-	if (ts < seg->start_ns)
+	if (seg && ts < seg->start_ns)
 		ts = seg->start_ns;
-	if (lost_end) {
-		seg->lost_end = true;
+	if (seg && lost_end) {
 		d->lost_ends++;
 		warn_loss(d, tr, ts, "a segment lost its end; it is cut at its last record and written "
 			  "as incomplete");
-	} else {
+	} else if (seg) {
 		warn_loss(d, tr, ts, "a segment lost region ends; the regions still open at its end are "
 			  "cut there and it is written as incomplete");
 	}
-	seg_tracker_finish(tr, ts);
+	seg_tracker_cut(tr, ts, lost_end);
 }
 
 /* BPF's invocation number of the open segment, where known. */
@@ -127,7 +123,6 @@ static enum drops_verdict before_region(struct drop_state *d, struct seg_tracker
 	if (outer_known(d, tr) && re->outer != d->outer) {
 		/* A later invocation: the open segment's end was lost. */
 		cut_segment(d, tr, d->last_ts, true);
-		tr->ignored_depth = 0;
 	}
 	if (!tr->cur) {
 		if (outermost) {
@@ -162,7 +157,6 @@ static void after_region(struct drop_state *d, struct seg_tracker *tr,
 	/* BPF is outside every region: what the segment still holds open
 	 * lost its end, the segment itself ends here. */
 	cut_segment(d, tr, re->hdr.ts_ns, false);
-	tr->ignored_depth = 0;
 	d->suspect = false;
 }
 
@@ -192,7 +186,6 @@ bool drops_step_end(struct drop_state *d, struct seg_tracker *tr, uint32_t step)
 	if (!gap || !tr->cur)
 		return false;
 	cut_segment(d, tr, d->last_ts, true);
-	tr->ignored_depth = 0;
 	return true;
 }
 

@@ -376,3 +376,23 @@ size_t seg_scopes_cut(const struct segment *seg)
 		n += (seg->ops[i].flags & TORCH_CALL_NAME_CUT) != 0;
 	return n;
 }
+
+bool seg_tracker_charge_drops(struct seg_tracker *t, uint64_t n)
+{
+	if (!t->cur)
+		return false;
+	t->cur->drops += n;
+	return true;
+}
+
+void seg_tracker_cut(struct seg_tracker *t, uint64_t ts, bool lost_end)
+{
+	if (t->cur) {
+		if (ts < t->cur->start_ns)
+			ts = t->cur->start_ns;
+		if (lost_end)
+			t->cur->lost_end = true;
+		seg_tracker_finish(t, ts);
+	}
+	t->ignored_depth = 0;
+}

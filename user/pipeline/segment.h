@@ -141,6 +141,14 @@ int seg_on_open_before_attach(struct seg_tracker *t, uint32_t tid, uint32_t regi
 			      uint64_t attach_ts);
 /* Close an open segment as incomplete at @ts (target exit, fvbpf stop). */
 void seg_tracker_finish(struct seg_tracker *t, uint64_t ts);
+/* For drop recovery (drops.c): @n records lost inside the open segment;
+ * false when none is open. */
+bool seg_tracker_charge_drops(struct seg_tracker *t, uint64_t n);
+/* For drop recovery: close the open segment, if any, at @ts (not before its
+ * start) as incomplete, marked lost_end when its end was lost (@ts is then
+ * its last record); either way BPF is outside every region again, so no
+ * region past -n is ignored any longer. */
+void seg_tracker_cut(struct seg_tracker *t, uint64_t ts, bool lost_end);
 void seg_tracker_free(struct seg_tracker *t);
 /* Add a probed call to the open segment: 0, -ENOENT when none is open,
  * -ENOSPC when it holds limits.calls (counted in calls_dropped), -ENOMEM. */
