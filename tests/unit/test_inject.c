@@ -63,6 +63,7 @@ static void test_page_build(void)
 	static unsigned char page[INJECT_PAGE];
 	struct tramp_params p = { .fn = 0x7f0000001000ULL, .mode = 2, .xsave = true,
 				  .xmask = 0xff, .spins = 7, .path = "/dev/shm/x.so" };
+	static const uint8_t sys[2] = { 0x0f, 0x05 };
 	struct user_regs_struct back;
 	struct tramp_layout lo;
 	struct tramp_regs t;
@@ -78,20 +79,30 @@ static void test_page_build(void)
 	back.rip = 0x401234;
 	back.rbx = 11;
 	back.r15 = 15;
-	CHECK_EQ(tramp_page_build(page, &lo, &p, &back), 0);
+	back.orig_rax = 0; /* in read, to be restarted (-ERESTARTSYS) */
+	back.rax = (unsigned long long)-512;
+	CHECK_EQ(tramp_page_build(page, &lo, &p, &back, sys), 0);
 	CHECK(!memcmp(page, inject_tramp_code, code_len));
+	/* alone and no signal pending: read runs again */
 	memcpy(&t, page + TP_REGS, sizeof(t));
+	CHECK_EQ(t.rip, 0x401232);
+	CHECK_EQ(t.rax, 0);
+	CHECK_EQ(t.rflags, back.eflags & ~(1ULL << 8));
+	/* a signal pending: its handler runs first, read fails with EINTR */
+	memcpy(&t, page + TP_REGS_INTR, sizeof(t));
 	CHECK_EQ(t.rip, 0x401234);
 	CHECK_EQ(t.rsp, 0x7ffc00000008ULL);
 	CHECK_EQ(t.rbx, 11);
 	CHECK_EQ(t.r15, 15);
-	CHECK_EQ(t.rflags, back.eflags);
 	memcpy(&v, page + TP_FN, 8);
 	CHECK_EQ(v, 0x7f0000001000ULL);
 	memcpy(&v, page + TP_GUARD, 8);
 	CHECK_EQ(v, lo.guard);
-	memcpy(&v, page + TP_SIGALL, 8);
-	CHECK_EQ(v, (long long)~0ULL);
+	memcpy(&v, page + TP_BLOCK, 8);
+	CHECK_EQ(v, (long long)tramp_block_mask());
+	/* glibc's own SIGCANCEL/SIGSETXID and the faults stay deliverable */
+	CHECK(!(v & (1ULL << 31)) && !(v & (1ULL << 32)) && !(v & (1ULL << 10)));
+	CHECK(v & (1ULL << 9)); /* SIGUSR1 is held */
 	memcpy(&v, page + TP_SPINS, 8);
 	CHECK_EQ(v, 7);
 	CHECK_STR((const char *)page + TP_PATH, "/dev/shm/x.so");
@@ -99,7 +110,7 @@ static void test_page_build(void)
 	memset(longp, 'a', sizeof(longp) - 1);
 	longp[sizeof(longp) - 1] = '\0';
 	p.path = longp;
-	CHECK_EQ(tramp_page_build(page, &lo, &p, &back), -ENAMETOOLONG);
+	CHECK_EQ(tramp_page_build(page, &lo, &p, &back, sys), -ENAMETOOLONG);
 }
 
 static void test_start_regs(void)
@@ -214,7 +225,14 @@ static struct tramp_layout run_lo;
 static unsigned char *run_map;
 static volatile uint64_t fake_rsp, fake_mode;
 static char fake_path[64];
-static int fake_blocked_usr2;
+static int fake_blocked_usr2, fake_raise_usr2;
+static volatile sig_atomic_t usr2_seen;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	usr2_seen++;
+}
 
 static void *fake_dlopen(const char *path, int mode)
 {
@@ -226,6 +244,9 @@ static void *fake_dlopen(const char *path, int mode)
 	snprintf(fake_path, sizeof(fake_path), "%s", path);
 	sigprocmask(SIG_SETMASK, NULL, &cur);
 	fake_blocked_usr2 = sigismember(&cur, SIGUSR2);
+	/* held while we run: delivered once the code has put the mask back */
+	if (fake_raise_usr2)
+		raise(SIGUSR2);
 	/* clobber vector registers as a loader might */
 	__asm__ volatile("movsd %0, %%xmm0\n\tmovsd %0, %%xmm7\n\tmovsd %0, %%xmm15" : : "m"(d)
 			 : "xmm0", "xmm7", "xmm15");
@@ -237,7 +258,7 @@ static void send_to_code(int sig, siginfo_t *si, void *ucv)
 	static unsigned char page[INJECT_PAGE];
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
-	struct user_regs_struct saved = { 0 }, back;
+	struct user_regs_struct saved = { 0 };
 	struct tramp_params p = { .fn = (uint64_t)(uintptr_t)fake_dlopen, .mode = 0x102,
 				  .xsave = false, .spins = 3, .path = "/the/lib.so" };
 	static const uint8_t none[2] = { 0, 0 };
@@ -264,8 +285,7 @@ static void send_to_code(int sig, siginfo_t *si, void *ucv)
 	if (run_map == MAP_FAILED)
 		return;
 	tramp_layout_place(&run_lo, (uint64_t)(uintptr_t)run_map);
-	tramp_self_regs(&saved, none, &back);
-	if (tramp_page_build(page, &run_lo, &p, &back))
+	if (tramp_page_build(page, &run_lo, &p, &saved, none))
 		return;
 	memcpy((void *)(uintptr_t)run_lo.code, page, sizeof(page));
 	if (mprotect((void *)(uintptr_t)run_lo.code, INJECT_PAGE, PROT_READ | PROT_EXEC))
@@ -307,6 +327,33 @@ static void test_code_runs_and_returns(void)
 	CHECK_EQ(state, TRAMP_LEAVING);
 	CHECK_EQ(handle, 0x1234);
 	signal(SIGUSR1, SIG_DFL);
+	munmap(run_map, run_lo.len);
+}
+
+/* The same with a signal arriving during the call: held, then delivered
+ * once (the code takes its pending-signal branch), and back as before. */
+static void test_code_delivers_held_signal(void)
+{
+	struct sigaction sa = { .sa_sigaction = send_to_code, .sa_flags = SA_SIGINFO };
+	volatile double keep = 2.5;
+	uint64_t state = 0;
+	double got;
+
+	signal(SIGUSR2, on_usr2);
+	usr2_seen = 0;
+	fake_raise_usr2 = 1;
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	__asm__ volatile("movsd %0, %%xmm14" : : "m"(keep) : "xmm14");
+	raise(SIGUSR1);
+	__asm__ volatile("movsd %%xmm14, %0" : "=m"(got));
+	fake_raise_usr2 = 0;
+	CHECK_EQ(usr2_seen, 1);
+	CHECK(got == 2.5);
+	memcpy(&state, (void *)(uintptr_t)(run_lo.code + TW_STATE), 8);
+	CHECK_EQ(state, TRAMP_LEAVING);
+	signal(SIGUSR1, SIG_DFL);
+	signal(SIGUSR2, SIG_DFL);
+	munmap(run_map, run_lo.len);
 }
 
 struct find_libc {
@@ -405,6 +452,7 @@ int main(void)
 	RUN(test_resume_regs);
 	RUN(test_copy_owner);
 	RUN(test_code_runs_and_returns);
+	RUN(test_code_delivers_held_signal);
 	RUN(test_dlopen_real_libc);
 	RUN(test_no_dlopen);
 	RUN(test_names);

@@ -124,8 +124,11 @@ struct resolve_ctx {
 	uint64_t off;
 	/* code where the thread must not be stopped for our call */
 	struct text_range unsafe[INJECT_UNSAFE_MAX];
+	enum text_kind unsafe_kind[INJECT_UNSAFE_MAX];
 	int nunsafe;
 	struct text_range libc_text;  /* the chosen libc's executable mapping */
+	uint64_t libc_base;
+	unsigned long long libc_dev, libc_ino;
 };
 
 static int resolve_cb(const struct proc_map *m, void *arg)
@@ -142,8 +145,10 @@ static int resolve_cb(const struct proc_map *m, void *arg)
 		return 0;
 	b = base_name(m->path);
 	if (m->perms[2] == 'x' && (is_libc_name(b) || is_ldso_name(b)) &&
-	    c->nunsafe < INJECT_UNSAFE_MAX)
+	    c->nunsafe < INJECT_UNSAFE_MAX) {
+		c->unsafe_kind[c->nunsafe] = is_ldso_name(b) ? TEXT_LDSO : TEXT_LIBC;
 		c->unsafe[c->nunsafe++] = (struct text_range){ m->start, m->end };
+	}
 	if (!is_libc_name(b) && !is_libdl_name(b))
 		return 0;
 	if (m->dev != c->dev || m->ino != c->ino) {
@@ -171,6 +176,9 @@ static int resolve_cb(const struct proc_map *m, void *arg)
 		c->addr = m->start + (c->off - m->pgoff);
 		c->mode = RTLD_NOW | RTLD_LOCAL;
 		c->libc_text = (struct text_range){ m->start, m->end };
+		c->libc_base = m->start - m->pgoff;
+		c->libc_dev = m->dev;
+		c->libc_ino = m->ino;
 		snprintf(c->path, sizeof(c->path), "%s", m->path);
 	}
 	return 0;
@@ -368,8 +376,12 @@ int inject_library(pid_t pid, const char *lib, double timeout_s, struct inject_i
 	job->fn = rc.addr;
 	job->mode = rc.mode;
 	memcpy(job->unsafe, rc.unsafe, sizeof(rc.unsafe));
+	memcpy(job->unsafe_kind, rc.unsafe_kind, sizeof(rc.unsafe_kind));
 	job->nunsafe = rc.nunsafe;
 	job->libc_text = rc.libc_text;
+	job->libc_base = rc.libc_base;
+	job->libc_dev = rc.libc_dev;
+	job->libc_ino = rc.libc_ino;
 	job->timeout_s = timeout_s;
 	test_hooks(job);
 	err = inject_worker_run(job, o);

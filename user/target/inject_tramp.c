@@ -40,20 +40,24 @@
 #define R_RIP 120
 #define R_RFLAGS 128
 #define R_RSP 136
-#define RG(o) AT(TP_REGS + o)
+#define RG(o) AT(TW_BACK + o)
 
 _Static_assert(__builtin_offsetof(struct tramp_regs, rbx) == R_RBX, "tramp_regs layout");
 _Static_assert(__builtin_offsetof(struct tramp_regs, rdi) == R_RDI, "tramp_regs layout");
 _Static_assert(__builtin_offsetof(struct tramp_regs, rsp) == R_RSP, "tramp_regs layout");
 _Static_assert(sizeof(struct tramp_regs) == R_RSP + 8, "tramp_regs layout");
-_Static_assert(TP_REGS + sizeof(struct tramp_regs) <= TP_FN, "tramp_regs overlaps");
+_Static_assert(TP_REGS + sizeof(struct tramp_regs) <= TP_REGS_INTR, "tramp_regs overlaps");
+_Static_assert(TP_REGS_INTR + sizeof(struct tramp_regs) <= TP_FN, "tramp_regs overlaps");
+_Static_assert(TP_NAME + 16 <= TP_PATH, "the name overlaps the path");
+_Static_assert(TW_BACK + sizeof(struct tramp_regs) <= TW_XSAVE, "tramp_regs overlaps");
+_Static_assert(sizeof(struct tramp_regs) == 18 * 8, "rep movsq copies 18 words");
 _Static_assert(TW_XSAVE % 64 == 0, "XSAVE needs 64-byte alignment");
 
 #ifdef __x86_64__
 /*
  * Syscall numbers are written out: the code runs in the target, whose
  * kernel is ours (x86-64 numbers never change).
- *   10 mprotect, 157 prctl, 14 rt_sigprocmask, 23 select
+ *   10 mprotect, 157 prctl, 14 rt_sigprocmask, 23 select, 127 rt_sigpending
  */
 __asm__(
 	"	.pushsection .rodata.fvbpf_inject_tramp,\"a\"\n"
@@ -80,7 +84,7 @@ __asm__(
 	 * and what arrives is delivered where the thread was. */
 	"	mov $14, %eax\n"
 	"	mov $2, %edi\n"
-	"	lea " AT(TP_SIGALL) ", %rsi\n"
+	"	lea " AT(TP_BLOCK) ", %rsi\n"
 	"	lea " AT(TW_OLDSET) ", %rdx\n"
 	"	mov $8, %r10d\n"
 	"	syscall\n"
@@ -106,11 +110,11 @@ __asm__(
 	"	jmp 4f\n"
 	"3:	fxrstor64 " AT(TW_XSAVE) "\n"
 	"4:	movq $2, " AT(TW_STATE) "\n"
-	"	mov " AT(TP_SPINS) ", %r12\n"
 	/* Wait for fvbpf to stop the thread and put it back through ptrace.
 	 * select() because it leaves the thread's restart_block alone (a
 	 * nanosleep the thread was in may need it). */
 	"inject_tramp_wait:\n"
+	"	mov " AT(TP_SPINS) ", %r12\n"
 	"5:	test %r12, %r12\n"
 	"	jz 6f\n"
 	"	dec %r12\n"
@@ -124,8 +128,22 @@ __asm__(
 	"	lea " AT(TW_TV) ", %r8\n"
 	"	syscall\n"
 	"	jmp 5b\n"
-	/* fvbpf is gone: back by ourselves. */
+	/* fvbpf is gone: back by ourselves, with the registers for a signal
+	 * delivered there when one is pending (127: rt_sigpending). */
 	"6:	movq $3, " AT(TW_STATE) "\n"
+	"	mov $127, %eax\n"
+	"	lea " AT(TW_PENDING) ", %rdi\n"
+	"	mov $8, %esi\n"
+	"	syscall\n"
+	"	mov " AT(TW_OLDSET) ", %rcx\n"
+	"	not %rcx\n"
+	"	and " AT(TW_PENDING) ", %rcx\n"
+	"	lea " AT(TP_REGS) ", %rsi\n"
+	"	jz 7f\n"
+	"	lea " AT(TP_REGS_INTR) ", %rsi\n"
+	"7:	lea " AT(TW_BACK) ", %rdi\n"
+	"	mov $18, %ecx\n"
+	"	rep movsq\n"
 	"	mov $14, %eax\n"
 	"	mov $2, %edi\n"
 	"	lea " AT(TW_OLDSET) ", %rsi\n"
@@ -215,12 +233,25 @@ static void regs_to_tramp(const struct user_regs_struct *r, struct tramp_regs *t
 	t->rsp = r->rsp;
 }
 
+/* Kernel signal bits: signal n is bit n - 1. */
+#define SIGBIT(n) (1ULL << ((n) - 1))
+
+uint64_t tramp_block_mask(void)
+{
+	/* SIGILL 4, SIGTRAP 5, SIGBUS 7, SIGFPE 8, SIGSEGV 11, SIGSYS 31;
+	 * glibc's SIGCANCEL 32 and SIGSETXID 33. */
+	return ~(SIGBIT(4) | SIGBIT(5) | SIGBIT(7) | SIGBIT(8) | SIGBIT(11) | SIGBIT(31) |
+		 SIGBIT(32) | SIGBIT(33));
+}
+
 int tramp_page_build(unsigned char *page, const struct tramp_layout *lo,
-		     const struct tramp_params *p, const struct user_regs_struct *back)
+		     const struct tramp_params *p, const struct user_regs_struct *saved,
+		     const uint8_t insn[2])
 {
 	static const char name[16] = "fvbpf-inject";
 	size_t code_len = (size_t)(inject_tramp_end - inject_tramp_code);
 	size_t plen = strlen(p->path) + 1;
+	struct user_regs_struct back;
 	struct tramp_regs t;
 
 	if (plen > TP_PATH_MAX)
@@ -229,15 +260,19 @@ int tramp_page_build(unsigned char *page, const struct tramp_layout *lo,
 		return -E2BIG;
 	memset(page, 0, INJECT_PAGE);
 	memcpy(page, inject_tramp_code, code_len);
-	regs_to_tramp(back, &t);
+	tramp_self_regs(saved, insn, &back);
+	regs_to_tramp(&back, &t);
 	memcpy(page + TP_REGS, &t, sizeof(t));
+	tramp_self_regs_intr(saved, &back);
+	regs_to_tramp(&back, &t);
+	memcpy(page + TP_REGS_INTR, &t, sizeof(t));
 	put64(page, TP_FN, p->fn);
 	put64(page, TP_MODE, (uint64_t)(unsigned int)p->mode);
 	put64(page, TP_GUARD, lo->guard);
 	put64(page, TP_GUARD_LEN, INJECT_GUARD_SIZE);
 	put64(page, TP_XMODE, p->xsave);
 	put64(page, TP_XMASK, p->xmask);
-	put64(page, TP_SIGALL, ~0ULL);
+	put64(page, TP_BLOCK, tramp_block_mask());
 	put64(page, TP_REGION, lo->base);
 	put64(page, TP_REGION_LEN, lo->len);
 	put64(page, TP_SPINS, p->spins);
@@ -289,6 +324,12 @@ bool tramp_eintr_by_stop(const struct user_regs_struct *saved, const uint8_t ins
 	case SYS_accept4:
 	case SYS_io_getevents:
 	case SYS_io_pgetevents:
+	case SYS_io_uring_enter:
+	/* on a socket with SO_RCVTIMEO or SO_SNDTIMEO */
+	case SYS_read:
+	case SYS_readv:
+	case SYS_write:
+	case SYS_writev:
 		return true;
 	default:
 		return false;
@@ -333,6 +374,26 @@ void tramp_self_regs(const struct user_regs_struct *saved, const uint8_t insn[2]
 		break;
 	case K_ERESTART_RESTARTBLOCK:
 		run_again(out, SYS_restart_syscall);
+		break;
+	default:
+		break;
+	}
+}
+
+void tramp_self_regs_intr(const struct user_regs_struct *saved, struct user_regs_struct *out)
+{
+	*out = *saved;
+	out->eflags &= ~FLAG_TF;
+	if ((long)saved->orig_rax < 0)
+		return;
+	switch (-(long long)saved->rax) {
+	case K_ERESTARTSYS:
+	case K_ERESTARTNOHAND:
+	case K_ERESTART_RESTARTBLOCK:
+		out->rax = (unsigned long long)-EINTR;
+		break;
+	case K_ERESTARTNOINTR:
+		run_again(out, saved->orig_rax);
 		break;
 	default:
 		break;

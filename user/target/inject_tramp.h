@@ -36,17 +36,18 @@
  * code) from TP_PARAMS. */
 #define TP_PARAMS 0x800
 #define TP_REGS 0x800           /* struct tramp_regs: where to go back to */
-#define TP_FN 0x900             /* dlopen or __libc_dlopen_mode */
-#define TP_MODE 0x908
-#define TP_GUARD 0x910
-#define TP_GUARD_LEN 0x918
-#define TP_XMODE 0x920          /* 1: xsave64/xrstor64, 0: fxsave64/fxrstor64 */
-#define TP_XMASK 0x928
-#define TP_SIGALL 0x930         /* a full sigset_t (kernel size 8) */
-#define TP_REGION 0x938
-#define TP_REGION_LEN 0x940
-#define TP_SPINS 0x948          /* how many 1 ms waits for fvbpf at the end */
-#define TP_NAME 0x950           /* the mapping's name, 16 bytes */
+#define TP_REGS_INTR 0x890      /* the same when a signal is to be delivered there */
+#define TP_FN 0x920             /* dlopen or __libc_dlopen_mode */
+#define TP_MODE 0x928
+#define TP_GUARD 0x930
+#define TP_GUARD_LEN 0x938
+#define TP_XMODE 0x940          /* 1: xsave64/xrstor64, 0: fxsave64/fxrstor64 */
+#define TP_XMASK 0x948
+#define TP_BLOCK 0x950          /* the signals blocked during the call (kernel sigset, 8) */
+#define TP_REGION 0x958
+#define TP_REGION_LEN 0x960
+#define TP_SPINS 0x968          /* how many 1 ms waits for fvbpf at the end */
+#define TP_NAME 0x970           /* the mapping's name, 16 bytes */
 #define TP_PATH 0xa00           /* the library, NUL-terminated */
 #define TP_PATH_MAX (INJECT_PAGE - TP_PATH)
 
@@ -55,7 +56,9 @@
 #define TW_HANDLE 0x1008        /* what dlopen returned */
 #define TW_OLDSET 0x1010        /* the thread's signal mask, kept while all are blocked */
 #define TW_TV 0x1018            /* select()'s timeval for the wait */
-#define TW_XSAVE 0x1040         /* 64-byte aligned */
+#define TW_PENDING 0x1028       /* rt_sigpending() before the code returns alone */
+#define TW_BACK 0x1040          /* the registers it returns with (a struct tramp_regs) */
+#define TW_XSAVE 0x1100         /* 64-byte aligned */
 
 /* Where the registers to return to lie in TP_REGS, in this order. */
 struct tramp_regs {
@@ -105,13 +108,23 @@ struct tramp_params {
 };
 
 /*
+ * The signals the code blocks: all but those glibc itself needs answered
+ * (SIGCANCEL, SIGSETXID: another thread's setuid() waits for them) and
+ * the synchronous faults (blocked, the kernel would reset their handler
+ * to the default before delivering one).
+ */
+uint64_t tramp_block_mask(void);
+
+/*
  * Pure: the code page to write at @lo->code (INJECT_PAGE bytes into
- * @page): the code, then @p and @back, the registers the code itself
- * returns to when fvbpf is gone (see tramp_self_regs()).  -ENAMETOOLONG
- * when the path does not fit.
+ * @page): the code, then @p and the registers the code itself returns to
+ * when fvbpf is gone, from the thread's @saved (see tramp_self_regs()).
+ * @insn: the two bytes before @saved's rip.  -ENAMETOOLONG when the path
+ * does not fit.
  */
 int tramp_page_build(unsigned char *page, const struct tramp_layout *lo,
-		     const struct tramp_params *p, const struct user_regs_struct *back);
+		     const struct tramp_params *p, const struct user_regs_struct *saved,
+		     const uint8_t insn[2]);
 
 /*
  * Pure: the registers to start the code with, from the thread's @saved:
@@ -125,8 +138,10 @@ void tramp_start_regs(const struct user_regs_struct *saved, const struct tramp_l
  * Pure: whether @saved, stopped on the way out of a syscall, carries a
  * result that only our stop caused and that the program would not have
  * seen: -EINTR from a wait that Linux fails so after any stop of the
- * thread (signal(7): epoll_wait, sigtimedwait, semop, socket calls with a
- * timeout, io_getevents).  @insn: the two bytes before rip.
+ * thread (signal(7): epoll_wait, sigtimedwait, semop, io_getevents,
+ * io_uring_enter, socket reads and writes with a timeout).  Only when no
+ * signal is pending: one that is would fail the wait again, as it should.
+ * @insn: the two bytes before rip.
  */
 bool tramp_eintr_by_stop(const struct user_regs_struct *saved, const uint8_t insn[2]);
 
@@ -147,5 +162,12 @@ bool tramp_ptrace_regs(const struct user_regs_struct *saved, const uint8_t insn[
  */
 void tramp_self_regs(const struct user_regs_struct *saved, const uint8_t insn[2],
 		     struct user_regs_struct *out);
+/*
+ * Pure: the same when a signal is pending for the thread as the code
+ * returns alone: the handler runs before it gets there, so the syscall
+ * fails with EINTR as after a handler without SA_RESTART (the code cannot
+ * see the handler's flags); -ERESTARTNOINTR still runs again.
+ */
+void tramp_self_regs_intr(const struct user_regs_struct *saved, struct user_regs_struct *out);
 
 #endif /* FVBPF_INJECT_TRAMP_H */

@@ -26,6 +26,8 @@
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -37,6 +39,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -71,6 +74,8 @@ struct worker {
 	struct tramp_params tp;
 	bool mapped, code_rx, stalled;
 	bool in_handler;              /* a signal was passed on before this stop */
+	uint64_t restorer;            /* glibc's __restore_rt in the target, 0: unknown */
+	struct iovec xstate;          /* the thread's FP state at its place */
 	uint64_t stop_t0;             /* when the current stop began */
 	struct user_regs_struct saved;  /* the thread at its own place */
 };
@@ -152,6 +157,25 @@ static char proc_state(pid_t pid)
 	while (*p == ' ' || *p == '\t')
 		p++;
 	return *p;
+}
+
+/* A hexadecimal field of /proc/PID/task/PID/status (SigPnd, ShdPnd, SigBlk). */
+static uint64_t status_hex(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 16) : 0;
+}
+
+/* Signals pending for the main thread (its own and the process's). */
+static uint64_t pending_signals(pid_t pid)
+{
+	char path[64], buf[4096];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, pid);
+	if (proc_read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	return status_hex(buf, "\nSigPnd:") | status_hex(buf, "\nShdPnd:");
 }
 
 static bool gone(pid_t pid)
@@ -290,6 +314,13 @@ static void account_stop(struct worker *w)
 	w->stop_t0 = 0;
 }
 
+/* The two bytes before @rip (zeros when unreadable). */
+static void insn_before(const struct worker *w, uint64_t rip, uint8_t insn[2])
+{
+	if (rip < 2 || read_mem(w->pid, rip - 2, insn, 2))
+		insn[0] = insn[1] = 0;
+}
+
 /* Let go of a stopped thread with its registers as they are. */
 static void detach(struct worker *w)
 {
@@ -310,6 +341,30 @@ static int back_and_deliver(struct worker *w, int sig)
 	if (ptrace(PTRACE_CONT, w->pid, 0, (void *)(uintptr_t)sig))
 		return -ESRCH;
 	return -EINTR;
+}
+
+/*
+ * Back at its place from a stop: the mask first (a worker killed between
+ * the two leaves the thread's own code running with its own mask), then
+ * the registers, a wait our stop failed with EINTR run again unless a
+ * signal is pending that would fail it anyway.  @mask: NULL to leave it.
+ */
+static int put_back(struct worker *w, const uint64_t *mask)
+{
+	struct user_regs_struct back;
+	uint8_t insn[2];
+	uint64_t blocked = mask ? *mask : 0;
+
+	if (mask && ptrace(PTRACE_SETSIGMASK, w->pid, sizeof(*mask), mask))
+		return -ESRCH;
+	insn_before(w, w->saved.rip, insn);
+	if (!mask)
+		ptrace(PTRACE_GETSIGMASK, w->pid, sizeof(blocked), &blocked);
+	if (pending_signals(w->pid) & ~blocked)
+		back = w->saved;
+	else
+		w->out->info.restarted = tramp_ptrace_regs(&w->saved, insn, &back);
+	return ptrace(PTRACE_SETREGS, w->pid, 0, &back) ? -ESRCH : 0;
 }
 
 /*
@@ -379,20 +434,128 @@ static int remote_syscall(struct worker *w, long nr, const uint64_t a[6], uint64
 	}
 }
 
+static bool in_text(const struct worker *w, uint64_t rip, enum text_kind kind)
+{
+	int i;
+
+	for (i = 0; i < w->job->nunsafe; i++)
+		if (w->job->unsafe_kind[i] == kind && rip >= w->job->unsafe[i].start &&
+		    rip < w->job->unsafe[i].end)
+			return true;
+	return false;
+}
+
+/* Where programs wait, which glibc does not enter holding a lock dlopen
+ * or malloc needs (a thread waiting for such a lock holds none). */
+static bool blocking_wait(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_readv: case SYS_pread64: case SYS_preadv:
+	case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg: case SYS_sendto:
+	case SYS_sendmsg: case SYS_accept: case SYS_accept4: case SYS_connect:
+	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+	case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_epoll_pwait2:
+	case SYS_nanosleep: case SYS_clock_nanosleep: case SYS_futex:
+	case SYS_wait4: case SYS_waitid: case SYS_pause: case SYS_rt_sigsuspend:
+	case SYS_rt_sigtimedwait: case SYS_semop: case SYS_semtimedop:
+	case SYS_msgrcv: case SYS_msgsnd: case SYS_io_getevents: case SYS_io_pgetevents:
+	case SYS_io_uring_enter: case SYS_flock: case SYS_fcntl:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool in_unsafe_code(const struct worker *w, const struct user_regs_struct *r)
 {
 	long nr = (long)r->orig_rax;
-	int i;
 
-	/* In a syscall: malloc and the loader may hold their locks in these. */
-	if (nr >= 0)
-		return nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mremap || nr == SYS_brk ||
-		       nr == SYS_mprotect || nr == SYS_madvise;
+	if (nr >= 0) {
+		/* The loader's own syscalls run under its lock; libc's others
+		 * (fork's clone, malloc_stats' write, malloc's mmap) may too. */
+		if (in_text(w, r->rip, TEXT_LDSO))
+			return true;
+		return in_text(w, r->rip, TEXT_LIBC) && !blocking_wait(nr);
+	}
 	/* In user code of libc or the loader: perhaps holding their locks. */
-	for (i = 0; i < w->job->nunsafe; i++)
-		if (r->rip >= w->job->unsafe[i].start && r->rip < w->job->unsafe[i].end)
+	return in_text(w, r->rip, TEXT_LIBC) || in_text(w, r->rip, TEXT_LDSO);
+}
+
+/* A wait with a temporary signal mask (sigsuspend, ppoll, pselect,
+ * epoll_pwait): the first resume puts the thread's own mask back, and a
+ * pending signal the temporary one held would then be delivered. */
+static bool temp_mask_exposed(const struct worker *w, const struct user_regs_struct *r)
+{
+	long nr = (long)r->orig_rax;
+	uint64_t arg;
+
+	switch (nr) {
+	case SYS_rt_sigsuspend: arg = r->rdi; break;
+	case SYS_ppoll: arg = r->r10; break;
+	case SYS_pselect6: arg = r->r9; break;
+	case SYS_epoll_pwait: case SYS_epoll_pwait2: arg = r->r8; break;
+	default: return false;
+	}
+	return arg && pending_signals(w->pid);
+}
+
+/* Inside an rseq critical section: our detour would make the kernel
+ * forget it, and the section would resume without its abort. */
+static bool in_rseq_cs(const struct worker *w, const struct user_regs_struct *r)
+{
+	struct { uint64_t ptr; uint32_t size, sig, flags, pad; } conf;
+	struct { uint32_t version, flags; uint64_t start, post_commit, abort; } cs;
+	uint64_t cs_ptr;
+
+	if (ptrace(0x420f /* PTRACE_GET_RSEQ_CONFIGURATION */, w->pid, sizeof(conf), &conf) <= 0 ||
+	    !conf.ptr || read_mem(w->pid, conf.ptr + 8, &cs_ptr, sizeof(cs_ptr)) || !cs_ptr ||
+	    read_mem(w->pid, cs_ptr, &cs, sizeof(cs)))
+		return false;
+	return r->rip >= cs.start && r->rip - cs.start < cs.post_commit;
+}
+
+/* glibc's __restore_rt in the target, through our own libc when the
+ * target maps the same file: every handler glibc installs returns there. */
+static void find_restorer(struct worker *w)
+{
+	struct { uint64_t handler, flags, restorer, mask; } k;
+	struct stat st;
+	Dl_info di;
+
+	if (syscall(SYS_rt_sigaction, SIGINT, NULL, &k, 8) || !k.restorer ||
+	    !dladdr((void *)(uintptr_t)k.restorer, &di) || !di.dli_fname ||
+	    stat(di.dli_fname, &st) || (unsigned long long)st.st_dev != w->job->libc_dev ||
+	    (unsigned long long)st.st_ino != w->job->libc_ino)
+		return;
+	w->restorer = w->job->libc_base + (k.restorer - (uint64_t)(uintptr_t)di.dli_fbase);
+}
+
+/* A signal handler runs (its return address to __restore_rt is near the
+ * top of the stack): whatever it interrupted may hold malloc's lock. */
+static bool in_handler(const struct worker *w, const struct user_regs_struct *r)
+{
+	uint64_t words[512];
+	struct iovec local = { words, sizeof(words) }, remote = { (void *)(uintptr_t)r->rsp, sizeof(words) };
+	ssize_t n;
+	size_t i;
+
+	if (!w->restorer)
+		return false;
+	/* Near the stack's top fewer bytes are there: a partial read. */
+	n = process_vm_readv(w->pid, &local, 1, &remote, 1, 0);
+	for (i = 0; n > 0 && i < (size_t)n / sizeof(words[0]); i++)
+		if (words[i] == w->restorer)
 			return true;
 	return false;
+}
+
+/* Not a place for our call: try again a little later. */
+static bool unsafe_here(struct worker *w)
+{
+	const struct user_regs_struct *r = &w->saved;
+
+	return w->in_handler || in_unsafe_code(w, r) || temp_mask_exposed(w, r) ||
+	       in_rseq_cs(w, r) || in_handler(w, r);
 }
 
 static void stall(const struct worker *w)
@@ -401,13 +564,6 @@ static void stall(const struct worker *w)
 
 	while (mono_ns() < until && mono_ns() < w->deadline)
 		sleep_ns(1000000);
-}
-
-/* The two bytes before @rip (zeros when unreadable). */
-static void insn_before(const struct worker *w, uint64_t rip, uint8_t insn[2])
-{
-	if (rip < 2 || read_mem(w->pid, rip - 2, insn, 2))
-		insn[0] = insn[1] = 0;
 }
 
 /* ---- the call ---- */
@@ -434,7 +590,6 @@ static int syscall_step(struct worker *w, long nr, const uint64_t a[6], uint64_t
 static int prepare(struct worker *w)
 {
 	unsigned char page[INJECT_PAGE];
-	struct user_regs_struct back;
 	uint8_t insn[2];
 	uint64_t a[6] = { 0 }, ret = 0, zero[4] = { 0 };
 	int err;
@@ -464,8 +619,7 @@ static int prepare(struct worker *w)
 		w->code_rx = false;
 	}
 	insn_before(w, w->saved.rip, insn);
-	tramp_self_regs(&w->saved, insn, &back);
-	err = tramp_page_build(page, &w->lo, &w->tp, &back);
+	err = tramp_page_build(page, &w->lo, &w->tp, &w->saved, insn);
 	if (err) {
 		why(w, "the library's path in the target is too long");
 		return err;
@@ -482,7 +636,7 @@ static int prepare(struct worker *w)
 	if (ret) {
 		why(w, "the target may not make memory executable (mprotect: %s)",
 		    strerror((int)-ret));
-		return -EACCES;
+		return -ENOTSUP;
 	}
 	w->code_rx = true;
 	return 0;
@@ -501,9 +655,8 @@ static int finish(struct worker *w)
 {
 	uint64_t wait_off = (uint64_t)(inject_tramp_wait - inject_tramp_code);
 	uint64_t end_off = (uint64_t)(inject_tramp_end - inject_tramp_code);
-	struct user_regs_struct cur, back;
+	struct user_regs_struct cur;
 	uint64_t oldset;
-	uint8_t insn[2];
 	int err;
 
 	err = stop_thread(w, 0);
@@ -512,13 +665,9 @@ static int finish(struct worker *w)
 	if (ptrace(PTRACE_GETREGS, w->pid, 0, &cur))
 		return -ESRCH;
 	if (cur.rip >= w->lo.code + wait_off && cur.rip < w->lo.code + end_off &&
-	    !read_mem(w->pid, w->lo.code + TW_OLDSET, &oldset, sizeof(oldset))) {
-		insn_before(w, w->saved.rip, insn);
-		w->out->info.restarted = tramp_ptrace_regs(&w->saved, insn, &back);
-		if (ptrace(PTRACE_SETREGS, w->pid, 0, &back) ||
-		    ptrace(PTRACE_SETSIGMASK, w->pid, sizeof(oldset), &oldset))
-			return -ESRCH;
-	}
+	    !read_mem(w->pid, w->lo.code + TW_OLDSET, &oldset, sizeof(oldset)) &&
+	    put_back(w, &oldset))
+		return -ESRCH;
 	detach(w);
 	return 0;
 }
@@ -555,9 +704,12 @@ static int signal_while_running(struct worker *w, int status)
 		 * back instead, and the loader's lock may stay held. */
 		why(w, "dlopen() in the target faulted (signal %d at 0x%llx): the thread was "
 		       "restored, but the loader's lock may be held", sig, (unsigned long long)cur.rip);
-		ptrace(PTRACE_SETREGS, w->pid, 0, &w->saved);
 		if (!read_mem(w->pid, w->lo.code + TW_OLDSET, &state, sizeof(state)))
-			ptrace(PTRACE_SETSIGMASK, w->pid, sizeof(state), &state);
+			put_back(w, &state);
+		else
+			put_back(w, NULL);
+		if (w->xstate.iov_len)
+			ptrace(PTRACE_SETREGSET, w->pid, (void *)NT_X86_XSTATE, &w->xstate);
 		detach(w);
 		return -EFAULT;
 	}
@@ -663,7 +815,7 @@ static int call_from_here(struct worker *w)
 		detach(w);
 	} else if (err && err != -EINTR && !gone(w->pid)) {
 		/* Stopped: back at its place, and let go. */
-		ptrace(PTRACE_SETREGS, w->pid, 0, &w->saved);
+		put_back(w, NULL);
 		detach(w);
 	}
 	return err ? err : launch(w);
@@ -685,6 +837,27 @@ static int never_stopped(struct worker *w)
 	return -ETIMEDOUT;
 }
 
+/* At a stop: the FP state kept for a failed call, and the seccomp check
+ * again (a filter may have come since fvbpf looked). */
+static int save_fp_and_check(struct worker *w)
+{
+	static unsigned char xbuf[64 << 10];
+	char path[64], buf[4096];
+
+	w->xstate.iov_base = xbuf;
+	w->xstate.iov_len = sizeof(xbuf);
+	if (ptrace(PTRACE_GETREGSET, w->pid, (void *)NT_X86_XSTATE, &w->xstate))
+		w->xstate.iov_len = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", w->pid);
+	if (proc_read_file(path, buf, sizeof(buf)) >= 0 && strstr(buf, "\nSeccomp:") &&
+	    atoi(strstr(buf, "\nSeccomp:") + 9)) {
+		why(w, "it runs under seccomp now: a call made in it could be refused or kill it; "
+		       "not injected");
+		return -ECANCELED;
+	}
+	return 0;
+}
+
 static int hijack(struct worker *w)
 {
 	unsigned int unsafe = 0;
@@ -704,11 +877,17 @@ static int hijack(struct worker *w)
 			return err;
 		if (ptrace(PTRACE_GETREGS, w->pid, 0, &w->saved))
 			return -ESRCH;
-		if (w->in_handler || in_unsafe_code(w, &w->saved)) {
+		err = save_fp_and_check(w);
+		if (err) {
+			detach(w);
+			return err;
+		}
+		if (unsafe_here(w)) {
 			unsafe++;
 			if (mono_ns() + backoff_ns(unsafe) >= w->deadline) {
-				why(w, "the main thread was inside libc or the loader each of the %u "
-				       "times it was stopped (their locks): not loaded", unsafe);
+				why(w, "the main thread was at no safe place each of the %u times it was "
+				       "stopped (inside libc or the loader, a signal handler, an rseq "
+				       "section: their locks): not loaded", unsafe);
 				detach(w);
 				return -EBUSY;
 			}
@@ -735,6 +914,7 @@ static int seize(struct worker *w)
 		why(w, "this CPU's XSAVE area (%u bytes) is larger than fvbpf keeps", xsize);
 		return -E2BIG;
 	}
+	find_restorer(w);
 	if (ptrace(PTRACE_SEIZE, w->pid, 0, (void *)opts))
 		return -errno;
 	err = find_gadget(w);
@@ -781,7 +961,22 @@ static int work(struct worker *w)
  * them would hold its probes while we live). */
 static int close_others(int keep)
 {
-	if (keep != 3 && dup2(keep, 3) < 0)
+	int null;
+
+	/* Out of 0-2 first (fvbpf may have run with one closed). */
+	keep = fcntl(keep, F_DUPFD, 10);
+	if (keep < 0)
+		return -errno;
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	/* Not fvbpf's output either: a pipe reading it would wait for us. */
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2 && null != keep)
+			close(null);
+	}
+	if (dup2(keep, 3) < 0)
 		return -errno;
 	if (syscall(SYS_close_range, 4, ~0U, 0)) {
 		long fd, max = sysconf(_SC_OPEN_MAX);
@@ -840,33 +1035,42 @@ static int read_outcome(int fd, struct inject_outcome *out, int timeout_ms)
 	return 0;
 }
 
+/* The worker is our child (an orphan's zombie would wait for an init
+ * that may never reap it): reaped once it reported, unless it stays to
+ * finish (then the kernel gives it to init when we exit). */
+static void reap(pid_t pid, bool may_run)
+{
+	int status, i;
+
+	for (i = 0; i < (may_run ? 1 : 200); i++) {
+		if (waitpid(pid, &status, WNOHANG) != 0)
+			return;
+		sleep_ns(5000000);
+	}
+}
+
 int inject_worker_run(const struct inject_job *job, struct inject_outcome *out)
 {
-	int fds[2], status, err;
-	pid_t mid;
+	int fds[2], err;
+	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
-	/* Two forks: the worker is nobody's child to reap but init's, and
-	 * outlives us when it must. */
-	mid = fork();
-	if (mid < 0) {
+	pid = fork();
+	if (pid < 0) {
 		err = -errno;
 		close(fds[0]);
 		close(fds[1]);
 		return err;
 	}
-	if (!mid) {
+	if (!pid) {
 		close(fds[0]);
-		if (fork() == 0)
-			worker_main(job, fds[1]);
-		_exit(0);
+		worker_main(job, fds[1]);
 	}
 	close(fds[1]);
-	while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
-		;
 	memset(out, 0, sizeof(*out));
 	err = read_outcome(fds[0], out, (int)(job->timeout_s * 1000) + 3000);
 	close(fds[0]);
+	reap(pid, err || out->running);
 	return err;
 }

@@ -23,6 +23,8 @@ struct text_range {
 
 #define INJECT_UNSAFE_MAX 4
 
+enum text_kind { TEXT_LIBC = 1, TEXT_LDSO = 2 };
+
 struct inject_job {
 	pid_t pid;
 	char lib[PATH_MAX];           /* libfvbpf.so, in fvbpf's filesystem */
@@ -30,8 +32,11 @@ struct inject_job {
 	int mode;
 	/* code where the thread must not be stopped for our call (libc, ld.so) */
 	struct text_range unsafe[INJECT_UNSAFE_MAX];
+	enum text_kind unsafe_kind[INJECT_UNSAFE_MAX];
 	int nunsafe;
 	struct text_range libc_text;  /* where a `syscall` instruction is found */
+	uint64_t libc_base;           /* where the chosen libc's file offset 0 is */
+	unsigned long long libc_dev, libc_ino;
 	double timeout_s;
 	/* test builds only */
 	unsigned int stall_ms;        /* keep the target stopped this long first */
