@@ -119,14 +119,24 @@ blocked() {
 @test "blocked on a condition variable (futex): woken by its signal only" { blocked cond; }
 @test "blocked in epoll_wait: returns the event, no EINTR" { blocked epoll; }
 
+# stop_ticks: end a tick workload (SIGUSR2), print how many ticks it made.
+stop_ticks() {
+	kill -USR2 "$WL_PID"
+	wait_for grep -q '^done' "$WL_LOG"
+	sed -n 's/^done ticks=\([0-9]*\).*/\1/p' "$WL_LOG"
+}
+
 @test "16 busy threads: injected, every thread runs on, ticks continuous" {
-	start_workload "$WL_LOG" "$INJ" --mode tick --count 300 --threads 16
+	# lives until told (SIGUSR2): a slow machine's attach must not outlast it
+	start_workload "$WL_LOG" "$INJ" --mode tick --count 100000 --threads 16
 	run "$FVBPF" attach --inject -p "$WL_PID" --window 0.2 -d 0.5 -o "$OUT"
 	assert_success
 	[ "$(injected_maps "$WL_PID")" -eq 1 ]
+	local n
+	n=$(stop_ticks)
 	wait_for grep -q '^threads ok' "$WL_LOG"
 	grep -qx 'threads ok 16' "$WL_LOG"
-	run ticks_ok "$WL_LOG" 300
+	run ticks_ok "$WL_LOG" "$n"
 	assert_success
 }
 
@@ -172,7 +182,7 @@ injected True True"
 }
 
 @test "already traced by another ptracer: refused in one line, target unharmed" {
-	start_workload "$WL_LOG" "$INJ" --mode tick --count 300
+	start_workload "$WL_LOG" "$INJ" --mode tick --count 100000
 	strace -p "$WL_PID" -o /dev/null &
 	HOLDERS=($!)
 	wait_for grep -q "^TracerPid:[[:space:]]*[1-9]" "/proc/$WL_PID/status"
@@ -183,8 +193,10 @@ injected True True"
 	[ "$(injected_maps "$WL_PID")" -eq 0 ]
 	[ "$(mf "p['agent_library']['how']")" = refused ]
 	kill "${HOLDERS[0]}"
-	wait_for grep -q '^done' "$WL_LOG"
-	run ticks_ok "$WL_LOG" 300
+	wait_for grep -q "^TracerPid:[[:space:]]*0" "/proc/$WL_PID/status"
+	local n
+	n=$(stop_ticks)
+	run ticks_ok "$WL_LOG" "$n"
 	assert_success
 }
 
