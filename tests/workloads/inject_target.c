@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "injected.h"
+#include "workload.h"
 
 static volatile sig_atomic_t usr1, stop;
 static long wait_ms = 2000;
@@ -59,26 +60,12 @@ static void find_injected(void)
 static void on_usr1(int sig) { (void)sig; usr1++; }
 static void on_usr2(int sig) { (void)sig; stop = 1; }
 
-static double now_ms(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms_plain(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
 
 static void *waker(void *arg)
 {
 	(void)arg;
-	sleep_ms_plain(wait_ms);
+	wl_sleep_ms(wait_ms);
 	pthread_mutex_lock(&mu);
 	signalled = 1;
 	pthread_cond_signal(&cv);
@@ -171,16 +158,16 @@ int main(int argc, char **argv)
 		ret = run_tick(count, regions);
 	} else {
 		/* Let the test start its attach first: the wait must be under way. */
-		sleep_ms_plain(200);
+		wl_sleep_ms(200);
 		pthread_create(&wt, NULL, waker, NULL);
 		printf("waiting %s\n", mode);
 		fflush(stdout);
-		t0 = now_ms();
+		t0 = wl_now_ms();
 		if (!strcmp(mode, "sleep")) {
 			struct timespec ts = { wait_ms / 1000, (wait_ms % 1000) * 1000000L };
 			int r = nanosleep(&ts, NULL);
 
-			el = now_ms() - t0;
+			el = wl_now_ms() - t0;
 			if (r == 0 && el >= (double)wait_ms - 1)
 				printf("sleep ok\n");
 			else
@@ -214,7 +201,7 @@ int main(int argc, char **argv)
 			else
 				printf("epoll ERROR n=%d errno=%s\n", n, strerror(errno));
 		}
-		el = now_ms() - t0;
+		el = wl_now_ms() - t0;
 		/* Woken by the waker, not earlier: it waited about --ms. */
 		if (el >= (double)wait_ms - 50 && el <= (double)wait_ms + 1500)
 			printf("waited ok\n");

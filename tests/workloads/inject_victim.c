@@ -80,26 +80,14 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 static const char *mode = "tick";
 static const char *go_path;
 static long opt_count = 200, opt_ms = 2000;
 static char self_exe[4096];
 
-static double now_ms(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
 
 static void say(const char *fmt, ...)
 {
@@ -156,10 +144,10 @@ static void raw_line(const char *prefix, long n, const char *suffix)
 static void wait_go(void)
 {
 	struct stat st;
-	double until = now_ms() + 300000;
+	double until = wl_now_ms() + 300000;
 
-	while (go_path && stat(go_path, &st) && now_ms() < until)
-		sleep_ms(10);
+	while (go_path && stat(go_path, &st) && wl_now_ms() < until)
+		wl_sleep_ms(10);
 }
 
 /* ---- tick: the plain tick loop (siginfo, exec-child) ---- */
@@ -201,7 +189,7 @@ static __attribute__((noinline)) void small_loop(void)
 {
 	volatile char here = 0;
 	uintptr_t free_bytes = (uintptr_t)&here - small_lo;
-	double next = now_ms();
+	double next = wl_now_ms();
 	volatile unsigned long sink = 0;
 	unsigned long j = 0;
 	long i;
@@ -215,7 +203,7 @@ static __attribute__((noinline)) void small_loop(void)
 	for (i = 0; i < opt_count; i++) {
 		raw_line("tick ", i, "");
 		next += 10;
-		while (now_ms() < next) {
+		while (wl_now_ms() < next) {
 			char *p = malloc(sz);
 
 			if (!p) {
@@ -269,7 +257,7 @@ static int run_small_stack(void)
 	free(warm);
 	if (write(1, "", 0) < 0)
 		return 1;
-	now_ms();
+	wl_now_ms();
 	small_lo = (uintptr_t)m + 4096;
 	getcontext(&small_uc);
 	small_uc.uc_stack.ss_sp = m + 4096;
@@ -305,8 +293,8 @@ static __attribute__((noreturn)) void run_seccomp_strict(void)
 	/* Spin rounds per 10 ms, measured over 50 ms before the lock-down
 	 * (SECCOMP_MODE_STRICT allows no clock: the vDSO may need a syscall,
 	 * rdtsc faults). */
-	m0 = now_ms();
-	while ((el = now_ms() - m0) < 50) {
+	m0 = wl_now_ms();
+	while ((el = wl_now_ms() - m0) < 50) {
 		spin(10000);
 		rounds += 10000;
 	}
@@ -734,7 +722,7 @@ static int run_wait(const char *call)
 	if (!strcmp(call, "pause"))
 		sigprocmask(SIG_UNBLOCK, &usr1, NULL);
 	print_waiting(call);
-	t0 = now_ms();
+	t0 = wl_now_ms();
 	errno = 0;
 	if (!strcmp(call, "read")) {
 		char c = 0;
@@ -818,7 +806,7 @@ static int run_wait(const char *call)
 		return 1;
 	}
 	err = errno;
-	el = now_ms() - t0;
+	el = wl_now_ms() - t0;
 	if (ok && sleeps && (el < (double)opt_ms - 1 || el > (double)opt_ms + 1500)) {
 		ok = 0;
 		snprintf(detail, sizeof(detail), " slept %.0f ms for %ld", el, opt_ms);
@@ -869,7 +857,7 @@ static __attribute__((noreturn)) void run_exec_thread(void)
 	pthread_create(&th, NULL, exec_later, NULL);
 	say("exec-thread ready\n");
 	for (;;)
-		sleep_ms(10);
+		wl_sleep_ms(10);
 }
 
 /* ---- regs ---- */
@@ -1000,8 +988,8 @@ static int run_regs(void)
 	}
 	memcpy(regs_expect + MXCSR_OFF, &mxcsr, 4);
 	say("regs spinning level=%s\n", level == 2 ? "avx512" : level ? "avx" : "sse");
-	until = now_ms() + (double)opt_ms;
-	while (now_ms() < until && errors < 10) {
+	until = wl_now_ms() + (double)opt_ms;
+	while (wl_now_ms() < until && errors < 10) {
 		memset(regs_seen, 0, sizeof(regs_seen));
 		reg_spin(20000000, level);
 		rounds++;

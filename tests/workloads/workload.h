@@ -7,6 +7,7 @@
 #ifndef FVBPF_TEST_WORKLOAD_H
 #define FVBPF_TEST_WORKLOAD_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,24 @@ static volatile sig_atomic_t wl_go, wl_stop;
 
 static void wl_on_usr1(int sig) { (void)sig; wl_go = 1; }
 static void wl_on_term(int sig) { (void)sig; wl_stop = 1; }
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static inline double wl_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A sleep of @ms that signals do not cut short. */
+static inline void wl_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
 
 /* Signals first, then "pid=": whoever reads the pid may signal at once. */
 static inline void wl_start(void)
