@@ -3,11 +3,14 @@
  * The one cleaner of hostile text (user/util/text_sanitize.c): valid UTF-8 for
  * JSON, and no control characters for the terminal, whatever the bytes.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "strict_json.h"
+#include "util/parse_count.h"
+#include "util/text_copy.h"
 #include "util/text_sanitize.h"
 #include "unit.h"
 
@@ -181,6 +184,42 @@ static void test_decoder_matches_table(void)
 	CHECK_EQ(bad, 0);
 }
 
+/* text_copy_out(): cut to fit, always terminated; nothing into no room. */
+static void test_copy_out(void)
+{
+	char buf[4] = "xyz", big[16];
+
+	text_copy_out(buf, sizeof(buf), "ab", 2);
+	CHECK_STR(buf, "ab");
+	text_copy_out(buf, sizeof(buf), "abcdef", 6);
+	CHECK_STR(buf, "abc");
+	text_copy_out(buf, 0, "q", 1);
+	CHECK_STR(buf, "abc");
+	CHECK(text_shown(big, sizeof(big), "a\x1b") == big);
+	CHECK_STR(big, "a\\x1b");
+}
+
+/* parse_count(): digits only, within [min, max], no wrap of "-1". */
+static void test_parse_count(void)
+{
+	unsigned long long v = 7;
+
+	CHECK_EQ(parse_count("42", 1, 100, &v), 0);
+	CHECK_EQ(v, 42);
+	CHECK_EQ(parse_count("0", 0, 1, &v), 0);
+	CHECK_EQ(v, 0);
+	CHECK_EQ(parse_count("0", 1, 100, &v), -ERANGE);
+	CHECK_EQ(parse_count("101", 1, 100, &v), -ERANGE);
+	CHECK_EQ(parse_count("18446744073709551616", 0, ~0ULL, &v), -ERANGE);
+	CHECK_EQ(parse_count("", 0, 100, &v), -EINVAL);
+	CHECK_EQ(parse_count("-1", 0, ~0ULL, &v), -EINVAL);
+	CHECK_EQ(parse_count("+1", 0, 100, &v), -EINVAL);
+	CHECK_EQ(parse_count(" 1", 0, 100, &v), -EINVAL);
+	CHECK_EQ(parse_count("1 ", 0, 100, &v), -EINVAL);
+	CHECK_EQ(parse_count("12a", 0, 100, &v), -EINVAL);
+	CHECK_EQ(v, 0);
+}
+
 int main(void)
 {
 	RUN(test_valid_passes);
@@ -190,5 +229,7 @@ int main(void)
 	RUN(test_plain);
 	RUN(test_anything_in_safe_out);
 	RUN(test_decoder_matches_table);
+	RUN(test_copy_out);
+	RUN(test_parse_count);
 	UNIT_DONE();
 }
