@@ -10,6 +10,7 @@
 #include "util/pair_index.h"
 #include "output/seg_meta.h"
 #include "output/summary.h"
+#include "util/text_copy.h"
 #include "util/text_sanitize.h"
 #include "output/torch_summary.h"
 #include "output/trace_writer.h"
@@ -293,14 +294,6 @@ static double share(const struct summary *s, const struct summary_row *r)
 	return s->segment_ns ? 100.0 * (double)r->cpu_total_ns / (double)s->segment_ns : 0.0;
 }
 
-/* Target text (comm, kernel names, agent status) for a file a user may
- * cat: no control characters, valid UTF-8. */
-static const char *tty(char *buf, size_t len, const char *s)
-{
-	text_clean_terminal(buf, len, s);
-	return buf;
-}
-
 static void header_lines(FILE *f, const struct seg_output_ctx *c)
 {
 	const struct segment *seg = c->seg;
@@ -308,8 +301,8 @@ static void header_lines(FILE *f, const struct seg_output_ctx *c)
 
 	seg_output_wallclock(c->meta, seg->start_ns, when, sizeof(when));
 	fprintf(f, "fvbpf segment %04u of rank %d, pid %d (%s), region %s\n", seg->seq,
-		c->proc->rank, seg->pid, tty(comm, sizeof(comm), c->proc->comm),
-		tty(region, sizeof(region), c->reg->defs[seg->region].name));
+		c->proc->rank, seg->pid, text_shown(comm, sizeof(comm), c->proc->comm),
+		text_shown(region, sizeof(region), c->reg->defs[seg->region].name));
 	fprintf(f, "start %s, duration %.3f ms, %s%s, ring-buffer drops %llu, unbalanced region ends %llu\n",
 		when, ms(span_u64(seg->start_ns, seg->end_ns)),
 		seg->started_before_attach ? "STARTED BEFORE ATTACH (start cut), " : "",
@@ -331,7 +324,7 @@ static void row_line(FILE *f, const struct summary *s, const struct summary_row 
 	char name[4 * 1024];
 
 	fprintf(f, "%-44s %8llu %9.3f ms %8.3f ms %8.3f ms %8.3f ms %9.3f ms ",
-		tty(name, sizeof(name), r->name),
+		text_shown(name, sizeof(name), r->name),
 		(unsigned long long)(r->count ? r->count : r->dev_count), ms(r->cpu_total_ns),
 		ms(r->count ? r->cpu_total_ns / r->count : 0), ms(r->cpu_min_ns),
 		ms(r->cpu_max_ns), ms(r->cpu_self_ns));
@@ -357,7 +350,7 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 	else
 		fprintf(f, "device time: not collected (%s); kernel rows give the CPU time of their "
 			"launching calls\n", c->seg->gpu_status[0] ?
-			tty(status, sizeof(status), c->seg->gpu_status) : "needs the CUPTI agent");
+			text_shown(status, sizeof(status), c->seg->gpu_status) : "needs the CUPTI agent");
 	if (s->unattributed_calls)
 		fprintf(f, "CUDA calls not attributed to torch operators (too many to match): %llu\n",
 			(unsigned long long)s->unattributed_calls);

@@ -2,7 +2,7 @@
 /*
  * Small string helpers that several stages had each written for
  * themselves: a bounded copy, and a target-controlled string made safe to
- * print in a message.
+ * print.
  */
 #ifndef FVBPF_TEXT_COPY_H
 #define FVBPF_TEXT_COPY_H
@@ -23,8 +23,9 @@ static inline void text_copy_out(char *buf, size_t len, const char *src, size_t 
 	buf[n] = '\0';
 }
 
-/* @s for a message (a path, a name): target-controlled bytes made
- * printable into @buf, which is returned. */
+/* @s for a message or a text file a user may cat (a path, a comm, a kernel
+ * name): target-controlled bytes made printable, no control characters,
+ * valid UTF-8, into @buf, which is returned. */
 static inline const char *text_shown(char *buf, size_t len, const char *s)
 {
 	text_clean_terminal(buf, len, s);
