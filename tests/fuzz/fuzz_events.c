@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	target_finish(&s, &s.targets[0], "was still");
 	drops_settle(&s.targets[0].loss, &s.targets[0].tracker, target_drops(&s.targets[0]));
-	gpu_hold_release(&s.targets[0], true);
+	seg_close_release(&s.targets[0], true);
 	seg_writer_stop(&s.writer);
 	session_free(&s);
 	return 0;

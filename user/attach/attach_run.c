@@ -102,7 +102,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 			t->exited = true;
 			follow_target_exited(s, t);
 			target_finish(s, t, "exited");
-			gpu_hold_release(t, true); /* no more GPU records will come */
+			seg_close_release(t, true); /* no more GPU records will come */
 			epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
 		}
 		if (s->api_probes && clock_ns(CLOCK_MONOTONIC) - s->last_scan_ns >= 1000000000ULL) {
@@ -116,7 +116,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 			window_idle_cut(s, &s->targets[i]);
 		for (i = 0; i < s->ntargets; i++) {
 			if (s->targets[i].npending)
-				gpu_hold_release(&s->targets[i], false);
+				seg_close_release(&s->targets[i], false);
 			if (!s->targets[i].quiet && seg_tracker_done(&s->targets[i].tracker))
 				target_quiet(&s->targets[i]);
 		}
@@ -392,14 +392,14 @@ int attach_run(const struct attach_opts *o)
 	ring_buffer__consume(s.rb);
 	for (i = 0; i < s.ntargets; i++)
 		target_finish(&s, &s.targets[i], "was still");
-	gpu_hold_wait(&s);
+	seg_close_wait(&s);
 	targets_detach_all(&s);
 	ring_buffer__consume(s.rb);
 	/* Drops after the last segment closed: between segments. */
 	for (i = 0; i < s.ntargets; i++)
 		drops_settle(&s.targets[i].loss, &s.targets[i].tracker, target_drops(&s.targets[i]));
 	for (i = 0; i < s.ntargets; i++)
-		gpu_hold_release(&s.targets[i], true);
+		seg_close_release(&s.targets[i], true);
 	seg_writer_stop(&s.writer);
 	clock_pair_read(&s.meta.mono_at_end_ns, &s.meta.real_at_end_ns, &s.meta.read_span_end_ns);
 	report_print(&s, o);

@@ -417,10 +417,10 @@ void target_init(struct session_target *t, unsigned int max_segments)
 
 	if (!t->opened)
 		target_no_links(t); /* built by hand (tests): no target_open() */
-	seg_tracker_init(&t->tracker, (uint32_t)t->proc.pid, &s->reg, gpu_hold_segment_closed, t);
+	seg_tracker_init(&t->tracker, (uint32_t)t->proc.pid, &s->reg, seg_close_segment, t);
 	t->tracker.max_segments = max_segments;
 	t->tracker.mem = &s->mem;
-	gpu_join_init(&t->gpu, &s->knames, gpu_hold_find, t);
+	gpu_join_init(&t->gpu, &s->knames, seg_close_find, t);
 	snprintf(t->gpu_status, sizeof(t->gpu_status), "no word from the in-process agent");
 }
 
@@ -433,7 +433,7 @@ void target_free(struct session_target *t)
 	torch_probes_free(&t->torchp);
 	cuda_probes_free(&t->cuda);
 	gpu_join_free(&t->gpu);
-	gpu_hold_free(t);
+	seg_close_free(t);
 	addr_cache_free(&t->kernels);
 	proc_target_free(&t->proc);
 	if (t->pidfd >= 0)

@@ -43,7 +43,7 @@ static int hold_segment(struct session_target *t, struct segment *seg)
 }
 
 /* Write held segments that are whole, or whose wait is over (@force: all). */
-void gpu_hold_release(struct session_target *t, bool force)
+void seg_close_release(struct session_target *t, bool force)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	size_t i = 0;
@@ -63,7 +63,7 @@ void gpu_hold_release(struct session_target *t, bool force)
 }
 
 /* Where segment @seq of a target is, for GPU records that arrive late. */
-struct segment *gpu_hold_find(void *ctx, uint32_t seq)
+struct segment *seg_close_find(void *ctx, uint32_t seq)
 {
 	struct session_target *t = ctx;
 	size_t i;
@@ -76,7 +76,7 @@ struct segment *gpu_hold_find(void *ctx, uint32_t seq)
 	return NULL;
 }
 
-void gpu_hold_segment_closed(struct segment *seg, void *ctx)
+void seg_close_segment(struct segment *seg, void *ctx)
 {
 	struct session_target *t = ctx;
 
@@ -95,7 +95,7 @@ void gpu_hold_segment_closed(struct segment *seg, void *ctx)
 	submit_segment(t, seg);
 }
 
-void gpu_hold_wait(struct session *s)
+void seg_close_wait(struct session *s)
 {
 	uint64_t until = clock_ns(CLOCK_MONOTONIC) + s->gpu_wait_ns;
 	bool any;
@@ -105,7 +105,7 @@ void gpu_hold_wait(struct session *s)
 		ring_buffer__consume(s->rb);
 		any = false;
 		for (i = 0; i < s->ntargets; i++) {
-			gpu_hold_release(&s->targets[i], false);
+			seg_close_release(&s->targets[i], false);
 			any |= s->targets[i].npending > 0;
 		}
 		if (any)
@@ -114,7 +114,7 @@ void gpu_hold_wait(struct session *s)
 }
 
 
-void gpu_hold_free(struct session_target *t)
+void seg_close_free(struct session_target *t)
 {
 	size_t k;
 

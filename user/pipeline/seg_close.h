@@ -7,13 +7,13 @@
 
 /* The segment tracker's close callback (@ctx the target): count, charge
  * drops, then hold the segment or hand it to the writer. */
-void gpu_hold_segment_closed(struct segment *seg, void *ctx);
+void seg_close_segment(struct segment *seg, void *ctx);
 /* Segment @seq of target @ctx, open or held; NULL when gone. */
-struct segment *gpu_hold_find(void *ctx, uint32_t seq);
+struct segment *seg_close_find(void *ctx, uint32_t seq);
 /* Write held segments that are whole, or whose wait is over (@force: all). */
-void gpu_hold_release(struct session_target *t, bool force);
+void seg_close_release(struct session_target *t, bool force);
 /* Consume and release until nothing is held or the GPU wait is over. */
-void gpu_hold_wait(struct session *s);
-void gpu_hold_free(struct session_target *t);
+void seg_close_wait(struct session *s);
+void seg_close_free(struct session_target *t);
 
 #endif /* FVBPF_SEG_CLOSE_H */
