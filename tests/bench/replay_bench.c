@@ -69,8 +69,8 @@ static int setup(struct session *s, const char *dir, enum trace_format fmt)
 		return -ESRCH;
 	target_init(t, 0);
 	/* As live for a process without CUDA: no GPU records to wait for. */
-	t->agent_heard = true;
-	snprintf(t->gpu_status, sizeof(t->gpu_status), "unavailable: replayed records, no CUDA");
+	t->agent.heard = true;
+	snprintf(t->agent.status, sizeof(t->agent.status), "unavailable: replayed records, no CUDA");
 	if (seg_writer_start(&s->writer, dir, &s->reg, &s->meta, &s->knames))
 		return -EIO;
 	s->writer.format = fmt; /* read by the thread with the first segment */

@@ -79,8 +79,8 @@ static uint64_t drops_accounted(void)
 	uint64_t n = t->loss.drops_outside;
 	size_t i;
 
-	for (i = 0; i < t->npending; i++)
-		n += t->pending[i].seg->drops;
+	for (i = 0; i < t->held.n; i++)
+		n += t->held.segs[i].seg->drops;
 	if (t->tracker.cur)
 		n += t->tracker.cur->drops;
 	return n;
@@ -103,9 +103,9 @@ static void test_region_records_make_a_segment(void)
 	CHECK(t->tracker.cur == NULL);
 	CHECK_EQ(t->segments, 1);
 	/* The agent has not spoken yet: the segment waits for its GPU records. */
-	CHECK_EQ(t->npending, 1);
-	CHECK_EQ(t->pending[0].seg->start_ns, 1000);
-	CHECK_EQ(t->pending[0].seg->end_ns, 4000);
+	CHECK_EQ(t->held.n, 1);
+	CHECK_EQ(t->held.segs[0].seg->start_ns, 1000);
+	CHECK_EQ(t->held.segs[0].seg->end_ns, 4000);
 	CHECK_EQ(s.bad_records, 0);
 	CHECK_EQ(s.reg.defs[STEP].entered, 1);
 	session_free(&s);
@@ -148,13 +148,13 @@ static void test_drops_go_where_they_happened(void)
 	reg(E, FWD, 1, 500, 5, 2);
 	reg(E, STEP, 0, 600, 9, 2);     /* 4 lost inside segment 1 */
 	drops_settle(&t->loss, &t->tracker, 10);            /* 1 more after the last record */
-	CHECK_EQ(t->npending, 2);
-	CHECK_EQ(t->pending[0].seg->drops, 2);
-	CHECK_EQ(t->pending[1].seg->drops, 4);
+	CHECK_EQ(t->held.n, 2);
+	CHECK_EQ(t->held.segs[0].seg->drops, 2);
+	CHECK_EQ(t->held.segs[1].seg->drops, 4);
 	CHECK_EQ(t->loss.drops_outside, 4);
 	CHECK_EQ(t->loss.drops_seen, 10);
 	CHECK_EQ(drops_accounted(), 10);
-	CHECK(!t->pending[0].seg->incomplete && !t->pending[1].seg->incomplete);
+	CHECK(!t->held.segs[0].seg->incomplete && !t->held.segs[1].seg->incomplete);
 	CHECK_EQ(t->loss.lost_ends, 0);
 	session_free(&s);
 }
@@ -169,19 +169,19 @@ static void test_lost_end_is_cut_at_its_last_record(void)
 	/* lost: FWD end, STEP end, and steps 2..9 */
 	reg(B, STEP, 1, 10000, 3500, 10);
 	CHECK_EQ(t->loss.lost_ends, 1);
-	CHECK_EQ(t->npending, 1);
-	CHECK(t->pending[0].seg->incomplete);
-	CHECK(t->pending[0].seg->lost_end);
-	CHECK_EQ(t->pending[0].seg->end_ns, 150);     /* not the next step's start */
-	CHECK_EQ(t->pending[0].seg->drops, 3500);
+	CHECK_EQ(t->held.n, 1);
+	CHECK(t->held.segs[0].seg->incomplete);
+	CHECK(t->held.segs[0].seg->lost_end);
+	CHECK_EQ(t->held.segs[0].seg->end_ns, 150);     /* not the next step's start */
+	CHECK_EQ(t->held.segs[0].seg->drops, 3500);
 	/* the new step is a segment of its own, at depth 1 */
 	CHECK(t->tracker.cur != NULL);
 	CHECK_EQ(t->tracker.cur->start_ns, 10000);
 	CHECK_EQ(t->tracker.depth, 1);
 	reg(E, STEP, 0, 10100, 3500, 10);
-	CHECK_EQ(t->npending, 2);
-	CHECK(!t->pending[1].seg->incomplete);
-	CHECK_EQ(t->pending[1].seg->drops, 0);
+	CHECK_EQ(t->held.n, 2);
+	CHECK(!t->held.segs[1].seg->incomplete);
+	CHECK_EQ(t->held.segs[1].seg->drops, 0);
 	CHECK_EQ(drops_accounted(), 3500);
 	session_free(&s);
 }
@@ -198,10 +198,10 @@ static void test_later_invocation_at_a_plausible_depth(void)
 	reg(B, FWD, 2, 5000, 2, 2);
 	reg(E, FWD, 1, 5100, 2, 2);
 	reg(E, STEP, 0, 5200, 2, 2);
-	CHECK_EQ(t->npending, 1);
-	CHECK(t->pending[0].seg->lost_end);
-	CHECK_EQ(t->pending[0].seg->end_ns, 160);
-	CHECK_EQ(t->pending[0].seg->nslices, 2);
+	CHECK_EQ(t->held.n, 1);
+	CHECK(t->held.segs[0].seg->lost_end);
+	CHECK_EQ(t->held.segs[0].seg->end_ns, 160);
+	CHECK_EQ(t->held.segs[0].seg->nslices, 2);
 	CHECK(t->tracker.cur == NULL);
 	CHECK_EQ(t->loss.lost_begins, 1);
 	CHECK_EQ(t->tracker.unbalanced, 0);
@@ -218,21 +218,21 @@ static void test_resume_mid_step(void)
 	/* lost: the rest of this step, whole steps, and the start of one */
 	reg(B, FWD, 2, 9000, 777, 40);
 	CHECK(t->tracker.cur == NULL);
-	CHECK_EQ(t->npending, 1);
-	CHECK(t->pending[0].seg->lost_end);
-	CHECK_EQ(t->pending[0].seg->end_ns, 150);
-	CHECK_EQ(t->pending[0].seg->nslices, 2);
-	CHECK_EQ(t->pending[0].seg->drops, 777);
+	CHECK_EQ(t->held.n, 1);
+	CHECK(t->held.segs[0].seg->lost_end);
+	CHECK_EQ(t->held.segs[0].seg->end_ns, 150);
+	CHECK_EQ(t->held.segs[0].seg->nslices, 2);
+	CHECK_EQ(t->held.segs[0].seg->drops, 777);
 	CHECK_EQ(t->loss.lost_begins, 1);
 	reg(E, FWD, 1, 9100, 777, 40);
 	reg(E, STEP, 0, 9200, 777, 40);
 	CHECK(t->tracker.cur == NULL);
-	CHECK_EQ(t->npending, 1);
+	CHECK_EQ(t->held.n, 1);
 	reg(B, STEP, 1, 9300, 777, 41);
 	reg(E, STEP, 0, 9400, 777, 41);
-	CHECK_EQ(t->npending, 2);
-	CHECK(!t->pending[1].seg->incomplete);
-	CHECK_EQ(t->pending[1].seg->start_ns, 9300);
+	CHECK_EQ(t->held.n, 2);
+	CHECK(!t->held.segs[1].seg->incomplete);
+	CHECK_EQ(t->held.segs[1].seg->start_ns, 9300);
 	CHECK_EQ(t->tracker.unbalanced, 0);
 	CHECK_EQ(drops_accounted(), 777);
 	session_free(&s);
@@ -253,10 +253,10 @@ static void test_lost_begin_skips_to_the_next_segment(void)
 	reg(B, FWD, 2, 450, 1, 2);
 	reg(E, FWD, 1, 480, 1, 2);
 	reg(E, STEP, 0, 500, 1, 2);
-	CHECK_EQ(t->npending, 1);
-	CHECK_EQ(t->pending[0].seg->start_ns, 400);
-	CHECK_EQ(t->pending[0].seg->nslices, 2);
-	CHECK(!t->pending[0].seg->incomplete);
+	CHECK_EQ(t->held.n, 1);
+	CHECK_EQ(t->held.segs[0].seg->start_ns, 400);
+	CHECK_EQ(t->held.segs[0].seg->nslices, 2);
+	CHECK(!t->held.segs[0].seg->incomplete);
 	CHECK_EQ(t->loss.drops_outside, 1);
 	CHECK_EQ(drops_accounted(), 1);
 	session_free(&s);
@@ -277,11 +277,11 @@ static void test_depth_zero_closes_what_lost_an_end(void)
 	/* lost: the worker's FWD end */
 	reg(E, STEP, 0, 300, 1, 1);
 	CHECK(t->tracker.cur == NULL);
-	CHECK_EQ(t->npending, 1);
-	CHECK_EQ(t->pending[0].seg->end_ns, 300);
-	CHECK(t->pending[0].seg->incomplete);
-	CHECK(!t->pending[0].seg->lost_end);
-	CHECK_EQ(t->pending[0].seg->drops, 1);
+	CHECK_EQ(t->held.n, 1);
+	CHECK_EQ(t->held.segs[0].seg->end_ns, 300);
+	CHECK(t->held.segs[0].seg->incomplete);
+	CHECK(!t->held.segs[0].seg->lost_end);
+	CHECK_EQ(t->held.segs[0].seg->drops, 1);
 	CHECK(!t->loss.suspect);
 	session_free(&s);
 }
@@ -295,9 +295,9 @@ static void test_no_resync_without_drops(void)
 	reg(E, FWD, 2, 200, 0, 2);
 	reg(E, STEP, 0, 300, 0, 2);
 	CHECK_EQ(t->loss.lost_ends, 0);
-	CHECK_EQ(t->npending, 1);
-	CHECK(!t->pending[0].seg->incomplete);
-	CHECK_EQ(t->pending[0].seg->nslices, 2);
+	CHECK_EQ(t->held.n, 1);
+	CHECK(!t->held.segs[0].seg->incomplete);
+	CHECK_EQ(t->held.segs[0].seg->nslices, 2);
 	session_free(&s);
 }
 
@@ -309,8 +309,8 @@ static void test_older_drop_count_is_ignored(void)
 	reg(E, STEP, 0, 300, 3, 1);
 	CHECK_EQ(t->loss.drops_seen, 4);
 	CHECK_EQ(t->loss.drops_outside, 4);
-	CHECK_EQ(t->npending, 1);
-	CHECK_EQ(t->pending[0].seg->drops, 0);
+	CHECK_EQ(t->held.n, 1);
+	CHECK_EQ(t->held.segs[0].seg->drops, 0);
 	session_free(&s);
 }
 
@@ -382,9 +382,9 @@ static void test_torch_op_records_charge_drops(void)
 	CHECK(t->loss.suspect);
 	step_end(200, 2, 5);                 /* 2 more before the step's end */
 	op(FVBPF_EV_TORCH_ENTER, 210, 5);
-	CHECK_EQ(t->npending, 1);
-	CHECK_EQ(t->pending[0].seg->drops, 5);
-	CHECK(!t->pending[0].seg->incomplete);
+	CHECK_EQ(t->held.n, 1);
+	CHECK_EQ(t->held.segs[0].seg->drops, 5);
+	CHECK(!t->held.segs[0].seg->incomplete);
 	CHECK_EQ(drops_accounted(), 5);
 	session_free(&s);
 }
@@ -417,13 +417,13 @@ static void test_lost_step_end_cuts_the_step(void)
 	step_end(400, 4, 1);
 	step_end(500, 5, 1);
 	CHECK_EQ(t->loss.lost_ends, 1);
-	CHECK_EQ(t->npending, 3);
-	CHECK(!t->pending[0].seg->incomplete);
-	CHECK(t->pending[1].seg->incomplete && t->pending[1].seg->lost_end);
-	CHECK_EQ(t->pending[1].seg->end_ns, 220); /* its last record */
-	CHECK_EQ(t->pending[1].seg->drops, 1);
-	CHECK(!t->pending[2].seg->incomplete);
-	CHECK_EQ(t->pending[2].seg->start_ns, 400);
+	CHECK_EQ(t->held.n, 3);
+	CHECK(!t->held.segs[0].seg->incomplete);
+	CHECK(t->held.segs[1].seg->incomplete && t->held.segs[1].seg->lost_end);
+	CHECK_EQ(t->held.segs[1].seg->end_ns, 220); /* its last record */
+	CHECK_EQ(t->held.segs[1].seg->drops, 1);
+	CHECK(!t->held.segs[2].seg->incomplete);
+	CHECK_EQ(t->held.segs[2].seg->start_ns, 400);
 	session_free(&s);
 }
 
@@ -438,7 +438,7 @@ static void test_cut_scope_name_is_marked(void)
 	feed(&e, sizeof(e));
 	e = scope(FVBPF_EV_SCOPE_BEGIN, 120, 0x6000, 0, "short", 0);
 	feed(&e, sizeof(e));
-	CHECK_EQ(t->scopes_cut, 1);
+	CHECK_EQ(t->torch.scopes_cut, 1);
 	CHECK_EQ(t->tracker.cur->nops, 2);
 	CHECK(t->tracker.cur->ops[0].flags & TORCH_CALL_NAME_CUT);
 	CHECK(!(t->tracker.cur->ops[1].flags & TORCH_CALL_NAME_CUT));

@@ -73,7 +73,7 @@ static bool all_done(struct session *s)
 		return false;
 	for (i = 0; i < s->ntargets; i++)
 		if ((!s->targets[i].finished && !seg_tracker_done(&s->targets[i].tracker)) ||
-		    s->targets[i].npending)
+		    s->targets[i].held.n)
 			return false;
 	return true;
 }
@@ -115,7 +115,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		for (i = 0; i < s->ntargets; i++)
 			window_idle_cut(s, &s->targets[i]);
 		for (i = 0; i < s->ntargets; i++) {
-			if (s->targets[i].npending)
+			if (s->targets[i].held.n)
 				seg_close_release(&s->targets[i], false);
 			if (!s->targets[i].quiet && seg_tracker_done(&s->targets[i].tracker))
 				target_quiet(&s->targets[i]);

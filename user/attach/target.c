@@ -421,7 +421,7 @@ void target_init(struct session_target *t, unsigned int max_segments)
 	t->tracker.max_segments = max_segments;
 	t->tracker.mem = &s->mem;
 	gpu_join_init(&t->gpu, &s->knames, seg_close_find, t);
-	snprintf(t->gpu_status, sizeof(t->gpu_status), "no word from the in-process agent");
+	snprintf(t->agent.status, sizeof(t->agent.status), "no word from the in-process agent");
 }
 
 void target_free(struct session_target *t)

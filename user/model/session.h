@@ -65,23 +65,13 @@ struct session_target {
 	uint64_t kernel_handles;    /* __cudaGetKernel handles mapped to kernels */
 	/* GPU activity from the in-process agent */
 	struct gpu_join gpu;
-	struct held_segment *pending;  /* closed, waiting for their GPU records */
-	size_t npending, cappending;
-	bool agent_active;
-	bool agent_heard;           /* the agent reported since attach */
-	char gpu_status[FVBPF_STATUS_MSG + 32];
-	int gpu_clock;
-	uint64_t cupti_dropped;
-	uint64_t corr_without_call; /* callback outside any probed call */
-	uint64_t gpu_missing;       /* over all written segments */
-	unsigned int status_warned; /* bit per agent status code */
+	struct held_queue held;     /* closed, waiting for their GPU records (seg_close.c) */
+	struct agent_state agent;   /* what the agent said (events.c) */
 	/* PyTorch */
 	bool has_markers;           /* the fvbpf marker library is mapped */
 	struct torch_probes torchp;
 	struct torch_pairing tpair;
-	bool stepping;              /* --step-by: a step segment is open */
-	uint64_t scopes_untracked;  /* scopes whose end BPF could not watch */
-	uint64_t scopes_cut;        /* scope names cut at FVBPF_SCOPE_NAME bytes */
+	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */
 	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
 };
 

@@ -119,14 +119,14 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->tpair.lost_returns,
 			       (unsigned long long)st->tpair.unmatched,
 			       (unsigned long long)st->tpair.too_deep,
-			       (unsigned long long)st->scopes_untracked,
-			       (unsigned long long)st->scopes_cut);
+			       (unsigned long long)st->torch.scopes_untracked,
+			       (unsigned long long)st->torch.scopes_cut);
 		report_agent_library(st);
 		printf("    GPU: %s; %llu records, %llu joined, %llu missing, %llu late, %llu outside "
-		       "segments, %llu dropped by CUPTI\n", st->gpu_status,
+		       "segments, %llu dropped by CUPTI\n", st->agent.status,
 		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,
-		       (unsigned long long)st->gpu_missing, (unsigned long long)st->gpu.late,
-		       (unsigned long long)st->gpu.outside, (unsigned long long)st->cupti_dropped);
+		       (unsigned long long)st->agent.gpu_missing, (unsigned long long)st->gpu.late,
+		       (unsigned long long)st->gpu.outside, (unsigned long long)st->agent.cupti_dropped);
 		over_limits_print(stdout, st);
 	}
 	bpf_counters_read(s->skel, &bc);

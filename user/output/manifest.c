@@ -42,17 +42,17 @@ static json_object *gpu_json(const struct session_target *t)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "activity", json_string_obj(t->gpu_status));
-	json_object_object_add(o, "clock", json_string_obj(fvbpf_gpu_clock_name(t->gpu_clock)));
+	json_object_object_add(o, "activity", json_string_obj(t->agent.status));
+	json_object_object_add(o, "clock", json_string_obj(fvbpf_gpu_clock_name(t->agent.clock)));
 	json_object_object_add(o, "records", json_object_new_uint64(t->gpu.records));
 	json_object_object_add(o, "joined", json_object_new_uint64(t->gpu.joined));
 	json_object_object_add(o, "outside_segments", json_object_new_uint64(t->gpu.outside));
 	json_object_object_add(o, "late", json_object_new_uint64(t->gpu.late));
 	json_object_object_add(o, "bad", json_object_new_uint64(t->gpu.bad));
-	json_object_object_add(o, "missing", json_object_new_uint64(t->gpu_missing));
-	json_object_object_add(o, "cupti_dropped", json_object_new_uint64(t->cupti_dropped));
+	json_object_object_add(o, "missing", json_object_new_uint64(t->agent.gpu_missing));
+	json_object_object_add(o, "cupti_dropped", json_object_new_uint64(t->agent.cupti_dropped));
 	json_object_object_add(o, "correlations_without_call",
-			       json_object_new_uint64(t->corr_without_call));
+			       json_object_new_uint64(t->agent.corr_without_call));
 	return o;
 }
 
@@ -91,8 +91,8 @@ static json_object *torch_json(const struct session_target *t)
 	json_object_object_add(o, "returns_lost", json_object_new_uint64(t->tpair.lost_returns));
 	json_object_object_add(o, "returns_unmatched", json_object_new_uint64(t->tpair.unmatched));
 	json_object_object_add(o, "too_deep", json_object_new_uint64(t->tpair.too_deep));
-	json_object_object_add(o, "scopes_untracked", json_object_new_uint64(t->scopes_untracked));
-	json_object_object_add(o, "scope_names_cut", json_object_new_uint64(t->scopes_cut));
+	json_object_object_add(o, "scopes_untracked", json_object_new_uint64(t->torch.scopes_untracked));
+	json_object_object_add(o, "scope_names_cut", json_object_new_uint64(t->torch.scopes_cut));
 	for (i = 0; i < t->torchp.nlibs; i++)
 		json_object_array_add(libs, json_string_obj(t->torchp.libs[i]));
 	json_object_object_add(o, "libraries", libs);

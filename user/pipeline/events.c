@@ -32,10 +32,10 @@ static struct session_target *find_target(struct session *s, uint32_t tgid)
 /* The agent's text is the target's: kept clean for the report and every file. */
 static void set_unavailable(struct session_target *t, const char *msg)
 {
-	char status[sizeof(t->gpu_status)];
+	char status[sizeof(t->agent.status)];
 
 	snprintf(status, sizeof(status), "unavailable: %s", msg);
-	text_clean_terminal(t->gpu_status, sizeof(t->gpu_status), status);
+	text_clean_terminal(t->agent.status, sizeof(t->agent.status), status);
 }
 
 /* What the in-process agent could or could not do. */
@@ -45,12 +45,12 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 
 	memcpy(msg, ev->msg, FVBPF_STATUS_MSG);
 	msg[FVBPF_STATUS_MSG] = '\0';
-	t->agent_heard = true;
+	t->agent.heard = true;
 	switch (ev->code) {
 	case FVBPF_AGENT_ACTIVE:
-		t->agent_active = true;
-		t->gpu_clock = ev->detail;
-		snprintf(t->gpu_status, sizeof(t->gpu_status), "cupti");
+		t->agent.active = true;
+		t->agent.clock = ev->detail;
+		snprintf(t->agent.status, sizeof(t->agent.status), "cupti");
 		log_info("PID %d: GPU activity on: %s, clock %s", t->proc.pid, msg,
 			 ev->detail == FVBPF_CLOCK_CALLBACK ? "CLOCK_MONOTONIC callback" :
 			 ev->detail == FVBPF_CLOCK_SIMULATED ? "simulated (a test double)" :
@@ -59,21 +59,21 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 	case FVBPF_AGENT_DROPPED:
 		/* The target's number: a negative count is no count. */
 		if (ev->value > 0)
-			t->cupti_dropped = sat_add_u64(t->cupti_dropped, (uint64_t)ev->value);
+			t->agent.cupti_dropped = sat_add_u64(t->agent.cupti_dropped, (uint64_t)ev->value);
 		break;
 	case FVBPF_AGENT_NO_CUDA:
 		/* fvbpf's own scan already warned; the metadata says it. */
-		t->agent_active = false;
+		t->agent.active = false;
 		set_unavailable(t, msg);
 		return;
 	default:
-		t->agent_active = false;
+		t->agent.active = false;
 		set_unavailable(t, msg);
 		break;
 	}
 	/* One warning per kind of trouble and process. */
-	if (ev->code < 32 && !(t->status_warned & (1u << ev->code))) {
-		t->status_warned |= 1u << ev->code;
+	if (ev->code < 32 && !(t->agent.status_warned & (1u << ev->code))) {
+		t->agent.status_warned |= 1u << ev->code;
 		log_warn("PID %d: %s%s", t->proc.pid, msg, ev->code == FVBPF_AGENT_DROPPED ? "" :
 			 "; no GPU time, CUDA calls are still traced");
 	}
@@ -257,7 +257,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 			return 0;
 		}
 		if (api_pairing_set_correlation(&t->pairing, h->tid, ce->correlation))
-			t->corr_without_call++;
+			t->agent.corr_without_call++;
 		break;
 	}
 	case FVBPF_EV_GPU_CHUNK: {

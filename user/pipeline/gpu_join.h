@@ -12,8 +12,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fvbpf_events.h"
 #include "fvbpf_gpu.h"
 #include "util/name_table.h"
+
+/* What a target's in-process agent said of itself (pipeline/events.c keeps
+ * it; the manifest, the exit report and the traces show it). */
+struct agent_state {
+	bool active;
+	bool heard;                 /* the agent reported since attach */
+	char status[FVBPF_STATUS_MSG + 32];
+	int clock;                  /* the GPU clock's source */
+	uint64_t cupti_dropped;
+	uint64_t corr_without_call; /* callback outside any probed call */
+	uint64_t gpu_missing;       /* over all written segments */
+	unsigned int status_warned; /* bit per agent status code */
+};
+
+/* A target's closed segments waiting for their GPU records: owned by
+ * pipeline/seg_close.c. */
+struct held_segment;
+struct held_queue {
+	struct held_segment *segs;
+	size_t n, cap;
+};
 
 struct segment;
 

@@ -16,16 +16,16 @@
 
 static bool segment_waits(const struct session_target *t, const struct segment *seg)
 {
-	return !t->agent_heard || (t->agent_active && gpu_join_missing(seg));
+	return !t->agent.heard || (t->agent.active && gpu_join_missing(seg));
 }
 
 static void submit_segment(struct session_target *t, struct segment *seg)
 {
-	snprintf(seg->gpu_status, sizeof(seg->gpu_status), "%s", t->gpu_status);
-	seg->gpu_clock = t->gpu_clock;
-	seg->cupti_dropped = t->cupti_dropped;
+	snprintf(seg->gpu_status, sizeof(seg->gpu_status), "%s", t->agent.status);
+	seg->gpu_clock = t->agent.clock;
+	seg->cupti_dropped = t->agent.cupti_dropped;
 	seg->gpu_missing = gpu_join_missing(seg);
-	t->gpu_missing += seg->gpu_missing;
+	t->agent.gpu_missing += seg->gpu_missing;
 	gpu_join_forget(&t->gpu, seg);
 	/* A spill that failed has said why (seg_writer.c). */
 	if (seg_writer_submit(&t->session->writer, seg, &t->proc) == -ENOMEM)
@@ -34,11 +34,11 @@ static void submit_segment(struct session_target *t, struct segment *seg)
 
 static int hold_segment(struct session_target *t, struct segment *seg)
 {
-	if (grow_one(&t->pending, t->npending, &t->cappending, sizeof(*t->pending), 8))
+	if (grow_one(&t->held.segs, t->held.n, &t->held.cap, sizeof(*t->held.segs), 8))
 		return -ENOMEM;
-	t->pending[t->npending].seg = seg;
-	t->pending[t->npending].until = clock_ns(CLOCK_MONOTONIC) + t->session->gpu_wait_ns;
-	t->npending++;
+	t->held.segs[t->held.n].seg = seg;
+	t->held.segs[t->held.n].until = clock_ns(CLOCK_MONOTONIC) + t->session->gpu_wait_ns;
+	t->held.n++;
 	return 0;
 }
 
@@ -51,14 +51,14 @@ void seg_close_release(struct session_target *t, bool force)
 	/* Over a third of --max-memory: what waits goes now (GPU records that
 	 * come later are counted late), as spilling one would lose them too. */
 	force = force || mem_pressure(&t->session->mem);
-	while (i < t->npending) {
-		if (!force && segment_waits(t, t->pending[i].seg) && now < t->pending[i].until) {
+	while (i < t->held.n) {
+		if (!force && segment_waits(t, t->held.segs[i].seg) && now < t->held.segs[i].until) {
 			i++;
 			continue;
 		}
-		submit_segment(t, t->pending[i].seg);
-		t->npending--;
-		memmove(&t->pending[i], &t->pending[i + 1], (t->npending - i) * sizeof(*t->pending));
+		submit_segment(t, t->held.segs[i].seg);
+		t->held.n--;
+		memmove(&t->held.segs[i], &t->held.segs[i + 1], (t->held.n - i) * sizeof(*t->held.segs));
 	}
 }
 
@@ -70,9 +70,9 @@ struct segment *seg_close_find(void *ctx, uint32_t seq)
 
 	if (t->tracker.cur && t->tracker.cur->seq == seq)
 		return t->tracker.cur;
-	for (i = 0; i < t->npending; i++)
-		if (t->pending[i].seg->seq == seq)
-			return t->pending[i].seg;
+	for (i = 0; i < t->held.n; i++)
+		if (t->held.segs[i].seg->seq == seq)
+			return t->held.segs[i].seg;
 	return NULL;
 }
 
@@ -106,7 +106,7 @@ void seg_close_wait(struct session *s)
 		any = false;
 		for (i = 0; i < s->ntargets; i++) {
 			seg_close_release(&s->targets[i], false);
-			any |= s->targets[i].npending > 0;
+			any |= s->targets[i].held.n > 0;
 		}
 		if (any)
 			usleep(20000);
@@ -118,9 +118,9 @@ void seg_close_free(struct session_target *t)
 {
 	size_t k;
 
-	for (k = 0; k < t->npending; k++)
-		segment_free(t->pending[k].seg);
-	free(t->pending);
-	t->pending = NULL;
-	t->npending = t->cappending = 0;
+	for (k = 0; k < t->held.n; k++)
+		segment_free(t->held.segs[k].seg);
+	free(t->held.segs);
+	t->held.segs = NULL;
+	t->held.n = t->held.cap = 0;
 }

@@ -145,9 +145,9 @@ static int on_scope_begin(struct session *s, struct session_target *t,
 	memcpy(name, ev->name, len);
 	name[len] = '\0'; /* a NUL inside ends it */
 	if (ev->flags & FVBPF_SCOPE_UNTRACKED)
-		t->scopes_untracked++;
+		t->torch.scopes_untracked++;
 	if (ev->flags & FVBPF_SCOPE_CUT) {
-		t->scopes_cut++;
+		t->torch.scopes_cut++;
 		op.flags |= TORCH_CALL_NAME_CUT;
 	}
 	kind = gate_kind(s, name);
@@ -186,10 +186,10 @@ static int on_scope_end(struct session *s, struct session_target *t,
 		/* A step runs from one step scope's end to the next's; after a
 		 * lost step end the open one is cut incomplete instead. */
 		if (drops_step_end(&t->loss, &t->tracker, ev->outer))
-			t->stepping = false;
-		if (t->stepping)
+			t->torch.stepping = false;
+		if (t->torch.stepping)
 			err = seg_on_end(&t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
-		t->stepping = true;
+		t->torch.stepping = true;
 		s->reg.defs[s->step_region].entered++;
 		if (!err)
 			err = seg_on_begin(&t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);

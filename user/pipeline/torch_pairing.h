@@ -14,6 +14,14 @@
 #include "pipeline/segment.h"
 #include "util/thread_table.h"
 
+/* A target's scope state beside its pairing: owned by
+ * pipeline/torch_events.c. */
+struct torch_state {
+	bool stepping;              /* --step-by: a step segment is open */
+	uint64_t scopes_untracked;  /* scopes whose end BPF could not watch */
+	uint64_t scopes_cut;        /* scope names cut at FVBPF_SCOPE_NAME bytes */
+};
+
 #define TORCH_STACK_MAX 128
 #define TORCH_MAX_THREADS THREAD_TABLE_MAX
 #define TORCH_SCOPE_ID UINT32_MAX   /* the id of a scope on a stack */
