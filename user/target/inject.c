@@ -26,6 +26,7 @@
 #include "target/inject_worker.h"
 #include "util/log.h"
 #include "target/proc_info.h"
+#include "target/proc_read.h"
 #include "target/proc_maps.h"
 #include "model/session.h"
 
@@ -184,42 +185,6 @@ static int resolve_cb(const struct proc_map *m, void *arg)
 	return 0;
 }
 
-/* What /proc/PID/status says of the process that matters here. */
-struct status_facts {
-	pid_t tracer;
-	char state;
-	int seccomp;              /* 0 none, 1 strict, 2 filter */
-	int seccomp_filters;
-};
-
-static int status_field(const char *buf, const char *key)
-{
-	const char *p = strstr(buf, key);
-
-	return p ? atoi(p + strlen(key)) : 0;
-}
-
-static int read_status(pid_t pid, struct status_facts *f)
-{
-	char path[64], buf[4096], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (proc_read_file(path, buf, sizeof(buf)) < 0)
-		return -ESRCH;
-	f->tracer = (pid_t)status_field(buf, "\nTracerPid:");
-	f->seccomp = status_field(buf, "\nSeccomp:");
-	f->seccomp_filters = status_field(buf, "\nSeccomp_filters:");
-	p = strstr(buf, "\nState:");
-	f->state = '?';
-	if (p) {
-		p += 7;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		f->state = *p;
-	}
-	return 0;
-}
-
 /* 0 for a 64-bit x86 executable, -ENOEXEC otherwise. */
 static int check_machine(pid_t pid)
 {
@@ -268,10 +233,10 @@ static int yama_scope(void)
  * else -errno with the cause in info->why. */
 static int inject_refusal(pid_t pid, struct inject_info *info)
 {
-	struct status_facts f;
+	struct proc_status f;
 	int err;
 
-	if (read_status(pid, &f))
+	if (proc_read_status(pid, 0, &f))
 		return -ESRCH;
 	if (f.tracer) {
 		snprintf(info->why, sizeof(info->why), "it is already traced by PID %d (a debugger "
@@ -306,9 +271,9 @@ static int inject_refusal(pid_t pid, struct inject_info *info)
 static int inject_verdict(pid_t pid, int err, const struct inject_outcome *o,
 			  struct inject_info *info)
 {
-	struct status_facts f;
+	struct proc_status f;
 
-	if (err == -ESRCH && read_status(pid, &f) == 0 && f.state != 'Z' && f.state != 'X') {
+	if (err == -ESRCH && proc_read_status(pid, 0, &f) == 0 && f.state != 'Z' && f.state != 'X') {
 		err = -EIO;
 		if (!info->why[0])
 			snprintf(info->why, sizeof(info->why), "lost hold of the process during the "

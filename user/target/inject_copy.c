@@ -18,6 +18,7 @@
 #include "fvbpf_events.h"
 #include "target/inject_copy.h"
 #include "target/proc_info.h"
+#include "target/proc_read.h"
 
 #define INJECT_LIB_MAX (64u << 20)   /* bytes of libfvbpf.so we copy */
 
@@ -180,15 +181,9 @@ pid_t lib_copy_owner(const char *name)
 /* Whether @pid is a running maker of copies (its command name says so). */
 static bool owner_runs(pid_t pid)
 {
-	char path[64], comm[32];
-	ssize_t n;
+	char comm[32];
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	n = proc_read_file(path, comm, sizeof(comm));
-	if (n <= 0)
-		return false;
-	comm[strcspn(comm, "\n")] = '\0';
-	return !strcmp(comm, INJECT_WORKER_COMM);
+	return !proc_read_comm(pid, pid, comm, sizeof(comm)) && !strcmp(comm, INJECT_WORKER_COMM);
 }
 
 static int sweep_dir(int dirfd)

@@ -61,7 +61,6 @@ int inject_work(struct worker *w);
 int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
 int write_mem(pid_t pid, uint64_t addr, const void *buf, size_t len);
 char proc_state(pid_t pid);
-uint64_t status_hex(const char *buf, const char *key);
 uint64_t pending_signals(pid_t pid);
 bool gone(pid_t pid);
 bool execd(const struct worker *w);

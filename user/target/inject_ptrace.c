@@ -30,6 +30,7 @@
 #include "target/inject_copy.h"
 #include "target/inject_hold.h"
 #include "target/proc_info.h"
+#include "target/proc_read.h"
 
 int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
@@ -47,37 +48,17 @@ int write_mem(pid_t pid, uint64_t addr, const void *buf, size_t len)
 
 char proc_state(pid_t pid)
 {
-	char path[64], buf[4096], *p;
+	struct proc_status st;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (proc_read_file(path, buf, sizeof(buf)) < 0)
-		return 'X';
-	p = strstr(buf, "\nState:");
-	if (!p)
-		return '?';
-	p += 7;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	return *p;
-}
-
-/* A hexadecimal field of /proc/PID/task/PID/status (SigPnd, ShdPnd, SigBlk). */
-uint64_t status_hex(const char *buf, const char *key)
-{
-	const char *p = strstr(buf, key);
-
-	return p ? strtoull(p + strlen(key), NULL, 16) : 0;
+	return proc_read_status(pid, 0, &st) ? 'X' : st.state;
 }
 
 /* Signals pending for the main thread (its own and the process's). */
 uint64_t pending_signals(pid_t pid)
 {
-	char path[64], buf[4096];
+	struct proc_status st;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, pid);
-	if (proc_read_file(path, buf, sizeof(buf)) < 0)
-		return 0;
-	return status_hex(buf, "\nSigPnd:") | status_hex(buf, "\nShdPnd:");
+	return proc_read_status(pid, pid, &st) ? 0 : st.sig_pending;
 }
 
 bool gone(pid_t pid)

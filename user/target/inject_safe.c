@@ -29,6 +29,7 @@
 #include "target/inject_copy.h"
 #include "target/inject_hold.h"
 #include "target/proc_info.h"
+#include "target/proc_read.h"
 
 bool in_text(const struct worker *w, uint64_t rip, enum text_kind kind)
 {
@@ -167,15 +168,13 @@ void stall(const struct worker *w)
 int save_fp_and_check(struct worker *w)
 {
 	static unsigned char xbuf[64 << 10];
-	char path[64], buf[4096];
+	struct proc_status st;
 
 	w->xstate.iov_base = xbuf;
 	w->xstate.iov_len = sizeof(xbuf);
 	if (ptrace(PTRACE_GETREGSET, w->pid, (void *)NT_X86_XSTATE, &w->xstate))
 		w->xstate.iov_len = 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", w->pid);
-	if (proc_read_file(path, buf, sizeof(buf)) >= 0 && strstr(buf, "\nSeccomp:") &&
-	    atoi(strstr(buf, "\nSeccomp:") + 9)) {
+	if (!proc_read_status(w->pid, 0, &st) && st.seccomp) {
 		why(w, "it runs under seccomp now: a call made in it could be refused or kill it; "
 		       "not injected");
 		return -ECANCELED;

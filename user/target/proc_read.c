@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -126,5 +127,51 @@ int proc_read_cmdline(pid_t pid, char *buf, size_t len)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
 	buf[n] = '\0';
+	return 0;
+}
+
+static const char *status_at(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+
+	if (!p)
+		return NULL;
+	p += strlen(key);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+static long long status_dec(const char *buf, const char *key)
+{
+	const char *p = status_at(buf, key);
+
+	return p ? strtoll(p, NULL, 10) : 0;
+}
+
+static uint64_t status_hex(const char *buf, const char *key)
+{
+	const char *p = status_at(buf, key);
+
+	return p ? strtoull(p, NULL, 16) : 0;
+}
+
+int proc_read_status(pid_t pid, pid_t tid, struct proc_status *st)
+{
+	char path[64], buf[4096];
+	const char *p;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (proc_read_file(path, buf, sizeof(buf)) < 0)
+		return -ESRCH;
+	p = status_at(buf, "\nState:");
+	st->state = p && *p ? *p : '?';
+	st->tracer = (pid_t)status_dec(buf, "\nTracerPid:");
+	st->seccomp = (int)status_dec(buf, "\nSeccomp:");
+	st->sig_pending = status_hex(buf, "\nSigPnd:") | status_hex(buf, "\nShdPnd:");
+	st->sig_blocked = status_hex(buf, "\nSigBlk:");
 	return 0;
 }
