@@ -109,7 +109,19 @@ $(PB_VENV)/.protobuf:
 	$(Q)$(PYTHON) -m venv $(PB_VENV)
 	$(Q)$(PB_VENV)/bin/pip install -q --disable-pip-version-check protobuf
 	$(Q)touch $@
-venv: $(TORCH_STAMPS) $(PB_VENV)/.protobuf
+# The released FastVideo's region profiler (fastvideo/profiler.py and the
+# three small modules it imports), without the package's __init__, which
+# pulls in diffusers and friends: the FastVideo job of tests/bats/fastvideo.bats.
+FASTVIDEO_VERSION ?= 0.2.1
+FASTVIDEO_DIR := $(BUILD)/fastvideo-$(FASTVIDEO_VERSION)
+$(FASTVIDEO_DIR)/.stamp:
+	$(call msg,FETCH,fastvideo==$(FASTVIDEO_VERSION) (profiler.py))
+	$(Q)rm -rf $(FASTVIDEO_DIR) && mkdir -p $(FASTVIDEO_DIR)/wheel
+	$(Q)$(PYTHON) -m pip download -q --disable-pip-version-check --no-deps \
+		-d $(FASTVIDEO_DIR)/wheel fastvideo==$(FASTVIDEO_VERSION)
+	$(Q)$(PYTHON) tests/lib/fastvideo_extract.py $(FASTVIDEO_DIR)/wheel/*.whl $(FASTVIDEO_DIR)/pkg
+	$(Q)touch $@
+venv: $(TORCH_STAMPS) $(PB_VENV)/.protobuf $(FASTVIDEO_DIR)/.stamp
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -178,6 +190,14 @@ $(BUILD)/user/lib/%.pic.o: user/lib/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -Iuser/lib -fPIC -fvisibility=hidden \
 		-fno-semantic-interposition -mtls-dialect=gnu2 -c $< -o $@
+
+# The Python shim travels inside the library (python/fvbpf/_shim.py is the
+# one source, for --inject and the package's import hook alike).
+$(BUILD)/gen/pyshim_source.h: python/fvbpf/_shim.py tools/embed_text.py
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PYTHON) tools/embed_text.py $< $@ fvbpf_pyshim_source
+$(BUILD)/user/lib/pyshim.pic.o $(BUILD)/test-lib/user/lib/pyshim.pic.o: $(BUILD)/gen/pyshim_source.h
 
 $(BUILD)/libfvbpf.so: $(LIB_OBJS)
 	$(call msg,LINK,$@)
@@ -358,6 +378,7 @@ install: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so
 	pyver=$$($(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])'); \
 	dest=$(DESTDIR)$(PREFIX)/lib/$$pyver/site-packages/fvbpf; \
 	install -d $$dest && install -m 0644 python/fvbpf/*.py $$dest/ && \
+	install -m 0644 python/fvbpf_hook.py $$dest/../ && \
 	install -m 0755 $(BUILD)/libfvbpf.so $$dest/libfvbpf.so
 
 # user/probes/cuda_errors.c is generated from the toolkit's headers and committed,

@@ -70,9 +70,22 @@ struct fvbpf_thread_stack {
  * starts a thread that watches for an attach instead (agent.c). */
 #define FVBPF_INJECT_PREFIX ".fvbpf-inject-"
 
+/* Bytes of Python shim request the control page holds (fvbpf_pyshim.h). */
+#define FVBPF_PY_REQ_MAX 2048
+
 struct fvbpf_control {
 	__u32 magic;
 	__u32 epoch;
+	/* The Python shim (user/lib/pyshim.c): the library sets `python` when
+	 * the process has a CPython it can schedule calls in; the loader
+	 * writes py_req and then a new py_gen; the library copies the request
+	 * at the next attach epoch, and writes py_done = py_gen once the shim
+	 * ran in the interpreter's main thread. */
+	__u32 python;
+	__u32 py_gen;
+	__u32 py_done;
+	__u32 py_len;
+	char py_req[FVBPF_PY_REQ_MAX];
 };
 
 struct fvbpf_event_hdr {
@@ -330,6 +343,7 @@ _Static_assert(sizeof(struct fvbpf_corr_event) == 40, "corr event layout");
 _Static_assert(sizeof(struct fvbpf_gpu_chunk) == 32 + FVBPF_GPU_CHUNK, "gpu chunk layout");
 _Static_assert(sizeof(struct fvbpf_agent_status_event) == 40 + FVBPF_STATUS_MSG, "status layout");
 _Static_assert(sizeof(struct fvbpf_thread_stack) == 8 + 8 * FVBPF_STACK_MAX, "thread stack layout");
+_Static_assert(sizeof(struct fvbpf_control) <= 4096, "the control page is one page");
 #endif
 
 #endif /* FVBPF_EVENTS_H */

@@ -58,6 +58,7 @@ _begin = _noop
 _end = _noop
 _attached = _noop
 _path = None
+_lib = None  # the loaded library (the import hook's shim asks it for more)
 
 
 class _LinkMap(ctypes.Structure):
@@ -121,7 +122,7 @@ def _candidates():
 
 
 def _load():
-    global _begin, _end, _attached, _path
+    global _begin, _end, _attached, _path, _lib
 
     env_error = None  # why $FVBPF_LIB failed, if it did
     errors = []       # candidates that exist but would not load
@@ -139,6 +140,7 @@ def _load():
                 errors.append("%s: %s" % (name, why))
             continue
         _begin, _end, _attached = begin, end, att
+        _lib = lib
         _path = _loaded_path(lib, name)
         if env_error:
             _warn("fvbpf: %s. Using %s instead." % (env_error, _path))

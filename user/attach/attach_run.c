@@ -14,6 +14,7 @@
 
 #include "attach/attach.h"
 #include "attach/attach_run.h"
+#include "attach/py_request.h"
 #include "probes/bpf_setup.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
@@ -113,6 +114,8 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		}
 		follow_tick(s);
 		for (i = 0; i < s->ntargets; i++)
+			py_status_tick(&s->targets[i], clock_ns(CLOCK_MONOTONIC));
+		for (i = 0; i < s->ntargets; i++)
 			window_idle_cut(s, &s->targets[i]);
 		for (i = 0; i < s->ntargets; i++) {
 			if (s->targets[i].held.n)
@@ -181,6 +184,13 @@ static int split_torch_items(struct session *s, const char *list)
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		while (*tok == ' ')
 			tok++;
+		if (py_request_item(tok)) {
+			if (py_request_add(s, tok)) {
+				free(copy);
+				return -EINVAL;
+			}
+			continue;
+		}
 		if (strncmp(tok, "torch:", 6)) {
 			used += (size_t)sprintf(out + used, "%s%s", used ? "," : "", tok);
 			continue;
@@ -194,10 +204,11 @@ static int split_torch_items(struct session *s, const char *list)
 		/* the copy lives as long as the session: kept in the globs */
 		s->torch_globs[s->ntorch_globs++] = tok + 6;
 	}
-	if (!s->ntorch_globs)
+	if (!s->ntorch_globs && !s->npy_specs)
 		free(copy);
 	else
 		s->torch_copy = copy;
+	s->py_fastvideo = used > 0;
 	return 0;
 }
 
@@ -236,7 +247,7 @@ static int setup_regions(struct session *s, const struct attach_opts *o)
 		s->reg.defs[idx].enabled = true;
 		s->step_region = idx;
 	}
-	if ((!list || !*list) && (s->ntorch_globs || o->step_by || o->window_s > 0))
+	if ((!list || !*list) && (s->ntorch_globs || s->npy_specs || o->step_by || o->window_s > 0))
 		goto done;
 	if (!list || !*list) {
 		log_error("no regions given: use -r training_train_one_step,... or set "

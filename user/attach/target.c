@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach/py_request.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "probes/bpf_setup.h"
@@ -267,6 +268,7 @@ int target_attach(struct session *s, struct session_target *t)
 	t->epoch = target_control_fresh_epoch(&t->ctl);
 	if (target_control_set_epoch(&t->ctl, t->epoch - 1))
 		goto fail;
+	py_request_send(s, t);
 	/* The sync probe first and the begin probe last: once a begin can be
 	 * seen, its end and the thread's sync can be too. */
 	for (i = 0; i < sizeof(marker_probes) / sizeof(marker_probes[0]); i++) {

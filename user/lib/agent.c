@@ -24,6 +24,7 @@
 #include "agent.h"
 #include "control.h"
 #include "agent_internal.h"
+#include "pyshim.h"
 
 /* WAIT_CUDA: attached to a process without CUDA; CUPTI is loaded only
  * once a CUDA runtime or driver is. */
@@ -209,7 +210,8 @@ void agent_on_attach(uint32_t epoch)
 /*
  * Injected: nothing in the job calls a marker, so this thread stands in
  * for the first marker after each attach.  It sleeps 250 ms at a time and
- * reads two words; it never loads anything itself.
+ * reads a few words; it never loads anything itself.  It also hands a
+ * Python shim request to the interpreter (pyshim.c), which runs it.
  */
 static void *watch_main(void *arg)
 {
@@ -223,6 +225,7 @@ static void *watch_main(void *arg)
 		if (e && e != seen)
 			agent_on_attach(e);
 		seen = e;
+		pyshim_poll();
 	}
 	return NULL;
 }

@@ -25,6 +25,7 @@
 
 #include "agent.h"
 #include "control.h"
+#include "pyshim.h"
 #include "fvbpf/fvbpf.h"
 #include "fvbpf_canon.h"
 #include "fvbpf_events.h"
@@ -63,6 +64,7 @@ static __attribute__((constructor)) void control_init(void)
 	}
 	c->magic = FVBPF_CONTROL_MAGIC;
 	control = c;
+	pyshim_probe();
 	/* Loaded by `fvbpf attach --inject` (fvbpf names its copy so): the
 	 * job calls no marker that would wake the agent, so a thread of ours
 	 * watches for an attach. */
@@ -106,6 +108,7 @@ static inline int probes_ready(void)
 		thread_stack.epoch = epoch;
 		report_stack();
 		agent_on_attach(epoch);
+		pyshim_poll();
 	}
 	return 1;
 }

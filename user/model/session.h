@@ -13,9 +13,12 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "fvbpf_pyshim.h"
+
 #include "pipeline/api_pairing.h"
 #include "pipeline/drops.h"
 #include "pipeline/gpu_join.h"
+#include "pipeline/py_status.h"
 #include "probes/cuda_probes.h"
 #include "util/clock.h"
 #include "util/name_table.h"
@@ -72,6 +75,7 @@ struct session_target {
 	struct torch_probes torchp;
 	struct torch_pairing tpair;
 	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */
+	struct py_state py;         /* the Python shim (py_status.c) */
 	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
 };
 
@@ -127,6 +131,10 @@ struct session {
 	int window_region;          /* registry index of "window", -1 */
 	char *torch_copy;           /* holds the torch_globs strings */
 	char *region_list;          /* -r's marker names; torch_globs point into it */
+	/* The Python shim (attach/py_request.c): FastVideo's regions, -r py: */
+	bool py_fastvideo;          /* marker regions asked: wrap fastvideo.profiler */
+	const char *py_specs[FVBPF_PY_SPECS_MAX]; /* "MODULE:QUALNAME", in torch_copy */
+	unsigned int npy_specs;
 	uint64_t gates_installed, gates_failed;
 	/* --inject */
 	bool inject;

@@ -122,6 +122,11 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->torch.scopes_untracked,
 			       (unsigned long long)st->torch.scopes_cut);
 		report_agent_library(st);
+		if (st->py.asked)
+			printf("    python shim: %s; %u py: functions wrapped, %u waiting for their "
+			       "module, %u unresolved\n",
+			       st->py.status[0] ? st->py.status : "no answer (no Python code ran)",
+			       st->py.funcs, st->py.waiting, st->py.unresolved);
 		printf("    GPU: %s; %llu records, %llu joined, %llu missing, %llu late, %llu outside "
 		       "segments, %llu dropped by CUPTI\n", st->agent.status,
 		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,

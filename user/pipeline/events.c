@@ -13,6 +13,7 @@
 #include "util/checked_math.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
+#include "pipeline/py_status.h"
 #include "util/log.h"
 #include "target/symbolizer.h"
 #include "util/text_sanitize.h"
@@ -43,6 +44,10 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 {
 	char msg[FVBPF_STATUS_MSG + 1];
 
+	if (ev->code >= FVBPF_PY_FIRST && ev->code <= FVBPF_PY_LAST) {
+		py_status_event(t, ev); /* the Python shim's, not the agent's */
+		return;
+	}
 	memcpy(msg, ev->msg, FVBPF_STATUS_MSG);
 	msg[FVBPF_STATUS_MSG] = '\0';
 	t->agent.heard = true;

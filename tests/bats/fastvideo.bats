@@ -1,0 +1,260 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# FastVideo's own regions from an unmodified, already running job: the
+# released fastvideo 0.2.1 profiler module (`make venv` fetches it), a CPU
+# training loop that uses its three call styles and no fvbpf code
+# (tests/workloads/fastvideo_train.py), reached through the Python shim
+# (--inject, or the opt-in import hook).  And -r py:MODULE:QUALNAME on a
+# plain Python loop (tests/workloads/py_func_loop.py).
+
+load helpers
+
+FVJOB=$ROOT/tests/workloads/fastvideo_train.py
+PYLOOP=$ROOT/tests/workloads/py_func_loop.py
+SEGS=$ROOT/tests/lib/segment_names.py
+PY=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
+FVPKG=$BUILD/fastvideo-0.2.1/pkg
+REGIONS=training_train_one_step,training_forward,training_backward
+
+setup() {
+	common_setup
+	if [ ! -x "$PY" ] || [ ! -f "$FVPKG/fastvideo/profiler.py" ]; then
+		echo "no torch venv or FastVideo module under $BUILD: run \`make venv\`" >&2
+		return 1
+	fi
+	RUN=$BATS_TEST_TMPDIR/run
+	mkdir -p "$RUN"
+}
+teardown() {
+	[ -n "${RUN:-}" ] && touch "$RUN/stop"
+	common_teardown
+}
+
+# start_job [OPTION...]: the FastVideo job, set up and stepping (or blocked).
+start_job() {
+	PYTHONPATH=$FVPKG "$PY" "$FVJOB" "$RUN" "$@" >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	local i
+	for i in $(seq 600); do # importing torch takes seconds on a busy machine
+		grep -q '^pid=' "$WL_LOG" && break
+		sleep 0.1
+	done
+	WL_PID=$(sed -n 's/^pid=//p' "$WL_LOG" | head -n1)
+	[ -n "$WL_PID" ]
+}
+
+# stop_job [SECONDS]: the job ends its loop by itself (FastVideo's own
+# profiler writes its trace first), and ran without an error.
+stop_job() {
+	local i
+	touch "$RUN/stop"
+	for i in $(seq $((${1:-10} * 10))); do
+		grep -q '^done steps=' "$WL_LOG" && break
+		sleep 0.1
+	done
+	grep -q '^done steps=' "$WL_LOG"
+	! grep -q Traceback "$WL_LOG"
+}
+
+# $1 segments of the one-step region, each with forward and backward
+# inside it and PyTorch operators.  One more may come first, partial: the
+# step that ran when the shim was installed (or when fvbpf attached) was
+# entered before its wrapper (or the probes) were there, and shows what it
+# did after (a step open at attach is not counted by -n).
+three_styles_ok() {
+	local full=" regions=training_backward,training_forward,training_train_one_step aten=" l n=0
+	run python3 "$SEGS" "$OUT"
+	echo "$output"
+	[ "${#lines[@]}" -eq "$1" ] || [ "${#lines[@]}" -eq $(($1 + 1)) ]
+	for l in "${lines[@]}"; do
+		n=$((n + 1))
+		if [ "$n" -eq 1 ]; then
+			[[ $l =~ ^trace_rank0_segment0000_training_[a-z_]*\.json\ regions=[a-z_,]*\ aten= ]]
+			continue
+		fi
+		[[ $l == trace_rank0_segment*_training_train_one_step.json\ * ]]
+		[[ $l == *"$full"* ]]
+		[[ $l =~ aten=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 20 ]
+	done
+}
+
+@test "--inject: a running FastVideo job's three call styles become segments with operators inside" {
+	start_job
+	wait_for grep -q '^stepping' "$WL_LOG"
+	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS" -n 3 -o "$OUT"
+	assert_success
+	assert_output --partial "Python shim ran: fastvideo.profiler wrapped"
+	assert_output --partial "python shim: fastvideo.profiler wrapped"
+	three_styles_ok 3
+	stop_job
+}
+
+@test "--inject: detached, the wrappers stay dormant; a second attach reuses them" {
+	start_job
+	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS" -n 2 -o "$OUT"
+	assert_success
+	three_styles_ok 2
+	rm -rf "$OUT"
+	# detached, the job steps on through the dormant wrappers; the library
+	# is there, so the next attach needs no --inject and injects nothing
+	run timeout 120 "$FVBPF" attach -p "$WL_PID" -r "$REGIONS" -n 2 -o "$OUT"
+	assert_success
+	assert_output --partial "Python shim ran: fastvideo.profiler wrapped"
+	three_styles_ok 2
+	[ "$(grep '\.fvbpf-inject-.*\.so' "/proc/$WL_PID/maps" | awk '{print $6}' | sort -u | wc -l)" -eq 1 ]
+	stop_job
+}
+
+@test "import hook: a job started with it needs no --inject" {
+	local venv=$BATS_TEST_TMPDIR/venv site
+	"$PY" -m venv --without-pip "$venv"
+	site=$("$venv/bin/python3" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+	# the hook's venv sees the torch venv's packages
+	"$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' >"$site/torch-venv.pth"
+	run env PYTHONPATH="$ROOT/python" FVBPF_LIB="$BUILD/libfvbpf.so" "$venv/bin/python3" -m fvbpf.hook install
+	assert_success
+	assert_output --partial "installed $site/fvbpf-hook.pth"
+	PY=$venv/bin/python3 FVBPF_LIB=$BUILD/libfvbpf.so start_job
+	wait_for grep -q '^stepping' "$WL_LOG"
+	# the package loaded the library when the job imported fastvideo.profiler
+	grep -q 'libfvbpf.so' "/proc/$WL_PID/maps"
+	run timeout 120 "$FVBPF" attach -p "$WL_PID" -r "$REGIONS" -n 3 -o "$OUT"
+	assert_success
+	refute_output --partial "injected"
+	three_styles_ok 3
+	stop_job
+	run "$venv/bin/python3" -m fvbpf.hook status
+	assert_success
+	PYTHONPATH=$ROOT/python "$venv/bin/python3" -m fvbpf.hook uninstall
+	[ ! -e "$site/fvbpf-hook.pth" ]
+	# FVBPF_HOOK=0: the hook stays out of a process
+	run env FVBPF_HOOK=0 PYTHONPATH="$FVPKG" "$venv/bin/python3" -c 'import sys, fastvideo.profiler; print("_fvbpf_shim" in sys.modules)'
+	assert_output --partial False
+}
+
+@test "FastVideo's own profiler on at the same time: its files and fvbpf's are both written" {
+	FASTVIDEO_TORCH_PROFILE_REGIONS=training_train_one_step start_job --trace-dir "$RUN/fvtrace"
+	wait_for grep -q '^stepping' "$WL_LOG"
+	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS" -n 3 -o "$OUT"
+	assert_success
+	three_styles_ok 3
+	# FastVideo's record_function scope is inside fvbpf's segment too
+	grep -q 'fastvideo.region::profiler_region_training_train_one_step' "$OUT"/trace_rank0_segment0000_*.json
+	stop_job 120
+	test -s "$RUN/fvtrace/summary_rank0.json"
+	ls "$RUN"/fvtrace/*.pt.trace.json.gz
+	python3 -c 'import json, sys; rows = json.load(open(sys.argv[1])); assert any(r["name"] == "aten::addmm" for r in rows), rows' "$RUN/fvtrace/summary_rank0.json"
+}
+
+@test "region names: an unknown -r name is warned about; a region FastVideo does not know is no segment" {
+	start_job --unknown
+	wait_for grep -q '^stepping' "$WL_LOG"
+	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS,training_typo" -n 3 -o "$OUT"
+	assert_success
+	assert_output --partial "unknown region 'training_typo' ignored"
+	three_styles_ok 3
+	stop_job
+}
+
+@test "the job imports FastVideo after the attach: its regions start then" {
+	start_job --import-late
+	timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS" -n 3 -o "$OUT" \
+		>"$FV_OUT" 2>"$FV_ERR" &
+	FV_PID=$!
+	wait_for grep -q 'Python shim ran: fastvideo.profiler not imported yet, watched' "$FV_ERR"
+	touch "$RUN/import"
+	wait_fvbpf_long
+	grep -q 'fastvideo.profiler imported and wrapped' "$FV_ERR"
+	three_styles_ok 3
+	stop_job
+}
+
+# fvbpf started in the background may run for a while here: wait up to 60 s.
+wait_fvbpf_long() {
+	local i
+	for i in $(seq 600); do
+		kill -0 "$FV_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$FV_PID"
+	FV_PID=
+}
+
+blocked_main_thread() { # OPTION
+	start_job "$1" 8
+	wait_for grep -q '^blocking' "$WL_LOG"
+	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS" -n 3 -o "$OUT"
+	assert_success
+	# the attach went on, said why no Python region came, then got them
+	assert_output --partial "has not run Python code for 2 s"
+	assert_output --partial "Python shim ran at last"
+	three_styles_ok 3
+	stop_job
+}
+
+@test "main thread blocked in a long time.sleep: the attach goes on, regions come when it wakes" {
+	blocked_main_thread --block-sleep
+}
+
+@test "main thread blocked in a C call: the attach goes on, regions come when it returns" {
+	blocked_main_thread --block-c
+}
+
+@test "DataLoader fork workers inherit the wrappers and call no probe" {
+	start_job --workers 2
+	wait_for grep -q '^stepping' "$WL_LOG"
+	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS,training_dataloader" -n 3 -o "$OUT"
+	assert_success
+	assert_output --partial "0 bad records"
+	three_styles_ok 3
+	# only the job's own process has slices: no worker's region reached fvbpf
+	run python3 "$SEGS" "$OUT"
+	for l in "${lines[@]}"; do
+		[[ $l == *" pids=$WL_PID" ]]
+	done
+	stop_job
+}
+
+@test "-r py:MODULE:QUALNAME: exactly N calls become N segments" {
+	start_workload "$WL_LOG" python3 "$PYLOOP" "$BATS_TEST_TMPDIR" 7
+	"$FVBPF" attach --inject -p "$WL_PID" -o "$OUT" \
+		-r 'py:__main__:Trainer.training_step,py:__main__:Trainer.static_step' \
+		>"$FV_OUT" 2>"$FV_ERR" &
+	FV_PID=$!
+	wait_for grep -q 'Python shim ran' "$FV_ERR"
+	grep -q 'py:__main__:Trainer.training_step is a region now' "$FV_ERR"
+	touch "$BATS_TEST_TMPDIR/go"
+	wait_for grep -q '^done calls=7' "$WL_LOG"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	[ "$(ls "$OUT" | grep -c '^trace_rank0_segment.*_py___main___trainer.training_step.json$')" -eq 7 ]
+	[ "$(ls "$OUT" | grep -c '^trace_rank0_segment.*_py___main___trainer.static_step.json$')" -eq 1 ]
+	[ "$(ls "$OUT" | grep -c '^trace_')" -eq 8 ]
+}
+
+@test "-r py: errors: a malformed item, a name that does not resolve, a module not imported" {
+	run "$FVBPF" attach -p $$ -r 'py:no_colon_here' -o "$OUT"
+	assert_failure
+	assert_output --partial "give a Python function as py:MODULE:QUALNAME"
+	run "$FVBPF" attach -p $$ -r 'py:a.b:1bad' -o "$OUT"
+	assert_failure
+	assert_output --partial "py:MODULE:QUALNAME"
+	start_workload "$WL_LOG" python3 "$PYLOOP" "$BATS_TEST_TMPDIR" 3
+	run timeout 60 "$FVBPF" attach --inject -p "$WL_PID" -d 3 -o "$OUT" \
+		-r 'py:__main__:Nope.step,py:json:dumps,py:__main__:Trainer.training_step'
+	assert_success
+	assert_output --partial "py:__main__:Nope.step: module '__main__' has no attribute 'Nope'"
+	assert_output --partial "py:json:dumps: json is not imported yet; wrapped when it is"
+	assert_output --partial "1 py: functions wrapped, 1 waiting for their module, 1 unresolved"
+}
+
+@test "no marker region asked (--window): no Python shim request" {
+	start_job
+	wait_for grep -q '^stepping' "$WL_LOG"
+	run timeout 60 "$FVBPF" attach --inject -p "$WL_PID" --window 0.2 -d 1 -o "$OUT"
+	assert_success
+	refute_output --partial "Python shim"
+	refute_output --partial "python shim"
+	stop_job
+}
