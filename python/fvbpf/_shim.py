@@ -123,7 +123,11 @@ def _wrap_fastvideo(mod):
     region = cls.__dict__.get("region")
     if region is not None:
         if not getattr(region, _MARK, None):
-            def patched_region(self, name, _orig=region):
+            def patched_region(self, name, _orig=region, _marks=_marks):
+                # FastVideo's region does nothing while its profiler is off:
+                # fvbpf's markers alone (a cached, stateless pair).
+                if getattr(self, "_profiler", True) is None:
+                    return _marks(name)
                 return _Region(self, name, _orig)
             setattr(patched_region, _MARK, "fastvideo")
             patched_region.__wrapped__ = region
@@ -167,6 +171,58 @@ def _wrap_fastvideo(mod):
             mod.get_global_controller = get_global_controller
         n += 1
     return n
+
+
+_MARKS = {}
+
+
+class _Marks:
+    """fvbpf's markers as a context manager: stateless, so one per name
+    serves every thread and nesting."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __enter__(self):
+        _begin(self._name)
+
+    def __exit__(self, exc_type, exc, tb):
+        _end(self._name)
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return inner
+
+
+class _Null:
+    """A region name that is not a str: FastVideo's region, no markers."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        return False
+
+
+def _marks(name):
+    m = _MARKS.get(name)
+    if m is None:
+        if not isinstance(name, str):
+            return _Null()
+        m = _Marks(_name(name))
+        if len(_MARKS) < 4096:
+            _MARKS[name] = m
+    return m
 
 
 class _Region:
@@ -418,6 +474,13 @@ def _bind_package():
         _status = st
     except AttributeError:
         pass  # a library older than the shim: no answers, regions work
+    try:
+        # Nothing may call a marker for a while: a thread of the library's
+        # notices fvbpf's requests (four reads a second).
+        lib.fvbpf_py_watch.restype = None
+        lib.fvbpf_py_watch()
+    except AttributeError:
+        pass
     return True
 
 

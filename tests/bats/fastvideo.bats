@@ -249,6 +249,15 @@ blocked_main_thread() { # OPTION
 	assert_output --partial "1 py: functions wrapped, 1 waiting for their module, 1 unresolved"
 }
 
+@test "sub-interpreters: the shim refuses with one line, the attach goes on" {
+	start_workload "$WL_LOG" python3 "$PYLOOP" "$BATS_TEST_TMPDIR" 3 --subinterp
+	run timeout 60 "$FVBPF" attach --inject -p "$WL_PID" -d 3 -o "$OUT" \
+		-r 'py:__main__:Trainer.training_step'
+	assert_success
+	assert_output --partial "Python regions are off in a process running sub-interpreters"
+	refute_output --partial "is a region now"
+}
+
 @test "no marker region asked (--window): no Python shim request" {
 	start_job
 	wait_for grep -q '^stepping' "$WL_LOG"

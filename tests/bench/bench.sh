@@ -79,6 +79,10 @@
 #      fvbpf's CPU per event, peak RSS, lag; the consumer and writer alone
 #      (replay_bench) per format.
 #
+#  12. FastVideo regions through the Python shim (tests/bench/pyshim_bench.sh,
+#      which says how): ns per region enter+exit per call style, FastVideo as
+#      released / with the shim not attached / attached.
+#
 #  10. Trace size (tests/bench/formats_bench.sh): bytes per event for
 #      --format json, json.gz and pftrace on the marker workload and on
 #      region_storm.
@@ -740,5 +744,6 @@ BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "
 	die "the --inject section failed (above)"
 formats_section
 throughput_section
+"$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (above)"
 summary_table
 exit 0

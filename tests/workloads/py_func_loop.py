@@ -5,7 +5,8 @@
     prints "pid=P", then idles in Python (sleeping 10 ms at a time) until
     DIR/go exists, then calls Trainer.training_step exactly N times (and the
     module function helper() 2N times, a static and a class method once
-    each), prints "done calls=N" and exits.
+    each), prints "done calls=N" and exits.  --subinterp (after N): create a
+    sub-interpreter first.
 """
 import os
 import sys
@@ -32,6 +33,14 @@ class Trainer:
 
 def main():
     run_dir, n = sys.argv[1], int(sys.argv[2])
+    if "--subinterp" in sys.argv:
+        # A second interpreter in the process: the shim refuses it.
+        try:
+            import _interpreters as si
+        except ImportError:
+            import _xxsubinterpreters as si
+        global SUB
+        SUB = si.create()  # kept: an unreferenced one is destroyed at once
     print("pid=%d" % os.getpid(), flush=True)
     while not os.path.exists(os.path.join(run_dir, "go")):
         time.sleep(0.01)

@@ -33,11 +33,14 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 		      .help = "With --match: wait up to this long for a first match" },
 	[AO_REGIONS] = { "regions", 'r', "LIST", AK_TEXT,
 			 .def_text = "$FASTVIDEO_TORCH_PROFILE_REGIONS",
-			 .help = "Regions to trace, comma separated, FastVideo names; an entry "
-				 "torch:GLOB makes each PyTorch record_function scope whose name "
-				 "matches GLOB (fnmatch) a region",
+			 .help = "Regions to trace, comma separated, FastVideo names (a Python job's "
+				 "fastvideo.profiler regions count too, through the Python shim); "
+				 "an entry torch:GLOB makes each PyTorch record_function scope whose "
+				 "name matches GLOB (fnmatch) a region, an entry py:MODULE:QUALNAME "
+				 "each call of that Python function",
 			 .accepted = "any length; names of 1 to 63 characters (others are warned "
-				     "about and ignored); at most 16 torch: patterns" },
+				     "about and ignored); at most 16 torch: patterns and 16 py: "
+				     "functions" },
 	[AO_STEP_BY] = { "step-by", OPT_STEP_BY, "GLOB", AK_TEXT,
 			 .help = "One segment per training step, region 'step': from the end of one "
 				 "torch scope matching GLOB (e.g. 'Optimizer.step*') to the end of "

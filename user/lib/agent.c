@@ -232,9 +232,13 @@ static void *watch_main(void *arg)
 
 void agent_start_watch(void)
 {
+	static int started;
 	sigset_t all, old;
 	pthread_attr_t attr;
 	pthread_t th;
+
+	if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL))
+		return;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "agent.h"
 #include "control.h"
 #include "fvbpf_pyshim.h"
 #include "pyshim.h"
@@ -204,6 +205,17 @@ void pyshim_poll(void)
 	/* -1: the interpreter's queue is full; the next poll tries again. */
 	if (api.add_pending_call(run_pending, NULL))
 		__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * The import hook's shim (loaded by the fvbpf package, not injected) calls
+ * this: a job whose regions have not run yet calls no marker that would
+ * notice fvbpf's request, so the injected library's watch thread (four
+ * reads a second) does it here too.
+ */
+FVBPF_EXPORT void fvbpf_py_watch(void)
+{
+	agent_start_watch();
 }
 
 /* The shim's answers, through the agent's status probe (fvbpf_pyshim.h). */
