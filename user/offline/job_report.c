@@ -41,35 +41,32 @@ static void op_key(const void *arr, size_t i, const char **name, const char **ki
 	*kind = o[i].kind;
 }
 
+/* A new operator's name and kind, copies charged to the report's budget. */
+static int op_init(void *row, const char *name, const char *kind, void *ctx)
+{
+	struct jr_op *o = row;
+	int ret;
+
+	ret = charged_strdup(ctx, name, &o->name);
+	if (!ret)
+		ret = charged_strdup(ctx, kind, &o->kind);
+	if (ret)
+		free(o->name);
+	return ret;
+}
+
 static int op_get(struct job_report *r, struct jr_region *g, const char *name, const char *kind,
 		  struct jr_op **out)
 {
-	struct jr_op *o;
-	size_t pos;
-	int found;
+	struct mem_charge charge = mf_charger(r->budget);
+	struct row_table t = { &g->ops, &g->nops, &g->opcap, sizeof(**out), 64, &g->index, op_key,
+			       op_init, r->budget, &charge };
+	void *o;
+	int ret;
 
-	found = mf_index_find(r->budget, &g->index, g->ops, g->nops, op_key, name, kind, &pos);
-	if (found < 0)
-		return found;
-	if (found) {
-		*out = &g->ops[pos];
-		return 0;
-	}
-	found = mf_grow(r->budget, &g->ops, g->nops, &g->opcap, sizeof(*o), 64);
-	if (found)
-		return found;
-	o = &g->ops[g->nops];
-	memset(o, 0, sizeof(*o));
-	found = charged_strdup(r->budget, name, &o->name);
-	if (!found)
-		found = charged_strdup(r->budget, kind, &o->kind);
-	if (found) {
-		free(o->name);
-		return found;
-	}
-	pair_index_set(&g->index, pos, g->nops++);
+	ret = row_table_get(&t, name, kind, &o);
 	*out = o;
-	return 0;
+	return ret;
 }
 
 static void region_name_key(const void *arr, size_t i, const char **name, const char **kind)
