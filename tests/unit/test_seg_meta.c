@@ -5,8 +5,7 @@
  * the keys each file carries are read back from the file itself -- the
  * trace's "otherData", the annotations of the pftrace's segment slice, the
  * summary's "metadata" -- and compared with the table
- * (user/output/seg_meta.c): the trace and the summary carry every row, the
- * pftrace (a format chosen for size) the rows marked for it.  The
+ * (user/output/seg_meta.c): each carries every row.  The
  * manifest's record of a written segment takes its keys' values from the
  * table too, in the order it always had.
  */
@@ -247,7 +246,7 @@ static void pftrace_keys(const uint8_t *b, size_t n, struct keys *ks)
 
 static void test_keys_agree(void)
 {
-	struct keys table = { 0 }, pftable = { 0 }, trace = { 0 }, pf = { 0 }, sum = { 0 };
+	struct keys table = { 0 }, trace = { 0 }, pf = { 0 }, sum = { 0 };
 	struct fixture x;
 	struct summary s;
 	struct sum_arg sa = { &s, NULL };
@@ -255,11 +254,8 @@ static void test_keys_agree(void)
 	char *out;
 
 	setup(&x);
-	for (i = 0; i < seg_meta_nfields; i++) {
+	for (i = 0; i < seg_meta_nfields; i++)
 		keys_add(&table, seg_meta_fields[i].key, strlen(seg_meta_fields[i].key));
-		if (seg_meta_fields[i].pftrace)
-			keys_add(&pftable, seg_meta_fields[i].key, strlen(seg_meta_fields[i].key));
-	}
 	out = written(do_trace, &x.ctx, &len);
 	if (out)
 		json_keys(out, "otherData", &trace, NULL, 0);
@@ -279,18 +275,14 @@ static void test_keys_agree(void)
 	summary_free(&s);
 
 	keys_sort(&table);
-	keys_sort(&pftable);
 	keys_sort(&trace);
 	keys_sort(&pf);
 	keys_sort(&sum);
 	CHECK(table.n > 30);
-	/* Those that identify the segment and say what it lost, at least. */
-	CHECK(pftable.n >= 14);
 	CHECK(keys_same(&trace, &table, "JSON trace otherData"));
-	CHECK(keys_same(&pf, &pftable, "pftrace annotations"));
+	CHECK(keys_same(&pf, &table, "pftrace annotations"));
 	CHECK(keys_same(&sum, &table, "summary JSON metadata"));
 	keys_free(&table);
-	keys_free(&pftable);
 	keys_free(&trace);
 	keys_free(&pf);
 	keys_free(&sum);

@@ -4,11 +4,8 @@
  * value is read from the segment.  The JSON trace's "otherData", the
  * pftrace's annotations of the segment slice and the summary JSON's
  * "metadata" are all written from this table, so they carry the same keys
- * (tests/unit/test_seg_meta.c checks it on the written files).  A field
- * added here appears in the JSON trace and the summary; in the pftrace
- * when its row says so: that format is chosen for size (a key costs its
- * name in every file), and carries the keys that identify the segment and
- * say what it lost.
+ * (tests/unit/test_seg_meta.c checks it on the written files).
+ * A row added here appears in each of them.
  */
 #ifndef FVBPF_SEG_META_H
 #define FVBPF_SEG_META_H
@@ -60,7 +57,6 @@ struct seg_meta_field {
 	const char *key;
 	enum seg_meta_kind kind;
 	enum seg_meta_group group;
-	bool pftrace;     /* also an annotation of the pftrace's segment slice */
 	/* @buf (@len bytes) holds a string made for the value; v->s may point there. */
 	void (*get)(const struct seg_output_ctx *c, union seg_meta_value *v, char *buf, size_t len);
 };
