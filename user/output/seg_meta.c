@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fvbpf_gpu.h"
 #include "target/inject.h"
 #include "util/checked_math.h"
 #include "util/json_writer.h"
+#include "util/text_sanitize.h"
 #include "output/seg_meta.h"
 
 #define FVBPF_VERSION_STR "0.1.0"
@@ -159,6 +161,51 @@ const struct seg_meta_field *seg_meta_find(const char *key)
 		if (!strcmp(seg_meta_fields[i].key, key))
 			return &seg_meta_fields[i];
 	return NULL;
+}
+
+/* A target's string (a command line, a path) for a terminal: its whole
+ * length when memory allows, else cut to a kilobyte between characters. */
+static void text_value(FILE *out, const char *s)
+{
+	size_t need = text_clean_bound(s);
+	char small[1024], *buf = need > sizeof(small) ? malloc(need) : NULL;
+
+	if (!buf) {
+		text_clean_terminal(small, sizeof(small), s);
+		fputs(small, out);
+		return;
+	}
+	text_clean_terminal(buf, need, s);
+	fputs(buf, out);
+	free(buf);
+}
+
+void seg_meta_text_line(FILE *out, const struct seg_meta_field *f, const union seg_meta_value *v)
+{
+	size_t i;
+
+	fprintf(out, "%s:", f->key);
+	switch (f->kind) {
+	case SM_STR:
+		if (v->s && v->s[0]) {
+			fputc(' ', out);
+			text_value(out, v->s);
+		}
+		break;
+	case SM_INT: fprintf(out, " %lld", (long long)v->i); break;
+	case SM_UINT: fprintf(out, " %llu", (unsigned long long)v->u); break;
+	case SM_BOOL: fputs(v->b ? " true" : " false", out); break;
+	case SM_US:
+		fprintf(out, " %llu.%03llu", (unsigned long long)(v->u / 1000),
+			(unsigned long long)(v->u % 1000));
+		break;
+	case SM_COUNTS:
+		for (i = 0; i < 3; i++)
+			fprintf(out, " %s=%llu", seg_meta_count_keys[i],
+				(unsigned long long)seg_meta_count(&v->n, i));
+		break;
+	}
+	fputc('\n', out);
 }
 
 json_object *seg_meta_us_json(uint64_t ns)

@@ -337,6 +337,11 @@ static void row_line(FILE *f, const struct summary *s, const struct summary_row 
 	fprintf(f, "%8.1f%%  %s\n", share(s, r), r->kind);
 }
 
+static void meta_line(void *out, const struct seg_meta_field *f, const union seg_meta_value *v)
+{
+	seg_meta_text_line(out, f, v);
+}
+
 int summary_write_text(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
 	char status[4 * sizeof(c->seg->gpu_status)];
@@ -361,6 +366,9 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 		"Device avg", "% seg/GPU", "Kind");
 	for (i = 0; i < s->n; i++)
 		row_line(f, s, &s->rows[i]);
+	/* The same keys as the trace and the summary JSON, from seg_meta's table. */
+	fputs("\nsegment metadata:\n", f);
+	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_line, f);
 	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }
 
