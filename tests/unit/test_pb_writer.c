@@ -242,7 +242,8 @@ static void add_events(struct fixture *x, size_t n)
 	if (!sl || !calls)
 		return;
 	for (i = 0; i < n; i++) {
-		sl[x->seg.nslices + i] = (struct seg_slice){ me, 1, t0 + i * 500, t0 + i * 500 + 400, 1, 0 };
+		sl[x->seg.nslices + i] = (struct seg_slice){ me, 1, t0 + i * 500, t0 + i * 500 + 400,
+							     1, 0 };
 		calls[x->seg.ncalls + i] = call_at(me + 1, "cudaMalloc", t0 + i * 500, 70, 0, 0);
 	}
 	x->seg.nslices += n;
@@ -280,7 +281,8 @@ static void test_events_compact(void)
 	pf1 = written_len(pftrace_write, &x);
 	CHECK(json1 > json0 && pf1 > pf0);
 	if (json1 > json0 && pf1 > pf0) {
-		printf("# 2000 events: json +%zu bytes, pftrace +%zu bytes\n", json1 - json0, pf1 - pf0);
+		printf("# 2000 events: json +%zu bytes, pftrace +%zu bytes\n", json1 - json0,
+		       pf1 - pf0);
 		CHECK(pf1 - pf0 < (json1 - json0) / 3);
 	}
 	/* The whole file is smaller too, metadata included. */

@@ -414,7 +414,8 @@ static void record_text(json_object *rec, void *ctx)
 	json_object *want;
 	size_t i;
 
-	snprintf(a->text, sizeof(a->text), "%s", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+	snprintf(a->text, sizeof(a->text), "%s",
+		 json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
 	json_object_object_foreach(rec, key, val) {
 		for (i = 0; i < 3 && strcmp(key, files[i]); i++)
 			;
