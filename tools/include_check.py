@@ -42,14 +42,6 @@ MODEL_EMBEDS = {
     "target/proc_info",       # struct proc_target
     "target/target_control",  # struct target_control
 }
-# Includes up a stage not fixed yet, each with why: one that is gone must
-# leave this list too (the check says so), so that it only shrinks.
-KNOWN = {
-    # UPROBE_SITE_MAX_SKIP, a constant of the probe-site check, lives in
-    # probes/ though target/ (elf_file.c) applies it.
-    ("target/elf_file.c", "probes/uprobe_multi"),
-}
-
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([a-z_]+)/([A-Za-z0-9_]+)\.h"', re.M)
 
 
@@ -98,7 +90,7 @@ def allowed(src, inc, has_c):
 
 
 def upward(edges, c_files):
-    bad, seen = [], set()
+    bad = []
     folders = {m.split("/")[0] for m in edges}
     for folder in sorted(folders):
         if folder not in ORDER and folder not in SEPARATE:
@@ -114,15 +106,9 @@ def upward(edges, c_files):
                 continue
             if dst not in ORDER + SEPARATE or allowed(src, inc, inc in c_files):
                 continue
-            key = (where.split(":")[0], inc)
-            if key in KNOWN:
-                seen.add(key)
-                continue
             bad.append("%s: %s/ includes %s, %s" % (where, src, inc,
                        "which lib/ may not" if src in SEPARATE or dst in SEPARATE
                        else "a higher stage"))
-    for key in sorted(KNOWN - seen):
-        bad.append("%s: no longer includes %s: drop it from KNOWN" % key)
     return bad
 
 

@@ -10,10 +10,12 @@ data, timestamps never go back on a sequence.
 
   pftrace_check.py FILE.pftrace [--json FILE.json | --counts FILE.json]
 
-prints "packets=N slices=N flows_out=N flows_in=N tracks=N" and
-"metadata KEY=VALUE" lines; with --json, the slices (track, name,
-category, start, end in ns) must equal the JSON trace's "X" events and its
-flow counts must match; with --counts (a JSON trace of another run of the
+prints "packets=N slices=N flows_out=N flows_in=N tracks=N bytes=N",
+"metadata_bytes=N" (what the segment's metadata annotations take) and
+"metadata KEY=VALUE" lines; with --json, the segment slice's annotations
+must equal the JSON trace's otherData (keys and values), the slices (track,
+name, category, start, end in ns) its "X" events, and its flow counts must
+match; with --counts (a JSON trace of another run of the
 same workload) the slices counted by name and category must be equal.
 """
 import collections
@@ -25,9 +27,10 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 F = descriptor_pb2.FieldDescriptorProto
 OPT, REP = F.LABEL_OPTIONAL, F.LABEL_REPEATED
-U64, U32, I64, I32, BOOL, STR, MSG, ENUM, FX64 = (F.TYPE_UINT64, F.TYPE_UINT32, F.TYPE_INT64,
-                                                  F.TYPE_INT32, F.TYPE_BOOL, F.TYPE_STRING,
-                                                  F.TYPE_MESSAGE, F.TYPE_ENUM, F.TYPE_FIXED64)
+U64, U32, I64, I32, BOOL, STR, MSG, ENUM, FX64, DBL = (F.TYPE_UINT64, F.TYPE_UINT32, F.TYPE_INT64,
+                                                       F.TYPE_INT32, F.TYPE_BOOL, F.TYPE_STRING,
+                                                       F.TYPE_MESSAGE, F.TYPE_ENUM, F.TYPE_FIXED64,
+                                                       F.TYPE_DOUBLE)
 
 # name: [(field, number, type, label, type_name)]
 SCHEMA = {
@@ -53,7 +56,8 @@ SCHEMA = {
                    ("flow_ids", 47, FX64, REP, None), ("terminating_flow_ids", 48, FX64, REP, None)],
     "DebugAnnotation": [("name", 10, STR, OPT, None), ("bool_value", 2, BOOL, OPT, None),
                         ("uint_value", 3, U64, OPT, None), ("int_value", 4, I64, OPT, None),
-                        ("string_value", 6, STR, OPT, None)],
+                        ("double_value", 5, DBL, OPT, None), ("string_value", 6, STR, OPT, None),
+                        ("dict_entries", 11, MSG, REP, "DebugAnnotation")],
     "InternedData": [("event_categories", 1, MSG, REP, "EventCategory"),
                      ("event_names", 2, MSG, REP, "EventName")],
     "EventCategory": [("iid", 1, U64, OPT, None), ("name", 2, STR, OPT, None)],
@@ -97,6 +101,25 @@ def read(path):
     return trace, len(data)
 
 
+def varint(n):
+    out = bytearray()
+    while True:
+        out.append((n & 0x7f) | (0x80 if n > 0x7f else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def annotation_value(a):
+    """A debug annotation's value: a scalar, or a dict of its entries."""
+    if len(a.dict_entries):
+        return {e.name: annotation_value(e) for e in a.dict_entries}
+    for fld in ("string_value", "int_value", "uint_value", "bool_value", "double_value"):
+        if a.HasField(fld):
+            return getattr(a, fld)
+    return None
+
+
 def decode(trace):
     tracks = {}       # uuid -> descriptor
     seqs = {}         # seq id -> state
@@ -104,6 +127,7 @@ def decode(trace):
     open_ = {}        # uuid -> stack
     flows_out = flows_in = 0
     meta = {}
+    meta_bytes = 0    # the segment slice's annotations, as encoded
     for i, p in enumerate(trace.packet):
         seq = p.trusted_packet_sequence_id
         if not seq:
@@ -154,11 +178,9 @@ def decode(trace):
             flows_in += len(te.terminating_flow_ids)
             if cat == "fvbpf":
                 for a in te.debug_annotations:
-                    v = None
-                    for fld in ("string_value", "int_value", "uint_value", "bool_value"):
-                        if a.HasField(fld):
-                            v = getattr(a, fld)
-                    meta[a.name] = v
+                    meta[a.name] = annotation_value(a)
+                    n = a.ByteSize()
+                    meta_bytes += 1 + len(varint(n)) + n  # tag 4, length, message
             stack.append((name, cat, ts))
         elif te.type == 2:
             if not stack:
@@ -170,7 +192,7 @@ def decode(trace):
     for uuid, stack in open_.items():
         if stack:
             fail("track %d: %d slices never end" % (uuid, len(stack)))
-    return tracks, slices, flows_out, flows_in, meta
+    return tracks, slices, flows_out, flows_in, meta, meta_bytes
 
 
 def track_key(tracks, uuid):
@@ -187,10 +209,28 @@ def track_key(tracks, uuid):
     return ("meta", t.name)
 
 
-def compare_json(path, tracks, slices, flows_out, flows_in):
+def compare_meta(other, meta):
+    """The segment slice's annotations are the JSON's otherData: the same
+    keys, the same values (microseconds to the nanosecond)."""
+    if sorted(other) != sorted(meta):
+        fail("metadata keys differ: json only %s, pftrace only %s" %
+             (sorted(set(other) - set(meta)), sorted(set(meta) - set(other))))
+    for k, want in other.items():
+        got = meta[k]
+        if isinstance(want, float) and not isinstance(got, (bool, str, dict)):
+            same = abs(want - got) < 0.0005
+        else:
+            same = want == got and type(want) is type(got)
+        if not same:
+            fail("metadata %s: json %r pftrace %r" % (k, want, got))
+    print("metadata_equal keys=%d" % len(meta))
+
+
+def compare_json(path, tracks, slices, flows_out, flows_in, meta):
     op = gzip.open if path.endswith(".gz") else open
     with op(path, "rt", encoding="utf-8") as fh:
         t = json.load(fh)
+    compare_meta(t["otherData"], meta)
     ev = t["traceEvents"]
     want = sorted(((e["pid"], e["tid"]), e["name"], e["cat"],
                    round(e["ts"] * 1000), round(e["ts"] * 1000) + round(e["dur"] * 1000))
@@ -227,17 +267,18 @@ def main():
         print(__doc__)
         sys.exit(2)
     trace, size = read(args[0])
-    tracks, slices, fo, fi, meta = decode(trace)
+    tracks, slices, fo, fi, meta, meta_bytes = decode(trace)
     nslices = sum(1 for s in slices if s[2] != "fvbpf")
     print("packets=%d slices=%d flows_out=%d flows_in=%d tracks=%d bytes=%d" %
           (len(trace.packet), nslices, fo, fi, len(tracks), size))
+    print("metadata_bytes=%d" % meta_bytes)
     for k in sorted(meta):
         print("metadata %s=%s" % (k, meta[k]))
     for s in sorted(slices, key=lambda s: (s[3], s[0])):
         if s[2] != "fvbpf":
             print("slice %s %s" % (s[2], s[1]))
     if len(args) == 3 and args[1] == "--json":
-        compare_json(args[2], tracks, slices, fo, fi)
+        compare_json(args[2], tracks, slices, fo, fi, meta)
     elif len(args) == 3 and args[1] == "--counts":
         compare_counts(args[2], slices)
 

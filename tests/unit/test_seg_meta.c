@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * The segment's metadata keys agree across the outputs (issue 18, item 3):
- * one segment is written as a JSON trace, a pftrace and a summary JSON, and
- * the keys each file carries are read back from the file itself -- the
- * trace's "otherData", the annotations of the pftrace's segment slice, the
- * summary's "metadata" -- and compared with the table
- * (user/output/seg_meta.c): the trace and the summary carry every row, the
- * pftrace (a format chosen for size) the rows marked for it.  The
- * manifest's record of a written segment takes its keys' values from the
- * table too, in the order it always had.
+ * one segment is written as a JSON trace, a pftrace, a summary JSON and a
+ * summary text, and the keys each file carries are read back from the file
+ * itself -- the trace's "otherData", the annotations of the pftrace's
+ * segment slice, the summary JSON's "metadata", the text's "segment
+ * metadata:" block -- and compared with the table (user/output/seg_meta.c):
+ * each carries every row, and the text's values are the trace's.  The
+ * manifest's record of a written segment lists some of the keys, in the
+ * order it always had: each is a row of the table and has the table's value.
  */
 #define _GNU_SOURCE
 #include <json-c/json.h>
@@ -24,6 +24,7 @@
 #include "output/summary.h"
 #include "output/trace_writer.h"
 #include "pipeline/registry.h"
+#include "util/json_writer.h"
 #include "unit.h"
 
 /* The summary's own figures, not the segment's metadata (summary.c). */
@@ -154,6 +155,77 @@ static int do_summary(FILE *f, void *arg)
 	return summary_write_json(f, a->s, a->c);
 }
 
+static int do_summary_text(FILE *f, void *arg)
+{
+	struct sum_arg *a = arg;
+
+	return summary_write_text(f, a->s, a->c);
+}
+
+/* The keys of the text's "segment metadata:" block, its last lines. */
+static void text_keys(const char *text, struct keys *ks)
+{
+	const char *p = strstr(text, "\nsegment metadata:\n"), *colon, *eol;
+
+	CHECK(p != NULL);
+	for (p = p ? strchr(p + 1, '\n') + 1 : NULL; p && *p; p = eol + 1) {
+		eol = strchr(p, '\n');
+		colon = strchr(p, ':');
+		CHECK(eol && colon && colon < eol);
+		if (!eol || !colon || colon > eol)
+			break;
+		keys_add(ks, p, (size_t)(colon - p));
+	}
+}
+
+/* The text after "\n@key:" up to the end of its line: "" when absent. */
+static void text_value(const char *text, const char *key, char *buf, size_t len)
+{
+	char pat[80];
+	const char *p;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), "\n%s:", key);
+	p = strstr(text, pat);
+	buf[0] = '\0';
+	if (!p)
+		return;
+	p += strlen(pat);
+	if (*p == ' ')
+		p++;
+	n = strcspn(p, "\n");
+	snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), p);
+}
+
+/* Each scalar value of the text's block is the JSON trace's otherData's:
+ * strings as they are (the fixture's need no escaping), numbers and
+ * booleans as json-c writes them. */
+static void text_values_agree(const char *text, const char *trace)
+{
+	json_object *root = json_tokener_parse(trace), *od = NULL, *v;
+	char got[1100], want[1100];
+	size_t i;
+
+	CHECK(root && json_object_object_get_ex(root, "otherData", &od));
+	for (i = 0; od && i < seg_meta_nfields; i++) {
+		const struct seg_meta_field *f = &seg_meta_fields[i];
+
+		if (f->kind == SM_COUNTS || !json_object_object_get_ex(od, f->key, &v))
+			continue;
+		text_value(text, f->key, got, sizeof(got));
+		if (f->kind == SM_STR)
+			snprintf(want, sizeof(want), "%s", json_object_get_string(v));
+		else if (f->kind == SM_US)
+			snprintf(want, sizeof(want), "%.3f", json_object_get_double(v));
+		else
+			snprintf(want, sizeof(want), "%s", json_object_to_json_string(v));
+		if (strcmp(got, want))
+			printf("# text %s: \"%s\", trace \"%s\"\n", f->key, got, want);
+		CHECK_STR(got, want);
+	}
+	json_object_put(root);
+}
+
 static void object_keys(json_object *o, struct keys *ks, const char *const *skip, size_t nskip)
 {
 	size_t i;
@@ -247,23 +319,19 @@ static void pftrace_keys(const uint8_t *b, size_t n, struct keys *ks)
 
 static void test_keys_agree(void)
 {
-	struct keys table = { 0 }, pftable = { 0 }, trace = { 0 }, pf = { 0 }, sum = { 0 };
+	struct keys table = { 0 }, trace = { 0 }, pf = { 0 }, sum = { 0 }, txt = { 0 };
 	struct fixture x;
 	struct summary s;
 	struct sum_arg sa = { &s, NULL };
 	size_t i, len = 0;
-	char *out;
+	char *out, *tr;
 
 	setup(&x);
-	for (i = 0; i < seg_meta_nfields; i++) {
+	for (i = 0; i < seg_meta_nfields; i++)
 		keys_add(&table, seg_meta_fields[i].key, strlen(seg_meta_fields[i].key));
-		if (seg_meta_fields[i].pftrace)
-			keys_add(&pftable, seg_meta_fields[i].key, strlen(seg_meta_fields[i].key));
-	}
-	out = written(do_trace, &x.ctx, &len);
-	if (out)
-		json_keys(out, "otherData", &trace, NULL, 0);
-	free(out);
+	tr = written(do_trace, &x.ctx, &len);
+	if (tr)
+		json_keys(tr, "otherData", &trace, NULL, 0);
 	x.ctx.format = TRACE_PFTRACE;
 	out = written(do_pftrace, &x.ctx, &len);
 	if (out)
@@ -276,24 +344,31 @@ static void test_keys_agree(void)
 		json_keys(out, "metadata", &sum, summary_own,
 			  sizeof(summary_own) / sizeof(summary_own[0]));
 	free(out);
+	out = written(do_summary_text, &sa, &len);
+	if (out) {
+		text_keys(out, &txt);
+		if (tr)
+			text_values_agree(out, tr);
+	}
+	free(out);
+	free(tr);
 	summary_free(&s);
 
 	keys_sort(&table);
-	keys_sort(&pftable);
 	keys_sort(&trace);
 	keys_sort(&pf);
 	keys_sort(&sum);
+	keys_sort(&txt);
 	CHECK(table.n > 30);
-	/* Those that identify the segment and say what it lost, at least. */
-	CHECK(pftable.n >= 14);
 	CHECK(keys_same(&trace, &table, "JSON trace otherData"));
-	CHECK(keys_same(&pf, &pftable, "pftrace annotations"));
+	CHECK(keys_same(&pf, &table, "pftrace annotations"));
 	CHECK(keys_same(&sum, &table, "summary JSON metadata"));
+	CHECK(keys_same(&txt, &table, "summary text metadata"));
 	keys_free(&table);
-	keys_free(&pftable);
 	keys_free(&trace);
 	keys_free(&pf);
 	keys_free(&sum);
+	keys_free(&txt);
 	teardown(&x);
 }
 
@@ -325,15 +400,42 @@ static void test_summary_has_them(void)
 	teardown(&x);
 }
 
+struct record_arg {
+	char text[1024];
+	const struct seg_output_ctx *c;
+	size_t keys;
+};
+
+/* The record as text, and each of its segment keys checked against the table. */
 static void record_text(json_object *rec, void *ctx)
 {
-	snprintf(ctx, 1024, "%s", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+	static const char *const files[] = { "trace", "summary_txt", "summary_json" };
+	struct record_arg *a = ctx;
+	json_object *want;
+	size_t i;
+
+	snprintf(a->text, sizeof(a->text), "%s",
+		 json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+	json_object_object_foreach(rec, key, val) {
+		for (i = 0; i < 3 && strcmp(key, files[i]); i++)
+			;
+		if (i < 3)
+			continue;
+		want = seg_meta_json(a->c, key);
+		if (!want)
+			printf("# manifest record: %s is not a row of the table\n", key);
+		CHECK(want != NULL);
+		CHECK(want && json_object_equal(val, want));
+		json_object_put(want);
+		a->keys++;
+	}
 }
 
 /* The manifest's record of a written segment: its keys, in their order, from the table. */
 static void test_manifest_record(void)
 {
-	char dir[] = "/tmp/test_seg_meta.XXXXXX", got[1024] = "", want[1024];
+	char dir[] = "/tmp/test_seg_meta.XXXXXX", want[1024];
+	struct record_arg got = { "", NULL, 0 };
 	struct written_segment ws;
 	struct seg_index ix;
 	struct fixture x;
@@ -347,14 +449,16 @@ static void test_manifest_record(void)
 	snprintf(ws.summary_json, sizeof(ws.summary_json), "s.json");
 	seg_index_init(&ix, dir);
 	CHECK_EQ(seg_index_add(&ix, &x.ctx, &ws), 0);
-	CHECK_EQ(seg_index_each(&ix, record_text, got), 0);
+	got.c = &x.ctx;
+	CHECK_EQ(seg_index_each(&ix, record_text, &got), 0);
+	CHECK_EQ(got.keys, 8);
 	seg_index_close(&ix);
 	rmdir(dir);
 	snprintf(want, sizeof(want), "{\"pid\":%d,\"rank\":3,\"restart\":0,\"region\":\"training_step\","
 		 "\"segment\":4,\"incomplete\":true,\"started_before_attach\":false,"
 		 "\"truncated_by_memory\":false,\"trace\":\"t.json\",\"summary_txt\":\"s.txt\","
 		 "\"summary_json\":\"s.json\"}", (int)getpid());
-	CHECK_STR(got, want);
+	CHECK_STR(got.text, want);
 	teardown(&x);
 }
 

@@ -13,7 +13,7 @@
 
 #include "target/proc_info.h"
 #include "target/target_control.h"
-#include "probes/uprobe_multi.h"
+#include "target/uprobe_site.h"
 #include "unit.h"
 
 static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/checked_math.h"
+#include "util/row_table.h"
 #include "offline/job_report.h"
 
 /* Sums over ranks of numbers the summaries give: saturated, never wrapped. */
@@ -41,35 +42,32 @@ static void op_key(const void *arr, size_t i, const char **name, const char **ki
 	*kind = o[i].kind;
 }
 
+/* A new operator's name and kind, copies charged to the report's budget. */
+static int op_init(void *row, const char *name, const char *kind, void *ctx)
+{
+	struct jr_op *o = row;
+	int ret;
+
+	ret = charged_strdup(ctx, name, &o->name);
+	if (!ret)
+		ret = charged_strdup(ctx, kind, &o->kind);
+	if (ret)
+		free(o->name);
+	return ret;
+}
+
 static int op_get(struct job_report *r, struct jr_region *g, const char *name, const char *kind,
 		  struct jr_op **out)
 {
-	struct jr_op *o;
-	size_t pos;
-	int found;
+	struct mem_charge charge = mf_charger(r->budget);
+	struct row_table t = { &g->ops, &g->nops, &g->opcap, sizeof(**out), 64, &g->index, op_key,
+			       op_init, r->budget, &charge };
+	void *o;
+	int ret;
 
-	found = mf_index_find(r->budget, &g->index, g->ops, g->nops, op_key, name, kind, &pos);
-	if (found < 0)
-		return found;
-	if (found) {
-		*out = &g->ops[pos];
-		return 0;
-	}
-	found = mf_grow(r->budget, &g->ops, g->nops, &g->opcap, sizeof(*o), 64);
-	if (found)
-		return found;
-	o = &g->ops[g->nops];
-	memset(o, 0, sizeof(*o));
-	found = charged_strdup(r->budget, name, &o->name);
-	if (!found)
-		found = charged_strdup(r->budget, kind, &o->kind);
-	if (found) {
-		free(o->name);
-		return found;
-	}
-	pair_index_set(&g->index, pos, g->nops++);
+	ret = row_table_get(&t, name, kind, &o);
 	*out = o;
-	return 0;
+	return ret;
 }
 
 static void region_name_key(const void *arr, size_t i, const char **name, const char **kind)
@@ -78,31 +76,23 @@ static void region_name_key(const void *arr, size_t i, const char **name, const 
 	*kind = "";
 }
 
+static int region_init(void *row, const char *name, const char *kind, void *ctx)
+{
+	(void)kind;
+	return charged_strdup(ctx, name, &((struct jr_region *)row)->name);
+}
+
 static int region_get(struct job_report *r, const char *name, struct jr_region **out)
 {
-	struct jr_region *g;
-	size_t pos;
+	struct mem_charge charge = mf_charger(r->budget);
+	struct row_table t = { &r->regions, &r->nregions, &r->cap, sizeof(**out), 4,
+			       &r->region_index, region_name_key, region_init, r->budget, &charge };
+	void *g;
 	int ret;
 
-	ret = mf_index_find(r->budget, &r->region_index, r->regions, r->nregions, region_name_key,
-			    name, "", &pos);
-	if (ret < 0)
-		return ret;
-	if (ret) {
-		*out = &r->regions[pos];
-		return 0;
-	}
-	ret = mf_grow(r->budget, &r->regions, r->nregions, &r->cap, sizeof(*g), 4);
-	if (ret)
-		return ret;
-	g = &r->regions[r->nregions];
-	memset(g, 0, sizeof(*g));
-	ret = charged_strdup(r->budget, name, &g->name);
-	if (ret)
-		return ret;
-	pair_index_set(&r->region_index, pos, r->nregions++);
+	ret = row_table_get(&t, name, "", &g);
 	*out = g;
-	return 0;
+	return ret;
 }
 
 static void rank_key(const void *arr, size_t i, const char **name, const char **kind)
@@ -113,38 +103,44 @@ static void rank_key(const void *arr, size_t i, const char **name, const char **
 	*kind = k[i].key;
 }
 
+struct rank_new {
+	struct mf_budget *budget;
+	const struct mf_file *f;
+	int pid;
+};
+
+/* A new rank of a region: its host charged, its key and numbers from the file. */
+static int rank_init(void *row, const char *host, const char *key, void *ctx)
+{
+	const struct rank_new *n = ctx;
+	struct jr_rank *k = row;
+	int ret;
+
+	ret = charged_strdup(n->budget, host, &k->host);
+	if (ret)
+		return ret;
+	snprintf(k->key, sizeof(k->key), "%s", key);
+	k->rank = n->f->rank;
+	k->restart = n->f->restart;
+	k->pid = n->pid;
+	return 0;
+}
+
 static int rank_get(struct job_report *r, struct jr_region *g, const char *host,
 		    const struct mf_file *f, struct jr_rank **out)
 {
-	int pid = f->pid_named ? f->pid : 0;
+	struct rank_new n = { r->budget, f, f->pid_named ? f->pid : 0 };
+	struct mem_charge charge = mf_charger(r->budget);
+	struct row_table t = { &g->ranks, &g->nranks, &g->cap, sizeof(**out), 16, &g->rank_index,
+			       rank_key, rank_init, &n, &charge };
 	char key[sizeof(g->ranks->key)];
-	struct jr_rank *k;
-	size_t pos;
+	void *k;
 	int ret;
 
-	snprintf(key, sizeof(key), "%d %d %d", f->rank, f->restart, pid);
-	ret = mf_index_find(r->budget, &g->rank_index, g->ranks, g->nranks, rank_key, host, key, &pos);
-	if (ret < 0)
-		return ret;
-	if (ret) {
-		*out = &g->ranks[pos];
-		return 0;
-	}
-	ret = mf_grow(r->budget, &g->ranks, g->nranks, &g->cap, sizeof(*k), 16);
-	if (ret)
-		return ret;
-	k = &g->ranks[g->nranks];
-	memset(k, 0, sizeof(*k));
-	ret = charged_strdup(r->budget, host, &k->host);
-	if (ret)
-		return ret;
-	memcpy(k->key, key, sizeof(key));
-	k->rank = f->rank;
-	k->restart = f->restart;
-	k->pid = pid;
-	pair_index_set(&g->rank_index, pos, g->nranks++);
+	snprintf(key, sizeof(key), "%d %d %d", f->rank, f->restart, n.pid);
+	ret = row_table_get(&t, host, key, &k);
 	*out = k;
-	return 0;
+	return ret;
 }
 
 static int64_t row_ns(json_object *row, const char *key)

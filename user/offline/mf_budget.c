@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "util/grow.h"
 #include "offline/manifest_read.h"
 #include "util/mem_budget.h"
 
@@ -35,42 +34,34 @@ void mf_uncharge(struct mf_budget *b, uint64_t bytes)
 		b->held = bytes < b->held ? b->held - bytes : 0;
 }
 
+static int charge_cb(void *ctx, uint64_t bytes)
+{
+	return mf_charge(ctx, bytes);
+}
+
+static void uncharge_cb(void *ctx, uint64_t bytes)
+{
+	mf_uncharge(ctx, bytes);
+}
+
+struct mem_charge mf_charger(struct mf_budget *b)
+{
+	return (struct mem_charge){ charge_cb, uncharge_cb, b };
+}
+
 int mf_grow(struct mf_budget *b, void *v, size_t n, size_t *cap, size_t size, size_t first)
 {
-	uint64_t more;
-	int ret;
+	struct mem_charge c = mf_charger(b);
 
-	if (n < *cap)
-		return 0;
-	more = (uint64_t)(*cap ? *cap : first) * size;
-	ret = mf_charge(b, more);
-	if (ret)
-		return ret;
-	ret = grow_one(v, n, cap, size, first);
-	if (ret)
-		mf_uncharge(b, more);
-	return ret;
+	return grow_one_charged(&c, v, n, cap, size, first);
 }
 
 int mf_index_find(struct mf_budget *b, struct pair_index *x, const void *arr, size_t count,
 		  pair_key_fn key, const char *name, const char *kind, size_t *pos)
 {
-	uint64_t more = 0, old = (uint64_t)x->n * sizeof(size_t);
-	int ret;
+	struct mem_charge c = mf_charger(b);
 
-	/* pair_index_find() doubles the slots when half full: the new
-	 * table is charged, the old one given back once it is gone */
-	if ((count + 1) * 2 > x->n)
-		more = (uint64_t)(x->n ? x->n * 2 : 64) * sizeof(size_t);
-	ret = mf_charge(b, more);
-	if (ret)
-		return ret;
-	ret = pair_index_find(x, arr, count, key, name, kind, pos);
-	if (ret < 0)
-		mf_uncharge(b, more);
-	else if (more)
-		mf_uncharge(b, old);
-	return ret;
+	return pair_index_find_charged(&c, x, arr, count, key, name, kind, pos);
 }
 
 void mf_budget_error(const struct mf_budget *b, char *buf, size_t len)

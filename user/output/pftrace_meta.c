@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* The pftrace's segment slice annotations (moved out of pftrace_writer.c). */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "output/pftrace_fields.h"
@@ -26,15 +27,18 @@ static void da_bool(struct pb_buf *b, const char *name, bool v)
 	pb_end(b, m);
 }
 
+/* A string whole (a command line, a library's path) as the JSON has it;
+ * cut to a kilobyte, between characters, only when memory is short. */
 static void da_string(struct pb_buf *b, const char *name, const char *v)
 {
-	size_t m = pb_begin(b, TE_DEBUG_ANNOTATIONS);
-	char clean[1100];
+	size_t m = pb_begin(b, TE_DEBUG_ANNOTATIONS), need = text_clean_bound(v);
+	char small[1100], *clean = need > sizeof(small) ? malloc(need) : NULL;
 
-	text_clean_utf8(clean, sizeof(clean), v);
+	text_clean_utf8(clean ? clean : small, clean ? need : sizeof(small), v);
 	pb_string(b, DA_NAME, name);
-	pb_string(b, DA_STRING, clean);
+	pb_string(b, DA_STRING, clean ? clean : small);
 	pb_end(b, m);
+	free(clean);
 }
 
 static void da_double(struct pb_buf *b, const char *name, double v)
@@ -68,8 +72,6 @@ static void meta_field(void *out, const struct seg_meta_field *f, const union se
 	struct pb_buf *b = out;
 	size_t m;
 
-	if (!f->pftrace)
-		return;
 	switch (f->kind) {
 	case SM_STR: da_string(b, f->key, v->s); break;
 	case SM_INT:
@@ -85,7 +87,7 @@ static void meta_field(void *out, const struct seg_meta_field *f, const union se
 	}
 }
 
-/* The keys of otherData in the JSON that the table marks for the pftrace, in its order. */
+/* Every key of otherData in the JSON, in its order. */
 void pftrace_segment_annotations(struct pb_buf *b, const struct seg_output_ctx *c)
 {
 	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_field, b);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fvbpf_gpu.h"
 #include "target/inject.h"
 #include "util/checked_math.h"
 #include "util/json_writer.h"
+#include "util/text_sanitize.h"
 #include "output/seg_meta.h"
 
 #define FVBPF_VERSION_STR "0.1.0"
@@ -79,48 +81,47 @@ GET(torch_scope_names_cut) { UNUSED_BUF; v->u = seg_scopes_cut(c->seg); }
 /* --max-memory: the segment stopped storing events at its share. */
 GET(truncated_by_memory) { UNUSED_BUF; v->b = c->seg->truncated_by_memory; }
 
-#define ROW(key, kind, group) { #key, kind, group, false, get_##key }
-#define PF_ROW(key, kind, group) { #key, kind, group, true, get_##key }
+#define ROW(key, kind, group) { #key, kind, group, get_##key }
 
-/* In the JSON trace's order, which is the oldest; PF_ROW: in the pftrace too. */
+/* In the JSON trace's order, which is the oldest. */
 const struct seg_meta_field seg_meta_fields[] = {
 	ROW(tool, SM_STR, SMG_ID),
 	ROW(version, SM_STR, SMG_ID),
-	PF_ROW(rank, SM_INT, SMG_ID),
-	PF_ROW(restart, SM_UINT, SMG_ID),
+	ROW(rank, SM_INT, SMG_ID),
+	ROW(restart, SM_UINT, SMG_ID),
 	ROW(rank_from_env, SM_BOOL, SMG_ID),
-	PF_ROW(pid, SM_INT, SMG_ID),
-	PF_ROW(hostname, SM_STR, SMG_ID),
-	PF_ROW(command, SM_STR, SMG_ID),
+	ROW(pid, SM_INT, SMG_ID),
+	ROW(hostname, SM_STR, SMG_ID),
+	ROW(command, SM_STR, SMG_ID),
 	ROW(marker_library, SM_STR, SMG_ID),
 	ROW(agent_library, SM_STR, SMG_ID),
 	ROW(agent_injected_at, SM_STR, SMG_ID),
 	ROW(agent_inject_stopped_us, SM_UINT, SMG_ID),
-	PF_ROW(region, SM_STR, SMG_ID),
-	PF_ROW(segment, SM_UINT, SMG_ID),
+	ROW(region, SM_STR, SMG_ID),
+	ROW(segment, SM_UINT, SMG_ID),
 	ROW(start_us, SM_US, SMG_ID),
 	ROW(end_us, SM_US, SMG_ID),
 	ROW(duration_us, SM_US, SMG_ID),
 	ROW(start_wallclock, SM_STR, SMG_ID),
-	PF_ROW(incomplete, SM_BOOL, SMG_ID),
-	PF_ROW(lost_end, SM_BOOL, SMG_ID),
-	PF_ROW(started_before_attach, SM_BOOL, SMG_ID),
-	PF_ROW(clock, SM_STR, SMG_ID),
-	PF_ROW(ringbuf_drops, SM_UINT, SMG_LOSS),
+	ROW(incomplete, SM_BOOL, SMG_ID),
+	ROW(lost_end, SM_BOOL, SMG_ID),
+	ROW(started_before_attach, SM_BOOL, SMG_ID),
+	ROW(clock, SM_STR, SMG_ID),
+	ROW(ringbuf_drops, SM_UINT, SMG_LOSS),
 	ROW(unbalanced_region_ends, SM_UINT, SMG_LOSS),
 	ROW(forced_region_closes, SM_UINT, SMG_LOSS),
 	ROW(cuda_calls, SM_UINT, SMG_GPU),
 	ROW(gpu_records, SM_UINT, SMG_GPU),
 	ROW(gpu_records_missing, SM_UINT, SMG_GPU),
 	ROW(cupti_dropped, SM_UINT, SMG_GPU),
-	PF_ROW(gpu_clock, SM_STR, SMG_GPU),
+	ROW(gpu_clock, SM_STR, SMG_GPU),
 	ROW(gpu_activity, SM_STR, SMG_GPU),
 	ROW(over_limits, SM_COUNTS, SMG_LIMITS),
 	ROW(limits, SM_COUNTS, SMG_LIMITS),
 	ROW(torch_calls, SM_UINT, SMG_TORCH),
 	ROW(torch_calls_over_limit, SM_UINT, SMG_TORCH),
 	ROW(torch_scope_names_cut, SM_UINT, SMG_TORCH),
-	PF_ROW(truncated_by_memory, SM_BOOL, SMG_MEMORY),
+	ROW(truncated_by_memory, SM_BOOL, SMG_MEMORY),
 };
 const size_t seg_meta_nfields = sizeof(seg_meta_fields) / sizeof(seg_meta_fields[0]);
 
@@ -160,6 +161,51 @@ const struct seg_meta_field *seg_meta_find(const char *key)
 		if (!strcmp(seg_meta_fields[i].key, key))
 			return &seg_meta_fields[i];
 	return NULL;
+}
+
+/* A target's string (a command line, a path) for a terminal: its whole
+ * length when memory allows, else cut to a kilobyte between characters. */
+static void text_value(FILE *out, const char *s)
+{
+	size_t need = text_clean_bound(s);
+	char small[1024], *buf = need > sizeof(small) ? malloc(need) : NULL;
+
+	if (!buf) {
+		text_clean_terminal(small, sizeof(small), s);
+		fputs(small, out);
+		return;
+	}
+	text_clean_terminal(buf, need, s);
+	fputs(buf, out);
+	free(buf);
+}
+
+void seg_meta_text_line(FILE *out, const struct seg_meta_field *f, const union seg_meta_value *v)
+{
+	size_t i;
+
+	fprintf(out, "%s:", f->key);
+	switch (f->kind) {
+	case SM_STR:
+		if (v->s && v->s[0]) {
+			fputc(' ', out);
+			text_value(out, v->s);
+		}
+		break;
+	case SM_INT: fprintf(out, " %lld", (long long)v->i); break;
+	case SM_UINT: fprintf(out, " %llu", (unsigned long long)v->u); break;
+	case SM_BOOL: fputs(v->b ? " true" : " false", out); break;
+	case SM_US:
+		fprintf(out, " %llu.%03llu", (unsigned long long)(v->u / 1000),
+			(unsigned long long)(v->u % 1000));
+		break;
+	case SM_COUNTS:
+		for (i = 0; i < 3; i++)
+			fprintf(out, " %s=%llu", seg_meta_count_keys[i],
+				(unsigned long long)seg_meta_count(&v->n, i));
+		break;
+	}
+	fputc('\n', out);
 }
 
 json_object *seg_meta_us_json(uint64_t ns)

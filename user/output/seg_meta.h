@@ -2,13 +2,12 @@
 /*
  * The segment's metadata, once: one row per key, its kind and how its
  * value is read from the segment.  The JSON trace's "otherData", the
- * pftrace's annotations of the segment slice and the summary JSON's
- * "metadata" are all written from this table, so they carry the same keys
- * (tests/unit/test_seg_meta.c checks it on the written files).  A field
- * added here appears in the JSON trace and the summary; in the pftrace
- * when its row says so: that format is chosen for size (a key costs its
- * name in every file), and carries the keys that identify the segment and
- * say what it lost.
+ * pftrace's annotations of the segment slice, the summary JSON's
+ * "metadata" and the text summary's "segment metadata:" block are all
+ * written from this table, so they carry the same keys; the manifest's
+ * record of a segment takes the values of the keys it lists from it
+ * (tests/unit/test_seg_meta.c checks all of them on the written files).
+ * A row added here appears in every one of those files.
  */
 #ifndef FVBPF_SEG_META_H
 #define FVBPF_SEG_META_H
@@ -17,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "output/seg_output.h"
 
@@ -60,7 +60,6 @@ struct seg_meta_field {
 	const char *key;
 	enum seg_meta_kind kind;
 	enum seg_meta_group group;
-	bool pftrace;     /* also an annotation of the pftrace's segment slice */
 	/* @buf (@len bytes) holds a string made for the value; v->s may point there. */
 	void (*get)(const struct seg_output_ctx *c, union seg_meta_value *v, char *buf, size_t len);
 };
@@ -83,6 +82,11 @@ uint64_t seg_meta_count(const struct seg_meta_counts *n, size_t i);
 const struct seg_meta_field *seg_meta_find(const char *key);
 /* @f's value as json-c writes it (the summary JSON, the manifest's records). */
 json_object *seg_meta_json_value(const struct seg_meta_field *f, const union seg_meta_value *v);
+/* "key: value" and a newline for the text summary: strings made safe for a
+ * terminal (text_clean_terminal()), numbers as the JSON writes them, counts
+ * as "slices=N cuda_calls=N gpu_records=N"; an empty string leaves nothing
+ * after the colon. */
+void seg_meta_text_line(FILE *out, const struct seg_meta_field *f, const union seg_meta_value *v);
 /* Microseconds with exactly three decimals, so nanoseconds survive. */
 json_object *seg_meta_us_json(uint64_t ns);
 /* @key's value for @c's segment, or NULL for a key not in the table. */

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "util/checked_math.h"
-#include "util/grow.h"
 #include "util/json_writer.h"
 #include "util/pair_index.h"
+#include "util/row_table.h"
 #include "output/seg_meta.h"
 #include "output/summary.h"
 #include "util/text_copy.h"
@@ -23,31 +23,32 @@ static void row_key(const void *arr, size_t i, const char **name, const char **k
 	*kind = r[i].kind;
 }
 
-/* Rows are indexed by a hash table: a segment may hold as many distinct
- * kernel names as the target sends. */
-static struct summary_row *row_get(struct summary *s, const char *name, const char *kind)
+/* A new row: its name copied (kernel names can be long; rows must not merge),
+ * its kind one of this file's constants. */
+static int row_init(void *row, const char *name, const char *kind, void *ctx)
 {
-	struct summary_row *r;
-	size_t pos;
-	int found;
+	struct summary_row *r = row;
 
-	found = pair_index_find(&s->index, s->rows, s->n, row_key, name, kind, &pos);
-	if (found < 0)
-		return NULL;
-	if (found)
-		return &s->rows[pos];
-	if (grow_one(&s->rows, s->n, &s->cap, sizeof(*r), 16))
-		return NULL;
-	r = &s->rows[s->n];
-	memset(r, 0, sizeof(*r));
+	(void)ctx;
 	r->name = strdup(name);
 	if (!r->name)
-		return NULL;
+		return -ENOMEM;
 	r->kind = kind;
 	r->cpu_min_ns = UINT64_MAX;
 	r->dev_min_ns = UINT64_MAX;
-	pair_index_set(&s->index, pos, s->n++);
-	return r;
+	return 0;
+}
+
+/* Rows are indexed by a hash table: a segment may hold as many distinct
+ * kernel names as the target sends.  No budget hook: the summary's
+ * table has never been charged to --max-memory. */
+static struct summary_row *row_get(struct summary *s, const char *name, const char *kind)
+{
+	struct row_table t = { &s->rows, &s->n, &s->cap, sizeof(*s->rows), 16, &s->index, row_key,
+			       row_init, NULL, NULL };
+	void *r;
+
+	return row_table_get(&t, name, kind, &r) ? NULL : r;
 }
 
 /* Totals saturate: durations come from the target's own GPU records. */
@@ -336,6 +337,11 @@ static void row_line(FILE *f, const struct summary *s, const struct summary_row 
 	fprintf(f, "%8.1f%%  %s\n", share(s, r), r->kind);
 }
 
+static void meta_line(void *out, const struct seg_meta_field *f, const union seg_meta_value *v)
+{
+	seg_meta_text_line(out, f, v);
+}
+
 int summary_write_text(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
 	char status[4 * sizeof(c->seg->gpu_status)];
@@ -360,6 +366,9 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 		"Device avg", "% seg/GPU", "Kind");
 	for (i = 0; i < s->n; i++)
 		row_line(f, s, &s->rows[i]);
+	/* The same keys as the trace and the summary JSON, from seg_meta's table. */
+	fputs("\nsegment metadata:\n", f);
+	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_line, f);
 	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }
 

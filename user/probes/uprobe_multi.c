@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "util/file_open.h"
+#include "target/uprobe_site.h"
 #include "probes/uprobe_multi.h"
 
 /* The link_create member of union bpf_attr, as kernel 6.6+ lays it out. */
@@ -29,28 +30,6 @@ struct link_create_uprobe_multi {
 
 _Static_assert(sizeof(struct link_create_uprobe_multi) <= sizeof(union bpf_attr),
 	       "fits in bpf_attr");
-
-size_t uprobe_site_skip(const uint8_t *code, size_t len)
-{
-	static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-	size_t skip = 0;
-
-	while (skip + sizeof(nop5) <= UPROBE_SITE_MAX_SKIP && len - skip >= sizeof(nop5) &&
-	       !memcmp(code + skip, nop5, sizeof(nop5)))
-		skip += sizeof(nop5);
-	return skip;
-}
-
-uint64_t uprobe_site_offset(int fd, uint64_t off)
-{
-	uint8_t b[UPROBE_SITE_MAX_SKIP];
-	ssize_t n;
-
-	do
-		n = pread(fd, b, sizeof(b), (off_t)off);
-	while (n < 0 && errno == EINTR);
-	return n > 0 ? off + uprobe_site_skip(b, (size_t)n) : off;
-}
 
 int uprobe_session_attach(int prog_fd, const char *path, pid_t pid, const uint64_t *offsets,
 			  const uint64_t *cookies, size_t cnt)

@@ -16,16 +16,6 @@
 #define FVBPF_ATTACH_UPROBE_MULTI   48
 #define FVBPF_ATTACH_UPROBE_SESSION 57
 
-/* The most bytes of leading 5-byte NOPs a probe site steps over. */
-#define UPROBE_SITE_MAX_SKIP 20
-
-/* Where a probe on the function at file offset @off of @fd goes: past any
- * leading 5-byte NOPs (never an optimisable site). */
-uint64_t uprobe_site_offset(int fd, uint64_t off);
-/* The same decision on the @len bytes at @code (those of the file from the
- * site on, up to UPROBE_SITE_MAX_SKIP): how many bytes it steps over. */
-size_t uprobe_site_skip(const uint8_t *code, size_t len);
-
 /* Returns the link fd (close it to detach) or -errno. */
 int uprobe_session_attach(int prog_fd, const char *path, pid_t pid, const uint64_t *offsets,
 			  const uint64_t *cookies, size_t cnt);

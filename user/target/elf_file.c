@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "target/elf_file.h"
+#include "target/uprobe_site.h"
 #include "util/log.h"
-#include "probes/uprobe_multi.h"
 
 /* Refused probe sites said with -v per file; the rest only counted (a
  * crafted file can hold millions). */
