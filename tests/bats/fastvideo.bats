@@ -87,6 +87,13 @@ three_styles_ok() {
 	assert_output --partial "Python shim ran: fastvideo.profiler wrapped"
 	assert_output --partial "python shim: fastvideo.profiler wrapped"
 	three_styles_ok 3
+	python3 - "$OUT/manifest.json" <<-'EOF'
+		import json, sys
+		p = json.load(open(sys.argv[1]))["processes"][0]["python_shim"]
+		assert p["asked"] and p["answered"], p
+		assert p["fastvideo_entry_points"] == 3, p
+		assert p["status"] == "fastvideo.profiler wrapped", p
+	EOF
 	stop_job
 }
 

@@ -74,6 +74,21 @@ static json_object *agent_library_json(const struct session_target *t)
 	return o;
 }
 
+/* The Python shim (FastVideo's regions, -r py:): asked, and its answers. */
+static json_object *python_shim_json(const struct session_target *t)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "asked", json_object_new_boolean(t->py.asked));
+	json_object_object_add(o, "answered", json_object_new_boolean(t->py.heard));
+	json_object_object_add(o, "status", json_string_obj(t->py.status));
+	json_object_object_add(o, "fastvideo_entry_points", json_object_new_int(t->py.fastvideo));
+	json_object_object_add(o, "py_functions_wrapped", json_object_new_uint64(t->py.funcs));
+	json_object_object_add(o, "py_functions_waiting", json_object_new_uint64(t->py.waiting));
+	json_object_object_add(o, "py_functions_unresolved", json_object_new_uint64(t->py.unresolved));
+	return o;
+}
+
 /* PyTorch: what was found and probed, and the libraries mapped. */
 static json_object *torch_json(const struct session_target *t)
 {
@@ -126,6 +141,7 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "command", json_string_obj(t->proc.cmdline));
 		json_object_object_add(o, "marker_library", json_string_obj(t->proc.marker.path));
 		json_object_object_add(o, "agent_library", agent_library_json(t));
+		json_object_object_add(o, "python_shim", python_shim_json(t));
 		json_object_object_add(o, "segments", json_object_new_uint64(t->segments));
 		json_object_object_add(o, "incomplete_segments", json_object_new_uint64(t->incomplete));
 		json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
