@@ -27,7 +27,8 @@ Where FastVideo itself would never open a region (a decorated method of an
 object without ``profiler_controller``) neither does fvbpf.
 
 Nothing here may raise into the job: every entry point catches everything
-and reports it through the library's status probe.  Detached, a wrapper
+and reports it through the library's status probe, and says it once in the
+job's own log (logger "fvbpf": INFO when connected, WARNING when not).  Detached, a wrapper
 costs two calls into the library, which return after reading its
 semaphore; wrappers stay in place and a later attach reuses them.
 """
@@ -49,10 +50,27 @@ _specs = {}                   # "module:qualname" -> state string
 _finder = None
 
 
+_logged = set()
+
+
 def _say(code, detail=0, value=0, msg=""):
     try:
         if _status is not None:
             _status(code, detail, value, str(msg).encode("utf-8", "replace")[:150])
+    except Exception:
+        pass
+    # One line in the job's own log per kind of news (logger "fvbpf"):
+    # INFO when regions are connected, WARNING when something is off.
+    if code in _logged or code in (FUNC, WAITING):
+        return
+    _logged.add(code)
+    try:
+        import logging
+        log = logging.getLogger("fvbpf")
+        if code in (READY, FASTVIDEO):
+            log.info("fvbpf: %s", msg)
+        else:
+            log.warning("fvbpf: %s", msg)
     except Exception:
         pass
 

@@ -263,6 +263,8 @@ blocked_main_thread() { # OPTION
 	assert_success
 	assert_output --partial "Python regions are off in a process running sub-interpreters"
 	refute_output --partial "is a region now"
+	# and one line in the job's own log (logger "fvbpf", a warning)
+	[ "$(grep -c '^fvbpf: Python regions are off' "$WL_LOG")" -eq 1 ]
 }
 
 @test "no marker region asked (--window): no Python shim request" {
