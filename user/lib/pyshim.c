@@ -177,7 +177,9 @@ static int run_pending(void *arg)
 
 	(void)arg;
 	__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
-	if (!control || (api.is_finalizing && api.is_finalizing()))
+	/* A child forked while the call was queued inherits the queue, not
+	 * the request: its control page reads zero. */
+	if (!probes_callable() || (api.is_finalizing && api.is_finalizing()))
 		return 0;
 	mod = api.import_add_module("_fvbpf_shim");
 	if (!mod || serve(api.module_get_dict(mod))) {
