@@ -35,13 +35,7 @@ start_job() {
 	PYTHONPATH=$FVPKG "$PY" "$FVJOB" "$RUN" "$@" >"$WL_LOG" 2>&1 &
 	WL_PIDS+=($!)
 	disown
-	local i
-	for i in $(seq 600); do # importing torch takes seconds on a busy machine
-		grep -q '^pid=' "$WL_LOG" && break
-		sleep 0.1
-	done
-	WL_PID=$(sed -n 's/^pid=//p' "$WL_LOG" | head -n1)
-	[ -n "$WL_PID" ]
+	wait_pid_line "$WL_LOG"
 }
 
 # stop_job [SECONDS]: the job ends its loop by itself (FastVideo's own
@@ -171,22 +165,13 @@ three_styles_ok() {
 	FV_PID=$!
 	wait_for grep -q 'Python shim ran: fastvideo.profiler not imported yet, watched' "$FV_ERR"
 	touch "$RUN/import"
-	wait_fvbpf_long
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
 	grep -q 'fastvideo.profiler imported and wrapped' "$FV_ERR"
 	three_styles_ok 3
 	stop_job
 }
 
-# fvbpf started in the background may run for a while here: wait up to 60 s.
-wait_fvbpf_long() {
-	local i
-	for i in $(seq 600); do
-		kill -0 "$FV_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	wait "$FV_PID"
-	FV_PID=
-}
 
 blocked_main_thread() { # OPTION
 	start_job "$1" 8

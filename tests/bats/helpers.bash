@@ -98,6 +98,18 @@ start_workload() {
 	WL_PID=$(sed -n 's/^pid=//p' "$log" | head -n1)
 }
 
+# wait_pid_line LOG: wait up to 60 s (importing torch takes seconds on a
+# busy machine) for the workload's "pid=" line, set WL_PID from it.
+wait_pid_line() {
+	local i
+	for i in $(seq 600); do
+		grep -q '^pid=' "$1" && break
+		sleep 0.1
+	done
+	WL_PID=$(sed -n 's/^pid=//p' "$1" | head -n1)
+	[ -n "$WL_PID" ]
+}
+
 # start_fvbpf ARGS...: attach in the background, return once it traces.
 start_fvbpf() {
 	"$FVBPF" attach "$@" >"$FV_OUT" 2>"$FV_ERR" &
@@ -105,10 +117,10 @@ start_fvbpf() {
 	wait_for grep -q 'fvbpf: tracing' "$FV_ERR" || { cat "$FV_ERR" >&2; return 1; }
 }
 
-# wait_fvbpf: wait for fvbpf to exit by itself (10 s), return its status.
+# wait_fvbpf [SECONDS]: wait for fvbpf to exit by itself (10 s), return its status.
 wait_fvbpf() {
 	local i
-	for i in $(seq 200); do
+	for i in $(seq $((${1:-10} * 20))); do
 		kill -0 "$FV_PID" 2>/dev/null || break
 		sleep 0.05
 	done

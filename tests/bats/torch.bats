@@ -29,13 +29,7 @@ start_torch() {
 	"$1" "$TRAIN" "${@:3}" run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
 	WL_PIDS+=($!)
 	disown
-	local i
-	for i in $(seq 600); do # importing torch takes seconds on a busy machine
-		grep -q '^pid=' "$WL_LOG" && break
-		sleep 0.1
-	done
-	WL_PID=$(sed -n 's/^pid=//p' "$WL_LOG" | head -n1)
-	[ -n "$WL_PID" ]
+	wait_pid_line "$WL_LOG"
 }
 
 # run_steps: let the loop go, wait for it and for fvbpf.
