@@ -121,7 +121,18 @@ $(FASTVIDEO_DIR)/.stamp:
 		-d $(FASTVIDEO_DIR)/wheel fastvideo==$(FASTVIDEO_VERSION)
 	$(Q)$(PYTHON) tests/lib/fastvideo_extract.py $(FASTVIDEO_DIR)/wheel/*.whl $(FASTVIDEO_DIR)/pkg
 	$(Q)touch $@
-venv: $(TORCH_STAMPS) $(PB_VENV)/.protobuf $(FASTVIDEO_DIR)/.stamp
+# HolisticTraceAnalysis, the independent reader of fvbpf's JSON traces as
+# Kineto's (tests/bats/hta.bats); with pandas 3 some of its analyses fail on
+# Kineto's own traces, so pandas stays at 2.x.
+HTA_VENV := $(BUILD)/venv-hta
+$(HTA_VENV)/.hta:
+	$(call msg,VENV,$(HTA_VENV) HolisticTraceAnalysis)
+	$(Q)rm -rf $(HTA_VENV)
+	$(Q)$(PYTHON) -m venv $(HTA_VENV)
+	$(Q)$(HTA_VENV)/bin/pip install -q --disable-pip-version-check \
+		HolisticTraceAnalysis==0.5.0 'pandas<3'
+	$(Q)touch $@
+venv: $(TORCH_STAMPS) $(PB_VENV)/.protobuf $(FASTVIDEO_DIR)/.stamp $(HTA_VENV)/.hta
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)

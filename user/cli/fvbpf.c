@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "attach/attach.h"
+#include "cli/cli_export.h"
 #include "cli/cli_report.h"
 #include "util/log.h"
 #include "pipeline/registry.h"
@@ -64,6 +65,9 @@ static const struct cmd {
 	{ "merge", merge_command,
 	  "DIR [DIR...] -o FILE [--region NAME] [--segment N] [--max-memory SIZE]",
 	  "one step of every rank in one Chrome trace" },
+	{ "export", export_command, "DIR [DIR...] -o OUT",
+	  "the traces as one folder per step, every rank's trace in it, for\n"
+	  "HolisticTraceAnalysis and TensorBoard" },
 	{ "regions", regions_command, "[--region-file FILE]", "list the region registry" },
 	{ "version", version_command, "", "print the version" },
 	{ "help", help_command, "", "print this help" },

@@ -11,11 +11,18 @@
 #include "output/seg_tids.h"
 #include "util/text_out.h"
 #include "probes/torch_ops.h"
+#include "output/trace_kineto.h"
 #include "output/trace_writer.h"
 
 /* @pid is 64-bit: process ids and GPU device numbers (any uint32) share it. */
-static void meta_event(struct obuf *f, int64_t pid, uint32_t tid, const char *what,
-		       const char *key, const char *sval, long ival)
+/* Metadata carries a ts (the segment's start) as Kineto's does. */
+static uint64_t meta_ts_of(const struct segment *s)
+{
+	return s->start_ns;
+}
+
+static void meta_event(struct obuf *f, uint64_t ts, int64_t pid, uint32_t tid,
+		       const char *what, const char *key, const char *sval, long ival)
 {
 	ob_lit(f, ",\n{\"ph\":\"M\",\"pid\":");
 	ob_i64(f, pid);
@@ -30,7 +37,9 @@ static void meta_event(struct obuf *f, int64_t pid, uint32_t tid, const char *wh
 		ob_json_string(f, sval);
 	else
 		ob_i64(f, ival);
-	ob_lit(f, "}}");
+	ob_lit(f, "},\"ts\":");
+	ob_us(f, ts);
+	ob_char(f, '}');
 }
 
 /* `,"pid":P,"tid":T,"ts":TS` of every event; `,"dur":D` after it for slices. */
@@ -60,10 +69,10 @@ static void thread_metadata(struct obuf *f, const struct seg_output_ctx *c)
 	long sort;
 
 	for (i = 0; i < n; i++) {
-		meta_event(f, s->pid, tids[i], "thread_name", "name",
+		meta_event(f, meta_ts_of(s), s->pid, tids[i], "thread_name", "name",
 			   proc_thread_name(c->proc, tids[i]), 0);
 		sort = tids[i] == (uint32_t)s->pid ? 0 : (long)tids[i];
-		meta_event(f, s->pid, tids[i], "thread_sort_index", "sort_index", NULL, sort);
+		meta_event(f, meta_ts_of(s), s->pid, tids[i], "thread_sort_index", "sort_index", NULL, sort);
 	}
 	free(tids);
 }
@@ -98,7 +107,7 @@ static void region_slices(struct obuf *f, const struct seg_output_ctx *c)
 
 /* Torch operators and nodes (cpu_op) and scopes (user_annotation), as
  * Kineto writes them; CUDA calls made inside nest under them by time. */
-static void torch_slices(struct obuf *f, const struct seg_output_ctx *c)
+static void torch_slices(struct obuf *f, const struct seg_output_ctx *c, struct kineto_ids *k)
 {
 	const struct segment *s = c->seg;
 	const struct torch_call *op;
@@ -131,11 +140,12 @@ static void torch_slices(struct obuf *f, const struct seg_output_ctx *c)
 			ob_lit(f, ",\"did_not_return\":true");
 		if (op->flags & TORCH_CALL_NAME_CUT)
 			ob_lit(f, ",\"name_cut\":true"); /* the scope's name is longer */
+		kineto_op_args(f, k, i);
 		ob_lit(f, "}}");
 	}
 }
 
-static void api_slices(struct obuf *f, const struct seg_output_ctx *c)
+static void api_slices(struct obuf *f, const struct seg_output_ctx *c, struct kineto_ids *k)
 {
 	const struct segment *s = c->seg;
 	const struct api_call *call;
@@ -169,6 +179,7 @@ static void api_slices(struct obuf *f, const struct seg_output_ctx *c)
 			ob_lit(f, ",\"correlation\":");
 			ob_u64(f, call->correlation);
 		}
+		kineto_call_args(f, k, i);
 		ob_lit(f, "}}");
 		/* The launch end of its launch -> GPU arrows. */
 		if (call->correlation && call->gpu_records) {
@@ -186,7 +197,7 @@ const char *trace_gpu_cat(uint16_t kind)
 	case FVBPF_GPU_KERNEL: return "kernel";
 	case FVBPF_GPU_MEMCPY: return "gpu_memcpy";
 	case FVBPF_GPU_MEMSET: return "gpu_memset";
-	default: return "gpu_sync";
+	default: return "cuda_sync"; /* Kineto's name: HTA looks for it */
 	}
 }
 
@@ -198,7 +209,8 @@ void trace_gpu_name(const struct seg_output_ctx *c, const struct gpu_activity *a
 	else if (a->kind == FVBPF_GPU_MEMCPY)
 		snprintf(name, len, "Memcpy %s", trace_copy_kind(a->copy_kind));
 	else
-		snprintf(name, len, a->kind == FVBPF_GPU_MEMSET ? "Memset" : "Sync");
+		snprintf(name, len, "%s",
+			 a->kind == FVBPF_GPU_MEMSET ? "Memset" : kineto_sync_name(a->copy_kind));
 }
 
 const char *trace_copy_kind(uint8_t kind)
@@ -259,18 +271,18 @@ static void gpu_metadata(struct obuf *f, const struct segment *s)
 		dev = (uint32_t)(t[i].key >> 32);
 		if (!n++ || dev != prev_dev) {
 			snprintf(name, sizeof(name), "GPU %u", dev);
-			meta_event(f, dev, 0, "process_name", "name", name, 0);
-			meta_event(f, dev, 0, "process_sort_index", "sort_index", NULL,
+			meta_event(f, meta_ts_of(s), dev, 0, "process_name", "name", name, 0);
+			meta_event(f, meta_ts_of(s), dev, 0, "process_sort_index", "sort_index", NULL,
 				   1000000 + (long)dev);
 		}
 		prev_dev = dev;
 		snprintf(name, sizeof(name), t[i].sync ? "sync (stream %u)" : "stream %u", t[i].stream);
-		meta_event(f, dev, (uint32_t)t[i].key, "thread_name", "name", name, 0);
+		meta_event(f, meta_ts_of(s), dev, (uint32_t)t[i].key, "thread_name", "name", name, 0);
 	}
 	free(t);
 }
 
-static void gpu_slices(struct obuf *f, const struct seg_output_ctx *c)
+static void gpu_slices(struct obuf *f, const struct seg_output_ctx *c, struct kineto_ids *k)
 {
 	const struct segment *s = c->seg;
 	char name[1024];
@@ -303,6 +315,7 @@ static void gpu_slices(struct obuf *f, const struct seg_output_ctx *c)
 		if (a->kind == FVBPF_GPU_MEMCPY || a->kind == FVBPF_GPU_MEMSET)
 			ob_printf(f, ",\"bytes\":%" PRIu64 ",\"memory_bandwidth_GBps\":%.3f", a->bytes,
 				dur ? (double)a->bytes / (double)dur : 0.0);
+		kineto_gpu_args(f, k, c, a);
 		ob_lit(f, "}}");
 		if (a->call >= 0 && a->correlation) {
 			ob_lit(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
@@ -360,34 +373,43 @@ static void segment_metadata(struct obuf *f, const struct seg_output_ctx *c)
 int trace_write(FILE *out, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
+	struct kineto_ids k;
 	struct obuf *f;
 	char label[160];
 	int ret;
 
 	f = malloc(sizeof(*f));
-	if (!f)
+	if (!f || kineto_ids_init(&k, c)) {
+		free(f);
 		return -ENOMEM;
+	}
 	ob_init(f, out);
 
 	ob_lit(f, "{\n\"schemaVersion\":1,\n\"displayTimeUnit\":\"ns\",\n");
+	kineto_header(f, c);
 	segment_metadata(f, c);
 	ob_lit(f, "\"traceEvents\":[\n");
 	seg_output_proc_label(c->proc, s->pid, label, sizeof(label));
 	ob_printf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":",
 		s->pid);
 	ob_json_string(f, label);
-	ob_lit(f, "}}");
+	ob_lit(f, "},\"ts\":");
+	ob_us(f, meta_ts_of(s));
+	ob_char(f, '}');
 	snprintf(label, sizeof(label), "segment %04u: %s%s%s", s->seq, c->reg->defs[s->region].name,
 		 s->started_before_attach ? " (started before attach)" : "",
 		 s->incomplete ? " (incomplete)" : "");
-	meta_event(f, s->pid, 0, "process_labels", "labels", label, 0);
-	meta_event(f, s->pid, 0, "process_sort_index", "sort_index", NULL, c->proc->rank);
+	meta_event(f, meta_ts_of(s), s->pid, 0, "process_labels", "labels", label, 0);
+	meta_event(f, meta_ts_of(s), s->pid, 0, "process_sort_index", "sort_index", NULL, c->proc->rank);
 	thread_metadata(f, c);
 	region_slices(f, c);
-	torch_slices(f, c);
-	api_slices(f, c);
+	kineto_step_slice(f, c);
+	torch_slices(f, c, &k);
+	api_slices(f, c, &k);
 	gpu_metadata(f, c->seg);
-	gpu_slices(f, c);
+	gpu_slices(f, c, &k);
+	kineto_gpu_annotations(f, c);
+	kineto_ids_free(&k);
 	ob_lit(f, "\n]\n}\n");
 	ret = ob_flush(f);
 	free(f);

@@ -83,6 +83,10 @@ static void fill_activity(struct gpu_join *j, const struct fvbpf_gpu_hdr *h, str
 		a->copy_kind = m->copy_kind;
 	} else if (h->kind == FVBPF_GPU_MEMSET) {
 		a->bytes = ((const struct fvbpf_gpu_memset *)h)->bytes;
+	} else if (h->kind == FVBPF_GPU_SYNC) {
+		uint32_t type = ((const struct fvbpf_gpu_sync *)h)->type;
+
+		a->copy_kind = type <= UINT8_MAX ? (uint8_t)type : 0;
 	}
 }
 

@@ -45,7 +45,7 @@ struct segment;
 
 struct gpu_activity {
 	uint16_t kind;          /* enum fvbpf_gpu_kind */
-	uint8_t copy_kind;
+	uint8_t copy_kind;      /* memcpy: its kind; sync: CUpti_ActivitySynchronizationType */
 	uint8_t pad;
 	uint32_t correlation;
 	uint64_t start, end;    /* CLOCK_MONOTONIC */
