@@ -212,6 +212,28 @@ static int split_torch_items(struct session *s, const char *list)
 	return 0;
 }
 
+/*
+ * Nothing says where segments begin: a PyTorch job as a new user attaches
+ * to one.  One segment per training step, as --step-by 'Optimizer.step*'
+ * (targets_check() refuses a process that maps no libtorch_cpu).
+ */
+static int default_step_by(struct session *s)
+{
+	int idx = registry_add(&s->reg, "step", "torch step (--step-by)");
+
+	if (idx < 0)
+		return idx;
+	s->reg.defs[idx].enabled = true;
+	s->step_region = idx;
+	s->step_by = STEP_BY_DEFAULT;
+	s->step_by_default = true;
+	s->requested[s->nrequested++] = (unsigned int)idx;
+	log_info("no -r, --step-by or --window given: one segment per training step, from the end "
+		 "of one '%s' scope to the end of the next (give -r REGIONS for markers, --window "
+		 "SECONDS for time windows)", STEP_BY_DEFAULT);
+	return 0;
+}
+
 static int setup_regions(struct session *s, const struct attach_opts *o)
 {
 	const char *list = o->regions;
@@ -249,9 +271,12 @@ static int setup_regions(struct session *s, const struct attach_opts *o)
 	}
 	if ((!list || !*list) && (s->ntorch_globs || s->npy_specs || o->step_by || o->window_s > 0))
 		goto done;
+	if ((!list || !*list) && s->torch_ops)
+		return default_step_by(s);
 	if (!list || !*list) {
 		log_error("no regions given: use -r training_train_one_step,... or set "
-			  "FASTVIDEO_TORCH_PROFILE_REGIONS (see 'fvbpf regions')");
+			  "FASTVIDEO_TORCH_PROFILE_REGIONS (see 'fvbpf regions'), --step-by GLOB or "
+			  "--window SECONDS");
 		return -EINVAL;
 	}
 	if (registry_enable_list(&s->reg, list, warn_registry, NULL) == 0) {

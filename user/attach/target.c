@@ -120,6 +120,20 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 	return 0;
 }
 
+/* The default --step-by needs PyTorch in the process. */
+static int target_default_ok(struct session *s, const struct session_target *t)
+{
+	char path[PATH_MAX];
+
+	if (s->torch_ops && torch_probes_mapped(t->proc.pid, path, sizeof(path)))
+		return 0;
+	log_error("no regions given: use -r REGIONS (the markers PID %d (%s) enters: see 'fvbpf "
+		  "regions') or --window SECONDS; it maps no libtorch_cpu, so the default for "
+		  "PyTorch jobs, --step-by '%s', cannot cut its segments", t->proc.pid, t->proc.comm,
+		  STEP_BY_DEFAULT);
+	return -EINVAL;
+}
+
 int targets_check(struct session *s, const struct attach_opts *o)
 {
 	int i, j, err;
@@ -139,6 +153,8 @@ int targets_check(struct session *s, const struct attach_opts *o)
 		err = target_open(s, &s->targets[s->ntargets], o->pids[i]);
 		if (s->targets[s->ntargets].opened)
 			s->ntargets++;
+		if (!err && s->step_by_default)
+			err = target_default_ok(s, &s->targets[s->ntargets - 1]);
 		if (err)
 			return err;
 	}
@@ -423,7 +439,15 @@ void target_init(struct session_target *t, unsigned int max_segments)
 	t->tracker.max_segments = max_segments;
 	t->tracker.mem = &s->mem;
 	gpu_join_init(&t->gpu, &s->knames, seg_close_find, t);
-	snprintf(t->agent.status, sizeof(t->agent.status), "no word from the in-process agent");
+	if (!t->opened || t->has_markers)
+		snprintf(t->agent.status, sizeof(t->agent.status), "no word from the in-process agent");
+	else if ((inject_cuda_maps(t->proc.pid) & (CUDA_MAPS_TORCH | CUDA_MAPS_DRIVER)) ==
+		 CUDA_MAPS_TORCH)
+		snprintf(t->agent.status, sizeof(t->agent.status),
+			 "none: the process has not initialised CUDA (no libcuda.so loaded)");
+	else
+		snprintf(t->agent.status, sizeof(t->agent.status),
+			 "no agent: libfvbpf.so is not in the process (--inject loads it)");
 }
 
 void target_free(struct session_target *t)

@@ -80,6 +80,12 @@ struct session_target {
 };
 
 #define TORCH_GLOBS_MAX 16
+/* The segments of a PyTorch job attached without -r, --step-by or --window. */
+#define STEP_BY_DEFAULT "Optimizer.step*"
+/* Distinct scope names kept to show when --step-by matches none. */
+#define STEP_SCOPES_SHOWN 12
+/* Scope begins without a step after which fvbpf says the glob matches none. */
+#define STEP_GLOB_PATIENCE 2000
 /* Processes traced in one attach, late and restarted ones included: each
  * is a BPF slot, a set of probes and segment state. */
 #define SESSION_MAX_TARGETS 256
@@ -126,6 +132,12 @@ struct session {
 	const char *torch_globs[TORCH_GLOBS_MAX]; /* -r torch:GLOB */
 	unsigned int ntorch_globs;
 	const char *step_by;        /* --step-by GLOB */
+	bool step_by_default;       /* nothing given: STEP_BY_DEFAULT (attach_run.c) */
+	/* --step-by that matches nothing yet: the scope names seen instead */
+	uint32_t scopes_seen[STEP_SCOPES_SHOWN];   /* name ids in knames */
+	unsigned int nscopes_seen;
+	uint64_t scopes_unmatched;  /* scope begins before the first step */
+	bool step_glob_warned;
 	int step_region;            /* registry index of "step", -1 */
 	uint64_t window_ns;         /* --window */
 	int window_region;          /* registry index of "window", -1 */

@@ -7,6 +7,7 @@
 #include "util/log.h"
 #include "pipeline/over_limits.h"
 #include "output/exit_report.h"
+#include "pipeline/torch_events.h"
 
 /* --inject: what became of it for this process. */
 static void report_agent_library(const struct session_target *st)
@@ -145,10 +146,16 @@ void report_print(struct session *s, const struct attach_opts *o)
 	       (unsigned long long)s->kernels_unknown);
 	over_limits_session_print(stdout, s);
 	report_memory(s);
-	for (i = 0; i < s->nrequested; i++)
-		if (!s->reg.defs[s->requested[i]].entered)
-			log_warn("region '%s' was never entered while attached: check the name and that "
-				 "the target runs that code", s->reg.defs[s->requested[i]].name);
+	for (i = 0; i < s->nrequested; i++) {
+		if (s->reg.defs[s->requested[i]].entered)
+			continue;
+		if ((int)s->requested[i] == s->step_region && s->step_by) {
+			torch_step_glob_report(s);
+			continue;
+		}
+		log_warn("region '%s' was never entered while attached: check the name and that "
+			 "the target runs that code", s->reg.defs[s->requested[i]].name);
+	}
 	log_report_suppressed();
 }
 

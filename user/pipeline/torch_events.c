@@ -134,6 +134,50 @@ static int gated(struct session_target *t, const struct fvbpf_scope_event *ev, u
 	return drops_region(&t->loss, &t->tracker, &re);
 }
 
+/* --step-by has matched no scope yet: keep the names seen, and say so
+ * once after STEP_GLOB_PATIENCE scopes. */
+static void step_glob_watch(struct session *s, uint32_t name)
+{
+	unsigned int i;
+
+	if (!s->step_by || s->step_region < 0 || s->reg.defs[s->step_region].entered)
+		return;
+	for (i = 0; i < s->nscopes_seen && s->scopes_seen[i] != name; i++)
+		;
+	if (i == s->nscopes_seen && i < STEP_SCOPES_SHOWN)
+		s->scopes_seen[s->nscopes_seen++] = name;
+	if (++s->scopes_unmatched == STEP_GLOB_PATIENCE && !s->step_glob_warned) {
+		s->step_glob_warned = true;
+		torch_step_glob_report(s);
+	}
+}
+
+void torch_step_glob_report(struct session *s)
+{
+	char names[1024], one[160];
+	size_t used = 0;
+	unsigned int i;
+	int n;
+
+	names[0] = '\0';
+	for (i = 0; i < s->nscopes_seen && used < sizeof(names); i++) {
+		name_table_get(&s->knames, s->scopes_seen[i], one, sizeof(one));
+		n = snprintf(names + used, sizeof(names) - used, "%s'%s'", i ? ", " : "", one);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	if (!s->nscopes_seen)
+		log_warn("--step-by '%s' matched no torch scope: none was seen at all (is the job "
+			 "running steps? torch scopes come from record_function and the optimizer)",
+			 s->step_by);
+	else
+		log_warn("--step-by '%s' matched none of %llu torch scopes (matching is "
+			 "case-sensitive, fnmatch globs); names seen: %s%s", s->step_by,
+			 (unsigned long long)s->scopes_unmatched, names,
+			 s->nscopes_seen == STEP_SCOPES_SHOWN ? ", ..." : "");
+}
+
 static int on_scope_begin(struct session *s, struct session_target *t,
 			  const struct fvbpf_scope_event *ev)
 {
@@ -168,6 +212,8 @@ static int on_scope_begin(struct session *s, struct session_target *t,
 	op.tid = ev->hdr.tid;
 	op.name = name_table_intern(&s->knames, name[0] ? name : "(unnamed scope)");
 	op.kind = TORCH_SCOPE;
+	if (!(ev->flags & (FVBPF_SCOPE_GATED | FVBPF_SCOPE_STEP)))
+		step_glob_watch(s, op.name);
 	return torch_pairing_enter(&t->tpair, t->tracker.cur, TORCH_SCOPE_ID, &op, ev->handle, region);
 }
 

@@ -13,5 +13,7 @@ struct session_target;
 int torch_events_handle(struct session *s, struct session_target *t, const void *data, size_t size);
 /* Install the hashes of exact (glob-free) scope names up front. */
 int torch_gates_preload(struct session *s);
+/* --step-by matched no scope: say so, with the scope names seen instead. */
+void torch_step_glob_report(struct session *s);
 
 #endif /* FVBPF_TORCH_EVENTS_H */

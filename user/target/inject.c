@@ -441,21 +441,39 @@ void inject_for_target(struct session *s, struct session_target *t, pid_t pid)
 static int cuda_map_cb(const struct proc_map *m, void *arg)
 {
 	const char *b = base_name(m->path);
-	bool *found = arg;
+	unsigned int *found = arg;
 
-	if (proc_map_is_file(m) && (!strncmp(b, "libcudart.so", 12) || !strncmp(b, "libcuda.so", 10)))
-		*found = true;
-	return *found;
+	if (!proc_map_is_file(m))
+		return 0;
+	if (!strncmp(b, "libcudart.so", 12))
+		*found |= CUDA_MAPS_RUNTIME;
+	else if (!strncmp(b, "libcuda.so", 10))
+		*found |= CUDA_MAPS_DRIVER;
+	else if (!strncmp(b, "libtorch_cuda.so", 16))
+		*found |= CUDA_MAPS_TORCH;
+	return 0;
+}
+
+unsigned int inject_cuda_maps(pid_t pid)
+{
+	unsigned int found = 0;
+
+	proc_maps_foreach(pid, cuda_map_cb, &found);
+	return found;
 }
 
 void inject_hint(struct session *s, struct session_target *t)
 {
-	bool found = false;
+	unsigned int maps;
 
 	if (s->inject || t->has_markers)
 		return;
-	proc_maps_foreach(t->proc.pid, cuda_map_cb, &found);
-	if (found)
+	maps = inject_cuda_maps(t->proc.pid);
+	/* PyTorch's CUDA wheel maps libcudart in every job, CPU-only ones
+	 * too: only a loaded driver says that this one uses the GPU. */
+	if ((maps & CUDA_MAPS_TORCH) && !(maps & CUDA_MAPS_DRIVER))
+		return;
+	if (maps & (CUDA_MAPS_RUNTIME | CUDA_MAPS_DRIVER))
 		log_info("PID %d (%s) maps CUDA but has no fvbpf agent: no GPU time; add --inject "
 			 "to load it without a restart (stops the process for about a millisecond)",
 			 t->proc.pid, t->proc.comm);

@@ -85,5 +85,11 @@ struct session_target;
 void inject_for_target(struct session *s, struct session_target *t, pid_t pid);
 /* Without --inject: the one-line hint for a CUDA process without the agent. */
 void inject_hint(struct session *s, struct session_target *t);
+/* Which CUDA libraries @pid maps (CUDA_MAPS_*): the runtime, the driver
+ * (loaded once the process initialised CUDA), PyTorch's CUDA library. */
+#define CUDA_MAPS_RUNTIME 0x1u
+#define CUDA_MAPS_DRIVER  0x2u
+#define CUDA_MAPS_TORCH   0x4u
+unsigned int inject_cuda_maps(pid_t pid);
 
 #endif /* FVBPF_INJECT_H */

@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# A first attach as a new user makes it (issue 24): a PyTorch job without
+# markers and no -r, a --step-by glob that matches nothing, a CPU-only job
+# of the CUDA wheel.  Real PyTorch (tests/workloads/torch_train.py).
+
+load helpers
+
+TRAIN=$ROOT/tests/workloads/torch_train.py
+PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
+
+setup() {
+	common_setup
+	if [ ! -x "$PY214" ]; then
+		echo "no torch venv at $PY214: run \`make venv\`" >&2
+		return 1
+	fi
+}
+teardown() {
+	touch "$BATS_TEST_TMPDIR/exit"
+	common_teardown
+}
+
+# start_torch STEPS: the loop, waiting for $BATS_TEST_TMPDIR/go.
+start_torch() {
+	"$PY214" "$TRAIN" run "$BATS_TEST_TMPDIR" "$1" >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$WL_LOG"
+}
+
+# run_steps: let the loop go and wait for it to be done.
+run_steps() {
+	local i
+	touch "$BATS_TEST_TMPDIR/go"
+	for i in $(seq 600); do
+		[ -e "$BATS_TEST_TMPDIR/done" ] && break
+		sleep 0.1
+	done
+	[ -e "$BATS_TEST_TMPDIR/done" ]
+}
+
+@test "no -r on a PyTorch job: one segment per training step, and fvbpf says so" {
+	start_torch 6
+	FASTVIDEO_TORCH_PROFILE_REGIONS= start_fvbpf -p "$WL_PID" -o "$OUT" -n 3
+	grep -q "no -r, --step-by or --window given: one segment per training step, from the end of one 'Optimizer.step\*' scope" "$FV_ERR"
+	run_steps
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=3 incomplete=0"
+	assert_file_exists "$OUT/trace_rank0_segment0002_step.json"
+}
+
+@test "--step-by that matches no scope: the scope names seen, and that matching is case-sensitive" {
+	start_torch 4
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'optimizer.step*'
+	run_steps
+	kill -INT "$FV_PID"
+	wait_fvbpf 30
+	[ "$FV_STATUS" -eq 0 ]
+	grep -q "^fvbpf: warning: --step-by 'optimizer.step\*' matched none of [0-9]* torch scopes (matching is case-sensitive, fnmatch globs); names seen: .*'Optimizer.step#AdamW.step'" "$FV_ERR"
+	! grep -q "region 'step' was never entered" "$FV_ERR"
+}
+
+@test "a CPU-only job of the CUDA wheel: no --inject advice, no complaint about the agent" {
+	start_torch 4
+	grep -q 'libcudart' "/proc/$WL_PID/maps" # the CUDA wheel maps the runtime
+	! grep -q 'libcuda\.so' "/proc/$WL_PID/maps"
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 1
+	run_steps
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	! grep -q 'add --inject' "$FV_ERR"
+	! grep -q 'no word from the in-process agent' "$FV_ERR"
+	python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["processes"][0]; a = p["gpu"]["activity"]; assert a.startswith("none: the process has not initialised CUDA"), a' "$OUT/manifest.json"
+}
