@@ -104,7 +104,7 @@ PY
 	assert_output --regexp '^ok [0-9]+ links$'
 }
 
-@test "report --html: an unwritable page is one error line, exit 1" {
+@test "report --html: an unwritable page is one error line, exit 1; usage errors exit 2" {
 	python3 "$GEN" "$GEN_OUT" --nodes 1 --ranks 1 --segments 1 >/dev/null
 	run "$FVBPF" report --html "$BATS_TEST_TMPDIR/no/such/dir/r.html" "$GEN_OUT/node0"
 	assert_failure 1
@@ -112,6 +112,10 @@ PY
 	assert_equal "${#lines[@]}" 1
 	run "$FVBPF" report --html "" "$GEN_OUT/node0"
 	assert_failure 2
+	run "$FVBPF" report --json --html "$BATS_TEST_TMPDIR/r.html" "$GEN_OUT/node0"
+	assert_failure 2
+	assert_output --partial "--json and --html: give one"
+	assert_file_not_exists "$BATS_TEST_TMPDIR/r.html"
 }
 
 # chromium ARGS...: headless, as root, its profile in the test's folder.

@@ -110,6 +110,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				  o->merge ? " -o FILE" : "");
 			return EINVAL;
 		}
+		if (o->json && o->html) {
+			log_error("--json and --html: give one (--html writes the page, --json prints JSON)");
+			return EINVAL;
+		}
 		if (o->merge && !o->output) {
 			log_error("no output file: fvbpf merge DIR... -o FILE");
 			return EINVAL;
