@@ -34,6 +34,13 @@ bool jr_file_is_rank(const struct manifest *m, const struct mf_file *x, const st
 /* The label jr_rank_label() gives the rank of segment @x of @m. */
 void jr_file_label(const struct manifest *m, const struct mf_file *x, char *buf, size_t len);
 
+/*
+ * @to relative to the directory @from (both absolute, without "." or ".."
+ * parts, as realpath() gives them), into @out: "" when they are the same.
+ * -ENAMETOOLONG when it does not fit.
+ */
+int jr_rel_path(const char *from, const char *to, char *out, size_t len);
+
 /* The region's mean/min/max segment time per rank as inline SVG,
  * id="rank-chart-@idx"; the slowest rank in red, the median dashed. */
 void jr_svg_ranks(FILE *f, const struct jr_region *g, size_t idx);
