@@ -23,6 +23,8 @@ struct page {
 	unsigned int top;
 	char base[PATH_MAX];      /* the page's directory, real path ("" unknown) */
 	char **rel;               /* per directory: its path from the page's ("": none) */
+	uint64_t charged;         /* rel, to the report's budget */
+	struct jr_segs segs;
 };
 
 /* An href to file @name of directory @i, or plain text when there is no way. */
@@ -47,24 +49,44 @@ static void file_link(struct page *pg, size_t i, const char *name, const char *t
 	fputs("</a>", pg->f);
 }
 
-/* Each directory's path from the page's directory, NULL where unknown. */
+/* @n bytes more charged to the report's budget: 0 or -ENOSPC. */
+static int charge(struct page *pg, uint64_t n)
+{
+	int ret = mf_charge(pg->r->budget, n);
+
+	if (!ret)
+		pg->charged += n;
+	return ret;
+}
+
+/* Each directory's path from the page's directory, NULL where unknown.
+ * 0, -ENOSPC or -ENOMEM. */
 static int rel_paths(struct page *pg, const char *path)
 {
 	char buf[PATH_MAX], real[PATH_MAX], rel[2 * PATH_MAX];
-	size_t i;
+	size_t i, len;
+	int ret;
 
 	snprintf(buf, sizeof(buf), "%s", path);
 	if (!realpath(dirname(buf), pg->base))
 		pg->base[0] = '\0';
+	ret = charge(pg, MF_ALLOC((pg->n ? pg->n : 1) * sizeof(*pg->rel)));
+	if (ret)
+		return ret;
 	pg->rel = calloc(pg->n ? pg->n : 1, sizeof(*pg->rel));
 	if (!pg->rel)
 		return -ENOMEM;
 	for (i = 0; i < pg->n && pg->base[0]; i++) {
 		if (!realpath(pg->ms[i].dir, real) || jr_rel_path(pg->base, real, rel, sizeof(rel)))
 			continue;
-		pg->rel[i] = strdup(rel);
+		len = strlen(rel) + 1;
+		ret = charge(pg, MF_ALLOC(len));
+		if (ret)
+			return ret;
+		pg->rel[i] = malloc(len);
 		if (!pg->rel[i])
 			return -ENOMEM;
+		memcpy(pg->rel[i], rel, len);
 	}
 	return 0;
 }
@@ -167,34 +189,34 @@ static int ops_table(FILE *f, const struct jr_region *g, bool device, unsigned i
 	return 0;
 }
 
-/* Every segment of @g with its time and links, up to JR_HTML_SEGMENT_ROWS. */
-static void segments_table(struct page *pg, const struct jr_region *g)
+/* Every segment of region @idx with its time and links, up to JR_HTML_SEGMENT_ROWS. */
+static void segments_table(struct page *pg, size_t idx)
 {
+	const struct jr_region *g = &pg->r->regions[idx];
+	const struct jr_seg_ref *ref;
 	const struct mf_file *x;
-	size_t i, j, rows = 0;
+	size_t i, rows = 0;
 	char label[512];
 
 	fprintf(pg->f, "<details><summary>Segments and their trace files (%zu)</summary>\n"
 		"<table><tr><th class=\"name\">rank</th><th>segment</th><th>ms</th>"
 		"<th class=\"name\">state</th><th class=\"name\">trace</th>"
 		"<th class=\"name\">summary</th></tr>\n", g->segments);
-	for (i = 0; i < pg->n; i++)
-		for (j = 0; j < pg->ms[i].nfiles && rows < JR_HTML_SEGMENT_ROWS; j++) {
-			x = &pg->ms[i].files[j];
-			if (!x->have_summary || strcmp(x->region ? x->region : "", g->name))
-				continue;
-			rows++;
-			jr_file_label(&pg->ms[i], x, label, sizeof(label));
-			fputs("<tr><td class=\"name\">", pg->f);
-			html_text(pg->f, label);
-			fprintf(pg->f, "</td><td>%llu</td><td>%.3f</td><td class=\"name\">%s</td>"
-				"<td class=\"name\">", (unsigned long long)x->segment,
-				(double)x->duration_ns / 1e6, x->incomplete ? "incomplete" : "complete");
-			file_link(pg, i, x->trace, x->trace);
-			fputs("</td><td class=\"name\">", pg->f);
-			file_link(pg, i, x->summary_json, x->summary_json);
-			fputs("</td></tr>\n", pg->f);
-		}
+	for (i = pg->segs.start[idx]; i < pg->segs.start[idx + 1] && rows < JR_HTML_SEGMENT_ROWS;
+	     i++, rows++) {
+		ref = &pg->segs.refs[i];
+		x = &pg->ms[ref->m].files[ref->f];
+		jr_file_label(&pg->ms[ref->m], x, label, sizeof(label));
+		fputs("<tr><td class=\"name\">", pg->f);
+		html_text(pg->f, label);
+		fprintf(pg->f, "</td><td>%llu</td><td>%.3f</td><td class=\"name\">%s</td>"
+			"<td class=\"name\">", (unsigned long long)x->segment,
+			(double)x->duration_ns / 1e6, x->incomplete ? "incomplete" : "complete");
+		file_link(pg, ref->m, x->trace, x->trace);
+		fputs("</td><td class=\"name\">", pg->f);
+		file_link(pg, ref->m, x->summary_json, x->summary_json);
+		fputs("</td></tr>\n", pg->f);
+	}
 	fputs("</table>\n", pg->f);
 	if (rows < g->segments)
 		fprintf(pg->f, "<p class=\"note\">The first %zu of %zu segments are listed.</p>\n", rows,
@@ -227,14 +249,15 @@ static int region(struct page *pg, size_t idx)
 	fputs("<h3>Segment time per rank</h3>\n", pg->f);
 	jr_svg_ranks(pg->f, g, idx);
 	fputs("<h3>Every complete segment</h3>\n", pg->f);
-	jr_svg_segments(pg->f, g, idx, pg->ms, pg->n);
+	jr_svg_segments(pg->f, g, idx, pg->ms, pg->segs.refs + pg->segs.start[idx],
+			pg->segs.start[idx + 1] - pg->segs.start[idx]);
 	fputs("<h3>Ranks</h3>\n", pg->f);
 	ranks_table(pg->f, g);
 	ret = ops_table(pg->f, g, false, pg->top);
 	if (!ret)
 		ret = ops_table(pg->f, g, true, pg->top);
 	if (!ret)
-		segments_table(pg, g);
+		segments_table(pg, idx);
 	fputs("</section>\n", pg->f);
 	return ret;
 }
@@ -270,10 +293,14 @@ int job_report_html(const char *path, const struct job_report *r, const struct m
 		return -ENAMETOOLONG;
 	}
 	ret = rel_paths(&pg, path);
-	if (ret) {
+	if (!ret)
+		ret = jr_segs_build(&pg.segs, r, ms, n);
+	if (ret == -ENOSPC)
+		mf_budget_error(r->budget, err, errlen);
+	else if (ret)
 		snprintf(err, errlen, "out of memory");
+	if (ret)
 		goto cleanup;
-	}
 	strcpy(dirbuf, path);
 	strcpy(basebuf, path);
 	ret = out_open(&of, dirname(dirbuf), basename(basebuf));
@@ -299,5 +326,7 @@ cleanup:
 	for (i = 0; pg.rel && i < n; i++)
 		free(pg.rel[i]);
 	free(pg.rel);
+	mf_uncharge(r->budget, pg.charged);
+	jr_segs_free(&pg.segs, r->budget);
 	return ret;
 }

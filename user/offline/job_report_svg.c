@@ -109,73 +109,76 @@ struct dot_range {
 	size_t count, slow;       /* complete segments, those of the slowest rank */
 };
 
-/* The complete segments of region @g in directory @m. */
-static bool dot_file(const struct jr_region *g, const struct mf_file *x)
+/* Segment @ref of the region, and whether it is complete. */
+static const struct mf_file *dot_file(const struct manifest *ms, const struct jr_seg_ref *ref)
 {
-	return x->have_summary && !x->incomplete && !strcmp(x->region ? x->region : "", g->name);
+	const struct mf_file *x = &ms[ref->m].files[ref->f];
+
+	return x->incomplete ? NULL : x;
 }
 
-static void dot_range(const struct jr_region *g, const struct manifest *ms, size_t n,
-		      struct dot_range *r)
+static void dot_range(const struct jr_region *g, const struct manifest *ms,
+		      const struct jr_seg_ref *refs, size_t n, struct dot_range *r)
 {
 	const struct jr_rank *k = g->have_slowest ? &g->ranks[g->slowest] : NULL;
 	const struct mf_file *x;
-	size_t i, j;
+	size_t i;
 
 	memset(r, 0, sizeof(*r));
-	for (i = 0; i < n; i++)
-		for (j = 0; j < ms[i].nfiles; j++) {
-			x = &ms[i].files[j];
-			if (!dot_file(g, x))
-				continue;
-			if (!r->count || x->segment < r->seg_min)
-				r->seg_min = x->segment;
-			if (!r->count || x->segment > r->seg_max)
-				r->seg_max = x->segment;
-			if (x->duration_ns > r->ns_max)
-				r->ns_max = x->duration_ns;
-			r->count++;
-			if (k && jr_file_is_rank(&ms[i], x, k))
-				r->slow++;
-		}
+	for (i = 0; i < n; i++) {
+		x = dot_file(ms, &refs[i]);
+		if (!x)
+			continue;
+		if (!r->count || x->segment < r->seg_min)
+			r->seg_min = x->segment;
+		if (!r->count || x->segment > r->seg_max)
+			r->seg_max = x->segment;
+		if (x->duration_ns > r->ns_max)
+			r->ns_max = x->duration_ns;
+		r->count++;
+		if (k && jr_file_is_rank(&ms[refs[i].m], x, k))
+			r->slow++;
+	}
 }
 
 /* The dots of the slowest rank (@slow) or of the others; *@left: how many
  * more may be drawn. */
-static void dots(FILE *f, const struct jr_region *g, const struct manifest *ms, size_t n,
-		 const struct dot_range *r, bool slow, size_t *left)
+static void dots(FILE *f, const struct jr_region *g, const struct manifest *ms,
+		 const struct jr_seg_ref *refs, size_t n, const struct dot_range *r, bool slow,
+		 size_t *left)
 {
 	double xs = r->seg_max > r->seg_min ? (double)(r->seg_max - r->seg_min) : 1;
 	double ys = r->ns_max > 0 ? (double)r->ns_max : 1;
 	const struct jr_rank *k = g->have_slowest ? &g->ranks[g->slowest] : NULL;
+	const struct manifest *m;
 	const struct mf_file *x;
 	char label[512];
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i < n; i++)
-		for (j = 0; j < ms[i].nfiles && *left; j++) {
-			x = &ms[i].files[j];
-			if (!dot_file(g, x) || (k && jr_file_is_rank(&ms[i], x, k)) != slow)
-				continue;
-			(*left)--;
-			jr_file_label(&ms[i], x, label, sizeof(label));
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"><title>",
-				DOT_LEFT + PLOT_W * (double)(x->segment - r->seg_min) / xs,
-				TOP + DOT_H - DOT_H * (double)x->duration_ns / ys, slow ? C_SLOW : C_BAR);
-			html_text(f, label);
-			fprintf(f, " segment %llu: %.3f ms</title></circle>\n",
-				(unsigned long long)x->segment, to_ms(x->duration_ns));
-		}
+	for (i = 0; i < n && *left; i++) {
+		m = &ms[refs[i].m];
+		x = dot_file(ms, &refs[i]);
+		if (!x || (k && jr_file_is_rank(m, x, k)) != slow)
+			continue;
+		(*left)--;
+		jr_file_label(m, x, label, sizeof(label));
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"><title>",
+			DOT_LEFT + PLOT_W * (double)(x->segment - r->seg_min) / xs,
+			TOP + DOT_H - DOT_H * (double)x->duration_ns / ys, slow ? C_SLOW : C_BAR);
+		html_text(f, label);
+		fprintf(f, " segment %llu: %.3f ms</title></circle>\n", (unsigned long long)x->segment,
+			to_ms(x->duration_ns));
+	}
 }
 
 void jr_svg_segments(FILE *f, const struct jr_region *g, size_t idx, const struct manifest *ms,
-		     size_t n)
+		     const struct jr_seg_ref *refs, size_t n)
 {
 	struct dot_range r;
 	size_t slow_left, left;
 	int w = DOT_LEFT + PLOT_W + 40, h = TOP + DOT_H + 40, t, y;
 
-	dot_range(g, ms, n, &r);
+	dot_range(g, ms, refs, n, &r);
 	if (!r.count)
 		return;
 	fprintf(f, "<svg id=\"segment-chart-%zu\" class=\"chart\" "
@@ -197,8 +200,8 @@ void jr_svg_segments(FILE *f, const struct jr_region *g, size_t idx, const struc
 	/* the slowest rank's dots are drawn last (on top), room kept for them */
 	slow_left = r.slow < JR_HTML_POINTS ? r.slow : JR_HTML_POINTS;
 	left = JR_HTML_POINTS - slow_left;
-	dots(f, g, ms, n, &r, false, &left);
-	dots(f, g, ms, n, &r, true, &slow_left);
+	dots(f, g, ms, refs, n, &r, false, &left);
+	dots(f, g, ms, refs, n, &r, true, &slow_left);
 	fputs("</svg>\n", f);
 	if (r.count > JR_HTML_POINTS)
 		fprintf(f, "<p class=\"note\">The chart shows %d of %zu complete segments.</p>\n",

@@ -23,6 +23,24 @@
 /* Characters of a label drawn beside a bar (the tooltip has all of it). */
 #define JR_HTML_LABEL_CHARS 40
 
+/* A segment: files[f] of manifest m. */
+struct jr_seg_ref {
+	size_t m, f;
+};
+
+/* The segments with a summary, grouped by region: region i's are
+ * refs[start[i]] .. refs[start[i + 1] - 1], in manifest order. */
+struct jr_segs {
+	struct jr_seg_ref *refs;
+	size_t *start;            /* nregions + 1 */
+	uint64_t charged;         /* to the report's budget */
+};
+
+/* 0, -ENOSPC (past the report's budget) or -ENOMEM (then jr_segs_free()). */
+int jr_segs_build(struct jr_segs *s, const struct job_report *r, const struct manifest *ms,
+		  size_t n);
+void jr_segs_free(struct jr_segs *s, struct mf_budget *b);
+
 /* @s as HTML text or attribute value (quotes escaped too). */
 void html_text(FILE *f, const char *s);
 /* @s, at most @max characters of it, then "…" when cut. */
@@ -47,6 +65,6 @@ void jr_svg_ranks(FILE *f, const struct jr_region *g, size_t idx);
 /* Every complete segment of region @g as a dot (segment number, ms),
  * id="segment-chart-@idx"; the slowest rank's in red. */
 void jr_svg_segments(FILE *f, const struct jr_region *g, size_t idx, const struct manifest *ms,
-		     size_t n);
+		     const struct jr_seg_ref *refs, size_t n);
 
 #endif /* FVBPF_JR_HTML_H */
