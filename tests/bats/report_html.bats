@@ -160,3 +160,44 @@ assert d["distinct"] > 1, d
 assert d["near"]["'"$SLOW"'"] > 2000 and d["near"]["'"$BAR"'"] > 6000, d
 ' "$output"
 }
+
+@test "report --html on a real attach: every segment's time, state and files as its summary says" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 6 --step-ms 12 --wait-signal --idle
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 3 -r training_train_one_step,training_forward
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run "$FVBPF" report --html "$BATS_TEST_TMPDIR/real.html" "$OUT"
+	assert_success
+	run python3 - "$BATS_TEST_TMPDIR/real.html" "$OUT" <<'PY'
+import json, os, re, sys, urllib.parse
+from decimal import Decimal
+page, out = sys.argv[1:]
+text = open(page, encoding="utf-8").read()
+rows = re.findall(r'<tr><td class="name">[^<]*</td><td>(\d+)</td><td>([\d.]+)</td>'
+                  r'<td class="name">(\w+)</td><td class="name"><a href="([^"]+)">[^<]*</a></td>'
+                  r'<td class="name"><a href="([^"]+)">', text)
+base = os.path.dirname(page)
+got = {}
+for seg, ms, state, trace, summary in rows:
+    t = os.path.normpath(os.path.join(base, urllib.parse.unquote(trace)))
+    s = os.path.normpath(os.path.join(base, urllib.parse.unquote(summary)))
+    assert os.path.isfile(t) and os.path.isfile(s), (t, s)
+    got[os.path.basename(t)] = (int(seg), ms, state, os.path.basename(s))
+files = json.load(open(os.path.join(out, "manifest.json")))["files"]
+assert files and len(got) == len(files), (len(got), len(files))
+regions = set()
+for f in files:
+    meta = json.load(open(os.path.join(out, f["summary_json"])), parse_float=Decimal)["metadata"]
+    regions.add(meta["region"])
+    ns = int(Decimal(meta["duration_us"]) * 1000)  # exact, then as fvbpf divides: ns / 1e6
+    want = (meta["segment"], "%.3f" % (ns / 1e6),
+            "incomplete" if meta["incomplete"] else "complete", f["summary_json"])
+    assert got[f["trace"]] == want, (f["trace"], got[f["trace"]], want)
+for i in range(len(regions)):
+    assert 'id="rank-chart-%d"' % i in text
+print("ok", len(files), "segments")
+PY
+	assert_success
+	assert_output --regexp '^ok [0-9]+ segments$'
+}
