@@ -33,6 +33,7 @@ enum {
 	OPT_REGION,
 	OPT_SEGMENT,
 	OPT_MAX_MEMORY,
+	OPT_HTML,
 };
 
 struct cli_opts {
@@ -41,6 +42,7 @@ struct cli_opts {
 	bool json;
 	unsigned int top;
 	const char *output;
+	const char *html;
 	const char *region;
 	long long segment;
 	bool merge;
@@ -73,6 +75,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_REGION:
 		o->region = arg;
 		return 0;
+	case OPT_HTML:
+		if (!*arg) {
+			log_error("--html: an empty file name");
+			return EINVAL;
+		}
+		o->html = arg;
+		return 0;
 	case OPT_MAX_MEMORY:
 		if (mem_parse_size(arg, &o->max_memory)) {
 			log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an "
@@ -101,6 +110,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				  o->merge ? " -o FILE" : "");
 			return EINVAL;
 		}
+		if (o->json && o->html) {
+			log_error("--json and --html: give one (--html writes the page, --json prints JSON)");
+			return EINVAL;
+		}
 		if (o->merge && !o->output) {
 			log_error("no output file: fvbpf merge DIR... -o FILE");
 			return EINVAL;
@@ -119,6 +132,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 static const struct argp_option report_options[] = {
 	{ "json", OPT_JSON, NULL, 0, "Print one JSON object instead of text", 0 },
 	{ "top", OPT_TOP, "N", 0, "Operators and kernels listed per region (default 10)", 0 },
+	{ "html", OPT_HTML, "FILE", 0,
+	  "Write the report as one self-contained HTML page (charts, tables, links to the traces) "
+	  "instead of printing it", 0 },
 	MAX_MEMORY_OPTION,
 	{},
 };
@@ -243,6 +259,20 @@ static int load(struct cli_opts *o, struct mf_budget *b, struct job_report *r,
 	return 0;
 }
 
+/* --html FILE: the page, then one line saying where it is.  0 or 1. */
+static int html_write(const struct cli_opts *o, const struct job_report *r,
+		      const struct manifest *ms)
+{
+	char err[PATH_MAX + 512];
+
+	if (job_report_html(o->html, r, ms, o->ndirs, o->top, err, sizeof(err))) {
+		log_error("report: %s", err);
+		return 1;
+	}
+	printf("fvbpf report: wrote %s\n", o->html);
+	return 0;
+}
+
 static int run(int argc, char **argv, bool merge)
 {
 	struct cli_opts *o = calloc(1, sizeof(*o));
@@ -284,7 +314,9 @@ static int run(int argc, char **argv, bool merge)
 		else
 			ret = 0;
 	} else {
-		if (o->json)
+		if (o->html)
+			ret = html_write(o, &r, ms);
+		else if (o->json)
 			ret = job_report_print_json(stdout, &r, o->top) ? 1 : 0;
 		else
 			ret = job_report_print(stdout, &r, o->top) ? 1 : 0;

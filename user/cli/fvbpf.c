@@ -60,7 +60,7 @@ static const struct cmd {
 	  "[--format FORMAT] [--inject] [--region-file FILE] [-v] ...",
 	  "trace regions (-r, the markers) or training steps (--step-by,\n"
 	  "PyTorch without markers) of running processes" },
-	{ "report", report_command, "DIR [DIR...] [--json] [--top N] [--max-memory SIZE]",
+	{ "report", report_command, "DIR [DIR...] [--json | --html FILE] [--top N] [--max-memory SIZE]",
 	  "segment times per rank, slowest rank, top ops" },
 	{ "merge", merge_command,
 	  "DIR [DIR...] -o FILE [--region NAME] [--segment N] [--max-memory SIZE]",

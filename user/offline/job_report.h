@@ -96,4 +96,13 @@ json_object *job_report_json(const struct job_report *r, unsigned int top);
  * 100,000 ranks: json-c would spend a kilobyte on each). */
 int job_report_print_json(FILE *f, const struct job_report *r, unsigned int top);
 
+/*
+ * The report as one self-contained HTML page written to @path (atomically:
+ * a temporary name, then renamed; the sudo user's), with charts, tables and
+ * links to the files of @ms relative to @path's directory.  0, or a
+ * negative errno with a one-line message in @err.
+ */
+int job_report_html(const char *path, const struct job_report *r, const struct manifest *ms,
+		    size_t n, unsigned int top, char *err, size_t errlen);
+
 #endif /* FVBPF_JOB_REPORT_H */
