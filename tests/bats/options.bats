@@ -46,10 +46,11 @@ flat() { tr '\n' ' ' | tr -s ' '; }
 @test "fvbpf --help: the command table, -r not required, --step-by named" {
 	run "$FVBPF" --help
 	assert_success
-	for c in attach report merge regions version help; do
+	for c in attach report merge export regions version help; do
 		assert_line --regexp "^  $c( |\$)"
 	done
-	assert_output --partial "[-r REGIONS] [--step-by GLOB]"
+	# the three ways to cut segments, none of them required
+	assert_output --partial "[--step-by GLOB | -r REGIONS | --window SECONDS]"
 	refute_output --regexp "attach -p [^ ]+ -r"
 	run "$FVBPF" help
 	assert_success

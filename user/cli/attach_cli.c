@@ -258,12 +258,16 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 }
 
 static const char attach_doc[] =
-	"Attach to running processes and write one trace segment per outermost region "
-	"invocation (-r, the fvbpf markers) or per training step (--step-by, PyTorch jobs "
-	"without markers).\v"
+	"Attach to running processes and write one trace segment per training step or "
+	"region. Three ways to cut segments: --step-by GLOB, from one PyTorch scope's end to "
+	"the next (the default for a PyTorch job given no other: 'Optimizer.step*'); -r "
+	"REGIONS, each outermost region invocation (fvbpf's markers and FastVideo's own "
+	"regions, torch:GLOB scopes, py:MODULE:QUALNAME functions); --window SECONDS, time "
+	"windows.\v"
 	"Examples (as root):\n"
+	"  fvbpf attach -p 1234 -n 3 -o out/              (a PyTorch job: 3 steps)\n"
 	"  fvbpf attach -p 1234 -r training_train_one_step,training_forward -o out/\n"
-	"  fvbpf attach -p 1234 --step-by 'Optimizer.step*' -n 3 -o out/\n"
+	"  fvbpf attach --inject -p 1234 -r training_train_one_step -o out/\n"
 	"  fvbpf attach -p LAUNCHER --children --step-by 'Optimizer.step*' -o out/\n"
 	"Every option's range: docs/options.md.";
 

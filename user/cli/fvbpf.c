@@ -56,10 +56,10 @@ static const struct cmd {
 } cmds[] = {
 	{ "attach", attach_command,
 	  "(-p PID[,PID...] [--children] | --match REGEX [--wait SECONDS])\n"
-	  "[-r REGIONS] [--step-by GLOB] [-o DIR] [-d SECONDS] [-n SEGMENTS]\n"
+	  "[--step-by GLOB | -r REGIONS | --window SECONDS] [-o DIR] [-d SECONDS] [-n SEGMENTS]\n"
 	  "[--format FORMAT] [--inject] [--region-file FILE] [-v] ...",
-	  "trace regions (-r, the markers) or training steps (--step-by,\n"
-	  "PyTorch without markers) of running processes" },
+	  "trace running processes, one segment per training step (--step-by,\n"
+	  "the default for PyTorch jobs), region (-r) or time window (--window)" },
 	{ "report", report_command, "DIR [DIR...] [--json | --html FILE] [--top N] [--max-memory SIZE]",
 	  "segment times per rank, slowest rank, top ops" },
 	{ "merge", merge_command,
