@@ -34,6 +34,7 @@ MODEL_EMBEDS = {
     "pipeline/drops",         # struct drop_state
     "pipeline/gpu_join",      # struct gpu_join
     "pipeline/py_status",     # struct py_state
+    "pipeline/schedule",      # struct step_schedule
     "pipeline/registry",      # struct region_registry
     "pipeline/segment",       # struct seg_tracker
     "pipeline/torch_pairing", # struct torch_pairing

@@ -76,3 +76,27 @@ run_steps() {
 	! grep -q 'no word from the in-process agent' "$FV_ERR"
 	python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["processes"][0]; a = p["gpu"]["activity"]; assert a.startswith("none: the process has not initialised CUDA"), a' "$OUT/manifest.json"
 }
+
+@test "--schedule wait=1,warmup=1,active=2,repeat=2: torch.profiler's steps 2, 3, 6 and 7 written, then done" {
+	start_torch 14
+	start_fvbpf -p "$WL_PID" -o "$OUT" --schedule wait=1,warmup=1,active=2,repeat=2
+	run_steps
+	wait_fvbpf 60 # stops by itself after the 8th segment
+	[ "$FV_STATUS" -eq 0 ]
+	run bash -c "ls '$OUT' | grep '^trace_' | tr '\n' ' '"
+	assert_output "trace_rank0_segment0002_step.json trace_rank0_segment0003_step.json trace_rank0_segment0006_step.json trace_rank0_segment0007_step.json "
+	grep -q -- '--schedule: 4 segments not written' "$FV_OUT"
+	python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["processes"][0]; assert (p["segments"], p["segments_skipped_by_schedule"]) == (4, 4), p' "$OUT/manifest.json"
+}
+
+@test "--schedule: malformed specs and -n together are usage errors" {
+	local spec
+	for spec in active=0 wait=1 foo=1 wait=x,active=1 active=1, ''; do
+		run "$FVBPF" attach -p $$ --schedule "$spec" -o "$OUT"
+		assert_failure 2
+		assert_output --partial "invalid --schedule"
+	done
+	run "$FVBPF" attach -p $$ --schedule active=1 -n 3 -o "$OUT"
+	assert_failure 2
+	assert_output --partial "--schedule and -n both say when to stop"
+}

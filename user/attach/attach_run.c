@@ -365,6 +365,7 @@ int attach_run(const struct attach_opts *o)
 	torch_table_init(&s.torch, &s.knames);
 	s.torch_ops = !o->no_torch_ops;
 	s.step_by = o->step_by;
+	s.schedule = o->schedule;
 	s.sym = symbolizer_new();
 	if (!s.sym) {
 		log_error("out of memory");

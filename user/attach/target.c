@@ -437,6 +437,8 @@ void target_init(struct session_target *t, unsigned int max_segments)
 		target_no_links(t); /* built by hand (tests): no target_open() */
 	seg_tracker_init(&t->tracker, (uint32_t)t->proc.pid, &s->reg, seg_close_segment, t);
 	t->tracker.max_segments = max_segments;
+	if (s->schedule.set)
+		t->tracker.max_segments = (unsigned int)schedule_total(&s->schedule);
 	t->tracker.mem = &s->mem;
 	gpu_join_init(&t->gpu, &s->knames, seg_close_find, t);
 	if (!t->opened || t->has_markers)

@@ -13,6 +13,7 @@
 #include "util/mem_budget.h"
 #include "util/parse_count.h"
 #include "pipeline/registry.h"
+#include "pipeline/schedule.h"
 
 /* The table's row for an option: its bounds are the ones checked and named. */
 #define ROW(id) (&attach_opt_table[id])
@@ -170,6 +171,18 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 
 /* Errors are one line (log_error) and a non-zero return: argp_parse()
  * stops there and attach_command() exits 2. */
+static int parse_schedule(struct attach_opts *o, const char *arg)
+{
+	char err[160];
+
+	if (strlen(arg) > UMAX_OF(AO_SCHEDULE) || schedule_parse(arg, &o->schedule, err, sizeof(err))) {
+		log_error("invalid --schedule '%.200s': %s", arg,
+			  strlen(arg) > UMAX_OF(AO_SCHEDULE) ? "too long" : err);
+		return EINVAL;
+	}
+	return 0;
+}
+
 static error_t parse_attach(int key, char *arg, struct argp_state *state)
 {
 	struct attach_opts *o = state->input;
@@ -224,6 +237,8 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_STEP_BY:
 		o->step_by = arg;
 		return 0;
+	case OPT_SCHEDULE:
+		return parse_schedule(o, arg);
 	case OPT_REGION_FILE:
 		o->region_file = arg;
 		return check_region_file(arg);
@@ -245,6 +260,11 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		}
 		if (!o->inject && (o->inject_lib || o->inject_timeout_s > 0)) {
 			log_error("--inject-timeout and --inject-lib need --inject");
+			return EINVAL;
+		}
+		if (o->schedule.set && o->max_segments) {
+			log_error("--schedule and -n both say when to stop: give one (repeat=N "
+				  "ends a schedule)");
 			return EINVAL;
 		}
 		if (o->wait_s > 0 && !o->match) {

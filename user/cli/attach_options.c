@@ -53,6 +53,13 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 			  .help = "Stop after this long", .accepted = "(365 days)" },
 	[AO_SEGMENTS] = { "segments", 'n', "N", AK_COUNT, 1, 1000000000,
 			  .help = "Stop once every traced process has written N segments" },
+	[AO_SCHEDULE] = { "schedule", OPT_SCHEDULE, "SPEC", AK_TEXT, 1, 200,
+			  .help = "Write only some steps, as torch.profiler's schedule: per process, "
+				  "skip skip_first segments, then cycles of wait + warmup segments "
+				  "dropped and active written, repeat cycles (0: forever), then stop; "
+				  "e.g. wait=1,warmup=1,active=3,repeat=2",
+			  .accepted = "KEY=N items, comma separated: skip_first, wait, warmup, "
+				      "active (at least 1), repeat, each 0 to 1000000; not with -n" },
 	[AO_REGION_FILE] = { "region-file", OPT_REGION_FILE, "FILE", AK_TEXT,
 			     .help = "Extra regions, one per line: NAME [description], # comments",
 			     .accepted = "a regular file of at most 1 MiB, lines of at most 512 "

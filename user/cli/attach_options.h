@@ -29,6 +29,7 @@ enum {
 	OPT_FORMAT,
 	OPT_MAX_MEMORY,
 	OPT_HELP_MARKDOWN,
+	OPT_SCHEDULE,
 };
 
 /* The table's rows, in --help order. */
@@ -42,6 +43,7 @@ enum attach_opt_id {
 	AO_OUTPUT,
 	AO_DURATION,
 	AO_SEGMENTS,
+	AO_SCHEDULE,
 	AO_REGION_FILE,
 	AO_RINGBUF,
 	AO_FORMAT,

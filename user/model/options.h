@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "output/seg_output.h"
+#include "pipeline/schedule.h"
 
 #define ATTACH_MAX_PIDS 64
 
@@ -19,6 +20,7 @@ struct attach_opts {
 	const char *outdir;
 	double duration_s;         /* 0: until stopped */
 	unsigned int max_segments; /* 0: unlimited */
+	struct step_schedule schedule; /* --schedule; .set false: every segment */
 	const char *region_file;
 	unsigned int ringbuf_mb;
 	double gpu_wait_s;         /* how long a closed segment waits for GPU records */

@@ -19,6 +19,7 @@
 #include "pipeline/drops.h"
 #include "pipeline/gpu_join.h"
 #include "pipeline/py_status.h"
+#include "pipeline/schedule.h"
 #include "probes/cuda_probes.h"
 #include "util/clock.h"
 #include "util/name_table.h"
@@ -55,6 +56,8 @@ struct session_target {
 	bool quiet;             /* done with -n: probes of markers and CUDA calls off */
 	bool exited;
 	unsigned int segments, incomplete;
+	uint64_t closed;            /* segments closed, written or not (--schedule's k) */
+	uint64_t schedule_skipped;  /* closed in a wait or warmup step: not written */
 	struct drop_state loss;     /* ring-buffer drops (pipeline/drops.c) */
 	struct target_control ctl;  /* lock, control page, probe text */
 	uint32_t epoch;         /* odd value written to the target's control page */
@@ -133,6 +136,7 @@ struct session {
 	unsigned int ntorch_globs;
 	const char *step_by;        /* --step-by GLOB */
 	bool step_by_default;       /* nothing given: STEP_BY_DEFAULT (attach_run.c) */
+	struct step_schedule schedule; /* --schedule (seg_close.c drops the rest) */
 	/* --step-by that matches nothing yet: the scope names seen instead */
 	uint32_t scopes_seen[STEP_SCOPES_SHOWN];   /* name ids in knames */
 	unsigned int nscopes_seen;

@@ -98,6 +98,9 @@ void report_print(struct session *s, const struct attach_opts *o)
 		       st->proc.pid, st->proc.rank, restart, st->segments, st->segments == 1 ? "" : "s",
 		       st->incomplete, (unsigned long long)st->tracker.unbalanced,
 		       st->exited ? ", exited" : "", st->superseded ? ", exec'd another program" : "");
+		if (s->schedule.set)
+			printf("    --schedule: %llu segments not written (skip_first, wait and warmup "
+			       "steps)\n", (unsigned long long)st->schedule_skipped);
 		if (st->loss.drops_seen)
 			printf("    drops: %llu ring-buffer drops, %llu of them between segments; %llu "
 			       "segment%s lost %s end, %llu lost %s start\n",

@@ -143,6 +143,8 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "agent_library", agent_library_json(t));
 		json_object_object_add(o, "python_shim", python_shim_json(t));
 		json_object_object_add(o, "segments", json_object_new_uint64(t->segments));
+		json_object_object_add(o, "segments_skipped_by_schedule",
+				       json_object_new_uint64(t->schedule_skipped));
 		json_object_object_add(o, "incomplete_segments", json_object_new_uint64(t->incomplete));
 		json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
 		json_object_object_add(o, "ringbuf_drops", json_object_new_uint64(t->loss.drops_seen));

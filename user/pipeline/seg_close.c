@@ -80,6 +80,12 @@ void seg_close_segment(struct segment *seg, void *ctx)
 {
 	struct session_target *t = ctx;
 
+	if (!schedule_keep(&t->session->schedule, t->closed++)) {
+		t->schedule_skipped++;
+		log_debug("pid %d: segment %u skipped (--schedule)", seg->pid, seg->seq);
+		segment_free(seg);
+		return;
+	}
 	t->segments++;
 	if (seg->incomplete)
 		t->incomplete++;
