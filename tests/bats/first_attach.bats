@@ -51,6 +51,9 @@ run_steps() {
 	assert_success
 	assert_line "segments=3 incomplete=0"
 	assert_file_exists "$OUT/trace_rank0_segment0002_step.json"
+	# stderr is no terminal here: no progress line
+	! grep -q 'events/s' "$FV_ERR"
+	! grep -q $'\r' "$FV_ERR"
 }
 
 @test "--step-by that matches no scope: the scope names seen, and that matching is case-sensitive" {
@@ -99,4 +102,18 @@ run_steps() {
 	run "$FVBPF" attach -p $$ --schedule active=1 -n 3 -o "$OUT"
 	assert_failure 2
 	assert_output --partial "--schedule and -n both say when to stop"
+}
+
+@test "a progress line on a terminal: segments written, events/s, drops" {
+	start_torch 8
+	# a pseudo-terminal, as a person's shell has (util-linux script)
+	script -qefc "'$FVBPF' attach -p $WL_PID -o '$OUT' -n 4 2>&1" "$BATS_TEST_TMPDIR/tty.log" \
+		>/dev/null 2>&1 &
+	FV_PID=$!
+	wait_for grep -q 'tracing 1 region' "$BATS_TEST_TMPDIR/tty.log"
+	run_steps
+	wait_fvbpf 60
+	grep -q $'\r\e\\[Kfvbpf: [0-9]* segments\\? written, [0-9]* events/s, 0 dropped, 1 process (Ctrl-C to stop)' \
+		"$BATS_TEST_TMPDIR/tty.log"
+	grep -q 'wrote 4 segments' "$BATS_TEST_TMPDIR/tty.log"
 }

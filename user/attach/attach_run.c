@@ -14,6 +14,7 @@
 
 #include "attach/attach.h"
 #include "attach/attach_run.h"
+#include "attach/progress.h"
 #include "attach/py_request.h"
 #include "probes/bpf_setup.h"
 #include "pipeline/drops.h"
@@ -88,6 +89,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 	struct epoll_event evs[16];
 	int n, i;
 
+	progress_start();
 	while (!stop_requested) {
 		n = epoll_wait(s->epfd, evs, 16, 20);
 		ring_buffer__consume(s->rb);
@@ -113,6 +115,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 					target_scan_cuda(s, &s->targets[i], false);
 		}
 		follow_tick(s);
+		progress_tick(s);
 		for (i = 0; i < s->ntargets; i++)
 			py_status_tick(&s->targets[i], clock_ns(CLOCK_MONOTONIC));
 		for (i = 0; i < s->ntargets; i++)
@@ -130,6 +133,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		if (all_done(s))
 			break;
 	}
+	progress_stop();
 }
 
 /* CLOCK_MONOTONIC and CLOCK_REALTIME as close together as this machine

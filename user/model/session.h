@@ -122,6 +122,7 @@ struct session {
 	struct mem_budget mem;      /* --max-memory */
 	struct session_meta meta;
 	uint64_t bad_records;   /* records of unknown type, version or process */
+	uint64_t records;       /* ring records handled (the progress line's rate) */
 	bool api_probes;        /* CUDA/NCCL call probes loaded */
 	bool marker_multi;      /* marker probes are uprobe_multi links */
 	struct symbolizer *sym;

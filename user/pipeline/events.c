@@ -199,6 +199,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 	struct session_target *t;
 	int err = 0;
 
+	s->records++;
 	if (size < sizeof(*h) || h->version != FVBPF_EVENT_VERSION || h->size > size) {
 		s->bad_records++;
 		return 0;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +43,37 @@ static void format_clean(char *out, size_t outsz, const char *fmt, va_list ap)
 	text_clean_terminal(out, outsz, raw);
 }
 
+/* A progress line is on the terminal (log_progress()): a message first
+ * clears it, the next progress tick draws it again below. */
+static atomic_bool progress_shown;
+
+static void clear_progress(void)
+{
+	if (atomic_exchange(&progress_shown, false))
+		fputs("\r\033[K", stderr);
+}
+
+void log_progress(const char *text)
+{
+	char buf[LOG_CLEAN];
+
+	text_clean_terminal(buf, sizeof(buf), text);
+	fprintf(stderr, "\r\033[Kfvbpf: %s", buf);
+	fflush(stderr);
+	atomic_store(&progress_shown, true);
+}
+
+void log_progress_end(void)
+{
+	clear_progress();
+}
+
 static void vlog(const char *level, const char *fmt, va_list ap)
 {
 	char buf[LOG_CLEAN];
 
 	format_clean(buf, sizeof(buf), fmt, ap);
+	clear_progress();
 	fprintf(stderr, "fvbpf: %s%s\n", level, buf);
 }
 
@@ -115,6 +142,7 @@ void log_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	format_clean(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	clear_progress();
 	fprintf(stderr, "fvbpf: warning: %s\n", buf);
 	if (seen == LOG_WARN_BURST)
 		fprintf(stderr, "fvbpf: warning: more warnings like this one are counted, not shown\n");
@@ -155,6 +183,7 @@ int log_libbpf(const char *fmt, va_list ap)
 	while (n && raw[n - 1] == '\n')
 		raw[--n] = '\0';
 	text_clean_terminal(buf, sizeof(buf), raw);
+	clear_progress();
 	return fprintf(stderr, "%s\n", buf);
 }
 

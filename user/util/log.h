@@ -26,6 +26,11 @@ void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A one-line status on a terminal, redrawn in place ("\r", no newline);
+ * the next message clears it first.  The caller decides when stderr is a
+ * terminal.  log_progress_end() clears it for good. */
+void log_progress(const char *text);
+void log_progress_end(void);
 /* A libbpf print callback's line, cleaned the same way. */
 int log_libbpf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
