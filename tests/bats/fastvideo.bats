@@ -107,6 +107,17 @@ three_styles_ok() {
 	stop_job
 }
 
+@test "LD_PRELOAD=libfvbpf.so (the agent's way in): FastVideo's regions without --inject" {
+	LD_PRELOAD=$BUILD/libfvbpf.so start_job
+	wait_for grep -q '^stepping' "$WL_LOG"
+	run timeout 120 "$FVBPF" attach -p "$WL_PID" -r "$REGIONS" -n 3 -o "$OUT"
+	assert_success
+	refute_output --partial "injected"
+	assert_output --partial "Python shim ran: fastvideo.profiler wrapped"
+	three_styles_ok 3
+	stop_job
+}
+
 @test "import hook: a job started with it needs no --inject" {
 	local venv=$BATS_TEST_TMPDIR/venv site
 	"$PY" -m venv --without-pip "$venv"

@@ -67,8 +67,9 @@ static __attribute__((constructor)) void control_init(void)
 	pyshim_probe();
 	/* Loaded by `fvbpf attach --inject` (fvbpf names its copy so): the
 	 * job calls no marker that would wake the agent, so a thread of ours
-	 * watches for an attach. */
-	if (loaded_by_inject())
+	 * watches for an attach.  So in a CPython process (preloaded, imported):
+	 * its FastVideo regions call no marker before the Python shim ran. */
+	if (loaded_by_inject() || c->python)
 		agent_start_watch();
 }
 
