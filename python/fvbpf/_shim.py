@@ -76,9 +76,13 @@ def _say(code, detail=0, value=0, msg=""):
 
 
 def _name(text):
+    # The bytes must outlive the region (the library keeps their address
+    # while it is open): cached for the process, or held by the caller.
     b = _NAMES.get(text)
     if b is None:
-        b = _NAMES[text] = text.encode("utf-8", "replace")
+        b = text.encode("utf-8", "replace")
+        if len(_NAMES) < 4096:
+            _NAMES[text] = b
     return b
 
 
@@ -141,12 +145,14 @@ def _wrap_fastvideo(mod):
     region = cls.__dict__.get("region")
     if region is not None:
         if not getattr(region, _MARK, None):
-            def patched_region(self, name, _orig=region, _marks=_marks):
+            # The parameter keeps FastVideo's name: callers may pass it
+            # by keyword.
+            def patched_region(self, region, _orig=region, _marks=_marks):
                 # FastVideo's region does nothing while its profiler is off:
                 # fvbpf's markers alone (a cached, stateless pair).
                 if getattr(self, "_profiler", True) is None:
-                    return _marks(name)
-                return _Region(self, name, _orig)
+                    return _marks(region)
+                return _Region(self, region, _orig)
             setattr(patched_region, _MARK, "fastvideo")
             patched_region.__wrapped__ = region
             patched_region.__doc__ = region.__doc__
@@ -392,14 +398,15 @@ def _on_import(name, module):
                  "fastvideo.profiler imported and wrapped")
         for spec, st in list(_specs.items()):
             if st == "waiting" and spec.split(":", 1)[0] == name:
-                _apply_spec(spec)
+                _apply_spec(spec, module)
     except Exception as e:
         _say(ERROR, 0, 0, "%s: %s" % (type(e).__name__, e))
 
 
-def _apply_spec(spec):
+def _apply_spec(spec, module=None):
     modname = spec.split(":", 1)[0]
-    module = sys.modules.get(modname)
+    if module is None:
+        module = sys.modules.get(modname)
     if module is None:
         _specs[spec] = "waiting"
         _ensure_finder()

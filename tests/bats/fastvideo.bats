@@ -73,6 +73,13 @@ three_styles_ok() {
 	done
 }
 
+@test "the shim alone (recording markers): every call style, py: kinds, errors never raised" {
+	run env PYTHONPATH="$FVPKG" "$PY" "$ROOT/tests/lib/shim_check.py"
+	echo "$output" | grep -v '^ok ' >&2
+	assert_success
+	assert_line "all ok"
+}
+
 @test "--inject: a running FastVideo job's three call styles become segments with operators inside" {
 	start_job
 	wait_for grep -q '^stepping' "$WL_LOG"
