@@ -206,7 +206,12 @@ void kineto_step_slice(struct obuf *f, const struct seg_output_ctx *c)
 	ob_us(f, s->start_ns);
 	ob_lit(f, ",\"dur\":");
 	ob_us(f, span_u64(s->start_ns, s->end_ns));
-	ob_lit(f, ",\"args\":{\"fvbpf\":\"the segment\"}}");
+	ob_lit(f, ",\"args\":{\"fvbpf\":\"the segment\"");
+	if (s->incomplete)
+		ob_lit(f, ",\"incomplete\":true");
+	if (s->started_before_attach)
+		ob_lit(f, ",\"started_before_attach\":true");
+	ob_lit(f, "}}");
 }
 
 struct track_span {
