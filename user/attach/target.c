@@ -18,6 +18,7 @@
 #include "pipeline/events.h"
 #include "probes/bpf_setup.h"
 #include "pipeline/seg_close.h"
+#include "output/seg_output.h"
 #include "target/inject.h"
 #include "util/log.h"
 #include "target/symbolizer.h"
@@ -142,6 +143,12 @@ int targets_check(struct session *s, const struct attach_opts *o)
 		if (err)
 			return err;
 	}
+	/* Beside other targets, one without a rank (a launcher) takes none. */
+	for (i = 0; s->ntargets > 1 && i < s->ntargets; i++)
+		if (!s->targets[i].proc.rank_from_env) {
+			s->targets[i].proc.rank = PROC_NO_RANK;
+			s->targets[i].proc.name_by_pid = true;
+		}
 	/* Two targets with one rank would overwrite each other's files. */
 	for (i = 0; i < s->ntargets; i++)
 		for (j = 0; j < s->ntargets; j++)
@@ -208,6 +215,7 @@ static struct bpf_program *marker_prog(struct session *s, enum marker_sym sym)
 static int attach_unmarked(struct session *s, struct session_target *t, int fd, uint32_t key)
 {
 	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid, .flags = FVBPF_PROC_ARMED };
+	char rank[48];
 
 	/* Time windows follow each other: the process is always inside one. */
 	st.depth = s->window_ns ? 1 : 0;
@@ -233,8 +241,8 @@ static int attach_unmarked(struct session *s, struct session_target *t, int fd, 
 			  t->proc.comm);
 		return -ENOENT;
 	}
-	log_info("attached to PID %d (%s, rank %d%s): %s%s", t->proc.pid, t->proc.comm,
-		 t->proc.rank, t->proc.rank_from_env ? "" : " by default",
+	seg_output_rank_text(&t->proc, rank, sizeof(rank));
+	log_info("attached to PID %d (%s, %s): %s%s", t->proc.pid, t->proc.comm, rank,
 		 t->torchp.found ? "torch in " : "no markers, no torch", t->torchp.path);
 	return 0;
 }
@@ -245,6 +253,7 @@ int target_attach(struct session *s, struct session_target *t)
 	uint32_t key = (uint32_t)(t - s->targets);
 	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
 	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), err;
+	char rank[48];
 	/* The cookie takes BPF straight to this process's slot. */
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off,
 		    .bpf_cookie = key);
@@ -300,8 +309,9 @@ int target_attach(struct session *s, struct session_target *t)
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH)
 		goto fail;
-	log_info("attached to PID %d (%s, rank %d%s): markers in %s", t->proc.pid, t->proc.comm,
-		 t->proc.rank, t->proc.rank_from_env ? "" : " by default", m->path);
+	seg_output_rank_text(&t->proc, rank, sizeof(rank));
+	log_info("attached to PID %d (%s, %s): markers in %s", t->proc.pid, t->proc.comm, rank,
+		 m->path);
 	return 0;
 fail:
 	err = -errno;
