@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach/launcher_hint.h"
 #include "attach/py_request.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
@@ -81,6 +82,7 @@ int target_traceable(struct session *s, pid_t pid, struct marker_lib *marker, bo
 
 int target_open(struct session *s, struct session_target *t, pid_t pid)
 {
+	char hint[256];
 	int err;
 
 	t->session = s;
@@ -99,6 +101,11 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 	torch_probes_init(&t->torchp, pid, (unsigned int)(t - s->targets));
 	inject_for_target(s, t, pid); /* --inject: load the library first */
 	err = target_traceable(s, pid, &t->proc.marker, &t->has_markers);
+	if (err == -ENOENT && !s->follow && launcher_hint(pid, s->torch_ops, hint, sizeof(hint)) > 0) {
+		log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu%s", pid,
+			  t->proc.comm, hint);
+		return err;
+	}
 	if (err == -ENOENT) {
 		log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu: link it "
 			  "with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, import fvbpf in "
