@@ -161,3 +161,26 @@ for f in sorted(glob.glob(os.path.join(out, "trace_*.json"))):
 	assert_line "ranks 0,1 restarts 0,0"
 	assert_line "launcher listed: True"
 }
+
+@test "launcher: the hint names a child that maps libtorch_cpu (no markers)" {
+	local py214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3} lp p0 p1 p2
+	[ -x "$py214" ] || { echo "no torch venv at $py214: run make venv" >&2; return 1; }
+	start_workload "$JOB/launcher.log" python3 "$LAUNCHER" "$JOB" --no-late --no-restart \
+		--steps 1 --torch "$py214"
+	lp=$WL_PID
+	wait_long grep -q '^pid=' "$JOB/rank2.log" # torch imported: libtorch_cpu mapped
+	wait_long grep -q '^lib=/' "$JOB/rank1.log"
+	p2=$(log_pid "$JOB/rank2.log")
+	grep -q libtorch_cpu "/proc/$p2/maps"
+	! grep -q libfvbpf "/proc/$p2/maps"
+	read -r p0 p1 p2 <<<"$(printf '%s\n' "$(log_pid "$JOB/rank0.log")" "$(log_pid "$JOB/rank1.log")" \
+		"$p2" | sort -n | tr '\n' ' ')"
+	run "$FVBPF" attach -p "$lp" -r training_train_one_step -o "$OUT"
+	assert_failure
+	assert_output "fvbpf: error: PID $lp (python3) has no fvbpf markers mapped and no libtorch_cpu; its children $p0, $p1, $p2 map the fvbpf markers or libtorch_cpu: attach with --children (or -p $p0,$p1,$p2)"
+	# torch operators off (--no-torch-ops): a torch child is nothing to trace
+	run "$FVBPF" attach -p "$lp" --no-torch-ops -r training_train_one_step -o "$OUT"
+	assert_failure
+	assert_output --partial "map the fvbpf markers: attach with --children"
+	refute_output --regexp "[^0-9]$p2([^0-9]|$)"
+}

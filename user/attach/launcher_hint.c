@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "attach/launcher_hint.h"
 #include "probes/torch_probes.h"
@@ -25,13 +26,21 @@ static int cmp_pid(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* The index of @pid in @all (sorted by pid), or -1. */
+static ssize_t find_index(const struct proc_entry *all, size_t n, pid_t pid)
+{
+	struct proc_entry key = { .pid = pid };
+	const struct proc_entry *e = bsearch(&key, all, n, sizeof(*all), cmp_pid);
+
+	return e ? e - all : -1;
+}
+
 /* Mark in @in the processes of @all (sorted by pid) below @pid: 1 a
  * child, 2 deeper.  A generation per pass, at most HINT_DEPTH_MAX. */
 static void mark_descendants(const struct proc_entry *all, size_t n, pid_t pid, unsigned char *in)
 {
-	struct proc_entry key = { 0 };
-	const struct proc_entry *parent;
 	bool grew = true;
+	ssize_t parent;
 	int depth;
 	size_t i;
 
@@ -42,9 +51,8 @@ static void mark_descendants(const struct proc_entry *all, size_t n, pid_t pid, 
 		for (i = 0; i < n; i++) {
 			if (in[i] || all[i].pid == pid)
 				continue;
-			key.pid = all[i].ppid;
-			parent = bsearch(&key, all, n, sizeof(*all), cmp_pid);
-			if (parent && in[parent - all]) {
+			parent = find_index(all, n, all[i].ppid);
+			if (parent >= 0 && in[parent]) {
 				in[i] = 2;
 				grew = true;
 			}
@@ -81,46 +89,56 @@ static void say(char *buf, size_t len, const pid_t *named, unsigned int found, b
 	}
 	if (found > n)
 		snprintf(list + k, sizeof(list) - k, " and %u more", found - n);
-	snprintf(buf, len, "; its %s %s map%s %s: attach with --children (or -p %s)",
-		 deeper ? "descendants" : found == 1 ? "child" : "children", list,
-		 found == 1 ? "s" : "", markers && torch ? "the fvbpf markers or libtorch_cpu" :
-		 markers ? "the fvbpf markers" : "libtorch_cpu", plist);
+	snprintf(buf, len, "; its %s%s %s map%s %s: attach with --children%s%s%s",
+		 deeper ? "descendant" : found == 1 ? "child" : "children",
+		 deeper && found > 1 ? "s" : "", list, found == 1 ? "s" : "",
+		 markers && torch ? "the fvbpf markers or libtorch_cpu" :
+		 markers ? "the fvbpf markers" : "libtorch_cpu",
+		 found > n ? "" : " (or -p ", found > n ? "" : plist, found > n ? "" : ")");
 }
 
 int launcher_hint(pid_t pid, bool torch_ops, char *buf, size_t len)
 {
 	struct proc_entry *all = NULL;
 	pid_t named[HINT_NAMED_MAX];
-	unsigned char *in = NULL;
+	unsigned char *in = NULL, *kind;
 	unsigned int found = 0, looked = 0;
 	bool deeper = false, markers = false, torch = false;
-	int n, kind;
+	ssize_t parent;
 	size_t i;
+	int n;
 
 	buf[0] = '\0';
 	n = proc_scan_all(&all);
 	if (n <= 0)
 		return n < 0 ? n : 0;
-	in = calloc((size_t)n, 1);
+	in = calloc((size_t)n, 2);
 	if (!in) {
 		free(all);
 		return -ENOMEM;
 	}
 	qsort(all, (size_t)n, sizeof(*all), cmp_pid);
+	kind = in + n;
 	mark_descendants(all, (size_t)n, pid, in);
-	for (i = 0; i < (size_t)n && looked < HINT_LOOK_MAX; i++) {
-		if (!in[i])
+	for (i = 0; i < (size_t)n && looked < HINT_LOOK_MAX; i++)
+		if (in[i]) {
+			looked++;
+			kind[i] = (unsigned char)traceable_kind(all[i].pid, torch_ops);
+		}
+	for (i = 0; i < (size_t)n; i++) {
+		if (!kind[i])
 			continue;
-		looked++;
-		kind = traceable_kind(all[i].pid, torch_ops);
-		if (!kind)
+		/* a fork of a traceable process (a DataLoader worker) is a
+		 * copy that --children lists, not one to name */
+		parent = find_index(all, (size_t)n, all[i].ppid);
+		if (parent >= 0 && kind[parent] && proc_same_image(all[parent].pid, all[i].pid) == 1)
 			continue;
 		if (found < HINT_NAMED_MAX)
 			named[found] = all[i].pid;
 		found++;
 		deeper |= in[i] == 2;
-		markers |= kind == 2;
-		torch |= kind == 1;
+		markers |= kind[i] == 2;
+		torch |= kind[i] == 1;
 	}
 	if (found)
 		say(buf, len, named, found, deeper, markers, torch);
