@@ -184,3 +184,28 @@ for f in sorted(glob.glob(os.path.join(out, "trace_*.json"))):
 	assert_output --partial "map the fvbpf markers: attach with --children"
 	refute_output --regexp "[^0-9]$p2([^0-9]|$)"
 }
+
+@test "launcher: -p LAUNCHER,WORKER: the launcher without RANK is named by PID, the worker keeps rank 0" {
+	start_workload "$JOB/launcher.log" python3 "$LAUNCHER" "$JOB" --no-late --no-restart \
+		--steps 3 --markers 2
+	local lp=$WL_PID p0
+	wait_long grep -q '^pid=' "$JOB/rank0.log"
+	p0=$(log_pid "$JOB/rank0.log")
+	start_fvbpf -p "$lp,$p0" -r training_train_one_step -o "$OUT"
+	wait_long grep -q '^launcher steps=2$' "$JOB/launcher.log"
+	wait_long grep -q '^counts' "$JOB/rank0.log"
+	kill -INT "$FV_PID"
+	wait_fvbpf 30
+	cat "$FV_ERR" >&2
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$JOB_CHECK" "$OUT" rank0="$(wl_count train_one_step "$JOB/rank0.log")" "pid$lp=2"
+	echo "$output"
+	assert_success
+	assert_line "ranks 0 restarts 0"
+	run python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+print(sorted((p["pid"] == int(sys.argv[2]), p["rank"], p["rank_source"]) for p in m["processes"]))
+' "$OUT" "$lp"
+	assert_output "[(False, 0, 'RANK'), (True, -1, 'default')]"
+}
