@@ -209,3 +209,18 @@ print(sorted((p["pid"] == int(sys.argv[2]), p["rank"], p["rank_source"]) for p i
 ' "$OUT" "$lp"
 	assert_output "[(False, 0, 'RANK'), (True, -1, 'default')]"
 }
+
+@test "launcher: a launcher that maps the markers or torch, given alone without --children, is told of its ranks" {
+	start_workload "$JOB/launcher.log" python3 "$LAUNCHER" "$JOB" --no-late --no-restart \
+		--steps 1 --markers 1
+	local lp=$WL_PID p0 p1
+	wait_long grep -q '^pid=' "$JOB/rank0.log"
+	wait_long grep -q '^lib=/' "$JOB/rank1.log"
+	p0=$(printf '%s\n' "$(log_pid "$JOB/rank0.log")" "$(log_pid "$JOB/rank1.log")" | sort -n | head -n1)
+	p1=$(printf '%s\n' "$(log_pid "$JOB/rank0.log")" "$(log_pid "$JOB/rank1.log")" | sort -n | tail -n1)
+	start_fvbpf -p "$lp" -r training_train_one_step -o "$OUT"
+	kill -INT "$FV_PID"
+	wait_fvbpf 30
+	[ "$FV_STATUS" -eq 0 ]
+	assert_file_contains "$FV_ERR" "^fvbpf: warning: PID $lp (python3) has no rank in its environment and is traced alone as rank 0; its children $p0, $p1 map the fvbpf markers: attach with --children (or -p $p0,$p1)$"
+}

@@ -130,6 +130,7 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 
 int targets_check(struct session *s, const struct attach_opts *o)
 {
+	char hint[256];
 	int i, j, err;
 
 	s->targets = calloc(SESSION_MAX_TARGETS, sizeof(*s->targets));
@@ -150,6 +151,11 @@ int targets_check(struct session *s, const struct attach_opts *o)
 		if (err)
 			return err;
 	}
+	/* A launcher given alone (torchrun maps torch): its ranks are below. */
+	if (s->ntargets == 1 && !s->targets[0].proc.rank_from_env &&
+	    launcher_hint(s->targets[0].proc.pid, s->torch_ops, hint, sizeof(hint)) > 0)
+		log_warn("PID %d (%s) has no rank in its environment and is traced alone as rank 0%s",
+			 s->targets[0].proc.pid, s->targets[0].proc.comm, hint);
 	/* Beside other targets, one without a rank (a launcher) takes none. */
 	for (i = 0; s->ntargets > 1 && i < s->ntargets; i++)
 		if (!s->targets[i].proc.rank_from_env) {
