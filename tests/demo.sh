@@ -34,7 +34,7 @@ trainer=$!
 for _ in $(seq 100); do grep -q '^pid=' "$log" && break; sleep 0.05; done
 echo "demo: trainer running as PID $trainer"
 rm -rf "$OUT"
-echo "demo: sudo fvbpf attach -p $trainer -r $REGIONS -o $OUT -n 3"
+echo "demo: sudo $BUILD/fvbpf attach -p $trainer -r $REGIONS -o $OUT -n 3 (after sudo make install: sudo fvbpf ...)"
 "$BUILD/fvbpf" attach -p "$trainer" -r "$REGIONS" -o "$OUT" -n 3
 kill -0 "$trainer" && echo "demo: the trainer is still running after fvbpf detached; stopping it"
 kill "$trainer"

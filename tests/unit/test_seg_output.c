@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* Output file names (user/output/seg_output.c). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "output/seg_output.h"
@@ -37,8 +38,30 @@ static void test_name_too_long(void)
 				      "json"), -ENAMETOOLONG);
 }
 
+/* A launcher traced beside ranks: named by PID, labelled without a rank. */
+static void test_no_rank(void)
+{
+	struct proc_target p = { .pid = 42, .rank = PROC_NO_RANK, .name_by_pid = true };
+	struct proc_target r = { .pid = 43, .rank = 0 };
+	char buf[256];
+
+	snprintf(p.comm, sizeof(p.comm), "torchrun");
+	CHECK_EQ(seg_output_file_name(buf, sizeof(buf), "trace", &p, 1, "step", "json"), 0);
+	CHECK_STR(buf, "trace_pid42_segment0001_step.json");
+	seg_output_proc_label(&p, 42, buf, sizeof(buf));
+	CHECK_STR(buf, "no rank: torchrun (pid 42)");
+	seg_output_rank_text(&p, buf, sizeof(buf));
+	CHECK_STR(buf, "no rank: named by PID");
+	seg_output_rank_text(&r, buf, sizeof(buf));
+	CHECK_STR(buf, "rank 0 by default");
+	r.rank_from_env = true;
+	seg_output_rank_text(&r, buf, sizeof(buf));
+	CHECK_STR(buf, "rank 0");
+}
+
 int main(void)
 {
+	RUN(test_no_rank);
 	RUN(test_name_four_digits);
 	RUN(test_name_past_9999);
 	RUN(test_name_too_long);

@@ -217,8 +217,38 @@ static void test_kineto_keys(void)
 	name_table_free(&knames);
 }
 
+/* A launcher (no rank) writes no distributedInfo: HTA must not read it
+ * as rank 0 by its regex. */
+static void test_kineto_no_rank(void)
+{
+	json_object *t, *v;
+	size_t len = 0;
+	char *out;
+
+	seg = (struct segment){ 0 }; /* the first test freed its GPU records */
+	setup();
+	proc.rank = PROC_NO_RANK;
+	proc.name_by_pid = true;
+	out = write_trace(&len);
+	CHECK(out != NULL);
+	if (!out)
+		return;
+	CHECK(!strstr(out, "\"rank\": "));
+	t = json_tokener_parse(out);
+	CHECK(t != NULL);
+	CHECK(!json_object_object_get_ex(t, "distributedInfo", &v));
+	CHECK(json_object_object_get_ex(t, "baseTimeNanoseconds", &v));
+	json_object_put(t);
+	free(out);
+	free(seg.gpu);
+	name_table_free(&knames);
+	proc.rank = 3;
+	proc.name_by_pid = false;
+}
+
 int main(void)
 {
 	RUN(test_kineto_keys);
+	RUN(test_kineto_no_rank);
 	UNIT_DONE();
 }

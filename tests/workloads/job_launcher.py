@@ -17,11 +17,16 @@ with RANK/LOCAL_RANK/WORLD_SIZE in their environment, as torchrun does.
 
   --count K --idle: K idle C marker workers (RANK 0..K-1) that stay until
   DIR/exit appears (for the process limit test).
+
+  --markers N: the launcher itself maps the fvbpf markers (as torchrun maps
+  libtorch_cpu) and, once fvbpf is attached, runs N training_train_one_step
+  regions of its own, then prints "launcher steps=N".  It has no RANK.
 """
 import argparse
 import os
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,6 +56,27 @@ def start(d, rank, argv, restart=0, world=4):
     return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
+def launcher_steps(n):
+    """--markers N: the launcher's own regions, in a thread, once attached."""
+    sys.path.insert(0, os.path.join(REPO, "python"))
+    import fvbpf
+
+    def run():
+        deadline = time.monotonic() + 60
+        while not fvbpf.attached():
+            if time.monotonic() > deadline:
+                print("launcher never attached", flush=True)
+                return
+            time.sleep(0.01)
+        for _ in range(n):
+            with fvbpf.profiler_region("profiler_region_training_train_one_step"):
+                time.sleep(0.02)
+        print("launcher steps=%d" % n, flush=True)
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -61,8 +87,10 @@ def main():
     ap.add_argument("--count", type=int, default=0)
     ap.add_argument("--idle", action="store_true")
     ap.add_argument("--tag", help="ignored: a string for --match to find")
+    ap.add_argument("--markers", type=int, default=0)
     a = ap.parse_args()
     d = a.dir
+    own = launcher_steps(a.markers) if a.markers else None
     print("pid=%d" % os.getpid(), flush=True)
     steps = ["--steps", str(a.steps), "--step-ms", "20", "--wait-attached"]
     if a.count:
@@ -104,6 +132,8 @@ def main():
                 restarted = True
                 procs.append(start(d, 1, [sys.executable, PY_TRAINER] + steps, restart=1))
         time.sleep(0.02)
+    if own:
+        own.join(60)
     print("statuses=%s" % ",".join(map(str, statuses)), flush=True)
     return 0 if all(s == 0 for s in statuses) else 1
 

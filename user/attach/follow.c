@@ -216,6 +216,7 @@ static void name_target(struct session *s, struct session_target *t)
 
 	t->proc.restart = 0;
 	if (!t->proc.rank_from_env) {
+		t->proc.rank = PROC_NO_RANK;
 		t->proc.name_by_pid = true;
 		return;
 	}

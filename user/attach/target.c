@@ -13,11 +13,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach/launcher_hint.h"
 #include "attach/py_request.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "probes/bpf_setup.h"
 #include "pipeline/seg_close.h"
+#include "output/seg_output.h"
 #include "target/inject.h"
 #include "util/log.h"
 #include "target/symbolizer.h"
@@ -80,6 +82,7 @@ int target_traceable(struct session *s, pid_t pid, struct marker_lib *marker, bo
 
 int target_open(struct session *s, struct session_target *t, pid_t pid)
 {
+	char hint[256];
 	int err;
 
 	t->session = s;
@@ -98,6 +101,11 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 	torch_probes_init(&t->torchp, pid, (unsigned int)(t - s->targets));
 	inject_for_target(s, t, pid); /* --inject: load the library first */
 	err = target_traceable(s, pid, &t->proc.marker, &t->has_markers);
+	if (err == -ENOENT && !s->follow && launcher_hint(pid, s->torch_ops, hint, sizeof(hint)) > 0) {
+		log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu%s", pid,
+			  t->proc.comm, hint);
+		return err;
+	}
 	if (err == -ENOENT) {
 		log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu: link it "
 			  "with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, import fvbpf in "
@@ -136,6 +144,7 @@ static int target_default_ok(struct session *s, const struct session_target *t)
 
 int targets_check(struct session *s, const struct attach_opts *o)
 {
+	char hint[256];
 	int i, j, err;
 
 	s->targets = calloc(SESSION_MAX_TARGETS, sizeof(*s->targets));
@@ -158,6 +167,17 @@ int targets_check(struct session *s, const struct attach_opts *o)
 		if (err)
 			return err;
 	}
+	/* A launcher given alone (torchrun maps torch): its ranks are below. */
+	if (s->ntargets == 1 && !s->targets[0].proc.rank_from_env &&
+	    launcher_hint(s->targets[0].proc.pid, s->torch_ops, hint, sizeof(hint)) > 0)
+		log_warn("PID %d (%s) has no rank in its environment and is traced alone as rank 0%s",
+			 s->targets[0].proc.pid, s->targets[0].proc.comm, hint);
+	/* Beside other targets, one without a rank (a launcher) takes none. */
+	for (i = 0; s->ntargets > 1 && i < s->ntargets; i++)
+		if (!s->targets[i].proc.rank_from_env) {
+			s->targets[i].proc.rank = PROC_NO_RANK;
+			s->targets[i].proc.name_by_pid = true;
+		}
 	/* Two targets with one rank would overwrite each other's files. */
 	for (i = 0; i < s->ntargets; i++)
 		for (j = 0; j < s->ntargets; j++)
@@ -224,6 +244,7 @@ static struct bpf_program *marker_prog(struct session *s, enum marker_sym sym)
 static int attach_unmarked(struct session *s, struct session_target *t, int fd, uint32_t key)
 {
 	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid, .flags = FVBPF_PROC_ARMED };
+	char rank[48];
 
 	/* Time windows follow each other: the process is always inside one. */
 	st.depth = s->window_ns ? 1 : 0;
@@ -249,8 +270,8 @@ static int attach_unmarked(struct session *s, struct session_target *t, int fd, 
 			  t->proc.comm);
 		return -ENOENT;
 	}
-	log_info("attached to PID %d (%s, rank %d%s): %s%s", t->proc.pid, t->proc.comm,
-		 t->proc.rank, t->proc.rank_from_env ? "" : " by default",
+	seg_output_rank_text(&t->proc, rank, sizeof(rank));
+	log_info("attached to PID %d (%s, %s): %s%s", t->proc.pid, t->proc.comm, rank,
 		 t->torchp.found ? "torch in " : "no markers, no torch", t->torchp.path);
 	return 0;
 }
@@ -261,6 +282,7 @@ int target_attach(struct session *s, struct session_target *t)
 	uint32_t key = (uint32_t)(t - s->targets);
 	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
 	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), err;
+	char rank[48];
 	/* The cookie takes BPF straight to this process's slot. */
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off,
 		    .bpf_cookie = key);
@@ -316,8 +338,9 @@ int target_attach(struct session *s, struct session_target *t)
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH)
 		goto fail;
-	log_info("attached to PID %d (%s, rank %d%s): markers in %s", t->proc.pid, t->proc.comm,
-		 t->proc.rank, t->proc.rank_from_env ? "" : " by default", m->path);
+	seg_output_rank_text(&t->proc, rank, sizeof(rank));
+	log_info("attached to PID %d (%s, %s): markers in %s", t->proc.pid, t->proc.comm, rank,
+		 m->path);
 	return 0;
 fail:
 	err = -errno;

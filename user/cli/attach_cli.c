@@ -44,7 +44,14 @@ static int parse_pids(struct attach_opts *o, char *arg)
 	char *tok, *save = NULL;
 	unsigned long long v;
 
-	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* commas, or the whitespace of -p "$(pgrep ...)"; an empty $(pgrep ...)
+	 * unquoted leaves the next option as the argument */
+	if (!arg[strspn(arg, ", \t\n")] || (*arg == '-' && !isdigit((unsigned char)arg[1]))) {
+		log_error("-p got no PID%s%s%s: did the pgrep that gave it find nothing? check its "
+			  "pattern against `ps -eo pid,args`", *arg ? " but '" : "", arg, *arg ? "'" : "");
+		return EINVAL;
+	}
+	for (tok = strtok_r(arg, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
 		if (parse_count(tok, UMIN_OF(AO_PID), UMAX_OF(AO_PID), &v)) {
 			log_error("invalid PID '%s' for -p: give a process id from %llu to %llu, e.g. -p 1234",
 				  tok, UMIN_OF(AO_PID), UMAX_OF(AO_PID));
@@ -250,7 +257,12 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		attach_options_markdown(stdout);
 		exit(0); /* as argp's own --help does */
 	case ARGP_KEY_ARG:
-		log_error("unexpected argument '%s': see fvbpf attach --help", arg);
+		if (o->npids && strspn(arg, "0123456789") == strlen(arg))
+			log_error("unexpected argument '%s': several PIDs go in one -p, as -p 1,2 or "
+				  "-p \"$(pgrep ...)\"; for a job's launcher take the oldest, "
+				  "-p $(pgrep -o -f ...) --children", arg);
+		else
+			log_error("unexpected argument '%s': see fvbpf attach --help", arg);
 		return EINVAL;
 	case ARGP_KEY_END:
 		if (!o->npids && !o->match) {

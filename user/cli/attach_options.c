@@ -19,7 +19,8 @@
 
 const struct attach_opt attach_opt_table[AO_COUNT] = {
 	[AO_PID] = { "pid", 'p', "PID[,PID...]", AK_COUNT, 1, PID_MAX_LIMIT,
-		     .most = ATTACH_MAX_PIDS, .help = "Processes to trace (repeatable)" },
+		     .most = ATTACH_MAX_PIDS,
+		     .help = "Processes to trace (repeatable; PIDs apart by commas or whitespace)" },
 	[AO_CHILDREN] = { "children", OPT_CHILDREN, NULL, AK_FLAG,
 			  .help = "Trace the -p processes and all their descendants, those alive "
 				  "now and those started later (torchrun workers, restarted "

@@ -121,6 +121,9 @@ int export_command(int argc, char **argv)
 	if (st.skipped_pftrace)
 		log_warn("%llu pftrace files skipped: HTA and TensorBoard read JSON traces (attach "
 			 "with --format json or json.gz)", (unsigned long long)st.skipped_pftrace);
+	if (st.skipped_unranked)
+		log_info("%llu traces of processes without a rank (launchers) left out: HTA would "
+			 "read them as rank 0", (unsigned long long)st.skipped_unranked);
 	if (!st.traces)
 		log_warn("no JSON trace to export in %s", o->dirs[0]);
 	printf("HolisticTraceAnalysis: TraceAnalysis(trace_dir=\"%s/REGION/stepNNNN\")\n", o->output);

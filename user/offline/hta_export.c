@@ -126,6 +126,10 @@ static int export_one(const struct manifest *m, size_t i, int outfd, struct hta_
 
 	if (!f->trace || !*f->trace)
 		return 0;
+	if (f->rank < 0) {
+		st->skipped_unranked++;
+		return 0;
+	}
 	if (ends_with(f->trace, ".json.gz"))
 		ext = ".pt.trace.json.gz";
 	else if (ends_with(f->trace, ".json"))

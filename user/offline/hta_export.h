@@ -19,6 +19,7 @@ struct manifest;
 
 struct hta_export_stats {
 	uint64_t traces, linked, copied, skipped_pftrace, skipped_other;
+	uint64_t skipped_unranked; /* a launcher's: HTA would read them as rank 0 */
 	uint64_t steps;           /* step folders made */
 };
 

@@ -10,7 +10,8 @@
 
 void jr_rank_label(const struct jr_rank *k, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s%srank %d", k->host, k->host[0] ? " " : "", k->rank);
+	int n = k->rank < 0 ? snprintf(buf, len, "%s%sno rank", k->host, k->host[0] ? " " : "") :
+		snprintf(buf, len, "%s%srank %d", k->host, k->host[0] ? " " : "", k->rank);
 
 	if (n < 0 || (size_t)n >= len)
 		return;

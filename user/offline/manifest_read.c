@@ -93,8 +93,10 @@ static int mark_pid_named(struct manifest *m)
 			else
 				hi = mid;
 		}
-		m->files[i].pid_named = lo + 1 < n && t[lo + 1].rank == key.rank &&
-					t[lo + 1].restart == key.restart;
+		/* a negative rank is none (a launcher): always named by pid */
+		m->files[i].pid_named = m->files[i].rank < 0 ||
+					(lo + 1 < n && t[lo + 1].rank == key.rank &&
+					 t[lo + 1].restart == key.restart);
 	}
 	free(t);
 	mf_uncharge(m->budget, bytes);

@@ -111,7 +111,7 @@ static int common_region(struct manifest *ms, size_t n, const char **out)
 
 void tm_key_label(const struct manifest *m, const struct mf_file *f, char *buf, size_t len)
 {
-	int k = snprintf(buf, len, "rank %d", f->rank);
+	int k = f->rank < 0 ? snprintf(buf, len, "no rank") : snprintf(buf, len, "rank %d", f->rank);
 
 	if (k > 0 && (size_t)k < len && f->restart)
 		k += snprintf(buf + k, len - (size_t)k, " restart %d", f->restart);

@@ -7,6 +7,7 @@
 #include "util/log.h"
 #include "pipeline/over_limits.h"
 #include "output/exit_report.h"
+#include "output/seg_output.h"
 #include "pipeline/torch_events.h"
 
 /* --inject: what became of it for this process. */
@@ -90,12 +91,13 @@ void report_print(struct session *s, const struct attach_opts *o)
 	for (t = 0; t < s->ntargets; t++) {
 		struct session_target *st = &s->targets[t];
 
-		char restart[32] = "";
+		char restart[32] = "", rank[48];
 
 		if (st->proc.restart)
 			snprintf(restart, sizeof(restart), " restart %u", st->proc.restart);
-		printf("  pid %d (rank %d%s): %u segment%s, %u incomplete, %llu unbalanced region ends%s%s\n",
-		       st->proc.pid, st->proc.rank, restart, st->segments, st->segments == 1 ? "" : "s",
+		seg_output_rank_text(&st->proc, rank, sizeof(rank));
+		printf("  pid %d (%s%s): %u segment%s, %u incomplete, %llu unbalanced region ends%s%s\n",
+		       st->proc.pid, rank, restart, st->segments, st->segments == 1 ? "" : "s",
 		       st->incomplete, (unsigned long long)st->tracker.unbalanced,
 		       st->exited ? ", exited" : "", st->superseded ? ", exec'd another program" : "");
 		if (s->schedule.set)

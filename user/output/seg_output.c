@@ -17,9 +17,19 @@ void seg_output_who(const struct proc_target *p, char *buf, size_t len)
 		snprintf(buf, len, "rank%d", p->rank);
 }
 
+void seg_output_rank_text(const struct proc_target *p, char *buf, size_t len)
+{
+	if (p->rank == PROC_NO_RANK)
+		snprintf(buf, len, "no rank: named by PID");
+	else
+		snprintf(buf, len, "rank %d%s", p->rank, p->rank_from_env ? "" : " by default");
+}
+
 void seg_output_proc_label(const struct proc_target *p, int pid, char *buf, size_t len)
 {
-	if (p->restart)
+	if (p->rank == PROC_NO_RANK)
+		snprintf(buf, len, "no rank: %s (pid %d)", p->comm, pid);
+	else if (p->restart)
 		snprintf(buf, len, "rank %d restart %u: %s (pid %d)", p->rank, p->restart, p->comm, pid);
 	else
 		snprintf(buf, len, "rank %d: %s (pid %d)", p->rank, p->comm, pid);

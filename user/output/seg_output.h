@@ -38,6 +38,8 @@ struct seg_output_ctx {
 void seg_output_proc_label(const struct proc_target *p, int pid, char *buf, size_t len);
 /* "rank0", "rank3_restart1" or "pid1234" */
 void seg_output_who(const struct proc_target *p, char *buf, size_t len);
+/* "rank 3", "rank 0 by default", "no rank: named by PID" (PROC_NO_RANK). */
+void seg_output_rank_text(const struct proc_target *p, char *buf, size_t len);
 /*
  * "trace_rank0_segment0012_training_forward.json": @kind "trace" or
  * "summary", the segment number in four digits at least (segment10000 past

@@ -9,6 +9,7 @@
 #include "util/pair_index.h"
 #include "util/row_table.h"
 #include "output/seg_meta.h"
+#include "output/seg_output.h"
 #include "output/summary.h"
 #include "util/text_copy.h"
 #include "util/text_sanitize.h"
@@ -299,10 +300,11 @@ static void header_lines(FILE *f, const struct seg_output_ctx *c)
 {
 	const struct segment *seg = c->seg;
 	char when[48], comm[4 * sizeof(c->proc->comm)], region[4 * FVBPF_REGION_NAME_MAX + 4];
+	char rank[48];
 
 	seg_output_wallclock(c->meta, seg->start_ns, when, sizeof(when));
-	fprintf(f, "fvbpf segment %04u of rank %d, pid %d (%s), region %s\n", seg->seq,
-		c->proc->rank, seg->pid, text_shown(comm, sizeof(comm), c->proc->comm),
+	seg_output_rank_text(c->proc, rank, sizeof(rank));
+	fprintf(f, "fvbpf segment %04u of %s, pid %d (%s), region %s\n", seg->seq, rank, seg->pid, text_shown(comm, sizeof(comm), c->proc->comm),
 		text_shown(region, sizeof(region), c->reg->defs[seg->region].name));
 	fprintf(f, "start %s, duration %.3f ms, %s%s, ring-buffer drops %llu, unbalanced region ends %llu\n",
 		when, ms(span_u64(seg->start_ns, seg->end_ns)),

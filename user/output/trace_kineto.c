@@ -122,8 +122,10 @@ void kineto_header(struct obuf *f, const struct seg_output_ctx *c)
 	int world = p->ri.world_size > 0 ? p->ri.world_size : 1;
 	uint64_t base = 0;
 
-	ob_printf(f, "\"distributedInfo\":{\"backend\":\"unknown\",\"rank\": %d,\"world_size\": %d},\n",
-		  p->rank, world);
+	/* A process without a rank (a launcher) must not read as rank 0. */
+	if (p->rank != PROC_NO_RANK)
+		ob_printf(f, "\"distributedInfo\":{\"backend\":\"unknown\",\"rank\": %d,\"world_size\": %d},\n",
+			  p->rank, world);
 	/* The wall clock of ts 0: ts are CLOCK_MONOTONIC microseconds. */
 	if (c->meta && c->meta->real_at_start_ns > c->meta->mono_at_start_ns)
 		base = c->meta->real_at_start_ns - c->meta->mono_at_start_ns;

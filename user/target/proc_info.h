@@ -39,9 +39,14 @@ struct tid_name {
 	char name[32];
 };
 
+/* A process without a rank in its environment traced beside others (a
+ * launcher, a shell): it never takes rank 0's name. */
+#define PROC_NO_RANK (-1)
+
 struct proc_target {
 	pid_t pid;
-	int rank;                 /* from its environment (proc_rank.h), else 0 */
+	int rank;                 /* from its environment (proc_rank.h), else 0, or
+				   * PROC_NO_RANK: beside other targets, named by PID */
 	bool rank_from_env;
 	bool name_by_pid;         /* two targets share a rank: name files by pid */
 	unsigned int restart;     /* earlier processes of this attach had this rank */
