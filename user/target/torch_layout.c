@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * The target's own torch reports its TensorImpl layout and schemas
+ * (torch_layout.h): a sibling process of the target's interpreter, as the
+ * target's user, bounded in time and output, its report cached per build id.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+#include "target/torch_layout.h"
+
+#define NOTE_MAX 4096
+#define ENV_MAX (256u << 10)
+
+int torch_build_id(int fd, char *out)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	unsigned char note[NOTE_MAX];
+	size_t i, off;
+	ssize_t n;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(ph) || eh.e_phnum > 256)
+		return -ENOENT;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != (ssize_t)sizeof(ph))
+			return -ENOENT;
+		if (ph.p_type != PT_NOTE)
+			continue;
+		n = pread(fd, note, ph.p_filesz < NOTE_MAX ? ph.p_filesz : NOTE_MAX, (off_t)ph.p_offset);
+		for (off = 0; n > 0 && off + 12 <= (size_t)n;) {
+			uint32_t nsz, dsz, type, j;
+			size_t d;
+
+			memcpy(&nsz, note + off, 4);
+			memcpy(&dsz, note + off + 4, 4);
+			memcpy(&type, note + off + 8, 4);
+			if (nsz > NOTE_MAX || dsz > NOTE_MAX)
+				break;
+			d = off + 12 + ((nsz + 3u) & ~3u);
+			if (d + dsz > (size_t)n)
+				break;
+			if (type == NT_GNU_BUILD_ID && nsz == 4 && !memcmp(note + off + 12, "GNU", 4) &&
+			    dsz >= 8 && dsz <= 20) {
+				for (j = 0; j < dsz; j++)
+					sprintf(out + 2 * j, "%02x", note[d + j]);
+				return 0;
+			}
+			off = d + ((dsz + 3u) & ~3u);
+		}
+	}
+	return -ENOENT;
+}
+
+static void cache_dir(char *buf, size_t len)
+{
+	const char *d = getenv("FVBPF_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME");
+
+	if (d && d[0] == '/')
+		snprintf(buf, len, "%s", d);
+	else if (x && x[0] == '/')
+		snprintf(buf, len, "%s/fvbpf", x);
+	else
+		snprintf(buf, len, "/var/cache/fvbpf");
+}
+
+/* A cached report: ours (root's, not writable by others), bounded. */
+static int cache_read(const char *path, struct torch_layout_report *r)
+{
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) ||
+	    st.st_size <= 0 || st.st_size > TORCH_LAYOUT_MAX_BYTES) {
+		close(fd);
+		return -EPERM;
+	}
+	r->text = malloc((size_t)st.st_size + 1);
+	n = r->text ? read(fd, r->text, (size_t)st.st_size) : -1;
+	close(fd);
+	if (n != st.st_size) {
+		free(r->text);
+		r->text = NULL;
+		return -EIO;
+	}
+	r->text[n] = '\0';
+	r->len = (size_t)n;
+	r->cached = true;
+	return 0;
+}
+
+static void cache_write(const char *dir, const char *path, const struct torch_layout_report *r)
+{
+	char tmp[PATH_MAX + 32];
+	int fd;
+
+	mkdir(dir, 0755);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return; /* no cache: measured again next time */
+	if (write(fd, r->text, r->len) != (ssize_t)r->len || close(fd) || rename(tmp, path))
+		unlink(tmp);
+}
+
+/* The target's variable @name from its environ into @out ("" if none). */
+static void env_of(const char *env, size_t len, const char *name, char *out, size_t olen)
+{
+	size_t nl = strlen(name), i = 0;
+
+	out[0] = '\0';
+	while (i < len) {
+		const char *e = env + i;
+		size_t el = strnlen(e, len - i);
+
+		if (el > nl && e[nl] == '=' && !strncmp(e, name, nl)) {
+			snprintf(out, olen, "%.*s", (int)(el - nl - 1), e + nl + 1);
+			return;
+		}
+		i += el + 1;
+	}
+}
+
+struct sibling {
+	char exe[PATH_MAX], cwd[64], pypath[2 * PATH_MAX + 16], home[PATH_MAX];
+	uid_t uid;
+	gid_t gid;
+};
+
+/* The interpreter the target runs, as its argv[0] named it when that is
+ * the same file (a venv's python keeps its venv), else /proc/PID/exe. */
+static void pick_exe(pid_t pid, struct sibling *sb)
+{
+	char path[64], argv0[PATH_MAX], full[2 * PATH_MAX];
+	struct stat a, b;
+	ssize_t n;
+	int fd;
+
+	snprintf(sb->exe, sizeof(sb->exe), "/proc/%d/exe", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, argv0, sizeof(argv0) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	argv0[n] = '\0';
+	if (argv0[0] == '/')
+		snprintf(full, sizeof(full), "%s", argv0);
+	else if (strchr(argv0, '/'))
+		snprintf(full, sizeof(full), "/proc/%d/cwd/%s", (int)pid, argv0);
+	else
+		return;
+	if (!stat(full, &a) && !stat(sb->exe, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+	    strlen(full) < sizeof(sb->exe))
+		snprintf(sb->exe, sizeof(sb->exe), "%s", full);
+}
+
+static int sibling_setup(pid_t pid, const char *libpath, struct sibling *sb)
+{
+	char path[64], *env, site[PATH_MAX], tpp[PATH_MAX];
+	struct stat st;
+	ssize_t n = -1;
+	char *p;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st))
+		return -ESRCH;
+	sb->uid = st.st_uid;
+	sb->gid = st.st_gid;
+	snprintf(sb->cwd, sizeof(sb->cwd), "/proc/%d/cwd", (int)pid);
+	pick_exe(pid, sb);
+	/* .../site-packages/torch/lib/libtorch_cpu.so -> .../site-packages */
+	snprintf(site, sizeof(site), "%s", libpath);
+	for (i = 0; i < 3 && (p = strrchr(site, '/')); i++)
+		*p = '\0';
+	if (i < 3 || !site[0])
+		return -ENOENT;
+	env = malloc(ENV_MAX);
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = env ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		n = read(fd, env, ENV_MAX);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	if (env) {
+		env_of(env, (size_t)n, "PYTHONPATH", tpp, sizeof(tpp));
+		env_of(env, (size_t)n, "HOME", sb->home, sizeof(sb->home));
+	} else {
+		tpp[0] = sb->home[0] = '\0';
+	}
+	free(env);
+	snprintf(sb->pypath, sizeof(sb->pypath), "PYTHONPATH=%s%s%s", site, tpp[0] ? ":" : "", tpp);
+	return 0;
+}
+
+/* In the child: the target's user, its cwd, no descriptor of ours but
+ * @out on 1, a lower priority; then the interpreter.  Never returns. */
+static void sibling_exec(const struct sibling *sb, int out)
+{
+	char home[PATH_MAX + 8];
+	char *const argv[] = { (char *)"python", (char *)"-B", (char *)"-c",
+			       (char *)torch_layout_script, NULL };
+	char *envp[] = { (char *)sb->pypath, (char *)"PATH=/usr/local/bin:/usr/bin:/bin",
+			 (char *)"CUDA_VISIBLE_DEVICES=", (char *)"OMP_NUM_THREADS=1",
+			 (char *)"PYTHONNOUSERSITE=", home, NULL };
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	snprintf(home, sizeof(home), "HOME=%s", sb->home[0] ? sb->home : "/");
+	setsid();
+	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(null, 2) < 0)
+		_exit(126);
+	syscall(SYS_close_range, 3, ~0U, 0);
+	if (chdir(sb->cwd))
+		(void)!chdir("/");
+	setpriority(PRIO_PROCESS, 0, 10);
+	if (setgroups(0, NULL) || setgid(sb->gid) || setuid(sb->uid))
+		_exit(126);
+	execve(sb->exe, argv, envp);
+	_exit(127);
+}
+
+/* The child's stdout until EOF, the bound or the deadline. */
+static int collect(int fd, pid_t child, struct torch_layout_report *r, char *why, size_t wlen)
+{
+	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + TORCH_LAYOUT_TIMEOUT_S * 1000000000ull;
+	size_t cap = 1 << 16;
+	int status = 0, err = 0;
+	ssize_t n;
+
+	r->text = malloc(cap);
+	if (!r->text)
+		return -ENOMEM;
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+		if (now >= deadline) {
+			snprintf(why, wlen, "the target's python did not report within %d s",
+				 TORCH_LAYOUT_TIMEOUT_S);
+			err = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&p, 1, (int)((deadline - now) / 1000000 + 1)) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		if (r->len + 1 == cap) {
+			char *t = cap >= TORCH_LAYOUT_MAX_BYTES ? NULL : realloc(r->text, cap * 2);
+
+			if (!t) {
+				snprintf(why, wlen, "its report passed %u bytes", TORCH_LAYOUT_MAX_BYTES);
+				err = -E2BIG;
+				break;
+			}
+			r->text = t;
+			cap *= 2;
+		}
+		n = read(fd, r->text + r->len, cap - 1 - r->len);
+		if (n == 0)
+			break;
+		if (n < 0 && errno != EINTR && errno != EAGAIN) {
+			err = -errno;
+			break;
+		}
+		if (n > 0)
+			r->len += (size_t)n;
+	}
+	if (err)
+		kill(-child, SIGKILL); /* its own session: the child and what it started */
+	waitpid(child, &status, 0);
+	r->text[r->len] = '\0';
+	if (!err && (!WIFEXITED(status) || WEXITSTATUS(status))) {
+		snprintf(why, wlen, "the target's python could not import torch (exit %d)",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		err = -ENOEXEC;
+	}
+	return err;
+}
+
+static int run_sibling(pid_t pid, const char *libpath, struct torch_layout_report *r, char *why,
+		       size_t wlen)
+{
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	struct sibling sb = { 0 };
+	int fds[2], err;
+	pid_t child;
+
+	err = sibling_setup(pid, libpath, &sb);
+	if (err) {
+		snprintf(why, wlen, "cannot tell the target's python or site-packages (%s)",
+			 strerror(-err));
+		return err;
+	}
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	child = fork();
+	if (child < 0) {
+		err = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	if (!child)
+		sibling_exec(&sb, fds[1]);
+	close(fds[1]);
+	err = collect(fds[0], child, r, why, wlen);
+	close(fds[0]);
+	r->run_s = (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+	return err;
+}
+
+/* The report's "lib DEV INO PATH" line names the file the target maps. */
+static bool same_lib(const struct torch_layout_report *r, const struct stat *st)
+{
+	const char *l = strstr(r->text, "\nlib ");
+	unsigned long long dev, ino;
+
+	return l && sscanf(l + 5, "%llu %llu", &dev, &ino) == 2 && dev == (unsigned long long)st->st_dev &&
+	       ino == (unsigned long long)st->st_ino;
+}
+
+int torch_layout_get(pid_t pid, int fd, const struct stat *st, const char *libpath,
+		     struct torch_layout_report *r, char *why, size_t wlen)
+{
+	char dir[PATH_MAX - 128], path[PATH_MAX];
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	why[0] = '\0';
+	torch_build_id(fd, r->build_id);
+	cache_dir(dir, sizeof(dir));
+	if (r->build_id[0]) {
+		snprintf(path, sizeof(path), "%s/torch-layout-%s.txt", dir, r->build_id);
+		if (!cache_read(path, r))
+			return 0;
+	}
+	err = run_sibling(pid, libpath, r, why, wlen);
+	if (!err && !same_lib(r, st)) {
+		snprintf(why, wlen, "the target's python imports another torch than the one it maps");
+		err = -ESTALE;
+	}
+	if (err) {
+		torch_layout_free(r);
+		return err;
+	}
+	if (r->build_id[0])
+		cache_write(dir, path, r);
+	return 0;
+}
+
+void torch_layout_free(struct torch_layout_report *r)
+{
+	free(r->text);
+	r->text = NULL;
+	r->len = 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * --record-shapes needs two facts of the target's own libtorch build: the
+ * c10::TensorImpl layout and every operator's schema.  Neither is in the
+ * file in a form fvbpf could trust across releases, so the target's own
+ * interpreter reports them: a sibling process (the same executable, the
+ * torch the target mapped first on sys.path, the target's cwd and user)
+ * imports torch, measures the layout with ctypes on tensors of known sizes
+ * and prints the schemas (torch_layout_script.c).  The report is kept per
+ * libtorch_cpu build id in the cache directory ($FVBPF_CACHE_DIR,
+ * $XDG_CACHE_HOME/fvbpf or /var/cache/fvbpf), so one build is measured once.
+ */
+#ifndef FVBPF_TORCH_LAYOUT_H
+#define FVBPF_TORCH_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define TORCH_LAYOUT_MAX_BYTES (4u << 20)   /* a report (4,400 schemas: ~300 KB) */
+#define TORCH_LAYOUT_TIMEOUT_S 120          /* importing torch: seconds on a busy VM */
+
+struct torch_layout_report {
+	char *text;             /* NUL-terminated, at most TORCH_LAYOUT_MAX_BYTES */
+	size_t len;
+	char build_id[41];      /* hex; "" when the file has none */
+	bool cached;            /* read from the cache */
+	double run_s;           /* the sibling's run time (0 cached) */
+};
+
+/* The script the sibling runs (torch_layout_script.c). */
+extern const char torch_layout_script[];
+
+/*
+ * The report for the libtorch_cpu.so @pid maps, open at @fd with status
+ * @st, whose path in the target is @libpath: from the cache, or from a
+ * sibling run (then cached).  0, or -errno with one line in @why.
+ */
+int torch_layout_get(pid_t pid, int fd, const struct stat *st, const char *libpath,
+		     struct torch_layout_report *r, char *why, size_t wlen);
+void torch_layout_free(struct torch_layout_report *r);
+
+/* The GNU build id of the ELF file open at @fd, hex into @out (41 bytes):
+ * 0 or -ENOENT. */
+int torch_build_id(int fd, char *out);
+
+#endif /* FVBPF_TORCH_LAYOUT_H */
