@@ -15,6 +15,7 @@
 #include "target/proc_info.h"
 #include "target/proc_maps.h"
 #include "probes/torch_ops.h"
+#include "probes/torch_plans.h"
 #include "probes/torch_probes.h"
 #include "probes/uprobe_multi.h"
 
@@ -44,6 +45,7 @@ void torch_probes_init(struct torch_probes *tp, pid_t pid, unsigned int slot)
 	tp->slot = slot;
 	tp->links[0] = tp->links[1] = tp->links[2] = -1;
 	tp->vtables_fd = -1;
+	tp->plans_fd = -1;
 }
 
 struct find_ctx {
@@ -230,7 +232,8 @@ static int discover_attach(struct torch_probes *tp, struct torch_table *tt,
 		return fd;
 	}
 	err = torch_file_discover_fd(fd, &st, &tf);
-	close(fd);
+	if (err)
+		close(fd);
 	if (err) {
 		log_warn("pid %d: cannot read %s: %s; no torch operators", tp->pid, c->path,
 			 strerror(-err));
@@ -243,6 +246,10 @@ static int discover_attach(struct torch_probes *tp, struct torch_table *tt,
 		log_warn("pid %d: %zu torch operators named by prefix, %zu by their struct name "
 			 "(no .symtab in %s)", tp->pid, tf.named_prefix, tf.unnamed, c->path);
 	err = add_ids(tt, &tf, &base);
+	snprintf(tp->path, sizeof(tp->path), "%s", c->path);
+	if (!err && pr->plans_fd >= 0)
+		torch_plans_install(tp, tt, &tf, base, fd, &st, pr->plans_fd); /* says why not */
+	close(fd);
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	if (!err && tf.n)
 		err = attach_all(tp, &tf, kpath, base, pr);
@@ -364,6 +371,7 @@ void torch_probes_detach(struct torch_probes *tp)
 		tp->links[i] = -1;
 	}
 	forget_vtables(tp);
+	torch_plans_remove(tp);
 	bpf_link__destroy(tp->end_link);
 	tp->end_link = NULL;
 }

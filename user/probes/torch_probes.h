@@ -20,6 +20,7 @@
 struct torch_id {
 	uint32_t name;          /* in torch_table.names */
 	uint32_t overload;      /* 0: none */
+	uint32_t sig;           /* --record-shapes: its arguments (TORCH_SIG_*), 0: no plan */
 	uint8_t kind;           /* enum torch_kind */
 };
 
@@ -45,6 +46,10 @@ struct torch_probes {
 	unsigned int eval_classes;  /* evaluate_function probed with these (kept after detach) */
 	uint64_t discover_ns, attach_ns;
 	bool warned;
+	/* --record-shapes: plans in BPF for ids plan_base.. (deleted at detach) */
+	uint32_t plan_base, plan_n, nplans;
+	int plans_fd;
+	char shapes_why[160];   /* why this process has no shapes ("" it has) */
 	/* torch, CUDA, CUPTI and NCCL libraries the process maps (manifest) */
 	char **libs;
 	size_t nlibs;
@@ -56,6 +61,7 @@ struct bpf_link;
 struct bpf_program;
 struct torch_progs {
 	int call_fd, enter_fd, eval_fd, vtables_fd;
+	int plans_fd;           /* --record-shapes; -1 off */
 	struct bpf_program *end_prog;
 };
 

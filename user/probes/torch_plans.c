@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "target/torch_layout.h"
+#include "probes/torch_abi.h"
+#include "probes/torch_plans.h"
+
+static int put_plans(struct torch_probes *tp, struct torch_table *tt, const struct torch_file *tf,
+		     uint32_t base, const struct torch_schemas *ts, const struct fvbpf_tensor_layout *lay,
+		     int undef)
+{
+	struct fvbpf_shape_plan plan;
+	char sig[FVBPF_SHAPE_ARGS + 16];
+	size_t n;
+	uint32_t id;
+	size_t i;
+
+	for (i = 0; i < tf->n; i++) {
+		if (tf->syms[i].kind != TORCH_OP)
+			continue;
+		memset(&plan, 0, sizeof(plan));
+		if (torch_schemas_plan(ts, tf->syms[i].name, tf->syms[i].overload, tf->syms[i].mangled,
+				       &plan, sig))
+			continue;
+		plan.lay = *lay;
+		n = strlen(sig);
+		if (undef >= 0)
+			snprintf(sig + n, sizeof(sig) - n, "%c%d", TORCH_SIG_UNDEF, undef);
+		id = base + (uint32_t)i;
+		if (bpf_map_update_elem(tp->plans_fd, &id, &plan, BPF_ANY))
+			return -errno;
+		tt->ids[id].sig = name_table_intern(tt->names, sig[0] && sig[0] != TORCH_SIG_UNDEF ? sig :
+						    "-");
+		tp->nplans++;
+	}
+	return 0;
+}
+
+int torch_plans_install(struct torch_probes *tp, struct torch_table *tt, const struct torch_file *tf,
+			uint32_t base, int fd, const struct stat *st, int plans_fd)
+{
+	struct torch_layout_report r;
+	struct fvbpf_tensor_layout lay;
+	struct torch_schemas *ts = NULL;
+	char why[160];
+	int err;
+
+	tp->plans_fd = plans_fd;
+	tp->plan_base = base;
+	tp->plan_n = (uint32_t)tf->n;
+	err = torch_layout_get(tp->pid, fd, st, tp->path, &r, why, sizeof(why));
+	if (err) {
+		snprintf(tp->shapes_why, sizeof(tp->shapes_why), "%s", why[0] ? why : strerror(-err));
+		goto out;
+	}
+	if (torch_abi_layout(r.text, &lay)) {
+		snprintf(tp->shapes_why, sizeof(tp->shapes_why),
+			 "the TensorImpl layout of this torch was not recognised");
+		err = -ENOTSUP;
+		goto out;
+	}
+	err = torch_schemas_parse(r.text, &ts);
+	if (!err)
+		err = put_plans(tp, tt, tf, base, ts, &lay, torch_abi_undef_dtype(r.text));
+	if (err)
+		snprintf(tp->shapes_why, sizeof(tp->shapes_why), "cannot install plans: %s",
+			 strerror(-err));
+	else
+		log_info("pid %d: shapes of %u of %zu torch operators (%zu schemas, TensorImpl sizes at "
+			 "+%u, build %s, %s %.1f s)", tp->pid, tp->nplans, tf->nops,
+			 torch_schemas_count(ts), lay.win_off, r.build_id[0] ? r.build_id : "without id",
+			 r.cached ? "cached" : "measured in", r.run_s);
+out:
+	if (err)
+		log_warn("pid %d: no operator shapes: %s", tp->pid, tp->shapes_why);
+	torch_schemas_free(ts);
+	torch_layout_free(&r);
+	return err ? err : (int)tp->nplans;
+}
+
+void torch_plans_remove(struct torch_probes *tp)
+{
+	uint32_t i, id;
+
+	if (tp->plans_fd < 0 || !tp->nplans)
+		return;
+	for (i = 0; i < tp->plan_n; i++) {
+		id = tp->plan_base + i;
+		bpf_map_delete_elem(tp->plans_fd, &id);
+	}
+	tp->nplans = 0;
+}
