@@ -19,7 +19,7 @@ static void row_key(const void *arr, size_t i, const char **name, const char **k
 {
 	const struct summary_row *r = arr;
 
-	*name = r[i].name;
+	*name = r[i].key ? r[i].key : r[i].name;
 	*kind = r[i].kind;
 }
 
@@ -227,13 +227,44 @@ static int add_call_rows(struct summary *s, const struct seg_output_ctx *c)
 	return 0;
 }
 
-static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu_ns,
-		     uint64_t self_ns, uint64_t dev_ns, uint64_t self_dev_ns)
+/* A torch row of (@name, @shapes): keyed by both, so that each shape has its own. */
+static struct summary_row *row_get_shaped(struct summary *s, const char *name, const char *kind,
+					  const char *shapes)
 {
-	struct summary_row *r = row_get(ctx, name, kind);
+	struct summary_row *r;
+	char *key;
+	size_t kl;
+
+	if (!shapes[0])
+		return row_get(s, name, kind);
+	kl = strlen(name) + strlen(shapes) + 2;
+	key = malloc(kl);
+	if (!key)
+		return NULL;
+	snprintf(key, kl, "%s%c%s", name, '\x1f', shapes);
+	r = row_get(s, key, kind);
+	if (r && !r->key) { /* new: named by the name alone, the key kept beside */
+		r->key = r->name;
+		r->name = strdup(name);
+		r->shapes = strdup(shapes);
+		if (!r->name || !r->shapes)
+			r = NULL;
+	}
+	free(key);
+	return r;
+}
+
+static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu_ns,
+		     uint64_t self_ns, uint64_t dev_ns, uint64_t self_dev_ns,
+		     const struct torch_row_shapes *sh)
+{
+	struct summary *s = ctx;
+	struct summary_row *r = row_get_shaped(s, name, kind, s->record_shapes ? sh->key : "");
 
 	if (!r)
 		return -ENOMEM;
+	r->flops = sat_add_u64(r->flops, sh->flops);
+	r->extra_flops = sat_add_u64(r->extra_flops, sh->extra_flops);
 	row_add_cpu(r, cpu_ns, self_ns);
 	r->dev_total_ns = sat_add_u64(r->dev_total_ns, dev_ns);
 	r->dev_self_ns = sat_add_u64(r->dev_self_ns, self_dev_ns);
@@ -246,6 +277,7 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	s->record_shapes = c->record_shapes;
 	s->segment_ns = span_u64(c->seg->start_ns, c->seg->end_ns);
 	err = add_slice_rows(s, c);
 	if (!err && c->seg->nops)
@@ -274,8 +306,11 @@ void summary_free(struct summary *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
 		free(s->rows[i].name);
+		free(s->rows[i].key);
+		free(s->rows[i].shapes);
+	}
 	free(s->rows);
 	pair_index_free(&s->index);
 	memset(s, 0, sizeof(*s));
@@ -412,7 +447,11 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 		o = json_object_new_object();
 		json_object_object_add(o, "name", json_string_obj(r->name));
 		json_object_object_add(o, "kind", json_string_obj(r->kind));
-		json_object_object_add(o, "shapes", json_string_obj(""));
+		json_object_object_add(o, "shapes", json_string_obj(r->shapes ? r->shapes : ""));
+		if (c->with_flops) {
+			json_object_object_add(o, "flops", json_object_new_uint64(r->flops));
+			json_object_object_add(o, "extra_flops", json_object_new_uint64(r->extra_flops));
+		}
 		json_object_object_add(o, "self_cpu_us", seg_meta_us_json(r->cpu_self_ns));
 		json_object_object_add(o, "cpu_us", seg_meta_us_json(r->cpu_total_ns));
 		json_object_object_add(o, "self_device_us", seg_meta_us_json(r->dev_self_ns));
