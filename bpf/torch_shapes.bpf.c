@@ -54,14 +54,18 @@ static __always_inline int arg_word(struct pt_regs *ctx, __u8 loc, __u64 *v)
 	}
 }
 
-/* One TensorImpl into tensors[*nt] and its sizes into dims[*nd..]. */
+/*
+ * One TensorImpl into tensors[ntensors] and its sizes into dims[ndims..]:
+ * only a plain TensorImpl (its vtable) is read; UndefinedTensorImpl is
+ * sent as no dims and numel 0; any other class is bad.
+ */
 static __noinline int read_impl(struct fvbpf_torch_shapes_event *e, __u64 impl,
 				const struct fvbpf_tensor_layout *lay)
 {
-	__u32 k = 0, t = e->ntensors, d = e->ndims, i, n;
+	__u32 k = 0, t = e->ntensors, d = e->ndims, i, n, len = lay->win_len;
 	struct fvbpf_shape_tensor *st;
 	struct shape_scratch *w;
-	__u64 ndim, ool;
+	__u64 ndim, ool, vptr;
 
 	if (t >= FVBPF_SHAPE_TENSORS)
 		return -1;
@@ -69,15 +73,25 @@ static __noinline int read_impl(struct fvbpf_torch_shapes_event *e, __u64 impl,
 	e->ntensors = t + 1;
 	st->bad = 1;
 	st->ndim = 0;
+	st->numel = 0;
 	st->dim0 = d;
 	w = bpf_map_lookup_elem(&shapes_win, &k);
-	if (!w || !impl || bpf_probe_read_user(w->win, sizeof(w->win), (const void *)(impl + lay->win_off)))
+	if (!w || !impl || len < 16 || len > FVBPF_SHAPE_WINDOW ||
+	    bpf_probe_read_user(w->win, len, (const void *)impl))
 		return 0;
-	ndim = *(__u64 *)&w->win[0];
-	if (lay->numel_at > FVBPF_SHAPE_WINDOW - 8 || lay->dtype_at > FVBPF_SHAPE_WINDOW - 2)
+	vptr = *(__u64 *)&w->win[0];
+	if (vptr == lay->vptr_undef && vptr) {
+		st->bad = 0; /* undefined: [] */
 		return 0;
-	st->numel = *(__u64 *)&w->win[lay->numel_at & (FVBPF_SHAPE_WINDOW - 8)];
-	st->dtype = w->win[lay->dtype_at & (FVBPF_SHAPE_WINDOW - 1)];
+	}
+	if (vptr != lay->vptr_dense)
+		return 0;
+	if (lay->sizes_at > FVBPF_SHAPE_WINDOW - 8 * (FVBPF_SHAPE_MAXDIM + 1) ||
+	    lay->numel_at > FVBPF_SHAPE_WINDOW - 8 || lay->dtype_at > FVBPF_SHAPE_WINDOW - 1)
+		return 0;
+	ndim = *(__u64 *)&w->win[lay->sizes_at];
+	st->numel = *(__u64 *)&w->win[lay->numel_at];
+	st->dtype = w->win[lay->dtype_at];
 	if (ndim > FVBPF_SHAPE_MAXDIM || d + ndim > FVBPF_SHAPE_DIMS) {
 		st->ndim = ndim > 255 ? 255 : (__u8)ndim;
 		e->cut = 1;
@@ -91,11 +105,11 @@ static __noinline int read_impl(struct fvbpf_torch_shapes_event *e, __u64 impl,
 		for (i = 0; i < FVBPF_SHAPE_MAXDIM; i++) {
 			if (i >= n)
 				break;
-			e->dims[d + i] = *(__u64 *)&w->win[8 + 8 * i];
+			e->dims[d + i] = *(__u64 *)&w->win[lay->sizes_at + 8 + 8 * i];
 		}
 	} else {
 		/* out of line: sizes, then strides, at least 2 * ndim words */
-		ool = *(__u64 *)&w->win[8];
+		ool = *(__u64 *)&w->win[lay->sizes_at + 8];
 		if (bpf_probe_read_user(&e->dims[d], 8 * FVBPF_SHAPE_MAXDIM, (const void *)ool))
 			return 0;
 	}

@@ -3,10 +3,11 @@
  * --record-shapes: what BPF reads of an operator's arguments at its entry.
  *
  * The loader gives each operator a plan (map "torch_plans", keyed by its
- * torch id): the TensorImpl layout of its library and, per schema argument, what it is and where the System V
- * calling convention put it (a register after the hidden sret pointer, or
- * a stack slot), worked out from the schemas and the c10::TensorImpl
- * layout the target's own torch reported (user/probes/torch_abi.c).  BPF
+ * torch id): the TensorImpl layout of its library and, per schema
+ * argument, what it is and where the System V calling convention put it
+ * (a register after the hidden sret pointer, or a stack slot), worked out
+ * from the schemas, the library's symbols and the layout the target's own
+ * torch reported (user/probes/torch_abi.c, torch_abi_cxx.c).  BPF
  * copies what it finds, bounded; the loader checks every figure (numel is
  * the product of the sizes, sizes fit) before it believes a shape.
  */
@@ -27,7 +28,7 @@
 #define FVBPF_SHAPE_MAXDIM 8    /* dimensions read per tensor */
 #define FVBPF_SHAPE_LIST 8      /* tensors read per tensor list */
 #define FVBPF_SHAPE_INTS 4      /* integers read per int list */
-#define FVBPF_SHAPE_WINDOW 128  /* bytes of a TensorImpl read at once */
+#define FVBPF_SHAPE_WINDOW 256  /* bytes of a TensorImpl read at once, from its start */
 
 /* What an argument is (plan) and what BPF found (record). */
 enum fvbpf_arg_kind {
@@ -52,19 +53,27 @@ struct fvbpf_arg_plan {
 	__u8 loc;
 };
 
-/* The c10::TensorImpl layout of the op's library, offsets from the TensorImpl. */
+/*
+ * The c10::TensorImpl layout of the op's library: offsets from the
+ * TensorImpl, all inside the FVBPF_SHAPE_WINDOW bytes read from it, and
+ * the two vtables trusted in this process: a plain TensorImpl's (any other
+ * class, a nested or opaque tensor, is not read) and UndefinedTensorImpl's.
+ */
 struct fvbpf_tensor_layout {
-	__u32 win_off;          /* start of the window read: sizes_and_strides_.size_ */
+	__u8 sizes_at;          /* sizes_and_strides_: its size_, then inline sizes */
 	__u8 sizes_inline;      /* sizes kept in the struct up to this many dims */
-	__u8 numel_at;          /* numel_'s offset in the window */
-	__u8 dtype_at;          /* data_type_ (caffe2::TypeMeta index) in the window */
-	__u8 pad;
+	__u8 numel_at;          /* numel_ */
+	__u8 dtype_at;          /* data_type_ (caffe2::TypeMeta index) */
+	__u16 win_len;          /* bytes read: up to the last of these fields */
+	__u16 pad;
+	__u64 vptr_dense;       /* a plain TensorImpl's vtable pointer here */
+	__u64 vptr_undef;       /* UndefinedTensorImpl's (0: none) */
 };
 
 struct fvbpf_shape_plan {
 	struct fvbpf_tensor_layout lay;
 	__u8 nargs;
-	__u8 pad[3];
+	__u8 pad[7];
 	struct fvbpf_arg_plan args[FVBPF_SHAPE_ARGS];
 };
 
@@ -100,8 +109,8 @@ struct fvbpf_torch_shapes_event {
 #define FVBPF_SHAPES_FIXED (sizeof(struct fvbpf_torch_shapes_event) - 8 * FVBPF_SHAPE_DIMS)
 
 #ifndef __BPF__
-_Static_assert(sizeof(struct fvbpf_shape_plan) == 44, "shape plan layout");
-_Static_assert(sizeof(struct fvbpf_tensor_layout) == 8, "tensor layout layout");
+_Static_assert(sizeof(struct fvbpf_shape_plan) == 64, "shape plan layout");
+_Static_assert(sizeof(struct fvbpf_tensor_layout) == 24, "tensor layout layout");
 _Static_assert(sizeof(struct fvbpf_torch_shapes_event) ==
 	       32 + 8 + 4 * FVBPF_SHAPE_ARGS + 16 * FVBPF_SHAPE_TENSORS + 8 * FVBPF_SHAPE_DIMS,
 	       "shapes event layout");

@@ -21,7 +21,7 @@
 #define CONV2D "_ZN2at4_ops6conv2d4callERKNS_6TensorES4_RKSt8optionalIS2_EN3c108ArrayRefINS9_6SymIntEEESC_SC_SB_"
 
 static const char report[] =
-	"fvbpf-torch-layout 1\ntorch 2.14.1\nlib 1 2 /x/libtorch_cpu.so\nimpl 56 5 152 160\nundef 47\n"
+	"fvbpf-torch-layout 1\ntorch 2.14.1\nlib 1 2 /x/libtorch_cpu.so\nimpl 56 5 152 160\nvtable 1219576\nundef 47 1219952\n"
 	"op aten::addmm - Tensor Tensor Tensor Tensor Scalar Scalar\n"
 	"op aten::cat - Tensor Tensor[] int\n"
 	"op aten::conv2d - Tensor Tensor Tensor Tensor? SymInt[2] SymInt[2] SymInt[2] SymInt\n"
@@ -67,12 +67,17 @@ static void test_layout(void)
 {
 	struct fvbpf_tensor_layout l;
 
-	CHECK_EQ(torch_abi_layout(report, &l), 0);
-	CHECK(l.win_off == 56 && l.sizes_inline == 5 && l.numel_at == 96 && l.dtype_at == 104);
+	CHECK_EQ(torch_abi_layout(report, 0x7f0000000000, &l), 0);
+	CHECK(l.sizes_at == 56 && l.sizes_inline == 5 && l.numel_at == 152 && l.dtype_at == 160);
+	CHECK_EQ(l.win_len, 162);
+	CHECK(l.vptr_dense == 0x7f0000000000 + 1219576 && l.vptr_undef == 0x7f0000000000 + 1219952);
 	CHECK_EQ(torch_abi_undef_dtype(report), 47);
-	CHECK_EQ(torch_abi_layout("x\nimpl 56 5 400 160\n", &l), -EINVAL); /* numel past the window */
-	CHECK_EQ(torch_abi_layout("x\nimpl 57 5 152 160\n", &l), -EINVAL);
-	CHECK_EQ(torch_abi_layout("x\nimpl 56 0 152 160\n", &l), -EINVAL);
+	/* numel past the window, misaligned, no inline sizes, no vtable, no libc10 */
+	CHECK_EQ(torch_abi_layout("x\nimpl 56 5 400 160\nvtable 8\n", 1, &l), -EINVAL);
+	CHECK_EQ(torch_abi_layout("x\nimpl 57 5 152 160\nvtable 8\n", 1, &l), -EINVAL);
+	CHECK_EQ(torch_abi_layout("x\nimpl 56 0 152 160\nvtable 8\n", 1, &l), -EINVAL);
+	CHECK_EQ(torch_abi_layout("x\nimpl 56 5 152 160\n", 1, &l), -EINVAL);
+	CHECK_EQ(torch_abi_layout(report, 0, &l), -EINVAL);
 	CHECK_EQ(torch_abi_undef_dtype("x\n"), -1);
 }
 

@@ -189,23 +189,32 @@ int torch_abi_undef_dtype(const char *text)
 	return l && sscanf(l + 7, "%u", &v) == 1 && v < 65536 ? (int)v : -1;
 }
 
-int torch_abi_layout(const char *text, struct fvbpf_tensor_layout *lay)
+int torch_abi_layout(const char *text, uint64_t c10_base, struct fvbpf_tensor_layout *lay)
 {
-	const char *l = strstr(text, "\nimpl ");
-	unsigned int so, inl, numel, dt;
+	const char *l = strstr(text, "\nimpl "), *v = strstr(text, "\nvtable "), *u;
+	unsigned int so, inl, numel, dt, end;
+	unsigned long long dense, undef;
 
-	if (!l || sscanf(l + 6, "%u %u %u %u", &so, &inl, &numel, &dt) != 4)
+	if (!l || sscanf(l + 6, "%u %u %u %u", &so, &inl, &numel, &dt) != 4 || !v ||
+	    sscanf(v + 8, "%llu", &dense) != 1 || !dense || !c10_base)
 		return -EINVAL;
-	/* the window starts at sizes_and_strides_ and holds numel_ and data_type_ */
-	if (so > 4096 || so % 8 || inl < 1 || inl > FVBPF_SHAPE_MAXDIM || numel < so ||
-	    numel % 8 || numel - so > FVBPF_SHAPE_WINDOW - 8 || dt < so ||
-	    dt - so > FVBPF_SHAPE_WINDOW - 2 || 8 + 8 * inl > FVBPF_SHAPE_WINDOW)
+	if (so % 8 || numel % 8 || inl < 1 || inl > FVBPF_SHAPE_MAXDIM ||
+	    so > FVBPF_SHAPE_WINDOW - 8 * (FVBPF_SHAPE_MAXDIM + 1) || numel > FVBPF_SHAPE_WINDOW - 8 ||
+	    dt > FVBPF_SHAPE_WINDOW - 2)
 		return -EINVAL;
 	memset(lay, 0, sizeof(*lay));
-	lay->win_off = so;
+	lay->sizes_at = (uint8_t)so;
 	lay->sizes_inline = (uint8_t)inl;
-	lay->numel_at = (uint8_t)(numel - so);
-	lay->dtype_at = (uint8_t)(dt - so);
+	lay->numel_at = (uint8_t)numel;
+	lay->dtype_at = (uint8_t)dt;
+	end = so + 8 * (inl + 1);
+	end = numel + 8 > end ? numel + 8 : end;
+	end = dt + 2 > end ? dt + 2 : end;
+	lay->win_len = (uint16_t)end;
+	lay->vptr_dense = c10_base + dense;
+	u = strstr(text, "\nundef ");
+	if (u && sscanf(u + 7, "%*u %llu", &undef) == 1 && undef)
+		lay->vptr_undef = c10_base + undef;
 	return 0;
 }
 

@@ -50,8 +50,13 @@ int torch_abi_cxx_plan(const char *mangled, bool sret, struct fvbpf_shape_plan *
  * 0 and @schema takes the symbol's placement, or -ENOTSUP. */
 int torch_abi_agree(struct fvbpf_shape_plan *schema, const struct fvbpf_shape_plan *cxx);
 
-/* The "impl SIZES INLINE NUMEL DTYPE" line's offsets as a layout: 0 or -EINVAL. */
-int torch_abi_layout(const char *text, struct fvbpf_tensor_layout *lay);
+/*
+ * The layout from the report's "impl SIZES INLINE NUMEL DTYPE" line and its
+ * vtables from "vtable OFF" and "undef DTYPE OFF" (offsets into libc10.so,
+ * mapped at @c10_base in the target): 0, or -EINVAL (no plain TensorImpl
+ * vtable, an offset past the window).
+ */
+int torch_abi_layout(const char *text, uint64_t c10_base, struct fvbpf_tensor_layout *lay);
 
 /*
  * The dtype index of c10::UndefinedTensorImpl (an undefined tensor: sizes

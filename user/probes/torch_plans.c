@@ -5,9 +5,30 @@
 #include <string.h>
 
 #include "util/log.h"
+#include "target/proc_maps.h"
 #include "target/torch_layout.h"
 #include "probes/torch_abi.h"
 #include "probes/torch_plans.h"
+
+static int c10_cb(const struct proc_map *m, void *arg)
+{
+	const char *base = strrchr(m->path, '/');
+
+	base = base ? base + 1 : m->path;
+	if (!proc_map_is_file(m) || m->pgoff || strncmp(base, "libc10.so", 9))
+		return 0;
+	*(uint64_t *)arg = m->start;
+	return 1;
+}
+
+/* Where the target maps libc10.so's first page (its vtables' base), 0 none. */
+static uint64_t c10_base(pid_t pid)
+{
+	uint64_t base = 0;
+
+	proc_maps_foreach(pid, c10_cb, &base);
+	return base;
+}
 
 static int put_plans(struct torch_probes *tp, struct torch_table *tt, const struct torch_file *tf,
 		     uint32_t base, const struct torch_schemas *ts, const struct fvbpf_tensor_layout *lay,
@@ -57,9 +78,9 @@ int torch_plans_install(struct torch_probes *tp, struct torch_table *tt, const s
 		snprintf(tp->shapes_why, sizeof(tp->shapes_why), "%s", why[0] ? why : strerror(-err));
 		goto out;
 	}
-	if (torch_abi_layout(r.text, &lay)) {
+	if (torch_abi_layout(r.text, c10_base(tp->pid), &lay)) {
 		snprintf(tp->shapes_why, sizeof(tp->shapes_why),
-			 "the TensorImpl layout of this torch was not recognised");
+			 "the TensorImpl layout of this torch (or its libc10.so) was not recognised");
 		err = -ENOTSUP;
 		goto out;
 	}
@@ -72,7 +93,7 @@ int torch_plans_install(struct torch_probes *tp, struct torch_table *tt, const s
 	else
 		log_info("pid %d: shapes of %u of %zu torch operators (%zu schemas, TensorImpl sizes at "
 			 "+%u, build %s, %s %.1f s)", tp->pid, tp->nplans, tf->nops,
-			 torch_schemas_count(ts), lay.win_off, r.build_id[0] ? r.build_id : "without id",
+			 torch_schemas_count(ts), lay.sizes_at, r.build_id[0] ? r.build_id : "without id",
 			 r.cached ? "cached" : "measured in", r.run_s);
 out:
 	if (err)

@@ -106,6 +106,11 @@ static int cache_read(const char *path, struct torch_layout_report *r)
 	r->text[n] = '\0';
 	r->len = (size_t)n;
 	r->cached = true;
+	if (strncmp(r->text, TORCH_LAYOUT_HEADER, strlen(TORCH_LAYOUT_HEADER))) {
+		torch_layout_free(r);
+		r->cached = false;
+		return -ESTALE;
+	}
 	return 0;
 }
 
@@ -359,6 +364,10 @@ int torch_layout_get(pid_t pid, int fd, const struct stat *st, const char *libpa
 			return 0;
 	}
 	err = run_sibling(pid, libpath, r, why, wlen);
+	if (!err && strncmp(r->text, TORCH_LAYOUT_HEADER, strlen(TORCH_LAYOUT_HEADER))) {
+		snprintf(why, wlen, "the target's python gave no layout report");
+		err = -EPROTO;
+	}
 	if (!err && !same_lib(r, st)) {
 		snprintf(why, wlen, "the target's python imports another torch than the one it maps");
 		err = -ESTALE;

@@ -18,6 +18,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+/* A report's first line: what the script prints, and what a cache entry
+ * must start with to be read (an older script's entry is measured again). */
+#define TORCH_LAYOUT_HEADER "fvbpf-torch-layout 2\n"
 #define TORCH_LAYOUT_MAX_BYTES (4u << 20)   /* a report (4,400 schemas: ~300 KB) */
 #define TORCH_LAYOUT_TIMEOUT_S 120          /* importing torch: seconds on a busy VM */
 
