@@ -26,9 +26,9 @@ need_torch() { # PY
 	fi
 }
 
-start_shapes() { # PY STEPS
+start_shapes() { # PY STEPS [--odd]
 	need_torch "$1"
-	"$1" "$SHAPES" run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
+	"$1" "$SHAPES" ${3:-} run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
 	WL_PIDS+=($!)
 	disown
 	local i
@@ -51,9 +51,9 @@ run_steps() {
 	touch "$BATS_TEST_TMPDIR/exit"
 }
 
-oracle() { # PY
+oracle() { # PY [--odd]
 	need_torch "$1" || return 1
-	"$1" "$SHAPES" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+	"$1" "$SHAPES" ${2:-} oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
 }
 
 # shapes_match PY [fvbpf option...]: two step segments equal to the oracle's.
@@ -136,4 +136,16 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	grep -q 'shapes of .*TensorImpl sizes at +[1-9][0-9]*, .*measured in' "$FV_ERR"
 	run_steps
 	[ "$FV_STATUS" -eq 0 ]
+}
+
+@test "torch: a nested tensor's shape is unknown and counted, never wrong; no row torch did not record" {
+	oracle "$PY214" --odd
+	start_shapes "$PY214" 4 --odd
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes --with-flops
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$SCHECK" --odd "$BATS_TEST_TMPDIR/oracle.json" "$OUT" 0 1
+	echo "$output"
+	assert_success
+	assert_line --partial "segment 1: "
 }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 """Compare fvbpf's --record-shapes --with-flops segments with torch.profiler's.
 
-  torch_shapes_check.py ORACLE.json DIR SEGMENT...
+  torch_shapes_check.py [--odd] ORACLE.json DIR SEGMENT...
 
 ORACLE.json: torch_shapes.py oracle (key_averages(group_by_input_shape=True)
 of one step with record_shapes and with_flops, and Kineto's Input Dims per
@@ -12,7 +12,12 @@ flops for its (name, shapes), except shapes fvbpf must not read: ops on a
 tensor of more than 8 dims come out unknown (no row of their own; counted
 in metadata.torch_shapes_unknown, equal to the oracle's count of them).
 The trace's cpu_op slices must carry the oracle's Input Dims, as a multiset
-per op name (the unknown ones aside).  Prints what it compared; exits 1 on
+per op name (the unknown ones aside).  --odd (torch_shapes.py --odd):
+a nested tensor and a wrapper subclass in the step; fvbpf calls the nested
+one unknown and does not see the wrapper's inner call at all (it goes
+through the boxed dispatcher, no at::_ops entry), so there each fvbpf row
+must be one of the oracle's with at most its count, never a shape torch
+did not record, and at least one more unknown than the 9-d tensor gives.  Prints what it compared; exits 1 on
 a mismatch or an oracle too small to mean anything.
 """
 import collections
@@ -30,6 +35,9 @@ def too_deep(shapes):
 
 
 def main():
+    odd = sys.argv[1] == "--odd"
+    if odd:
+        del sys.argv[1]
     oracle = json.load(open(sys.argv[1]))
     d = sys.argv[2]
     ok = True
@@ -52,20 +60,24 @@ def main():
         for r in summ["rows"]:
             if r["kind"] == "cpu_op" and r["name"].startswith("aten::") and r["shapes"]:
                 got[(r["name"], r["shapes"])] = (r["count"], r["flops"])
-        bad = sorted((k, want.get(k), got.get(k)) for k in set(want) | set(got)
-                     if want.get(k) != got.get(k))
+        if odd:
+            bad = sorted((k, want.get(k), got.get(k)) for k in got
+                         if k not in want or got[k][0] > want[k][0])
+        else:
+            bad = sorted((k, want.get(k), got.get(k)) for k in set(want) | set(got)
+                         if want.get(k) != got.get(k))
         unk = summ["metadata"]["torch_shapes_unknown"]
         print("segment %s: %d (name, shapes) rows, %d with flops, %d unknown (oracle %d), "
               "mismatches %s" % (seg, len(got), sum(1 for v in got.values() if v[1]), unk,
                                  unknown, bad[:6]))
-        ok = ok and not bad and unk == unknown
+        ok = ok and not bad and (unk > unknown if odd else unk == unknown)
         ev = json.load(open(base % "trace"))["traceEvents"]
         dims = collections.defaultdict(list)
         for e in ev:
             if e.get("cat") == "cpu_op" and e["name"].startswith("aten::") and \
                     "Input Dims" in e["args"]:
                 dims[e["name"]].append(json.dumps(e["args"]["Input Dims"]))
-        for name, lst in oracle["dims"].items():
+        for name, lst in ([] if odd else oracle["dims"].items()):
             exp = sorted(json.dumps(x) for x in lst if not too_deep(json.dumps(x)))
             if sorted(dims.get(name, [])) != exp:
                 print("  Input Dims of %s: got %s, want %s" % (name, sorted(dims.get(name, []))[:3],

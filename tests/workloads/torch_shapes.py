@@ -7,6 +7,10 @@ view, a 9-d tensor (past the 8 dims fvbpf reads: its shape must come out
 unknown, never wrong) and their backward ops, each step inside the
 record_function scope "shapes_step".
 
+  --odd (first argument, any mode): the step also multiplies a nested
+  tensor (its TensorImpl is not a plain one: fvbpf must call it unknown)
+  and a wrapper subclass with __torch_dispatch__.
+
   torch_shapes.py oracle            one step under torch.profiler(record_shapes=True,
                                     with_flops=True): prints one JSON line
                                     {"rows": [[name, shapes, count, flops]...],
@@ -25,6 +29,33 @@ import torch.nn.functional as F
 
 torch.set_num_threads(1)
 torch.manual_seed(0)
+
+ODD = len(sys.argv) > 1 and sys.argv[1] == "--odd"
+if ODD:
+    del sys.argv[1]
+    from torch.utils._pytree import tree_map
+
+    class Wrapper(torch.Tensor):
+        """A wrapper subclass: its own TensorImpl sizes, ops redispatched in Python."""
+
+        @staticmethod
+        def __new__(cls, e):
+            return torch.Tensor._make_wrapper_subclass(cls, e.shape, dtype=e.dtype,
+                                                       strides=e.stride())
+
+        def __init__(self, e):
+            self.e = e
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            def un(x):
+                return x.e if isinstance(x, Wrapper) else x
+
+            out = func(*tree_map(un, args), **tree_map(un, kwargs or {}))
+            return tree_map(lambda x: Wrapper(x) if isinstance(x, torch.Tensor) else x, out)
+
+    nested = torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)])
+    wrapped = Wrapper(torch.randn(3, 5))
 
 x = torch.randn(8, 24, requires_grad=True)
 w = torch.randn(40, 24, requires_grad=True)
@@ -57,6 +88,9 @@ def step():
         torch.add(a6, a6)
         torch.cat([x, x], 0)
         m.t().mm(m)  # a non-contiguous view into mm
+        if ODD:
+            nested * 2.0
+            torch.mul(wrapped, 2.0)
         loss = (y.sum() + y2.sum() + c.sum())
         loss.backward()
     x.grad = w.grad = b.grad = cw.grad = None
