@@ -40,13 +40,24 @@ static int put_plans(struct torch_probes *tp, struct torch_table *tt, const stru
 	uint32_t id;
 	size_t i;
 
+	int err;
+
 	for (i = 0; i < tf->n; i++) {
 		if (tf->syms[i].kind != TORCH_OP)
 			continue;
 		memset(&plan, 0, sizeof(plan));
-		if (torch_schemas_plan(ts, tf->syms[i].name, tf->syms[i].overload, tf->syms[i].mangled,
-				       &plan, sig))
+		err = torch_schemas_plan(ts, tf->syms[i].name, tf->syms[i].overload,
+					 tf->syms[i].mangled, &plan, sig);
+		if (err) {
+			/* its shapes will be unknown: say which, with -v */
+			tp->noplan_schema += err == -ENOENT;
+			tp->noplan_types += err != -ENOENT;
+			log_debug("pid %d: no shapes for %s%s%s: %s", tp->pid, tf->syms[i].name,
+				  tf->syms[i].overload[0] ? "." : "", tf->syms[i].overload,
+				  err == -ENOENT ? "no schema" :
+				  "argument types not understood, or schema and symbol disagree");
 			continue;
+		}
 		plan.lay = *lay;
 		n = strlen(sig);
 		if (undef >= 0)
@@ -91,8 +102,9 @@ int torch_plans_install(struct torch_probes *tp, struct torch_table *tt, const s
 		snprintf(tp->shapes_why, sizeof(tp->shapes_why), "cannot install plans: %s",
 			 strerror(-err));
 	else
-		log_info("pid %d: shapes of %u of %zu torch operators (%zu schemas, TensorImpl sizes at "
-			 "+%u, build %s, %s %.1f s)", tp->pid, tp->nplans, tf->nops,
+		log_info("pid %d: shapes of %u of %zu torch operators (%u without a schema, %u with "
+			 "types not understood; %zu schemas, TensorImpl sizes at +%u, build %s, %s %.1f s)",
+			 tp->pid, tp->nplans, tf->nops, tp->noplan_schema, tp->noplan_types,
 			 torch_schemas_count(ts), lay.sizes_at, r.build_id[0] ? r.build_id : "without id",
 			 r.cached ? "cached" : "measured in", r.run_s);
 out:

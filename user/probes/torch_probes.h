@@ -48,6 +48,7 @@ struct torch_probes {
 	bool warned;
 	/* --record-shapes: plans in BPF for ids plan_base.. (deleted at detach) */
 	uint32_t plan_base, plan_n, nplans;
+	uint32_t noplan_schema, noplan_types;  /* ops without: no schema, types not understood */
 	int plans_fd;
 	char shapes_why[160];   /* why this process has no shapes ("" it has) */
 	/* torch, CUDA, CUPTI and NCCL libraries the process maps (manifest) */
