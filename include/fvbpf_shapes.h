@@ -22,7 +22,7 @@
 
 #include "fvbpf_events.h"
 
-#define FVBPF_SHAPE_ARGS 16     /* schema arguments described; later ones: unknown */
+#define FVBPF_SHAPE_ARGS 24     /* schema arguments described; ops with more: no plan */
 #define FVBPF_SHAPE_TENSORS 16  /* tensors read per call (lists included) */
 #define FVBPF_SHAPE_DIMS 40     /* sizes and integers copied per call */
 #define FVBPF_SHAPE_MAXDIM 8    /* dimensions read per tensor */
@@ -109,7 +109,7 @@ struct fvbpf_torch_shapes_event {
 #define FVBPF_SHAPES_FIXED (sizeof(struct fvbpf_torch_shapes_event) - 8 * FVBPF_SHAPE_DIMS)
 
 #ifndef __BPF__
-_Static_assert(sizeof(struct fvbpf_shape_plan) == 64, "shape plan layout");
+_Static_assert(sizeof(struct fvbpf_shape_plan) == 32 + 2 * FVBPF_SHAPE_ARGS, "shape plan layout");
 _Static_assert(sizeof(struct fvbpf_tensor_layout) == 24, "tensor layout layout");
 _Static_assert(sizeof(struct fvbpf_torch_shapes_event) ==
 	       32 + 8 + 4 * FVBPF_SHAPE_ARGS + 16 * FVBPF_SHAPE_TENSORS + 8 * FVBPF_SHAPE_DIMS,

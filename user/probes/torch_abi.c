@@ -64,6 +64,7 @@ static const struct abi_type abi_types[] = {
 	{ "float[]", C_INT2, FVBPF_ARG_OTHER, TORCH_SIG_INTS },
 	{ "Scalar[]", C_INT2, FVBPF_ARG_OTHER, TORCH_SIG_INTS },
 	{ "Dimname[]", C_INT2, FVBPF_ARG_OTHER, TORCH_SIG_OTHER },
+	{ "Stream", C_INT2, FVBPF_ARG_OTHER, TORCH_SIG_OTHER },        /* 16 bytes, trivial */
 };
 
 /* Returns in rax/xmm0: everything else is a class returned through sret. */

@@ -48,6 +48,8 @@ static const struct cxx_type cxx_types[] = {
 	{ "std::optional<std::basic_string_view<", false, C_MEM3, FVBPF_ARG_OTHER },
 	{ "std::optional<c10::basic_string_view<", false, C_MEM3, FVBPF_ARG_OTHER },
 	{ "c10::OptionalArrayRef<", false, C_MEM3, FVBPF_ARG_OTHER },
+	{ "std::optional<c10::ArrayRef<", false, C_MEM3, FVBPF_ARG_OTHER },
+	{ "c10::Stream", true, C_INT2, FVBPF_ARG_OTHER },
 	{ "std::basic_string_view<", false, C_INT2, FVBPF_ARG_OTHER },
 	{ "c10::basic_string_view<", false, C_INT2, FVBPF_ARG_OTHER },
 	{ "std::array<bool, ", false, C_INT1, FVBPF_ARG_OTHER },
