@@ -4,6 +4,7 @@
  * the key_averages rules of the summary (self time, device time, the
  * same-name only-child merge), on segments built by hand.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
