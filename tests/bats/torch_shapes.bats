@@ -51,6 +51,17 @@ run_steps() {
 	touch "$BATS_TEST_TMPDIR/exit"
 }
 
+# wait_shapes: until fvbpf says the plans are in (the first attach of a
+# build measures it in the target's python, seconds on a busy machine).
+wait_shapes() {
+	local i
+	for i in $(seq 2400); do
+		grep -q 'shapes of [0-9]* of [0-9]* torch operators\|no operator shapes' "$FV_ERR" && break
+		sleep 0.05
+	done
+	grep -q 'shapes of [0-9]* of [0-9]* torch operators' "$FV_ERR" || { cat "$FV_ERR" >&2; return 1; }
+}
+
 oracle() { # PY [--odd]
 	need_torch "$1" || return 1
 	"$1" "$SHAPES" ${2:-} oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
@@ -63,7 +74,7 @@ shapes_match() {
 	oracle "$py"
 	start_shapes "$py" 4
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 "$@"
-	grep -q 'shapes of [0-9]* of [0-9]* torch operators' "$FV_ERR"
+	wait_shapes
 	run_steps
 	[ "$FV_STATUS" -eq 0 ]
 	run python3 "$SCHECK" "$BATS_TEST_TMPDIR/oracle.json" "$OUT" 0 1
@@ -100,6 +111,7 @@ assert len(u) == 1, u
 	rm -rf "$OUT" "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/done" "$BATS_TEST_TMPDIR/exit"
 	start_shapes "$PY213" 2
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 1 --record-shapes
+	wait_shapes
 	grep -q 'shapes of [0-9]* of [0-9]* torch operators .*cached' "$FV_ERR"
 	run_steps
 	[ "$FV_STATUS" -eq 0 ]
@@ -133,6 +145,7 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	printf 'fvbpf-torch-layout 1\nimpl 8 5 16 24\n' >"$FVBPF_CACHE_DIR/torch-layout-$id.txt"
 	chmod 666 "$FVBPF_CACHE_DIR/torch-layout-$id.txt"
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 1 --record-shapes
+	wait_shapes
 	grep -q 'shapes of .*TensorImpl sizes at +[1-9][0-9]*, .*measured in' "$FV_ERR"
 	run_steps
 	[ "$FV_STATUS" -eq 0 ]
@@ -142,6 +155,7 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	oracle "$PY214" --odd
 	start_shapes "$PY214" 4 --odd
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes --with-flops
+	wait_shapes
 	run_steps
 	[ "$FV_STATUS" -eq 0 ]
 	run python3 "$SCHECK" --odd "$BATS_TEST_TMPDIR/oracle.json" "$OUT" 0 1

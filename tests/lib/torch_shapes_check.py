@@ -66,6 +66,14 @@ def main():
         else:
             bad = sorted((k, want.get(k), got.get(k)) for k in set(want) | set(got)
                          if want.get(k) != got.get(k))
+        # fvbpf's extra column where torch counts none: attention, 4*B*H*Lq*Lk*D
+        for r in summ["rows"]:
+            if r["name"] == "aten::scaled_dot_product_attention" and r["shapes"]:
+                qs, ks = json.loads(r["shapes"])[:2]
+                exp = r["count"] * 4 * qs[0] * qs[1] * qs[2] * ks[2] * qs[3]
+                print("  %s %s extra_flops %d (expected %d)" % (r["name"], r["shapes"],
+                                                                r["extra_flops"], exp))
+                ok = ok and r["extra_flops"] == exp
         unk = summ["metadata"]["torch_shapes_unknown"]
         print("segment %s: %d (name, shapes) rows, %d with flops, %d unknown (oracle %d), "
               "mismatches %s" % (seg, len(got), sum(1 for v in got.values() if v[1]), unk,

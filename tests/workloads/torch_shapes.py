@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 """A deterministic CPU step for --record-shapes and --with-flops, no fvbpf
 code: linear (with and without bias), addmm, mm, bmm, baddbmm, conv2d
-(plain, strided and padded, grouped), mul and add (a 6-d tensor, sizes
+(plain, strided and padded, grouped), scaled_dot_product_attention, mul and add (a 6-d tensor, sizes
 out of line; 0-d and empty tensors), cat (a tensor list), a non-contiguous
 view, a 9-d tensor (past the 8 dims fvbpf reads: its shape must come out
 unknown, never wrong) and their backward ops, each step inside the
@@ -71,6 +71,7 @@ a9 = torch.ones(1, 1, 1, 1, 1, 1, 1, 1, 2)
 zero_d = torch.tensor(3.0)
 empty = torch.empty(0, 3)
 m = torch.randn(24, 8)
+q, k, v = torch.randn(2, 4, 6, 8), torch.randn(2, 4, 5, 8), torch.randn(2, 4, 5, 8)
 
 
 def step():
@@ -88,6 +89,7 @@ def step():
         torch.add(a6, a6)
         torch.cat([x, x], 0)
         m.t().mm(m)  # a non-contiguous view into mm
+        F.scaled_dot_product_attention(q, k, v)
         if ODD:
             nested * 2.0
             torch.mul(wrapped, 2.0)

@@ -368,7 +368,14 @@ static void row_line(FILE *f, const struct summary *s, const struct summary_row 
 			ms(r->dev_total_ns / (r->dev_count ? r->dev_count : r->count)));
 	else
 		fprintf(f, "%12s %11s ", "-", "-");
-	fprintf(f, "%8.1f%%  %s\n", share(s, r), r->kind);
+	fprintf(f, "%8.1f%%  %s", share(s, r), r->kind);
+	/* --record-shapes, --with-flops: fvbpf's own digits, safe to print */
+	if (r->shapes)
+		fprintf(f, "  shapes %s", r->shapes);
+	if (r->flops || r->extra_flops)
+		fprintf(f, "  flops %llu extra %llu", (unsigned long long)r->flops,
+			(unsigned long long)r->extra_flops);
+	fputc('\n', f);
 }
 
 int summary_write_text(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
@@ -429,6 +436,26 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 	return m;
 }
 
+/*
+ * --with-flops: the segment's FLOPs (torch's count and the extra one) and,
+ * when the GPU time is known, what they make per second of GPU busy time.
+ */
+static void flops_json(json_object *m, const struct summary *s)
+{
+	uint64_t flops = 0, extra = 0;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		flops = sat_add_u64(flops, s->rows[i].flops);
+		extra = sat_add_u64(extra, s->rows[i].extra_flops);
+	}
+	json_object_object_add(m, "flops", json_object_new_uint64(flops));
+	json_object_object_add(m, "extra_flops", json_object_new_uint64(extra));
+	if (s->has_device_time && s->gpu_busy_ns)
+		json_object_object_add(m, "flops_per_gpu_busy_s",
+				       json_object_new_double((double)flops * 1e9 / (double)s->gpu_busy_ns));
+}
+
 int summary_write_json(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
 	json_object *root = json_object_new_object(), *rows = json_object_new_array(), *o;
@@ -442,6 +469,8 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 		return -ENOMEM;
 	}
 	json_object_object_add(root, "metadata", metadata_json(s, c));
+	if (c->with_flops)
+		flops_json(json_object_object_get(root, "metadata"), s);
 	for (i = 0; i < s->n; i++) {
 		r = &s->rows[i];
 		o = json_object_new_object();

@@ -2,6 +2,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/log.h"
@@ -72,32 +73,23 @@ static int put_plans(struct torch_probes *tp, struct torch_table *tt, const stru
 	return 0;
 }
 
-int torch_plans_install(struct torch_probes *tp, struct torch_table *tt, const struct torch_file *tf,
-			uint32_t base, int fd, const struct stat *st, int plans_fd)
+/* The report in hand: plans for @tf's ops into BPF.  0 or -errno (said). */
+static int install(struct torch_probes *tp, struct torch_table *tt, const struct torch_file *tf,
+		   const struct torch_layout_report *r)
 {
-	struct torch_layout_report r;
 	struct fvbpf_tensor_layout lay;
 	struct torch_schemas *ts = NULL;
-	char why[160];
 	int err;
 
-	tp->plans_fd = plans_fd;
-	tp->plan_base = base;
-	tp->plan_n = (uint32_t)tf->n;
-	err = torch_layout_get(tp->pid, fd, st, tp->path, &r, why, sizeof(why));
-	if (err) {
-		snprintf(tp->shapes_why, sizeof(tp->shapes_why), "%s", why[0] ? why : strerror(-err));
-		goto out;
-	}
-	if (torch_abi_layout(r.text, c10_base(tp->pid), &lay)) {
+	if (torch_abi_layout(r->text, c10_base(tp->pid), &lay)) {
 		snprintf(tp->shapes_why, sizeof(tp->shapes_why),
 			 "the TensorImpl layout of this torch (or its libc10.so) was not recognised");
 		err = -ENOTSUP;
 		goto out;
 	}
-	err = torch_schemas_parse(r.text, &ts);
+	err = torch_schemas_parse(r->text, &ts);
 	if (!err)
-		err = put_plans(tp, tt, tf, base, ts, &lay, torch_abi_undef_dtype(r.text));
+		err = put_plans(tp, tt, tf, tp->plan_base, ts, &lay, torch_abi_undef_dtype(r->text));
 	if (err)
 		snprintf(tp->shapes_why, sizeof(tp->shapes_why), "cannot install plans: %s",
 			 strerror(-err));
@@ -105,20 +97,82 @@ int torch_plans_install(struct torch_probes *tp, struct torch_table *tt, const s
 		log_info("pid %d: shapes of %u of %zu torch operators (%u without a schema, %u with "
 			 "types not understood; %zu schemas, TensorImpl sizes at +%u, build %s, %s %.1f s)",
 			 tp->pid, tp->nplans, tf->nops, tp->noplan_schema, tp->noplan_types,
-			 torch_schemas_count(ts), lay.sizes_at, r.build_id[0] ? r.build_id : "without id",
-			 r.cached ? "cached" : "measured in", r.run_s);
+			 torch_schemas_count(ts), lay.sizes_at, r->build_id[0] ? r->build_id : "without id",
+			 r->cached ? "cached" : "measured in", r->run_s);
 out:
 	if (err)
 		log_warn("pid %d: no operator shapes: %s", tp->pid, tp->shapes_why);
 	torch_schemas_free(ts);
-	torch_layout_free(&r);
-	return err ? err : (int)tp->nplans;
+	return err;
+}
+
+/* The measurement is over (@rc from start or poll): install or say why not. */
+static void settle(struct torch_probes *tp, struct torch_table *tt, int rc, const char *why)
+{
+	if (rc > 0)
+		install(tp, tt, tp->plans_tf, &tp->plans_job->r);
+	else if (rc < 0) {
+		snprintf(tp->shapes_why, sizeof(tp->shapes_why), "%s", why[0] ? why : strerror(-rc));
+		log_warn("pid %d: no operator shapes: %s", tp->pid, tp->shapes_why);
+	}
+	if (rc)
+		torch_plans_cancel(tp);
+}
+
+int torch_plans_start(struct torch_probes *tp, struct torch_table *tt, struct torch_file *tf,
+		      uint32_t base, int fd, const struct stat *st, int plans_fd)
+{
+	char why[160];
+	int rc;
+
+	tp->plans_fd = plans_fd;
+	tp->plan_base = base;
+	tp->plan_n = (uint32_t)tf->n;
+	tp->plans_job = calloc(1, sizeof(*tp->plans_job));
+	tp->plans_tf = malloc(sizeof(*tp->plans_tf));
+	if (!tp->plans_job || !tp->plans_tf) {
+		free(tp->plans_tf);
+		tp->plans_tf = NULL;
+		settle(tp, tt, -ENOMEM, "");
+		return -ENOMEM;
+	}
+	*tp->plans_tf = *tf; /* kept until the report comes: the caller's is emptied */
+	memset(tf, 0, sizeof(*tf));
+	rc = torch_layout_start(tp->pid, fd, st, tp->path, tp->plans_job, why, sizeof(why));
+	if (!rc)
+		log_info("pid %d: measuring this torch build's TensorImpl layout and schemas in its own "
+			 "python (once per build); operator shapes follow", tp->pid);
+	settle(tp, tt, rc, why);
+	return rc < 0 ? rc : 0;
+}
+
+void torch_plans_poll(struct torch_probes *tp, struct torch_table *tt)
+{
+	char why[160];
+
+	if (tp->plans_job)
+		settle(tp, tt, torch_layout_poll(tp->plans_job, why, sizeof(why)), why);
+}
+
+void torch_plans_cancel(struct torch_probes *tp)
+{
+	if (tp->plans_job) {
+		torch_layout_job_free(tp->plans_job);
+		free(tp->plans_job);
+		tp->plans_job = NULL;
+	}
+	if (tp->plans_tf) {
+		torch_file_free(tp->plans_tf);
+		free(tp->plans_tf);
+		tp->plans_tf = NULL;
+	}
 }
 
 void torch_plans_remove(struct torch_probes *tp)
 {
 	uint32_t i, id;
 
+	torch_plans_cancel(tp);
 	if (tp->plans_fd < 0 || !tp->nplans)
 		return;
 	for (i = 0; i < tp->plan_n; i++) {

@@ -15,10 +15,18 @@
 #include "probes/torch_ops.h"
 #include "probes/torch_probes.h"
 
-/* Plans for @tf's ops, ids @base..: the count installed (tp->nplans,
- * tp->shapes_why when none), or -errno.  @fd/@st: the mapped file. */
-int torch_plans_install(struct torch_probes *tp, struct torch_table *tt, const struct torch_file *tf,
-			uint32_t base, int fd, const struct stat *st, int plans_fd);
+/*
+ * Plans for @tf's ops, ids @base.. (@fd/@st: the mapped file): installed
+ * now when the report is cached, else once the target's python has
+ * measured it (torch_plans_poll); @tf is taken over (emptied).  0, or
+ * -errno (said, in tp->shapes_why).
+ */
+int torch_plans_start(struct torch_probes *tp, struct torch_table *tt, struct torch_file *tf,
+		      uint32_t base, int fd, const struct stat *st, int plans_fd);
+/* A measurement in flight: installs its plans once it has ended.  Never blocks. */
+void torch_plans_poll(struct torch_probes *tp, struct torch_table *tt);
+/* Stop a measurement in flight (kills the sibling). */
+void torch_plans_cancel(struct torch_probes *tp);
 /* Delete this process's plans from the map. */
 void torch_plans_remove(struct torch_probes *tp);
 

@@ -246,16 +246,17 @@ static int discover_attach(struct torch_probes *tp, struct torch_table *tt,
 		log_warn("pid %d: %zu torch operators named by prefix, %zu by their struct name "
 			 "(no .symtab in %s)", tp->pid, tf.named_prefix, tf.unnamed, c->path);
 	err = add_ids(tt, &tf, &base);
-	snprintf(tp->path, sizeof(tp->path), "%s", c->path);
-	if (!err && pr->plans_fd >= 0)
-		torch_plans_install(tp, tt, &tf, base, fd, &st, pr->plans_fd); /* says why not */
-	close(fd);
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	if (!err && tf.n)
 		err = attach_all(tp, &tf, kpath, base, pr);
 	if (!err)
 		attach_eval(tp, tt, &tf, kpath, pr, &c->m);
 	tp->attach_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	snprintf(tp->path, sizeof(tp->path), "%s", c->path);
+	/* --record-shapes: takes tf over; ops seen before their plans are unknown */
+	if (!err && pr->plans_fd >= 0)
+		torch_plans_start(tp, tt, &tf, base, fd, &st, pr->plans_fd); /* says why not */
+	close(fd);
 	torch_file_free(&tf);
 	if (err)
 		log_warn("pid %d: cannot attach torch operator probes: %s", tp->pid, strerror(-err));
@@ -267,6 +268,7 @@ int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const str
 	struct find_ctx *c;
 	int err;
 
+	torch_plans_poll(tp, tt);
 	if (tp->found)
 		return 0;
 	c = malloc(sizeof(*c));

@@ -16,6 +16,9 @@
 
 #include "util/name_table.h"
 
+struct torch_layout_job;
+struct torch_file;
+
 /* What a cookie id stands for: session-wide, shared by all processes. */
 struct torch_id {
 	uint32_t name;          /* in torch_table.names */
@@ -51,6 +54,8 @@ struct torch_probes {
 	uint32_t noplan_schema, noplan_types;  /* ops without: no schema, types not understood */
 	int plans_fd;
 	char shapes_why[160];   /* why this process has no shapes ("" it has) */
+	struct torch_layout_job *plans_job;  /* the measurement in flight, NULL */
+	struct torch_file *plans_tf;         /* its operators, kept until it ends */
 	/* torch, CUDA, CUPTI and NCCL libraries the process maps (manifest) */
 	char **libs;
 	size_t nlibs;

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,7 +146,7 @@ static void env_of(const char *env, size_t len, const char *name, char *out, siz
 }
 
 struct sibling {
-	char exe[PATH_MAX], cwd[64], pypath[2 * PATH_MAX + 16], home[PATH_MAX];
+	char exe[PATH_MAX], cwd[64], pypath[2 * PATH_MAX + 16], home[PATH_MAX + 8];
 	uid_t uid;
 	gid_t gid;
 };
@@ -219,22 +218,25 @@ static int sibling_setup(pid_t pid, const char *libpath, struct sibling *sb)
 	}
 	free(env);
 	snprintf(sb->pypath, sizeof(sb->pypath), "PYTHONPATH=%s%s%s", site, tpp[0] ? ":" : "", tpp);
+	if (!sb->home[0] || strlen(sb->home) >= PATH_MAX)
+		snprintf(sb->home, sizeof(sb->home), "/");
+	memmove(sb->home + 5, sb->home, strlen(sb->home) + 1);
+	memcpy(sb->home, "HOME=", 5); /* the child only copies (fvbpf has threads) */
 	return 0;
 }
 
 /* In the child: the target's user, its cwd, no descriptor of ours but
- * @out on 1, a lower priority; then the interpreter.  Never returns. */
+ * @out on 1, a lower priority; then the interpreter.  Never returns; only
+ * system calls between fork and exec (fvbpf has threads). */
 static void sibling_exec(const struct sibling *sb, int out)
 {
-	char home[PATH_MAX + 8];
 	char *const argv[] = { (char *)"python", (char *)"-B", (char *)"-c",
 			       (char *)torch_layout_script, NULL };
 	char *envp[] = { (char *)sb->pypath, (char *)"PATH=/usr/local/bin:/usr/bin:/bin",
 			 (char *)"CUDA_VISIBLE_DEVICES=", (char *)"OMP_NUM_THREADS=1",
-			 (char *)"PYTHONNOUSERSITE=", home, NULL };
+			 (char *)"PYTHONNOUSERSITE=", (char *)sb->home, NULL };
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	snprintf(home, sizeof(home), "HOME=%s", sb->home[0] ? sb->home : "/");
 	setsid();
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(null, 2) < 0)
 		_exit(126);
@@ -248,71 +250,37 @@ static void sibling_exec(const struct sibling *sb, int out)
 	_exit(127);
 }
 
-/* The child's stdout until EOF, the bound or the deadline. */
-static int collect(int fd, pid_t child, struct torch_layout_report *r, char *why, size_t wlen)
+/* More of the child's stdout: 1 at EOF, 0 for more later, -errno (@why). */
+static int collect_some(struct torch_layout_job *j, char *why, size_t wlen)
 {
-	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + TORCH_LAYOUT_TIMEOUT_S * 1000000000ull;
-	size_t cap = 1 << 16;
-	int status = 0, err = 0;
 	ssize_t n;
 
-	r->text = malloc(cap);
-	if (!r->text)
-		return -ENOMEM;
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = clock_ns(CLOCK_MONOTONIC);
-
-		if (now >= deadline) {
-			snprintf(why, wlen, "the target's python did not report within %d s",
-				 TORCH_LAYOUT_TIMEOUT_S);
-			err = -ETIMEDOUT;
-			break;
-		}
-		if (poll(&p, 1, (int)((deadline - now) / 1000000 + 1)) < 0 && errno != EINTR) {
-			err = -errno;
-			break;
-		}
-		if (r->len + 1 == cap) {
-			char *t = cap >= TORCH_LAYOUT_MAX_BYTES ? NULL : realloc(r->text, cap * 2);
+		if (j->r.len + 1 == j->cap) {
+			char *t = j->cap >= TORCH_LAYOUT_MAX_BYTES ? NULL : realloc(j->r.text, j->cap * 2);
 
 			if (!t) {
 				snprintf(why, wlen, "its report passed %u bytes", TORCH_LAYOUT_MAX_BYTES);
-				err = -E2BIG;
-				break;
+				return -E2BIG;
 			}
-			r->text = t;
-			cap *= 2;
+			j->r.text = t;
+			j->cap *= 2;
 		}
-		n = read(fd, r->text + r->len, cap - 1 - r->len);
+		n = read(j->fd, j->r.text + j->r.len, j->cap - 1 - j->r.len);
 		if (n == 0)
-			break;
-		if (n < 0 && errno != EINTR && errno != EAGAIN) {
-			err = -errno;
-			break;
-		}
-		if (n > 0)
-			r->len += (size_t)n;
+			return 1;
+		if (n < 0)
+			return errno == EAGAIN ? 0 : errno == EINTR ? collect_some(j, why, wlen) : -errno;
+		j->r.len += (size_t)n;
+		j->r.text[j->r.len] = '\0';
 	}
-	if (err)
-		kill(-child, SIGKILL); /* its own session: the child and what it started */
-	waitpid(child, &status, 0);
-	r->text[r->len] = '\0';
-	if (!err && (!WIFEXITED(status) || WEXITSTATUS(status))) {
-		snprintf(why, wlen, "the target's python could not import torch (exit %d)",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-		err = -ENOEXEC;
-	}
-	return err;
 }
 
-static int run_sibling(pid_t pid, const char *libpath, struct torch_layout_report *r, char *why,
-		       size_t wlen)
+static int start_sibling(pid_t pid, const char *libpath, struct torch_layout_job *j, char *why,
+			 size_t wlen)
 {
-	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	struct sibling sb = { 0 };
 	int fds[2], err;
-	pid_t child;
 
 	err = sibling_setup(pid, libpath, &sb);
 	if (err) {
@@ -320,65 +288,124 @@ static int run_sibling(pid_t pid, const char *libpath, struct torch_layout_repor
 			 strerror(-err));
 		return err;
 	}
+	j->cap = 1 << 16;
+	j->r.text = malloc(j->cap);
+	if (!j->r.text)
+		return -ENOMEM;
+	j->r.text[0] = '\0';
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
-	child = fork();
-	if (child < 0) {
+	j->child = fork();
+	if (j->child < 0) {
 		err = -errno;
+		j->child = 0;
 		close(fds[0]);
 		close(fds[1]);
 		return err;
 	}
-	if (!child)
+	if (!j->child)
 		sibling_exec(&sb, fds[1]);
 	close(fds[1]);
-	err = collect(fds[0], child, r, why, wlen);
-	close(fds[0]);
-	r->run_s = (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
-	return err;
+	j->fd = fds[0];
+	fcntl(j->fd, F_SETFL, O_NONBLOCK);
+	j->t0 = clock_ns(CLOCK_MONOTONIC);
+	j->deadline = j->t0 + TORCH_LAYOUT_TIMEOUT_S * 1000000000ull;
+	return 0;
 }
 
 /* The report's "lib DEV INO PATH" line names the file the target maps. */
-static bool same_lib(const struct torch_layout_report *r, const struct stat *st)
+static bool same_lib(const struct torch_layout_job *j)
 {
-	const char *l = strstr(r->text, "\nlib ");
+	const char *l = strstr(j->r.text, "\nlib ");
 	unsigned long long dev, ino;
 
-	return l && sscanf(l + 5, "%llu %llu", &dev, &ino) == 2 && dev == (unsigned long long)st->st_dev &&
-	       ino == (unsigned long long)st->st_ino;
+	return l && sscanf(l + 5, "%llu %llu", &dev, &ino) == 2 && dev == j->dev && ino == j->ino;
 }
 
-int torch_layout_get(pid_t pid, int fd, const struct stat *st, const char *libpath,
-		     struct torch_layout_report *r, char *why, size_t wlen)
+int torch_layout_start(pid_t pid, int fd, const struct stat *st, const char *libpath,
+		       struct torch_layout_job *j, char *why, size_t wlen)
 {
-	char dir[PATH_MAX - 128], path[PATH_MAX];
+	char dir[PATH_MAX - 128];
 	int err;
 
-	memset(r, 0, sizeof(*r));
+	memset(j, 0, sizeof(*j));
+	j->fd = -1;
+	j->dev = (unsigned long long)st->st_dev;
+	j->ino = (unsigned long long)st->st_ino;
 	why[0] = '\0';
-	torch_build_id(fd, r->build_id);
+	torch_build_id(fd, j->r.build_id);
 	cache_dir(dir, sizeof(dir));
-	if (r->build_id[0]) {
-		snprintf(path, sizeof(path), "%s/torch-layout-%s.txt", dir, r->build_id);
-		if (!cache_read(path, r))
-			return 0;
+	if (j->r.build_id[0]) {
+		snprintf(j->dir, sizeof(j->dir), "%s", dir);
+		snprintf(j->path, sizeof(j->path), "%s/torch-layout-%s.txt", dir, j->r.build_id);
+		if (!cache_read(j->path, &j->r))
+			return 1;
 	}
-	err = run_sibling(pid, libpath, r, why, wlen);
-	if (!err && strncmp(r->text, TORCH_LAYOUT_HEADER, strlen(TORCH_LAYOUT_HEADER))) {
+	err = start_sibling(pid, libpath, j, why, wlen);
+	if (err)
+		torch_layout_job_free(j);
+	return err;
+}
+
+/* The child's end: its status, the report's header and library checked. */
+static int finish(struct torch_layout_job *j, char *why, size_t wlen)
+{
+	int status = 0;
+
+	waitpid(j->child, &status, 0);
+	j->child = 0;
+	j->r.run_s = (double)(clock_ns(CLOCK_MONOTONIC) - j->t0) / 1e9;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		snprintf(why, wlen, "the target's python could not import torch (exit %d)",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		return -ENOEXEC;
+	}
+	if (strncmp(j->r.text, TORCH_LAYOUT_HEADER, strlen(TORCH_LAYOUT_HEADER))) {
 		snprintf(why, wlen, "the target's python gave no layout report");
-		err = -EPROTO;
+		return -EPROTO;
 	}
-	if (!err && !same_lib(r, st)) {
+	if (!same_lib(j)) {
 		snprintf(why, wlen, "the target's python imports another torch than the one it maps");
-		err = -ESTALE;
+		return -ESTALE;
 	}
-	if (err) {
-		torch_layout_free(r);
-		return err;
+	if (j->path[0])
+		cache_write(j->dir, j->path, &j->r);
+	return 1;
+}
+
+int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen)
+{
+	int err;
+
+	why[0] = '\0';
+	if (!j->child)
+		return j->r.text ? 1 : -EINVAL;
+	err = collect_some(j, why, wlen);
+	if (!err && clock_ns(CLOCK_MONOTONIC) >= j->deadline) {
+		snprintf(why, wlen, "the target's python did not report within %d s",
+			 TORCH_LAYOUT_TIMEOUT_S);
+		err = -ETIMEDOUT;
 	}
-	if (r->build_id[0])
-		cache_write(dir, path, r);
-	return 0;
+	if (err > 0)
+		err = finish(j, why, wlen);
+	if (err)
+		close(j->fd), j->fd = -1;
+	if (err < 0)
+		torch_layout_job_free(j);
+	return err;
+}
+
+void torch_layout_job_free(struct torch_layout_job *j)
+{
+	if (j->child > 0) {
+		kill(-j->child, SIGKILL); /* its own session: the child and what it started */
+		waitpid(j->child, NULL, 0);
+		j->child = 0;
+	}
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = -1;
+	torch_layout_free(&j->r);
 }
 
 void torch_layout_free(struct torch_layout_report *r)

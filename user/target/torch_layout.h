@@ -13,8 +13,10 @@
 #ifndef FVBPF_TORCH_LAYOUT_H
 #define FVBPF_TORCH_LAYOUT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -35,13 +37,30 @@ struct torch_layout_report {
 /* The script the sibling runs (torch_layout_script.c). */
 extern const char torch_layout_script[];
 
+/* A measurement in flight: the sibling runs while fvbpf goes on. */
+struct torch_layout_job {
+	struct torch_layout_report r;
+	pid_t child;            /* the sibling, 0 none */
+	int fd;                 /* its stdout (non-blocking), -1 */
+	size_t cap;
+	uint64_t t0, deadline;  /* CLOCK_MONOTONIC ns */
+	unsigned long long dev, ino;   /* the file the target maps */
+	char dir[PATH_MAX - 128], path[PATH_MAX];  /* the cache's, "" without a build id */
+};
+
 /*
  * The report for the libtorch_cpu.so @pid maps, open at @fd with status
- * @st, whose path in the target is @libpath: from the cache, or from a
- * sibling run (then cached).  0, or -errno with one line in @why.
+ * @st, whose path in the target is @libpath: 1 and @j->r from the cache,
+ * 0 with the sibling started (torch_layout_poll() it), or -errno with one
+ * line in @why.
  */
-int torch_layout_get(pid_t pid, int fd, const struct stat *st, const char *libpath,
-		     struct torch_layout_report *r, char *why, size_t wlen);
+int torch_layout_start(pid_t pid, int fd, const struct stat *st, const char *libpath,
+		       struct torch_layout_job *j, char *why, size_t wlen);
+/* Never blocks: 1 and @j->r ready (cached for next time), 0 still running,
+ * -errno with @why (the job freed; the sibling killed past the timeout). */
+int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen);
+/* Kills a sibling still running, frees the report. */
+void torch_layout_job_free(struct torch_layout_job *j);
 void torch_layout_free(struct torch_layout_report *r);
 
 /* The GNU build id of the ELF file open at @fd, hex into @out (41 bytes):
