@@ -18,15 +18,10 @@ struct {
 	__type(value, struct fvbpf_shape_plan);
 } torch_plans SEC(".maps");
 
-/* The record is built here, then copied into the ring at its used size. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct fvbpf_torch_shapes_event);
-} shapes_buf SEC(".maps");
-
+/* The record is built here, then copied into the ring at its used size;
+ * the window of the TensorImpl being read beside it (one lookup an op). */
 struct shape_scratch {
+	struct fvbpf_torch_shapes_event e;
 	__u8 win[FVBPF_SHAPE_WINDOW];
 };
 
@@ -35,7 +30,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct shape_scratch);
-} shapes_win SEC(".maps");
+} shapes_buf SEC(".maps");
 
 /* An argument's 8 bytes: a register, or a stack slot above the return address. */
 static __always_inline int arg_word(struct pt_regs *ctx, __u8 loc, __u64 *v)
@@ -62,9 +57,9 @@ static __always_inline int arg_word(struct pt_regs *ctx, __u8 loc, __u64 *v)
 static __noinline int read_impl(struct fvbpf_torch_shapes_event *e, __u64 impl,
 				const struct fvbpf_tensor_layout *lay)
 {
-	__u32 k = 0, t = e->ntensors, d = e->ndims, i, n, len = lay->win_len;
+	struct shape_scratch *w = (struct shape_scratch *)e; /* e is its first member */
+	__u32 t = e->ntensors, d = e->ndims, i, n, len = lay->win_len;
 	struct fvbpf_shape_tensor *st;
-	struct shape_scratch *w;
 	__u64 ndim, ool, vptr;
 
 	if (t >= FVBPF_SHAPE_TENSORS)
@@ -75,8 +70,7 @@ static __noinline int read_impl(struct fvbpf_torch_shapes_event *e, __u64 impl,
 	st->ndim = 0;
 	st->numel = 0;
 	st->dim0 = d;
-	w = bpf_map_lookup_elem(&shapes_win, &k);
-	if (!w || !impl || len < 16 || len > FVBPF_SHAPE_WINDOW ||
+	if (!impl || len < 16 || len > FVBPF_SHAPE_WINDOW ||
 	    bpf_probe_read_user(w->win, len, (const void *)impl))
 		return 0;
 	vptr = *(__u64 *)&w->win[0];
@@ -257,14 +251,16 @@ static __noinline int torch_shapes_entry(struct pt_regs *ctx, struct fvbpf_proc_
 {
 	const struct fvbpf_shape_plan *plan = bpf_map_lookup_elem(&torch_plans, &id);
 	struct fvbpf_torch_shapes_event *e;
+	struct shape_scratch *sc;
 	struct arg_loop l;
 	__u32 k = 0, size;
 
 	if (!plan)
 		return -1;
-	e = bpf_map_lookup_elem(&shapes_buf, &k);
-	if (!e || !plan->lay.sizes_inline)
+	sc = bpf_map_lookup_elem(&shapes_buf, &k);
+	if (!sc || !plan->lay.sizes_inline)
 		return -1;
+	e = &sc->e;
 	e->nargs = plan->nargs > FVBPF_SHAPE_ARGS ? FVBPF_SHAPE_ARGS : plan->nargs;
 	e->ntensors = 0;
 	e->ndims = 0;
