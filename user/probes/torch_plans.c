@@ -179,5 +179,5 @@ void torch_plans_remove(struct torch_probes *tp)
 		id = tp->plan_base + i;
 		bpf_map_delete_elem(tp->plans_fd, &id);
 	}
-	tp->nplans = 0;
+	tp->plans_fd = -1; /* nplans stays: the manifest reports it */
 }
