@@ -269,8 +269,10 @@ static int collect_some(struct torch_layout_job *j, char *why, size_t wlen)
 		n = read(j->fd, j->r.text + j->r.len, j->cap - 1 - j->r.len);
 		if (n == 0)
 			return 1;
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0)
-			return errno == EAGAIN ? 0 : errno == EINTR ? collect_some(j, why, wlen) : -errno;
+			return errno == EAGAIN ? 0 : -errno;
 		j->r.len += (size_t)n;
 		j->r.text[j->r.len] = '\0';
 	}
@@ -388,8 +390,10 @@ int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen)
 	}
 	if (err > 0)
 		err = finish(j, why, wlen);
-	if (err)
-		close(j->fd), j->fd = -1;
+	if (err) {
+		close(j->fd);
+		j->fd = -1;
+	}
 	if (err < 0)
 		torch_layout_job_free(j);
 	return err;
