@@ -142,7 +142,18 @@ static __always_inline void read_list(struct pt_regs *ctx, struct fvbpf_torch_sh
 	__u32 i;
 
 	a->first = e->ntensors;
-	if (a->kind == FVBPF_ARG_ILIST) {
+	if (a->kind == FVBPF_ARG_VEC) {
+		/* std::vector: begin, end (8-byte at::Tensor elements) */
+		__u64 w[2];
+
+		if (arg_word(ctx, loc, &ptr) || bpf_probe_read_user(w, sizeof(w), (const void *)ptr) ||
+		    w[1] < w[0] || (w[1] - w[0]) % 8) {
+			a->kind = FVBPF_ARG_BAD;
+			return;
+		}
+		ptr = w[0];
+		len = (w[1] - w[0]) / 8;
+	} else if (a->kind == FVBPF_ARG_ILIST) {
 		/* IListRef: payload (an ArrayRef when unboxed), then the tag */
 		__u64 w[3];
 
@@ -231,7 +242,7 @@ static long read_arg(__u64 i, void *data)
 			a->kind = FVBPF_ARG_BAD;
 		else
 			read_tensor_ref(e, a, p, &plan->lay, kind == FVBPF_ARG_OPT);
-	} else if (kind == FVBPF_ARG_LIST || kind == FVBPF_ARG_ILIST) {
+	} else if (kind == FVBPF_ARG_LIST || kind == FVBPF_ARG_ILIST || kind == FVBPF_ARG_VEC) {
 		read_list(l->ctx, e, a, loc, &plan->lay);
 	} else if (kind == FVBPF_ARG_INTS || kind == FVBPF_ARG_INT || kind == FVBPF_ARG_SYMINT) {
 		read_ints(l->ctx, e, a, kind, loc);

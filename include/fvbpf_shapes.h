@@ -42,6 +42,8 @@ enum fvbpf_arg_kind {
 	FVBPF_ARG_SYMINT = 7,   /* c10::SymInt, by invisible reference */
 	FVBPF_ARG_ILIST = 10,   /* plan: const c10::IListRef<at::Tensor> &; unboxed
 				 * (tag 0 at +16): a pointer and a length at +0 */
+	FVBPF_ARG_VEC = 11,     /* std::vector<at::Tensor> & (a node's inputs):
+				 * begin and end at +0; each tensor one of torch's shapes */
 	/* record only */
 	FVBPF_ARG_NONE = 8,     /* an optional tensor that is empty */
 	FVBPF_ARG_BAD = 9,      /* unreadable or past a bound */

@@ -32,7 +32,7 @@ static int collect(void *ctx, const char *name, const char *kind, uint64_t cpu, 
 	size_t i;
 
 	(void)kind;
-	if (!sh || strcmp(sh->key, "") || sh->flops)
+	if (!sh || (strcmp(sh->key, "") && strcmp(sh->key, "[]")) || sh->flops)
 		return -EINVAL; /* no shapes recorded in these segments */
 	for (i = 0; i < rs->n; i++)
 		if (!strcmp(rs->r[i].name, name))

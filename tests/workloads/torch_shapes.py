@@ -14,7 +14,7 @@ record_function scope "shapes_step".
   torch_shapes.py oracle            one step under torch.profiler(record_shapes=True,
                                     with_flops=True): prints one JSON line
                                     {"rows": [[name, shapes, count, flops]...],
-                                     "dims": {name: [Input Dims...]}} (aten ops)
+                                     "dims": {name: [Input Dims...]} (aten ops)}
   torch_shapes.py run DIR STEPS     print pid=, wait for DIR/go, run STEPS steps,
                                     write DIR/done, wait for DIR/exit (2 min at most)
 """
@@ -108,7 +108,7 @@ if mode == "oracle":
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
         step()
     rows = [[e.key, str(e.input_shapes), e.count, e.flops]
-            for e in prof.key_averages(group_by_input_shape=True) if e.key.startswith("aten::")]
+            for e in prof.key_averages(group_by_input_shape=True)]
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "t.json")
         prof.export_chrome_trace(path)

@@ -172,16 +172,21 @@ static void free_tree(struct tree *t)
 	free(t->call_op);
 }
 
-/* The call's shapes record, split, in @buf (TORCH_SHAPES_MAX bytes). */
-static void row_shapes(const struct torch_call *o, struct name_table *names, char *buf,
-		       struct torch_row_shapes *sh)
+/* The call's shapes record, split, in @buf (TORCH_SHAPES_MAX bytes); a
+ * scope and evaluate_function have no inputs: [] as torch shows them. */
+static void row_shapes(const struct torch_call *o, const char *name, struct name_table *names,
+		       char *buf, struct torch_row_shapes *sh)
 {
 	struct torch_shapes_view v;
 
 	memset(sh, 0, sizeof(*sh));
 	sh->key = "";
-	if (!o->shapes || !buf)
+	if (!o->shapes || !buf) {
+		if (o->kind == TORCH_SCOPE ||
+		    (o->kind == TORCH_NODE && !strncmp(name, TORCH_EVAL_PREFIX, strlen(TORCH_EVAL_PREFIX))))
+			sh->key = "[]";
 		return;
+	}
 	name_table_get(names, o->shapes, buf, TORCH_SHAPES_MAX);
 	if (torch_shapes_split(buf, &v))
 		return;
@@ -208,7 +213,7 @@ int torch_summary_rows(const struct segment *seg, struct name_table *names, torc
 			continue;
 		dur = span_u64(seg->ops[i].start_ns, op_end(seg, &seg->ops[i]));
 		name_table_get(names, seg->ops[i].name, name, sizeof(name));
-		row_shapes(&seg->ops[i], names, rec, &sh);
+		row_shapes(&seg->ops[i], name, names, rec, &sh);
 		err = fn(ctx, name, seg->ops[i].kind == TORCH_SCOPE ? "user_annotation" : "cpu_op", dur,
 			 t.child_ns[i] < dur ? dur - t.child_ns[i] : 0, t.dev_total[i], t.dev_self[i],
 			 &sh);

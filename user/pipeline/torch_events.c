@@ -95,8 +95,9 @@ static void op_shapes(struct session *s, const struct torch_id *id, const void *
 	char name[TORCH_NAME_MAX], sig[FVBPF_SHAPE_ARGS + 16], *rec;
 	const struct fvbpf_torch_event *ev = data;
 
-	if (id->kind != TORCH_OP || !(s->record_shapes || s->with_flops))
-		return;
+	if (!(s->record_shapes || s->with_flops) || (id->kind != TORCH_OP && id->kind != TORCH_NODE) ||
+	    (id->kind == TORCH_NODE && !id->sig))
+		return; /* scopes, evaluate_function (by vtable): no inputs torch shows */
 	op->flags |= TORCH_CALL_SHAPES_UNKNOWN;
 	if (ev->hdr.type != FVBPF_EV_TORCH_ENTER_SHAPES || !id->sig)
 		return;

@@ -152,6 +152,21 @@ static bool one_arg(const struct fvbpf_torch_shapes_event *e, unsigned int ndims
 		put(dims, "[]");
 		put(types, "\"\"");
 		return true;
+	case FVBPF_ARG_VEC:
+		/* a node's inputs: torch shows each as an argument of its own */
+		if (a->count > FVBPF_SHAPE_LIST)
+			return false;
+		for (k = 0; k < a->count; k++) {
+			if (!check_tensor(e, ndims, a->first + k, &sa->dims[k], &sa->ndim[k], &undef,
+					  undef_dt))
+				return false;
+			put(key, "%s", k ? ", " : "");
+			put_dims(key, sa->dims[k], sa->ndim[k]);
+			put(dims, "%s", k ? ", " : "");
+			put_dims(dims, sa->dims[k], sa->ndim[k]);
+			put(types, "%s\"%s\"", k ? ", " : "", undef ? "" : dtype_name(e, a->first + k));
+		}
+		return true;
 	case FVBPF_ARG_LIST:
 		if (a->count > FVBPF_SHAPE_LIST)
 			return false;

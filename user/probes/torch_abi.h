@@ -28,6 +28,7 @@
 #define TORCH_SIG_INTS 'l'      /* "ScalarList" */
 #define TORCH_SIG_OPTIONAL 'o'  /* set or not: not known out of process, "" */
 #define TORCH_SIG_OTHER '?'     /* "" */
+#define TORCH_SIG_VEC 'V'       /* a node's inputs: each its own entry, its dtype */
 
 /*
  * The plan of one schema: @ret its return ("void", "Tensor", "Tensor!" for a

@@ -44,11 +44,21 @@ static int put_plans(struct torch_probes *tp, struct torch_table *tt, const stru
 	int err;
 
 	for (i = 0; i < tf->n; i++) {
-		if (tf->syms[i].kind != TORCH_OP)
-			continue;
 		memset(&plan, 0, sizeof(plan));
-		err = torch_schemas_plan(ts, tf->syms[i].name, tf->syms[i].overload,
-					 tf->syms[i].mangled, &plan, sig);
+		if (tf->syms[i].kind == TORCH_NODE) {
+			/* Node::apply(variable_list &&inputs), returning a vector: sret in
+			 * rdi, this in rsi, &inputs in rdx */
+			plan.nargs = 1;
+			plan.args[0].kind = FVBPF_ARG_VEC;
+			plan.args[0].loc = 2;
+			snprintf(sig, sizeof(sig), "%c", TORCH_SIG_VEC);
+			err = 0;
+		} else if (tf->syms[i].kind == TORCH_OP) {
+			err = torch_schemas_plan(ts, tf->syms[i].name, tf->syms[i].overload,
+						 tf->syms[i].mangled, &plan, sig);
+		} else {
+			continue;
+		}
 		if (err) {
 			/* its shapes will be unknown: say which, with -v */
 			tp->noplan_schema += err == -ENOENT;
