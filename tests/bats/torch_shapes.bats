@@ -169,3 +169,34 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	assert_success
 	assert_line --partial "segment 1: "
 }
+
+@test "torch: two processes of one build: measured once, the other waits for the cache" {
+	need_torch "$PY214"
+	local p1 p2 d2=$BATS_TEST_TMPDIR/second
+	mkdir -p "$d2"
+	start_shapes "$PY214" 2
+	p1=$WL_PID
+	"$PY214" "$SHAPES" run "$d2" 2 >"$d2/wl.log" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	local i
+	for i in $(seq 600); do # importing torch takes seconds on a busy machine
+		grep -q '^pid=' "$d2/wl.log" && break
+		sleep 0.1
+	done
+	p2=$(sed -n 's/^pid=//p' "$d2/wl.log" | head -n1)
+	[ -n "$p2" ]
+	start_fvbpf -p "$p1,$p2" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes
+	for i in $(seq 2400); do
+		[ "$(grep -c 'shapes of [0-9]* of [0-9]* torch operators' "$FV_ERR")" -ge 2 ] && break
+		sleep 0.05
+	done
+	run grep -c 'shapes of .*measured in' "$FV_ERR"
+	assert_output 1
+	run grep -c 'shapes of .*cached' "$FV_ERR"
+	assert_output 1
+	touch "$d2/go"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	touch "$d2/exit"
+}

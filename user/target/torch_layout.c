@@ -250,6 +250,45 @@ static void sibling_exec(const struct sibling *sb, int out)
 	_exit(127);
 }
 
+/*
+ * Builds this fvbpf is measuring: a second process of the same build (the
+ * ranks of one job) waits for the first's cache file instead of importing
+ * torch once more.  The consumer thread alone starts and polls jobs.
+ */
+#define INFLIGHT_MAX 64
+static char inflight[INFLIGHT_MAX][41];
+
+static int inflight_find(const char *id)
+{
+	int i;
+
+	for (i = 0; i < INFLIGHT_MAX; i++)
+		if (inflight[i][0] && !strcmp(inflight[i], id))
+			return i;
+	return -1;
+}
+
+static bool inflight_put(const char *id)
+{
+	int i;
+
+	for (i = 0; i < INFLIGHT_MAX; i++)
+		if (!inflight[i][0]) {
+			snprintf(inflight[i], sizeof(inflight[i]), "%s", id);
+			return true;
+		}
+	return false;
+}
+
+static void inflight_drop(struct torch_layout_job *j)
+{
+	int i = j->measuring ? inflight_find(j->r.build_id) : -1;
+
+	if (i >= 0)
+		inflight[i][0] = '\0';
+	j->measuring = false;
+}
+
 /* More of the child's stdout: 1 at EOF, 0 for more later, -errno (@why). */
 static int collect_some(struct torch_layout_job *j, char *why, size_t wlen)
 {
@@ -334,6 +373,8 @@ int torch_layout_start(pid_t pid, int fd, const struct stat *st, const char *lib
 	j->fd = -1;
 	j->dev = (unsigned long long)st->st_dev;
 	j->ino = (unsigned long long)st->st_ino;
+	j->pid = pid;
+	snprintf(j->libpath, sizeof(j->libpath), "%s", libpath);
 	why[0] = '\0';
 	torch_build_id(fd, j->r.build_id);
 	cache_dir(dir, sizeof(dir));
@@ -342,10 +383,42 @@ int torch_layout_start(pid_t pid, int fd, const struct stat *st, const char *lib
 		snprintf(j->path, sizeof(j->path), "%s/torch-layout-%s.txt", dir, j->r.build_id);
 		if (!cache_read(j->path, &j->r))
 			return 1;
+		if (inflight_find(j->r.build_id) >= 0) {
+			j->waiting = true;
+			j->t0 = clock_ns(CLOCK_MONOTONIC);
+			j->deadline = j->t0 + (TORCH_LAYOUT_TIMEOUT_S + 10) * 1000000000ull;
+			return 0;
+		}
 	}
 	err = start_sibling(pid, libpath, j, why, wlen);
+	if (!err && j->r.build_id[0])
+		j->measuring = inflight_put(j->r.build_id);
 	if (err)
 		torch_layout_job_free(j);
+	return err;
+}
+
+/* Waiting for another process's measurement of the same build: 1 when its
+ * cache file came, 0 not yet, or a measurement of our own once it is over
+ * without one (an unwritable cache). */
+static int wait_other(struct torch_layout_job *j, char *why, size_t wlen)
+{
+	int err;
+
+	if (!cache_read(j->path, &j->r)) {
+		j->waiting = false;
+		return 1;
+	}
+	if (clock_ns(CLOCK_MONOTONIC) >= j->deadline) {
+		snprintf(why, wlen, "another process's measurement of this build did not end");
+		return -ETIMEDOUT;
+	}
+	if (inflight_find(j->r.build_id) >= 0)
+		return 0;
+	j->waiting = false;
+	err = start_sibling(j->pid, j->libpath, j, why, wlen);
+	if (!err)
+		j->measuring = inflight_put(j->r.build_id);
 	return err;
 }
 
@@ -356,6 +429,7 @@ static int finish(struct torch_layout_job *j, char *why, size_t wlen)
 
 	waitpid(j->child, &status, 0);
 	j->child = 0;
+	inflight_drop(j); /* its cache file, if any, is written below */
 	j->r.run_s = (double)(clock_ns(CLOCK_MONOTONIC) - j->t0) / 1e9;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		snprintf(why, wlen, "the target's python could not import torch (exit %d)",
@@ -380,6 +454,12 @@ int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen)
 	int err;
 
 	why[0] = '\0';
+	if (j->waiting) {
+		err = wait_other(j, why, wlen);
+		if (err < 0)
+			torch_layout_job_free(j);
+		return err;
+	}
 	if (!j->child)
 		return j->r.text ? 1 : -EINVAL;
 	err = collect_some(j, why, wlen);
@@ -406,6 +486,8 @@ void torch_layout_job_free(struct torch_layout_job *j)
 		waitpid(j->child, NULL, 0);
 		j->child = 0;
 	}
+	inflight_drop(j);
+	j->waiting = false;
 	if (j->fd >= 0)
 		close(j->fd);
 	j->fd = -1;

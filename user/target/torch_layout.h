@@ -45,6 +45,10 @@ struct torch_layout_job {
 	size_t cap;
 	uint64_t t0, deadline;  /* CLOCK_MONOTONIC ns */
 	unsigned long long dev, ino;   /* the file the target maps */
+	bool measuring;         /* its sibling measures the build (listed in flight) */
+	bool waiting;           /* another process's sibling measures it: wait for the cache */
+	pid_t pid;              /* the target, for a measurement of its own after all */
+	char libpath[PATH_MAX];
 	char dir[PATH_MAX - 128], path[PATH_MAX];  /* the cache's, "" without a build id */
 };
 
