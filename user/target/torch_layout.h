@@ -67,8 +67,5 @@ int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen);
 void torch_layout_job_free(struct torch_layout_job *j);
 void torch_layout_free(struct torch_layout_report *r);
 
-/* The GNU build id of the ELF file open at @fd, hex into @out (41 bytes):
- * 0 or -ENOENT. */
-int torch_build_id(int fd, char *out);
 
 #endif /* FVBPF_TORCH_LAYOUT_H */
