@@ -67,5 +67,4 @@ int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen);
 void torch_layout_job_free(struct torch_layout_job *j);
 void torch_layout_free(struct torch_layout_report *r);
 
-
 #endif /* FVBPF_TORCH_LAYOUT_H */
