@@ -186,7 +186,15 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	done
 	p2=$(sed -n 's/^pid=//p' "$d2/wl.log" | head -n1)
 	[ -n "$p2" ]
-	start_fvbpf -p "$p1,$p2" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes
+	# two libtorch reads and attaches: longer than start_fvbpf waits under ASan
+	"$FVBPF" attach -p "$p1,$p2" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes \
+		>"$FV_OUT" 2>"$FV_ERR" &
+	FV_PID=$!
+	for i in $(seq 1200); do
+		grep -q 'fvbpf: tracing' "$FV_ERR" && break
+		sleep 0.05
+	done
+	grep -q 'fvbpf: tracing' "$FV_ERR" || { cat "$FV_ERR" >&2; return 1; }
 	for i in $(seq 2400); do
 		[ "$(grep -c 'shapes of [0-9]* of [0-9]* torch operators' "$FV_ERR")" -ge 2 ] && break
 		sleep 0.05
