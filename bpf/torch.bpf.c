@@ -5,6 +5,10 @@
  * (scope_enter, scope_end), some of which delimit segments.
  */
 #include "fvbpf_common.bpf.h"
+#include "torch_shapes.bpf.c"
+
+/* --record-shapes: set by the loader before load. */
+const volatile bool record_shapes = false;
 
 /* Scope name hash -> FVBPF_GATE_*: scopes that delimit segments.  The
  * loader fills it as it learns matching names. */
@@ -56,6 +60,12 @@ int torch_call(struct pt_regs *ctx)
 	if (!ret && (!(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0))
 		return 1;
 	drops = ps->drops; /* before the reservation: only drops before this record */
+	if (record_shapes && !ret) {
+		int r = torch_shapes_entry(ctx, ps, (__u32)attach_cookie, drops, pid_tgid);
+
+		if (r >= 0)
+			return r; /* written (0), or dropped: skip the return too (1) */
+	}
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
 		return 1; /* no entry record: skip the return too */

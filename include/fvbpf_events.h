@@ -16,7 +16,8 @@
 
 /* 3: torch records carry the process's drop count (and scope records its
  * depth and invocation number), so the loader charges their losses. */
-#define FVBPF_EVENT_VERSION 3
+/* 4: torch entries may carry their arguments' shapes (fvbpf_shapes.h). */
+#define FVBPF_EVENT_VERSION 4
 
 /* Upper bounds that size BPF maps; the loader may lower them. */
 #define FVBPF_TREE_MAX 16384    /* processes followed by --children/--match */
@@ -38,6 +39,7 @@ enum fvbpf_event_type {
 	FVBPF_EV_SCOPE_BEGIN = 11,
 	FVBPF_EV_SCOPE_END = 12,
 	FVBPF_EV_PROC = 13,
+	FVBPF_EV_TORCH_ENTER_SHAPES = 14, /* a torch entry and its shapes (fvbpf_shapes.h) */
 };
 
 /*

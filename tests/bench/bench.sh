@@ -64,6 +64,9 @@
 #      all operator probes, where the nanoseconds go (bpf_stats), and the step
 #      time of the CPU training loop not attached / fvbpf outside / inside /
 #      torch.profiler.  SKIP (said so) without the torch venv of `make venv`.
+#   6b. --record-shapes (tests/bench/shapes_bench.sh, which says how): per-op
+#      cost of fvbpf with and without shapes against torch.profiler with and
+#      without record_shapes, on the same torch.add calls.
 #
 #   7. fvbpf report / merge on 64 generated ranks x 100 segments.
 #   8. Whole jobs (tests/bench/tree_bench.sh, which says how): attach and
@@ -457,6 +460,7 @@ echo "     bpftrace: ${TS:-none seen}"
 # --- 6. PyTorch operators (after 5): tests/bench/torch_bench.sh -------------
 torch_section() {
 	"$ROOT/tests/bench/torch_bench.sh" "$BUILD" || die "the PyTorch section failed (above)"
+	"$ROOT/tests/bench/shapes_bench.sh" "$BUILD" || die "the PyTorch shapes section failed (above)"
 }
 
 # --- 7. fvbpf report / merge across ranks ------------------------------------

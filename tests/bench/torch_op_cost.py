@@ -2,12 +2,14 @@
 """Per-op cost: time N calls of torch.add on tiny tensors (one at::_ops
 entry each: add.Tensor), in rounds, printing ns per call per round.
 
-  torch_op_cost.py DIR N ROUNDS
+  torch_op_cost.py DIR N ROUNDS [K=shapes|K=plain,...]
 
 Writes pid=... then waits for DIR/go before each round k (DIR/go.k), so
 the caller can attach or change fvbpf between rounds.  Each round runs
 inside record_function("bench_round") (a scope -r torch:bench_round can
-make a segment of), after one unmeasured warm-up scope.
+make a segment of), after one unmeasured warm-up scope.  The optional
+fourth argument runs round K under torch.profiler (CPU activity) in this
+process, with record_shapes=True (shapes) or without (plain).
 """
 import os
 import sys
@@ -17,12 +19,20 @@ import torch
 
 torch.set_num_threads(1)
 d, n, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+profiled = dict(kv.split("=") for kv in sys.argv[4].split(",")) if len(sys.argv) > 4 else {}
 a = torch.ones(4)
 b = torch.ones(4)
 print("pid=%d" % os.getpid(), flush=True)
 for k in range(rounds):
     while not os.path.exists(os.path.join(d, "go.%d" % k)):
         time.sleep(0.02)
+    prof = None
+    if str(k) in profiled:
+        from torch.profiler import ProfilerActivity, profile
+
+        prof = profile(activities=[ProfilerActivity.CPU],
+                       record_shapes=profiled[str(k)] == "shapes")
+        prof.__enter__()
     with torch.profiler.record_function("bench_round"):
         torch.add(a, b)  # the first occurrence: fvbpf learns the name
     with torch.profiler.record_function("bench_round"):
@@ -30,5 +40,7 @@ for k in range(rounds):
         for _ in range(n):
             torch.add(a, b)
         t1 = time.perf_counter_ns()
+    if prof is not None:
+        prof.__exit__(None, None, None)
     print("round %d ns_per_op %.1f" % (k, (t1 - t0) / n), flush=True)
     open(os.path.join(d, "done.%d" % k), "w").close()

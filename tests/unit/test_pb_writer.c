@@ -173,7 +173,7 @@ static void setup(struct fixture *x)
 	a.call = 1;
 	CHECK_EQ(seg_add_gpu(&x->seg, &a), 0);
 	x->ctx = (struct seg_output_ctx){ &x->seg, &x->proc, &x->reg, &x->meta, &x->knames,
-					  TRACE_JSON };
+					  TRACE_JSON, false, false };
 }
 
 static void teardown(struct fixture *x)

@@ -110,7 +110,7 @@ static void setup(struct fixture *x)
 		x->seg.nslices = x->seg.cap = 1;
 	}
 	x->ctx = (struct seg_output_ctx){ &x->seg, &x->proc, &x->reg, &x->meta, &x->knames,
-					  TRACE_JSON };
+					  TRACE_JSON, false, false };
 }
 
 static void teardown(struct fixture *x)

@@ -4,6 +4,7 @@
  * the key_averages rules of the summary (self time, device time, the
  * same-name only-child merge), on segments built by hand.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,13 +25,15 @@ struct rows {
 };
 
 static int collect(void *ctx, const char *name, const char *kind, uint64_t cpu, uint64_t self,
-		   uint64_t dev, uint64_t self_dev)
+		   uint64_t dev, uint64_t self_dev, const struct torch_row_shapes *sh)
 {
 	struct rows *rs = ctx;
 	struct row *r = NULL;
 	size_t i;
 
 	(void)kind;
+	if (!sh || (strcmp(sh->key, "") && strcmp(sh->key, "[]")) || sh->flops)
+		return -EINVAL; /* no shapes recorded in these segments */
 	for (i = 0; i < rs->n; i++)
 		if (!strcmp(rs->r[i].name, name))
 			r = &rs->r[i];

@@ -368,6 +368,8 @@ int attach_run(const struct attach_opts *o)
 	name_table_init(&s.knames);
 	torch_table_init(&s.torch, &s.knames);
 	s.torch_ops = !o->no_torch_ops;
+	s.record_shapes = o->record_shapes;
+	s.with_flops = o->with_flops;
 	s.step_by = o->step_by;
 	s.schedule = o->schedule;
 	s.sym = symbolizer_new();
@@ -404,6 +406,8 @@ int attach_run(const struct attach_opts *o)
 		goto cleanup;
 	}
 	s.writer.format = o->format; /* before any segment is submitted */
+	s.writer.record_shapes = o->record_shapes;
+	s.writer.with_flops = o->with_flops;
 	s.writer.mem = &s.mem;
 	s.rb = ring_buffer__new(bpf_setup_map_fd(s.skel, FVBPF_MAP_EVENTS), events_ring_cb, &s, NULL);
 	if (!s.rb) {

@@ -194,6 +194,8 @@ static void target_scan_torch(struct session *s, struct session_target *t)
 		.enter_fd = bpf_setup_prog_fd(s->skel, FVBPF_PROG_SCOPE_ENTER),
 		.eval_fd = bpf_setup_prog_fd(s->skel, FVBPF_PROG_TORCH_EVAL),
 		.vtables_fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_TORCH_VTABLES),
+		.plans_fd = s->record_shapes || s->with_flops ?
+			    bpf_setup_map_fd(s->skel, FVBPF_MAP_TORCH_PLANS) : -1,
 		.end_prog = bpf_setup_prog(s->skel, FVBPF_PROG_SCOPE_END),
 	};
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "attach/attach.h"
 #include "cli/attach_options.h"
@@ -21,6 +22,29 @@
 #define MAX_OF(id) (ROW(id)->max)
 #define UMIN_OF(id) ((unsigned long long)ROW(id)->min)
 #define UMAX_OF(id) ((unsigned long long)ROW(id)->max)
+
+/* FastVideo's boolean variable @name as the default of a flag not given
+ * (*@on false): 0, or -EINVAL (said) for a value that is neither. */
+static int env_flag(const char *name, bool *on)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" };
+	static const char *const no[] = { "", "0", "false", "no", "off" };
+	const char *v = getenv(name);
+	size_t i;
+
+	if (*on || !v)
+		return 0;
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!strcasecmp(v, yes[i]))
+			*on = true;
+	for (i = 0; !*on && i < sizeof(no) / sizeof(no[0]); i++)
+		if (!strcasecmp(v, no[i]))
+			return 0;
+	if (*on)
+		return 0;
+	log_error("invalid %s='%.32s': give 1 or 0 (true/false, yes/no, on/off)", name, v);
+	return -EINVAL;
+}
 
 /* A decimal number of seconds.  strtod() alone would take "nan", "inf"
  * and hex, which no comparison rejects. */
@@ -241,6 +265,12 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_NO_TORCH:
 		o->no_torch_ops = true;
 		return 0;
+	case OPT_RECORD_SHAPES:
+		o->record_shapes = true;
+		return 0;
+	case OPT_WITH_FLOPS:
+		o->with_flops = true;
+		return 0;
 	case OPT_STEP_BY:
 		o->step_by = arg;
 		return 0;
@@ -265,6 +295,9 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 			log_error("unexpected argument '%s': see fvbpf attach --help", arg);
 		return EINVAL;
 	case ARGP_KEY_END:
+		if (env_flag("FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES", &o->record_shapes) ||
+		    env_flag("FASTVIDEO_TORCH_PROFILER_WITH_FLOPS", &o->with_flops))
+			return EINVAL;
 		if (!o->npids && !o->match) {
 			log_error("no process given: use -p PID (with --children for its descendants) "
 				  "or --match REGEX");

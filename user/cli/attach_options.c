@@ -92,6 +92,21 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 	[AO_NO_TORCH] = { "no-torch-ops", OPT_NO_TORCH, NULL, AK_FLAG,
 			  .help = "Do not probe PyTorch operators, autograd nodes and scopes (on "
 				  "whenever libtorch_cpu.so is mapped)" },
+	[AO_RECORD_SHAPES] = { "record-shapes", OPT_RECORD_SHAPES, NULL, AK_FLAG,
+			       .def_text = "$FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES",
+			       .help = "PyTorch operators' input shapes, read out of process: "
+				       "summary rows per (name, shapes) with torch's `shapes` "
+				       "string, Kineto's Input Dims and Input type on trace slices",
+			       .accepted = "the variable: 1, true, yes or on (0, false, no, off "
+					   "or empty: off)",
+			       .see = "[Shapes and FLOPs](pytorch.md#shapes-and-flops---record-shapes---with-flops)" },
+	[AO_WITH_FLOPS] = { "with-flops", OPT_WITH_FLOPS, NULL, AK_FLAG,
+			    .def_text = "$FASTVIDEO_TORCH_PROFILER_WITH_FLOPS",
+			    .help = "FLOPs per operator from its shapes, as torch.profiler counts "
+				    "them (mm, addmm, bmm, baddbmm, conv2d, mul, add), and apart "
+				    "the ones it does not (linear, matmul, conv1d/3d, attention)",
+			    .accepted = "as --record-shapes",
+			    .see = "[Shapes and FLOPs](pytorch.md#shapes-and-flops---record-shapes---with-flops)" },
 	[AO_INJECT] = { "inject", OPT_INJECT, NULL, AK_FLAG,
 			.help = "Load libfvbpf.so (markers and the CUPTI agent, for GPU time) into "
 				"each traced process that lacks it, without a restart: ptrace "

@@ -35,6 +35,8 @@ struct attach_opts {
 	const char *inject_lib;    /* --inject-lib: the library to load (default: beside fvbpf) */
 	enum trace_format format;  /* --format */
 	uint64_t max_memory;       /* --max-memory, bytes */
+	bool record_shapes;        /* --record-shapes: operators' input shapes */
+	bool with_flops;           /* --with-flops: FLOPs from those shapes */
 };
 
 #endif /* FVBPF_OPTIONS_H */

@@ -132,6 +132,8 @@ struct session {
 	uint64_t gpu_wait_ns;
 	/* PyTorch */
 	bool torch_ops;             /* probe libtorch_cpu where mapped */
+	bool record_shapes;         /* --record-shapes */
+	bool with_flops;            /* --with-flops */
 	struct torch_table torch;   /* cookie id -> names (in knames) */
 	const char *torch_globs[TORCH_GLOBS_MAX]; /* -r torch:GLOB */
 	unsigned int ntorch_globs;

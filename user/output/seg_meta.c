@@ -78,6 +78,7 @@ GET(limits)
 GET(torch_calls) { UNUSED_BUF; v->u = c->seg->nops; }
 GET(torch_calls_over_limit) { UNUSED_BUF; v->u = c->seg->ops_dropped; }
 GET(torch_scope_names_cut) { UNUSED_BUF; v->u = seg_scopes_cut(c->seg); }
+GET(torch_shapes_unknown) { UNUSED_BUF; v->u = seg_shapes_unknown(c->seg); }
 /* --max-memory: the segment stopped storing events at its share. */
 GET(truncated_by_memory) { UNUSED_BUF; v->b = c->seg->truncated_by_memory; }
 
@@ -121,6 +122,7 @@ const struct seg_meta_field seg_meta_fields[] = {
 	ROW(torch_calls, SM_UINT, SMG_TORCH),
 	ROW(torch_calls_over_limit, SM_UINT, SMG_TORCH),
 	ROW(torch_scope_names_cut, SM_UINT, SMG_TORCH),
+	ROW(torch_shapes_unknown, SM_UINT, SMG_TORCH),
 	ROW(truncated_by_memory, SM_BOOL, SMG_MEMORY),
 };
 const size_t seg_meta_nfields = sizeof(seg_meta_fields) / sizeof(seg_meta_fields[0]);

@@ -32,6 +32,8 @@ struct seg_output_ctx {
 	const struct session_meta *meta;
 	struct name_table *knames;  /* kernel names of the calls */
 	enum trace_format format;
+	bool record_shapes;         /* summary rows per (name, shapes) */
+	bool with_flops;            /* flops on slices and rows */
 };
 
 /* The process's track name: "rank 0: python3 (pid 1234)", "rank 3 restart 1: ..." */

@@ -135,7 +135,8 @@ static void process_job(struct seg_writer *w, struct seg_job *job)
 {
 	struct segment *seg = job_segment(w, job);
 	struct seg_output_ctx c = { .seg = seg, .proc = job->proc, .reg = w->reg, .meta = w->meta,
-				    .knames = w->knames, .format = w->format };
+				    .knames = w->knames, .format = w->format,
+				    .record_shapes = w->record_shapes, .with_flops = w->with_flops };
 	unsigned int delay = writer_delay_ms();
 	struct written_segment ws;
 	int ret, ir;

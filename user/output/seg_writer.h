@@ -29,6 +29,7 @@ struct seg_writer {
 	const struct session_meta *meta;
 	struct name_table *knames;
 	enum trace_format format;  /* set before the first submit */
+	bool record_shapes, with_flops; /* --record-shapes, --with-flops: likewise */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;

@@ -20,7 +20,7 @@ static void row_key(const void *arr, size_t i, const char **name, const char **k
 {
 	const struct summary_row *r = arr;
 
-	*name = r[i].name;
+	*name = r[i].key ? r[i].key : r[i].name;
 	*kind = r[i].kind;
 }
 
@@ -229,13 +229,44 @@ static int add_call_rows(struct summary *s, const struct seg_output_ctx *c)
 	return 0;
 }
 
-static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu_ns,
-		     uint64_t self_ns, uint64_t dev_ns, uint64_t self_dev_ns)
+/* A torch row of (@name, @shapes): keyed by both, so that each shape has its own. */
+static struct summary_row *row_get_shaped(struct summary *s, const char *name, const char *kind,
+					  const char *shapes)
 {
-	struct summary_row *r = row_get(ctx, name, kind);
+	struct summary_row *r;
+	char *key;
+	size_t kl;
+
+	if (!shapes[0])
+		return row_get(s, name, kind);
+	kl = strlen(name) + strlen(shapes) + 2;
+	key = malloc(kl);
+	if (!key)
+		return NULL;
+	snprintf(key, kl, "%s%c%s", name, '\x1f', shapes);
+	r = row_get(s, key, kind);
+	if (r && !r->key) { /* new: named by the name alone, the key kept beside */
+		r->key = r->name;
+		r->name = strdup(name);
+		r->shapes = strdup(shapes);
+		if (!r->name || !r->shapes)
+			r = NULL;
+	}
+	free(key);
+	return r;
+}
+
+static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu_ns,
+		     uint64_t self_ns, uint64_t dev_ns, uint64_t self_dev_ns,
+		     const struct torch_row_shapes *sh)
+{
+	struct summary *s = ctx;
+	struct summary_row *r = row_get_shaped(s, name, kind, s->record_shapes ? sh->key : "");
 
 	if (!r)
 		return -ENOMEM;
+	r->flops = sat_add_u64(r->flops, sh->flops);
+	r->extra_flops = sat_add_u64(r->extra_flops, sh->extra_flops);
 	row_add_cpu(r, cpu_ns, self_ns);
 	r->dev_total_ns = sat_add_u64(r->dev_total_ns, dev_ns);
 	r->dev_self_ns = sat_add_u64(r->dev_self_ns, self_dev_ns);
@@ -248,6 +279,7 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	s->record_shapes = c->record_shapes;
 	s->segment_ns = span_u64(c->seg->start_ns, c->seg->end_ns);
 	err = add_slice_rows(s, c);
 	if (!err && c->seg->nops)
@@ -276,8 +308,11 @@ void summary_free(struct summary *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
 		free(s->rows[i].name);
+		free(s->rows[i].key);
+		free(s->rows[i].shapes);
+	}
 	free(s->rows);
 	pair_index_free(&s->index);
 	memset(s, 0, sizeof(*s));
@@ -336,7 +371,14 @@ static void row_line(FILE *f, const struct summary *s, const struct summary_row 
 			ms(r->dev_total_ns / (r->dev_count ? r->dev_count : r->count)));
 	else
 		fprintf(f, "%12s %11s ", "-", "-");
-	fprintf(f, "%8.1f%%  %s\n", share(s, r), r->kind);
+	fprintf(f, "%8.1f%%  %s", share(s, r), r->kind);
+	/* --record-shapes, --with-flops: fvbpf's own digits, safe to print */
+	if (r->shapes)
+		fprintf(f, "  shapes %s", r->shapes);
+	if (r->flops || r->extra_flops)
+		fprintf(f, "  flops %llu extra %llu", (unsigned long long)r->flops,
+			(unsigned long long)r->extra_flops);
+	fputc('\n', f);
 }
 
 static void meta_line(void *out, const struct seg_meta_field *f, const union seg_meta_value *v)
@@ -405,6 +447,26 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 	return m;
 }
 
+/*
+ * --with-flops: the segment's FLOPs (torch's count and the extra one) and,
+ * when the GPU time is known, what they make per second of GPU busy time.
+ */
+static void flops_json(json_object *m, const struct summary *s)
+{
+	uint64_t flops = 0, extra = 0;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		flops = sat_add_u64(flops, s->rows[i].flops);
+		extra = sat_add_u64(extra, s->rows[i].extra_flops);
+	}
+	json_object_object_add(m, "flops", json_object_new_uint64(flops));
+	json_object_object_add(m, "extra_flops", json_object_new_uint64(extra));
+	if (s->has_device_time && s->gpu_busy_ns)
+		json_object_object_add(m, "flops_per_gpu_busy_s",
+				       json_object_new_double((double)flops * 1e9 / (double)s->gpu_busy_ns));
+}
+
 int summary_write_json(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
 	json_object *root = json_object_new_object(), *rows = json_object_new_array(), *o;
@@ -418,12 +480,18 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 		return -ENOMEM;
 	}
 	json_object_object_add(root, "metadata", metadata_json(s, c));
+	if (c->with_flops)
+		flops_json(json_object_object_get(root, "metadata"), s);
 	for (i = 0; i < s->n; i++) {
 		r = &s->rows[i];
 		o = json_object_new_object();
 		json_object_object_add(o, "name", json_string_obj(r->name));
 		json_object_object_add(o, "kind", json_string_obj(r->kind));
-		json_object_object_add(o, "shapes", json_string_obj(""));
+		json_object_object_add(o, "shapes", json_string_obj(r->shapes ? r->shapes : ""));
+		if (c->with_flops) {
+			json_object_object_add(o, "flops", json_object_new_uint64(r->flops));
+			json_object_object_add(o, "extra_flops", json_object_new_uint64(r->extra_flops));
+		}
 		json_object_object_add(o, "self_cpu_us", seg_meta_us_json(r->cpu_self_ns));
 		json_object_object_add(o, "cpu_us", seg_meta_us_json(r->cpu_total_ns));
 		json_object_object_add(o, "self_device_us", seg_meta_us_json(r->dev_self_ns));

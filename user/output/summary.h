@@ -20,6 +20,10 @@ struct summary_row {
 	uint64_t cpu_total_ns, cpu_self_ns, cpu_min_ns, cpu_max_ns;
 	uint64_t dev_total_ns, dev_self_ns, dev_min_ns, dev_max_ns;
 	uint64_t dev_count;      /* GPU executions (a graph launch makes many) */
+	/* torch rows: --record-shapes, --with-flops */
+	char *shapes;            /* torch's str(input_shapes), NULL: none */
+	char *key;               /* name and shapes, the index key; NULL: the name */
+	uint64_t flops, extra_flops;
 };
 
 struct summary {
@@ -31,6 +35,7 @@ struct summary {
 	uint64_t gpu_busy_ns;    /* union of the segment's GPU activity */
 	uint64_t gpu_total_ns;   /* sum of it, the base of the GPU shares */
 	uint64_t unattributed_calls; /* CUDA calls not attributed to torch calls (too many) */
+	bool record_shapes;      /* torch rows per (name, shapes) */
 };
 
 /* 0, or -ENOMEM with nothing left to free. */

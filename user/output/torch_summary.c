@@ -14,6 +14,7 @@
 #include "util/checked_math.h"
 #include "probes/torch_ops.h"
 #include "pipeline/torch_pairing.h"
+#include "pipeline/torch_shapes.h"
 #include "output/torch_summary.h"
 
 #define ATTRIBUTION_MAX_WORK 100000000ull /* calls x ops scanned, at most */
@@ -171,11 +172,36 @@ static void free_tree(struct tree *t)
 	free(t->call_op);
 }
 
+/* The call's shapes record, split, in @buf (TORCH_SHAPES_MAX bytes); a
+ * scope and evaluate_function have no inputs: [] as torch shows them. */
+static void row_shapes(const struct torch_call *o, const char *name, struct name_table *names,
+		       char *buf, struct torch_row_shapes *sh)
+{
+	struct torch_shapes_view v;
+
+	memset(sh, 0, sizeof(*sh));
+	sh->key = "";
+	if (!o->shapes || !buf) {
+		if (o->kind == TORCH_SCOPE ||
+		    (o->kind == TORCH_NODE && !strncmp(name, TORCH_EVAL_PREFIX, strlen(TORCH_EVAL_PREFIX))))
+			sh->key = "[]";
+		return;
+	}
+	name_table_get(names, o->shapes, buf, TORCH_SHAPES_MAX);
+	if (torch_shapes_split(buf, &v))
+		return;
+	buf[v.key_len] = '\0'; /* the key is the first field */
+	sh->key = buf;
+	sh->flops = v.flops;
+	sh->extra_flops = v.extra;
+}
+
 int torch_summary_rows(const struct segment *seg, struct name_table *names, torch_row_fn fn,
 		       void *ctx, uint64_t *skipped)
 {
+	struct torch_row_shapes sh;
 	struct tree t = { 0 };
-	char name[TORCH_NAME_MAX];
+	char name[TORCH_NAME_MAX], *rec = malloc(TORCH_SHAPES_MAX);
 	uint64_t dur;
 	size_t i;
 	int err;
@@ -187,9 +213,12 @@ int torch_summary_rows(const struct segment *seg, struct name_table *names, torc
 			continue;
 		dur = span_u64(seg->ops[i].start_ns, op_end(seg, &seg->ops[i]));
 		name_table_get(names, seg->ops[i].name, name, sizeof(name));
+		row_shapes(&seg->ops[i], name, names, rec, &sh);
 		err = fn(ctx, name, seg->ops[i].kind == TORCH_SCOPE ? "user_annotation" : "cpu_op", dur,
-			 t.child_ns[i] < dur ? dur - t.child_ns[i] : 0, t.dev_total[i], t.dev_self[i]);
+			 t.child_ns[i] < dur ? dur - t.child_ns[i] : 0, t.dev_total[i], t.dev_self[i],
+			 &sh);
 	}
+	free(rec);
 	free_tree(&t);
 	return err;
 }

@@ -8,9 +8,17 @@
 #include "util/name_table.h"
 #include "pipeline/segment.h"
 
+/* A torch call's shapes (--record-shapes, --with-flops): torch's shapes
+ * string ("" not recorded or unknown) and its FLOPs. */
+struct torch_row_shapes {
+	const char *key;
+	uint64_t flops, extra_flops;
+};
+
 /* One torch call as a row: total and self CPU, total and self device ns. */
 typedef int (*torch_row_fn)(void *ctx, const char *name, const char *kind, uint64_t cpu_ns,
-			    uint64_t self_ns, uint64_t dev_ns, uint64_t self_dev_ns);
+			    uint64_t self_ns, uint64_t dev_ns, uint64_t self_dev_ns,
+			    const struct torch_row_shapes *sh);
 
 /* Call @fn per torch call that key_averages would count; @skipped: CUDA
  * calls left unattributed (too many to attribute).  0 or -errno. */

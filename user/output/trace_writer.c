@@ -12,6 +12,7 @@
 #include "util/text_out.h"
 #include "probes/torch_ops.h"
 #include "output/trace_kineto.h"
+#include "pipeline/torch_shapes.h"
 #include "output/trace_writer.h"
 
 /* @pid is 64-bit: process ids and GPU device numbers (any uint32) share it. */
@@ -105,6 +106,39 @@ static void region_slices(struct obuf *f, const struct seg_output_ctx *c)
 	}
 }
 
+/* --record-shapes, --with-flops: what the op's shapes record holds, as
+ * Kineto's args (the record's JSON fields are fvbpf's own digits and names). */
+static void shape_args(struct obuf *f, const struct seg_output_ctx *c, const struct torch_call *op)
+{
+	struct torch_shapes_view v;
+	char *rec;
+
+	if (op->flags & TORCH_CALL_SHAPES_UNKNOWN) {
+		ob_lit(f, ",\"shapes_unknown\":true");
+		return;
+	}
+	if (!op->shapes || !(rec = malloc(TORCH_SHAPES_MAX)))
+		return;
+	name_table_get(c->knames, op->shapes, rec, TORCH_SHAPES_MAX);
+	if (!torch_shapes_split(rec, &v)) {
+		if (c->record_shapes) {
+			ob_lit(f, ",\"Input Dims\":");
+			ob_write(f, v.dims, v.dims_len);
+			ob_lit(f, ",\"Input type\":");
+			ob_write(f, v.types, v.types_len);
+		}
+		if (c->with_flops && v.flops) {
+			ob_lit(f, ",\"flops\":");
+			ob_u64(f, v.flops);
+		}
+		if (c->with_flops && v.extra) {
+			ob_lit(f, ",\"extra_flops\":");
+			ob_u64(f, v.extra);
+		}
+	}
+	free(rec);
+}
+
 /* Torch operators and nodes (cpu_op) and scopes (user_annotation), as
  * Kineto writes them; CUDA calls made inside nest under them by time. */
 static void torch_slices(struct obuf *f, const struct seg_output_ctx *c, struct kineto_ids *k)
@@ -141,6 +175,7 @@ static void torch_slices(struct obuf *f, const struct seg_output_ctx *c, struct 
 		if (op->flags & TORCH_CALL_NAME_CUT)
 			ob_lit(f, ",\"name_cut\":true"); /* the scope's name is longer */
 		kineto_op_args(f, k, i);
+		shape_args(f, c, op);
 		ob_lit(f, "}}");
 	}
 }

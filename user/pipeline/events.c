@@ -288,6 +288,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 		handle_status(t, data);
 		break;
 	case FVBPF_EV_TORCH_ENTER:
+	case FVBPF_EV_TORCH_ENTER_SHAPES:
 	case FVBPF_EV_TORCH_EXIT:
 	case FVBPF_EV_SCOPE_BEGIN:
 	case FVBPF_EV_SCOPE_END:

@@ -368,6 +368,15 @@ int seg_add_gpu(struct segment *seg, const struct gpu_activity *a)
 	return 0;
 }
 
+size_t seg_shapes_unknown(const struct segment *seg)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < seg->nops; i++)
+		n += (seg->ops[i].flags & TORCH_CALL_SHAPES_UNKNOWN) != 0;
+	return n;
+}
+
 size_t seg_scopes_cut(const struct segment *seg)
 {
 	size_t i, n = 0;

@@ -27,11 +27,12 @@
 #define SEG_MAX_CALLS   1000000u  /* CUDA/NCCL calls per segment (about 200 bytes each) */
 #define SEG_MAX_GPU     2000000u  /* GPU records per segment (96 bytes each) */
 #define SEG_MAX_THREADS THREAD_TABLE_MAX /* threads with open regions per process */
-#define SEG_MAX_OPS     2000000u  /* torch operators, nodes and scopes per segment (32 bytes each) */
+#define SEG_MAX_OPS     2000000u  /* torch operators, nodes and scopes per segment (40 bytes each) */
 
 /* A torch operator, autograd node or record_function scope in a segment. */
 #define TORCH_CALL_NO_RETURN 0x1u /* its return was never seen (it threw, or the segment ended) */
 #define TORCH_CALL_NAME_CUT 0x2u  /* a scope whose name was cut at FVBPF_SCOPE_NAME bytes */
+#define TORCH_CALL_SHAPES_UNKNOWN 0x4u /* --record-shapes: its shapes could not be read */
 struct torch_call {
 	uint64_t start_ns, end_ns;  /* end 0 while open */
 	uint32_t tid;
@@ -40,6 +41,9 @@ struct torch_call {
 	uint16_t depth;             /* open torch calls below it on its thread */
 	uint8_t kind;               /* enum torch_kind */
 	uint8_t flags;              /* TORCH_CALL_* */
+	uint32_t shapes;            /* --record-shapes: its shapes record (torch_shapes.h)
+				     * in the name table, 0 none */
+	uint32_t pad;
 };
 
 struct seg_limits {
@@ -162,6 +166,8 @@ static inline size_t seg_limit(size_t v, size_t def)
 {
 	return v ? v : def;
 }
+/* Operators of @seg whose shapes could not be read (TORCH_CALL_SHAPES_UNKNOWN). */
+size_t seg_shapes_unknown(const struct segment *seg);
 /* Scopes of @seg whose name was cut (TORCH_CALL_NAME_CUT). */
 size_t seg_scopes_cut(const struct segment *seg);
 bool seg_tracker_done(const struct seg_tracker *t);

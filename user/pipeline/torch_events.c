@@ -11,6 +11,7 @@
 #include "probes/bpf_setup.h"
 #include "util/log.h"
 #include "pipeline/torch_events.h"
+#include "pipeline/torch_shapes.h"
 #include "probes/torch_ops.h"
 
 static void gate_put(struct session *s, const char *name, uint32_t len, uint32_t kind)
@@ -86,7 +87,37 @@ static int scope_region(struct session *s, const char *name)
 	return idx;
 }
 
-static int on_op(struct session *s, struct session_target *t, const struct fvbpf_torch_event *ev)
+/* --record-shapes: the entry's shapes as a record string in the name
+ * table, or the call marked unknown (an op without a plan, a failed check). */
+static void op_shapes(struct session *s, const struct torch_id *id, const void *data, size_t size,
+		      struct torch_call *op)
+{
+	char name[TORCH_NAME_MAX], sig[FVBPF_SHAPE_ARGS + 16], *rec;
+	const struct fvbpf_torch_event *ev = data;
+
+	if (!(s->record_shapes || s->with_flops) || (id->kind != TORCH_OP && id->kind != TORCH_NODE) ||
+	    (id->kind == TORCH_NODE && !id->sig))
+		return; /* scopes, evaluate_function (by vtable): no inputs torch shows */
+	op->flags |= TORCH_CALL_SHAPES_UNKNOWN;
+	if (ev->hdr.type != FVBPF_EV_TORCH_ENTER_SHAPES || !id->sig)
+		return;
+	rec = malloc(TORCH_SHAPES_MAX);
+	if (!rec)
+		return;
+	name_table_get(&s->knames, id->name, name, sizeof(name));
+	name_table_get(&s->knames, id->sig, sig, sizeof(sig));
+	if (sig[0] == '-')
+		memmove(sig, sig + 1, strlen(sig)); /* no arguments */
+	if (!torch_shapes_format(data, size, name, sig, rec, TORCH_SHAPES_MAX)) {
+		op->shapes = name_table_intern(&s->knames, rec);
+		if (op->shapes)
+			op->flags &= (uint8_t)~TORCH_CALL_SHAPES_UNKNOWN;
+	}
+	free(rec);
+}
+
+static int on_op(struct session *s, struct session_target *t, const struct fvbpf_torch_event *ev,
+		 size_t size)
 {
 	const struct torch_id *id = torch_table_get(&s->torch, ev->id);
 	struct torch_call op = { 0 };
@@ -105,6 +136,7 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	op.name = id->name;
 	op.overload = id->overload;
 	op.kind = id->kind;
+	op_shapes(s, id, ev, size, &op);
 	return torch_pairing_enter(&t->tpair, t->tracker.cur, ev->id, &op, 0, -1);
 }
 
@@ -249,10 +281,11 @@ int torch_events_handle(struct session *s, struct session_target *t, const void 
 
 	switch (h->type) {
 	case FVBPF_EV_TORCH_ENTER:
+	case FVBPF_EV_TORCH_ENTER_SHAPES:
 	case FVBPF_EV_TORCH_EXIT:
 		if (size < sizeof(struct fvbpf_torch_event))
 			break;
-		return on_op(s, t, data);
+		return on_op(s, t, data, size);
 	case FVBPF_EV_SCOPE_BEGIN:
 	case FVBPF_EV_SCOPE_END:
 		if (size < sizeof(struct fvbpf_scope_event))

@@ -71,6 +71,7 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 		bpf_program__set_autoload(s->skel->progs.tree_exit, false);
 	}
 	s->skel->rodata->report_all_execs = o->match != NULL;
+	s->skel->rodata->record_shapes = o->record_shapes || o->with_flops;
 	err = fvbpf_bpf__load(s->skel);
 	if (err) {
 		fvbpf_bpf__destroy(s->skel);
@@ -187,6 +188,7 @@ int bpf_setup_map_fd(const struct fvbpf_bpf *skel, enum fvbpf_map_id id)
 	case FVBPF_MAP_TORCH_GATES: m = skel->maps.torch_gates; break;
 	case FVBPF_MAP_TORCH_VTABLES: m = skel->maps.torch_vtables; break;
 	case FVBPF_MAP_TREE: m = skel->maps.tree; break;
+	case FVBPF_MAP_TORCH_PLANS: m = skel->maps.torch_plans; break;
 	default: return -EINVAL;
 	}
 	return bpf_map__fd(m);

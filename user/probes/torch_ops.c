@@ -30,6 +30,7 @@ static const char EVAL[] =
 struct opid_at {
 	char opid[OPID_MAX];
 	uint64_t addr;          /* ops: file offset; handles: vaddr */
+	char *mangled;          /* ops: the symbol (torch_sym.mangled), NULL when out of memory */
 };
 
 struct walk {
@@ -40,11 +41,13 @@ struct walk {
 	int err;
 };
 
-static int push_opid(struct opid_at **v, size_t *n, size_t *cap, const char *opid, uint64_t addr)
+static int push_opid(struct opid_at **v, size_t *n, size_t *cap, const char *opid, uint64_t addr,
+		     const char *mangled)
 {
 	if (grow_one(v, *n, cap, sizeof(**v), 1024))
 		return -ENOMEM;
 	snprintf((*v)[*n].opid, OPID_MAX, "%s", opid);
+	(*v)[*n].mangled = mangled ? strdup(mangled) : NULL;
 	(*v)[(*n)++].addr = addr;
 	return 0;
 }
@@ -118,13 +121,13 @@ static int on_symbol(const struct elf_symbol *sym, void *ctx)
 	    sym->name[0] != '_' || sym->name_len < 10)
 		return 0;
 	if (!torch_handle_id(sym->name, opid))
-		w->err = push_opid(&w->handles, &w->nhandles, &w->caphandles, opid, sym->value);
+		w->err = push_opid(&w->handles, &w->nhandles, &w->caphandles, opid, sym->value, NULL);
 	/* Classified first: only what would be probed is checked for code. */
 	as = probe_as(sym, opid, node);
 	if (as == PROBE_NONE || elf_file_probe_off(w->ef, sym, &off))
 		return w->err;
 	if (as == PROBE_OP)
-		w->err = push_opid(&w->ops, &w->nops, &w->capops, opid, off);
+		w->err = push_opid(&w->ops, &w->nops, &w->capops, opid, off, sym->name);
 	else if (as == PROBE_SCOPE_ENTER)
 		w->tf->scope_enter_off = off;
 	else if (as == PROBE_SCOPE_END)
@@ -292,6 +295,8 @@ static int add_ops(int fd, struct walk *w)
 		s = new_sym(tf, w->ops[i].addr, TORCH_OP);
 		if (!s)
 			return -ENOMEM;
+		s->mangled = w->ops[i].mangled;
+		w->ops[i].mangled = NULL;
 		key = w->ops[i];
 		h = w->nhandles ? bsearch(&key, w->handles, w->nhandles, sizeof(*h), cmp_opid) : NULL;
 		if (!h || name_exact(fd, w, h, s)) {
@@ -383,6 +388,8 @@ int torch_file_discover_fd(int fd, const struct stat *st, struct torch_file *tf)
 cleanup:
 	if (w.ef)
 		elf_file_close(w.ef);
+	for (size_t i = 0; i < w.nops; i++)
+		free(w.ops[i].mangled);
 	free(w.ops);
 	free(w.handles);
 	if (err)
@@ -406,6 +413,8 @@ int torch_file_discover(const char *path, struct torch_file *tf)
 
 void torch_file_free(struct torch_file *tf)
 {
+	for (size_t i = 0; tf->syms && i < tf->n; i++)
+		free(tf->syms[i].mangled);
 	free(tf->syms);
 	free(tf->evals);
 	memset(tf, 0, sizeof(*tf));

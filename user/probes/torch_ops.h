@@ -28,6 +28,8 @@ struct torch_sym {
 	char overload[64];              /* ops: schema overload name, may be "" */
 	uint8_t kind;                   /* enum torch_kind */
 	uint8_t naming;                 /* ops: enum torch_naming */
+	char *mangled;                  /* ops: the symbol, whose parameter types
+					 * --record-shapes checks; may be NULL */
 };
 
 /* A node class's vtable and the evaluate_function name it gives. */

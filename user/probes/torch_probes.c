@@ -15,6 +15,7 @@
 #include "target/proc_info.h"
 #include "target/proc_maps.h"
 #include "probes/torch_ops.h"
+#include "probes/torch_plans.h"
 #include "probes/torch_probes.h"
 #include "probes/uprobe_multi.h"
 
@@ -44,6 +45,7 @@ void torch_probes_init(struct torch_probes *tp, pid_t pid, unsigned int slot)
 	tp->slot = slot;
 	tp->links[0] = tp->links[1] = tp->links[2] = -1;
 	tp->vtables_fd = -1;
+	tp->plans_fd = -1;
 }
 
 struct find_ctx {
@@ -230,7 +232,8 @@ static int discover_attach(struct torch_probes *tp, struct torch_table *tt,
 		return fd;
 	}
 	err = torch_file_discover_fd(fd, &st, &tf);
-	close(fd);
+	if (err)
+		close(fd);
 	if (err) {
 		log_warn("pid %d: cannot read %s: %s; no torch operators", tp->pid, c->path,
 			 strerror(-err));
@@ -249,6 +252,11 @@ static int discover_attach(struct torch_probes *tp, struct torch_table *tt,
 	if (!err)
 		attach_eval(tp, tt, &tf, kpath, pr, &c->m);
 	tp->attach_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	snprintf(tp->path, sizeof(tp->path), "%s", c->path);
+	/* --record-shapes: takes tf over; ops seen before their plans are unknown */
+	if (!err && pr->plans_fd >= 0)
+		torch_plans_start(tp, tt, &tf, base, fd, &st, pr->plans_fd); /* says why not */
+	close(fd);
 	torch_file_free(&tf);
 	if (err)
 		log_warn("pid %d: cannot attach torch operator probes: %s", tp->pid, strerror(-err));
@@ -260,6 +268,7 @@ int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const str
 	struct find_ctx *c;
 	int err;
 
+	torch_plans_poll(tp, tt);
 	if (tp->found)
 		return 0;
 	c = malloc(sizeof(*c));
@@ -364,6 +373,7 @@ void torch_probes_detach(struct torch_probes *tp)
 		tp->links[i] = -1;
 	}
 	forget_vtables(tp);
+	torch_plans_remove(tp);
 	bpf_link__destroy(tp->end_link);
 	tp->end_link = NULL;
 }

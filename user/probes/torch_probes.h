@@ -16,10 +16,14 @@
 
 #include "util/name_table.h"
 
+struct torch_layout_job;
+struct torch_file;
+
 /* What a cookie id stands for: session-wide, shared by all processes. */
 struct torch_id {
 	uint32_t name;          /* in torch_table.names */
 	uint32_t overload;      /* 0: none */
+	uint32_t sig;           /* --record-shapes: its arguments (TORCH_SIG_*), 0: no plan */
 	uint8_t kind;           /* enum torch_kind */
 };
 
@@ -45,6 +49,13 @@ struct torch_probes {
 	unsigned int eval_classes;  /* evaluate_function probed with these (kept after detach) */
 	uint64_t discover_ns, attach_ns;
 	bool warned;
+	/* --record-shapes: plans in BPF for ids plan_base.. (deleted at detach) */
+	uint32_t plan_base, plan_n, nplans;
+	uint32_t noplan_schema, noplan_types;  /* ops without: no schema, types not understood */
+	int plans_fd;
+	char shapes_why[160];   /* why this process has no shapes ("" it has) */
+	struct torch_layout_job *plans_job;  /* the measurement in flight, NULL */
+	struct torch_file *plans_tf;         /* its operators, kept until it ends */
 	/* torch, CUDA, CUPTI and NCCL libraries the process maps (manifest) */
 	char **libs;
 	size_t nlibs;
@@ -56,6 +67,7 @@ struct bpf_link;
 struct bpf_program;
 struct torch_progs {
 	int call_fd, enter_fd, eval_fd, vtables_fd;
+	int plans_fd;           /* --record-shapes; -1 off */
 	struct bpf_program *end_prog;
 };
 

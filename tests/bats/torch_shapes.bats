@@ -1,0 +1,210 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# --record-shapes and --with-flops on real PyTorch with no fvbpf code in the
+# job, against torch.profiler(record_shapes=True, with_flops=True) on the
+# same deterministic step (tests/workloads/torch_shapes.py oracle): counts
+# per (name, shapes), FLOPs, Kineto's Input Dims, the unknown ones counted.
+
+load helpers
+
+SHAPES=$ROOT/tests/workloads/torch_shapes.py
+SCHECK=$ROOT/tests/lib/torch_shapes_check.py
+PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
+PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
+
+setup() {
+	common_setup
+	# the layout cache of this test alone: the first attach measures
+	export FVBPF_CACHE_DIR=$BATS_TEST_TMPDIR/cache
+}
+teardown() { common_teardown; }
+
+need_torch() { # PY
+	if [ ! -x "$1" ]; then
+		echo "no torch venv at $1: run \`make venv\` (or set FVBPF_TORCH_PY_214/_213)" >&2
+		return 1
+	fi
+}
+
+start_shapes() { # PY STEPS [--odd]
+	need_torch "$1"
+	"$1" "$SHAPES" ${3:-} run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	local i
+	for i in $(seq 600); do
+		grep -q '^pid=' "$WL_LOG" && break
+		sleep 0.1
+	done
+	WL_PID=$(sed -n 's/^pid=//p' "$WL_LOG" | head -n1)
+	[ -n "$WL_PID" ]
+	cp "/proc/$WL_PID/maps" "$BATS_TEST_TMPDIR/maps"
+}
+
+run_steps() {
+	touch "$BATS_TEST_TMPDIR/go"
+	local i
+	for i in $(seq 600); do
+		[ -e "$BATS_TEST_TMPDIR/done" ] && break
+		sleep 0.1
+	done
+	wait_fvbpf
+	touch "$BATS_TEST_TMPDIR/exit"
+}
+
+# wait_shapes: until fvbpf says the plans are in (the first attach of a
+# build measures it in the target's python, seconds on a busy machine).
+wait_shapes() {
+	local i
+	for i in $(seq 2400); do
+		grep -q 'shapes of [0-9]* of [0-9]* torch operators\|no operator shapes' "$FV_ERR" && break
+		sleep 0.05
+	done
+	grep -q 'shapes of [0-9]* of [0-9]* torch operators' "$FV_ERR" || { cat "$FV_ERR" >&2; return 1; }
+}
+
+oracle() { # PY [--odd]
+	need_torch "$1" || return 1
+	"$1" "$SHAPES" ${2:-} oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+}
+
+# shapes_match PY [fvbpf option...]: two step segments equal to the oracle's.
+shapes_match() {
+	local py=$1
+	shift
+	oracle "$py"
+	start_shapes "$py" 4
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 "$@"
+	wait_shapes
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$SCHECK" "$BATS_TEST_TMPDIR/oracle.json" "$OUT" 0 1
+	echo "$output"
+	assert_success
+	assert_line --partial "segment 1: "
+}
+
+@test "torch 2.14.1: --record-shapes --with-flops: counts per (name, shapes), FLOPs and Input Dims equal torch.profiler's" {
+	shapes_match "$PY214" --record-shapes --with-flops
+	# measured once per build, then from the cache, named by the build id
+	# readelf gives the file the workload maps
+	grep -q 'measured in' "$FV_ERR"
+	local id
+	id=$(readelf -n "$(awk '$6 ~ /libtorch_cpu\.so$/ {print $6; exit}' "$BATS_TEST_TMPDIR/maps")" |
+		sed -n 's/.*Build ID: //p')
+	[ -n "$id" ]
+	run ls "$FVBPF_CACHE_DIR"
+	assert_output "torch-layout-$id.txt"
+	# the slices as Kineto writes them: dims, types, flops
+	run python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+a = [e["args"] for e in ev if e.get("name") == "aten::addmm"][0]
+assert a["Input Dims"] == [[40], [8, 24], [24, 40], [], []], a
+assert a["Input type"] == ["float", "float", "float", "Scalar", "Scalar"], a
+assert a["flops"] == 15360, a
+l = [e["args"] for e in ev if e.get("name") == "aten::linear"]
+assert l[1]["Input type"] == ["float", "float", ""], l
+assert l[0]["extra_flops"] == 15360, l
+u = [e["args"] for e in ev if e.get("args", {}).get("shapes_unknown")]
+assert len(u) == 1, u
+' "$OUT/trace_rank0_segment0001_shapes_step.json"
+	assert_success
+}
+
+@test "torch 2.13.0: --record-shapes --with-flops equal torch.profiler's; a second attach reads the cache" {
+	shapes_match "$PY213" --record-shapes --with-flops
+	rm -rf "$OUT" "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/done" "$BATS_TEST_TMPDIR/exit"
+	start_shapes "$PY213" 2
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 1 --record-shapes
+	wait_shapes
+	grep -q 'shapes of [0-9]* of [0-9]* torch operators .*cached' "$FV_ERR"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	# --record-shapes alone: shapes, no FLOPs
+	run python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+r = [r for r in rows if r["name"] == "aten::bmm"]
+assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0], r
+' "$OUT/summary_rank0_segment0000_shapes_step.json"
+	assert_success
+}
+
+@test "torch: FastVideo's variables in fvbpf's environment turn shapes and FLOPs on; a bad value is refused" {
+	FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES=1 FASTVIDEO_TORCH_PROFILER_WITH_FLOPS=true \
+		shapes_match "$PY214"
+	FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES=maybe run "$FVBPF" attach -p $$ -o "$OUT"
+	assert_failure
+	assert_output --partial "invalid FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES='maybe'"
+}
+
+@test "torch: a cache entry fvbpf did not write is not believed: measured again" {
+	need_torch "$PY214"
+	mkdir -p "$FVBPF_CACHE_DIR"
+	start_shapes "$PY214" 1
+	local id
+	id=$(readelf -n "$(sed -n 's/.* \(\/.*libtorch_cpu.so\)$/\1/p' /proc/"$WL_PID"/maps | head -n1)" |
+		sed -n 's/.*Build ID: //p')
+	[ -n "$id" ]
+	# a world-writable report claiming other offsets
+	printf 'fvbpf-torch-layout 1\nimpl 8 5 16 24\n' >"$FVBPF_CACHE_DIR/torch-layout-$id.txt"
+	chmod 666 "$FVBPF_CACHE_DIR/torch-layout-$id.txt"
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 1 --record-shapes
+	wait_shapes
+	grep -q 'shapes of .*TensorImpl sizes at +[1-9][0-9]*, .*measured in' "$FV_ERR"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+}
+
+@test "torch: a nested tensor's shape is unknown and counted, never wrong; no row torch did not record" {
+	oracle "$PY214" --odd
+	start_shapes "$PY214" 4 --odd
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes --with-flops
+	wait_shapes
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$SCHECK" --odd "$BATS_TEST_TMPDIR/oracle.json" "$OUT" 0 1
+	echo "$output"
+	assert_success
+	assert_line --partial "segment 1: "
+}
+
+@test "torch: two processes of one build: measured once, the other waits for the cache" {
+	need_torch "$PY214"
+	local p1 p2 d2=$BATS_TEST_TMPDIR/second
+	mkdir -p "$d2"
+	start_shapes "$PY214" 2
+	p1=$WL_PID
+	"$PY214" "$SHAPES" run "$d2" 2 >"$d2/wl.log" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	local i
+	for i in $(seq 600); do # importing torch takes seconds on a busy machine
+		grep -q '^pid=' "$d2/wl.log" && break
+		sleep 0.1
+	done
+	p2=$(sed -n 's/^pid=//p' "$d2/wl.log" | head -n1)
+	[ -n "$p2" ]
+	# two libtorch reads and attaches: longer than start_fvbpf waits under ASan
+	"$FVBPF" attach -p "$p1,$p2" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes \
+		>"$FV_OUT" 2>"$FV_ERR" &
+	FV_PID=$!
+	for i in $(seq 1200); do
+		grep -q 'fvbpf: tracing' "$FV_ERR" && break
+		sleep 0.05
+	done
+	grep -q 'fvbpf: tracing' "$FV_ERR" || { cat "$FV_ERR" >&2; return 1; }
+	for i in $(seq 2400); do
+		[ "$(grep -c 'shapes of [0-9]* of [0-9]* torch operators' "$FV_ERR")" -ge 2 ] && break
+		sleep 0.05
+	done
+	run grep -c 'shapes of .*measured in' "$FV_ERR"
+	assert_output 1
+	run grep -c 'shapes of .*cached' "$FV_ERR"
+	assert_output 1
+	touch "$d2/go"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	touch "$d2/exit"
+}

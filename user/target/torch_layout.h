@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * --record-shapes needs two facts of the target's own libtorch build: the
+ * c10::TensorImpl layout and every operator's schema.  Neither is in the
+ * file in a form fvbpf could trust across releases, so the target's own
+ * interpreter reports them: a sibling process (the same executable, the
+ * torch the target mapped first on sys.path, the target's cwd and user)
+ * imports torch, measures the layout with ctypes on tensors of known sizes
+ * and prints the schemas (torch_layout_script.c).  The report is kept per
+ * libtorch_cpu build id in the cache directory ($FVBPF_CACHE_DIR,
+ * $XDG_CACHE_HOME/fvbpf or /var/cache/fvbpf), so one build is measured once.
+ */
+#ifndef FVBPF_TORCH_LAYOUT_H
+#define FVBPF_TORCH_LAYOUT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* A report's first line: what the script prints, and what a cache entry
+ * must start with to be read (an older script's entry is measured again). */
+#define TORCH_LAYOUT_HEADER "fvbpf-torch-layout 2\n"
+#define TORCH_LAYOUT_MAX_BYTES (4u << 20)   /* a report (4,400 schemas: ~300 KB) */
+#define TORCH_LAYOUT_TIMEOUT_S 120          /* importing torch: seconds on a busy VM */
+
+struct torch_layout_report {
+	char *text;             /* NUL-terminated, at most TORCH_LAYOUT_MAX_BYTES */
+	size_t len;
+	char build_id[41];      /* hex; "" when the file has none */
+	bool cached;            /* read from the cache */
+	double run_s;           /* the sibling's run time (0 cached) */
+};
+
+/* The script the sibling runs (torch_layout_script.c). */
+extern const char torch_layout_script[];
+
+/* A measurement in flight: the sibling runs while fvbpf goes on. */
+struct torch_layout_job {
+	struct torch_layout_report r;
+	pid_t child;            /* the sibling, 0 none */
+	int fd;                 /* its stdout (non-blocking), -1 */
+	size_t cap;
+	uint64_t t0, deadline;  /* CLOCK_MONOTONIC ns */
+	unsigned long long dev, ino;   /* the file the target maps */
+	bool measuring;         /* its sibling measures the build (listed in flight) */
+	bool waiting;           /* another process's sibling measures it: wait for the cache */
+	pid_t pid;              /* the target, for a measurement of its own after all */
+	char libpath[PATH_MAX];
+	char dir[PATH_MAX - 128], path[PATH_MAX];  /* the cache's, "" without a build id */
+};
+
+/*
+ * The report for the libtorch_cpu.so @pid maps, open at @fd with status
+ * @st, whose path in the target is @libpath: 1 and @j->r from the cache,
+ * 0 with the sibling started (torch_layout_poll() it), or -errno with one
+ * line in @why.
+ */
+int torch_layout_start(pid_t pid, int fd, const struct stat *st, const char *libpath,
+		       struct torch_layout_job *j, char *why, size_t wlen);
+/* Never blocks: 1 and @j->r ready (cached for next time), 0 still running,
+ * -errno with @why (the job freed; the sibling killed past the timeout). */
+int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen);
+/* Kills a sibling still running, frees the report. */
+void torch_layout_job_free(struct torch_layout_job *j);
+void torch_layout_free(struct torch_layout_report *r);
+
+#endif /* FVBPF_TORCH_LAYOUT_H */
