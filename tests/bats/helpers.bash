@@ -110,11 +110,21 @@ wait_pid_line() {
 	[ -n "$WL_PID" ]
 }
 
-# start_fvbpf ARGS...: attach in the background, return once it traces.
+# start_fvbpf ARGS...: attach in the background, return once it traces
+# (up to 30 s: reading and probing libtorch takes seconds on a busy machine).
 start_fvbpf() {
+	local i
 	"$FVBPF" attach "$@" >"$FV_OUT" 2>"$FV_ERR" &
 	FV_PID=$!
-	wait_for grep -q 'fvbpf: tracing' "$FV_ERR" || { cat "$FV_ERR" >&2; return 1; }
+	for i in $(seq 600); do
+		grep -q 'fvbpf: tracing' "$FV_ERR" && return 0
+		kill -0 "$FV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -q 'fvbpf: tracing' "$FV_ERR" && return 0
+	echo "fvbpf did not start tracing:" >&2
+	cat "$FV_ERR" >&2
+	return 1
 }
 
 # wait_fvbpf [SECONDS]: wait for fvbpf to exit by itself (10 s), return its status.
