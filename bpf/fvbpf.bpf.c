@@ -7,6 +7,7 @@
  *   markers.bpf.c  region begin/end and thread sync (the marker library)
  *   cuda.bpf.c     CUDA and NCCL calls (session uprobes)
  *   agent.bpf.c    the agent channel: CUPTI correlation, GPU batches, status
+ *   pystack.bpf.c  --with-stack: the calling thread's CPython frames
  *   torch.bpf.c    PyTorch operators, autograd nodes, RecordFunction scopes
  *   tree.bpf.c     process trees (--children, --match)
  *
@@ -20,5 +21,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "markers.bpf.c"
 #include "cuda.bpf.c"
 #include "agent.bpf.c"
+#include "pystack.bpf.c"
 #include "torch.bpf.c"
 #include "tree.bpf.c"

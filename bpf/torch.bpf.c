@@ -47,7 +47,7 @@ int torch_call(struct pt_regs *ctx)
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_torch_event *ev;
 	bool ret = bpf_session_is_return();
-	__u64 drops;
+	__u64 drops, stack_ts = 0;
 
 	attach_cookie = bpf_get_attach_cookie(ctx);
 	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, pid_tgid >> 32);
@@ -56,10 +56,16 @@ int torch_call(struct pt_regs *ctx)
 	if (!ret && (!(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0))
 		return 1;
 	drops = ps->drops; /* before the reservation: only drops before this record */
+	if (!ret) { /* --with-stack: its stack goes just before it, same ts */
+		stack_ts = bpf_ktime_get_ns();
+		py_stack_emit((attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT) & 0xffff, pid_tgid, stack_ts);
+	}
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
 		return 1; /* no entry record: skip the return too */
 	fill_hdr(&ev->hdr, ret ? FVBPF_EV_TORCH_EXIT : FVBPF_EV_TORCH_ENTER, sizeof(*ev), pid_tgid);
+	if (!ret)
+		ev->hdr.ts_ns = stack_ts;
 	ev->id = (__u32)attach_cookie;
 	ev->drops = (__u32)drops;
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);

@@ -15,6 +15,7 @@
 #include "attach/attach.h"
 #include "attach/attach_run.h"
 #include "attach/py_request.h"
+#include "attach/pystack_attach.h"
 #include "probes/bpf_setup.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
@@ -284,6 +285,7 @@ void session_free(struct session *s)
 	if (s->sym)
 		symbolizer_free(s->sym);
 	torch_table_free(&s->torch);
+	pystack_session_free(s);
 	name_table_free(&s->knames);
 	free(s->region_list);
 	free(s->torch_copy);
@@ -339,6 +341,10 @@ int attach_run(const struct attach_opts *o)
 	name_table_init(&s.knames);
 	torch_table_init(&s.torch, &s.knames);
 	s.torch_ops = !o->no_torch_ops;
+	if (pystack_session_start(&s, o)) {
+		log_error("out of memory");
+		goto cleanup;
+	}
 	s.step_by = o->step_by;
 	s.sym = symbolizer_new();
 	if (!s.sym) {
@@ -373,6 +379,7 @@ int attach_run(const struct attach_opts *o)
 		log_error("cannot start the writer in %s: %s", o->outdir, strerror(-werr));
 		goto cleanup;
 	}
+	s.writer.pystacks = s.pystacks; /* before the first submit */
 	s.writer.format = o->format; /* before any segment is submitted */
 	s.writer.mem = &s.mem;
 	s.rb = ring_buffer__new(bpf_setup_map_fd(s.skel, FVBPF_MAP_EVENTS), events_ring_cb, &s, NULL);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attach/py_request.h"
+#include "attach/pystack_attach.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "probes/bpf_setup.h"
@@ -163,6 +164,7 @@ static void target_scan_torch(struct session *s, struct session_target *t)
 
 	torch_probes_scan(&t->torchp, &s->torch, &pr);
 	torch_probes_note_libs(&t->torchp);
+	pystack_attach_target(s, t);
 }
 
 /* Attach to CUDA/NCCL functions mapped since the last look. */
@@ -432,6 +434,7 @@ void target_free(struct session_target *t)
 	seg_tracker_free(&t->tracker);
 	api_pairing_free(&t->pairing);
 	torch_pairing_free(&t->tpair);
+	pystack_target_release(t->session, t);
 	torch_probes_free(&t->torchp);
 	cuda_probes_free(&t->cuda);
 	gpu_join_free(&t->gpu);

@@ -84,6 +84,13 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 	[AO_NO_TORCH] = { "no-torch-ops", OPT_NO_TORCH, NULL, AK_FLAG,
 			  .help = "Do not probe PyTorch operators, autograd nodes and scopes (on "
 				  "whenever libtorch_cpu.so is mapped)" },
+	[AO_WITH_STACK] = { "with-stack", OPT_WITH_STACK, NULL, AK_FLAG,
+			    .def_text = "on when $FASTVIDEO_TORCH_PROFILER_WITH_STACK is set (not 0)",
+			    .help = "Give each PyTorch operator inside a segment the Python stack "
+				    "of the thread that called it (read by BPF from the "
+				    "interpreter's frames; CPython 3.11), and write per segment "
+				    "a folded-stacks file and an SVG flame graph",
+			    .see = "[Python stacks](python-stacks.md#python-stacks---with-stack)" },
 	[AO_INJECT] = { "inject", OPT_INJECT, NULL, AK_FLAG,
 			.help = "Load libfvbpf.so (markers and the CUPTI agent, for GPU time) into "
 				"each traced process that lacks it, without a restart: ptrace "

@@ -32,6 +32,7 @@ struct seg_output_ctx {
 	const struct session_meta *meta;
 	struct name_table *knames;  /* kernel names of the calls */
 	enum trace_format format;
+	struct pystack_table *pystacks; /* --with-stack: the stacks ops refer to, else NULL */
 };
 
 /* The process's track name: "rank 0: python3 (pid 1234)", "rank 3 restart 1: ..." */

@@ -29,6 +29,7 @@ struct seg_writer {
 	const struct session_meta *meta;
 	struct name_table *knames;
 	enum trace_format format;  /* set before the first submit */
+	struct pystack_table *pystacks; /* --with-stack, else NULL; set before the first submit */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;

@@ -11,6 +11,7 @@
 #include "output/seg_tids.h"
 #include "util/text_out.h"
 #include "probes/torch_ops.h"
+#include "output/pystack_trace.h"
 #include "output/trace_writer.h"
 
 /* @pid is 64-bit: process ids and GPU device numbers (any uint32) share it. */
@@ -131,6 +132,7 @@ static void torch_slices(struct obuf *f, const struct seg_output_ctx *c)
 			ob_lit(f, ",\"did_not_return\":true");
 		if (op->flags & TORCH_CALL_NAME_CUT)
 			ob_lit(f, ",\"name_cut\":true"); /* the scope's name is longer */
+		pystack_trace_args(f, c, op); /* --with-stack */
 		ob_lit(f, "}}");
 	}
 }
@@ -385,10 +387,13 @@ int trace_write(FILE *out, const struct seg_output_ctx *c)
 	thread_metadata(f, c);
 	region_slices(f, c);
 	torch_slices(f, c);
+	pystack_trace_slices(f, c);
 	api_slices(f, c);
 	gpu_metadata(f, c->seg);
 	gpu_slices(f, c);
-	ob_lit(f, "\n]\n}\n");
+	ob_lit(f, "\n]");
+	pystack_trace_table(f, c);
+	ob_lit(f, "\n}\n");
 	ret = ob_flush(f);
 	free(f);
 	if (!ret && ferror(out))

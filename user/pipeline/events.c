@@ -14,6 +14,7 @@
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "pipeline/py_status.h"
+#include "pipeline/pystack.h"
 #include "util/log.h"
 #include "target/symbolizer.h"
 #include "util/text_sanitize.h"
@@ -291,6 +292,10 @@ int events_handle(struct session *s, const void *data, size_t size)
 	case FVBPF_EV_SCOPE_BEGIN:
 	case FVBPF_EV_SCOPE_END:
 		err = torch_events_handle(s, t, data, size);
+		break;
+	case FVBPF_EV_PYSTACK:
+		if (t->pystk && s->pystacks && size >= 32)
+			pystack_record(s->pystacks, t->pystk, data, size);
 		break;
 	case FVBPF_EV_THREAD_SYNC:
 		if (size < sizeof(struct fvbpf_sync_event)) {

@@ -40,6 +40,7 @@ struct torch_call {
 	uint16_t depth;             /* open torch calls below it on its thread */
 	uint8_t kind;               /* enum torch_kind */
 	uint8_t flags;              /* TORCH_CALL_* */
+	uint32_t stack;             /* --with-stack: id in the session's pystack table, 0 none */
 };
 
 struct seg_limits {

@@ -10,6 +10,7 @@
 #include "model/session.h"
 #include "probes/bpf_setup.h"
 #include "util/log.h"
+#include "pipeline/pystack.h"
 #include "pipeline/torch_events.h"
 #include "probes/torch_ops.h"
 
@@ -105,6 +106,8 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	op.name = id->name;
 	op.overload = id->overload;
 	op.kind = id->kind;
+	if (t->pystk)
+		op.stack = pystack_take(t->pystk, op.tid, op.start_ns);
 	return torch_pairing_enter(&t->tpair, t->tracker.cur, ev->id, &op, 0, -1);
 }
 

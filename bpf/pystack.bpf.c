@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * --with-stack: the calling thread's CPython frames, copied into a record
+ * written just before a torch entry record (include/fvbpf_pystack.h).
+ * Everything read here is the target's memory: each read is bounded, a
+ * failed read ends the walk, and the walk stops after cfg->depth frames
+ * whatever the chain does (a cycle only repeats frames until then).
+ */
+#include "fvbpf_pystack.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FVBPF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct fvbpf_py_cfg);
+} py_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct fvbpf_py_tstate);
+} py_tstates SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fvbpf_pystack_event);
+} py_scratch SEC(".maps");
+
+static __always_inline __u64 py_read_u64(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (!addr || bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+/* This thread's PyThreadState: the cached one if it still names this
+ * thread, else a bounded walk of the interpreter's thread list. */
+static __always_inline __u64 py_tstate(const struct fvbpf_py_cfg *cfg, __u64 pid_tgid)
+{
+	struct fvbpf_py_tstate *c, nv = {};
+	__u64 ts, now = bpf_ktime_get_ns();
+	__u32 tid = (__u32)pid_tgid, i;
+
+	c = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
+	if (c) {
+		if (c->tstate && py_read_u64(c->tstate + cfg->ts_native_tid) == tid)
+			return c->tstate;
+		if (!c->tstate && now - c->checked_ns < FVBPF_PY_NEG_NS)
+			return 0;
+	}
+	ts = py_read_u64(py_read_u64(cfg->interp_head) + cfg->interp_threads);
+	for (i = 0; i < FVBPF_PY_THREADS_MAX && ts; i++) {
+		if (py_read_u64(ts + cfg->ts_native_tid) == tid) {
+			nv.tstate = ts;
+			break;
+		}
+		ts = py_read_u64(ts + cfg->ts_next);
+	}
+	if (!nv.tstate)
+		__sync_fetch_and_add(&counters.py_no_thread, 1);
+	nv.checked_ns = now;
+	bpf_map_update_elem(&py_tstates, &pid_tgid, &nv, BPF_ANY);
+	return nv.tstate;
+}
+
+/* The record before a torch entry at @ts; nothing when the process has no
+ * --with-stack or the thread runs no Python. */
+static __always_inline void py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns)
+{
+	__u64 win[FVBPF_PY_WINDOW / 8], frame, tstate;
+	struct fvbpf_pystack_event *ev;
+	struct fvbpf_py_cfg *cfg;
+	__u32 zero = 0, i, n = 0, size;
+
+	cfg = bpf_map_lookup_elem(&py_cfg, &slot);
+	if (!cfg || !cfg->tgid || cfg->tgid != pid_tgid >> 32)
+		return;
+	tstate = py_tstate(cfg, pid_tgid);
+	if (!tstate)
+		return;
+	ev = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!ev)
+		return;
+	ev->flags = 0;
+	frame = py_read_u64(py_read_u64(tstate + cfg->ts_cframe) + cfg->cf_current);
+	for (i = 0; i < FVBPF_PY_DEPTH_MAX; i++) {
+		if (!frame)
+			break;
+		if (i >= cfg->depth) {
+			ev->flags |= FVBPF_PYSTACK_CUT;
+			break;
+		}
+		if (bpf_probe_read_user(win, sizeof(win), (const void *)frame)) {
+			ev->flags |= FVBPF_PYSTACK_FAULT;
+			break;
+		}
+		ev->frames[i].code = win[(cfg->fr_code >> 3) & 7];
+		ev->frames[i].instr = win[(cfg->fr_instr >> 3) & 7];
+		frame = win[(cfg->fr_previous >> 3) & 7];
+		n = i + 1;
+	}
+	if (!n)
+		return;
+	ev->hdr.type = FVBPF_EV_PYSTACK;
+	ev->hdr.version = FVBPF_EVENT_VERSION;
+	ev->hdr.tgid = pid_tgid >> 32;
+	ev->hdr.tid = (__u32)pid_tgid;
+	ev->hdr.ts_ns = ts_ns;
+	ev->nframes = n;
+	size = 32 + 16 * n;
+	if (size > sizeof(*ev))
+		size = sizeof(*ev);
+	ev->hdr.size = size;
+	if (bpf_ringbuf_output(&events, ev, size, SUBMIT_FLAGS))
+		__sync_fetch_and_add(&counters.py_drops, 1);
+	else
+		__sync_fetch_and_add(&counters.py_stacks, 1);
+}

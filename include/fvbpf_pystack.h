@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * --with-stack: the calling thread's CPython frames at each torch operator
+ * entry inside a segment.  Shared by BPF (bpf/pystack.bpf.c) and the loader
+ * (user/target/py_runtime.c finds the addresses, user/pipeline/pystack.c
+ * interns and resolves the records).
+ *
+ * BPF finds the thread's PyThreadState in the interpreter's thread list
+ * (native_thread_id == tid; cached per thread, checked again on every use)
+ * rather than through _PyRuntime's GIL holder: torch's bindings release the
+ * GIL before they call the dispatcher, so at an operator's entry the
+ * calling thread does not hold it.  Then tstate->cframe->current_frame and
+ * ->previous, at most FVBPF_PY_DEPTH_MAX frames, one bounded read each.
+ */
+#ifndef FVBPF_PYSTACK_H
+#define FVBPF_PYSTACK_H
+
+#include "fvbpf_events.h"
+
+#define FVBPF_EV_PYSTACK 21      /* enum fvbpf_event_type: issue 21's number */
+#define FVBPF_PY_DEPTH_MAX 128   /* frames copied, innermost first */
+#define FVBPF_PY_THREADS_MAX 64  /* thread states looked at per lookup */
+#define FVBPF_PY_WINDOW 64       /* bytes read from a frame: offsets below this */
+
+/* Map "py_cfg", by the process's slot: what the loader measured. */
+struct fvbpf_py_cfg {
+	__u32 tgid;             /* 0: no stacks for this slot */
+	__u32 depth;            /* frames to copy, at most FVBPF_PY_DEPTH_MAX */
+	__u64 interp_head;      /* address of _PyRuntime.interpreters.head */
+	__u16 interp_threads;   /* PyInterpreterState.threads.head */
+	__u16 ts_next;          /* PyThreadState.next */
+	__u16 ts_native_tid;    /* PyThreadState.native_thread_id */
+	__u16 ts_cframe;        /* PyThreadState.cframe (3.11, 3.12) */
+	__u16 cf_current;       /* _PyCFrame.current_frame */
+	__u16 fr_code;          /* _PyInterpreterFrame.f_code: 8-aligned, < FVBPF_PY_WINDOW */
+	__u16 fr_previous;      /* .previous, likewise */
+	__u16 fr_instr;         /* .prev_instr, likewise */
+};
+
+#define FVBPF_PYSTACK_CUT 0x1u      /* more frames than depth */
+#define FVBPF_PYSTACK_FAULT 0x2u    /* a frame could not be read */
+
+struct fvbpf_py_frame {
+	__u64 code;             /* PyCodeObject address */
+	__u64 instr;            /* prev_instr: the instruction being executed */
+};
+
+/* Written just before the torch entry record it belongs to, same thread,
+ * same ts_ns; hdr.size = 32 + 16 * nframes. */
+struct fvbpf_pystack_event {
+	struct fvbpf_event_hdr hdr;
+	__u32 nframes;
+	__u32 flags;            /* FVBPF_PYSTACK_* */
+	struct fvbpf_py_frame frames[FVBPF_PY_DEPTH_MAX];
+};
+
+/* Map "py_tstates", (tgid << 32 | tid) -> its PyThreadState (0: none, as
+ * of @checked_ns). */
+struct fvbpf_py_tstate {
+	__u64 tstate;
+	__u64 checked_ns;
+};
+#define FVBPF_PY_NEG_NS 200000000ull  /* a thread without Python is looked for again after this */
+
+#ifndef __BPF__
+_Static_assert(sizeof(struct fvbpf_py_cfg) == 32, "py cfg layout");
+_Static_assert(sizeof(struct fvbpf_pystack_event) == 32 + 16 * FVBPF_PY_DEPTH_MAX, "pystack layout");
+#endif
+
+#endif /* FVBPF_PYSTACK_H */
