@@ -88,10 +88,10 @@ static __always_inline void py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_n
 		return;
 	ev->flags = 0;
 	frame = py_read_u64(py_read_u64(tstate + cfg->ts_cframe) + cfg->cf_current);
-	for (i = 0; i < FVBPF_PY_DEPTH_MAX; i++) {
+	for (i = 0; i <= FVBPF_PY_DEPTH_MAX; i++) {
 		if (!frame)
 			break;
-		if (i >= cfg->depth) {
+		if (i >= cfg->depth || i >= FVBPF_PY_DEPTH_MAX) { /* one more frame: cut */
 			ev->flags |= FVBPF_PYSTACK_CUT;
 			break;
 		}

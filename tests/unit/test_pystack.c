@@ -226,6 +226,9 @@ static void test_code_hostile(void)
 	v = (uint64_t)PY_LINETABLE_MAX + 1;
 	memcpy(bytes + 16, &v, 8);
 	CHECK_EQ(py_code_read(&r, (uintptr_t)code, &c), PY_CODE_HUGE_TABLE);
+	CHECK_STR(c.name, "Cls.meth"); /* the function is known, its lines are not */
+	CHECK_EQ(py_code_line(&r, &c, (uintptr_t)code + r.lay->co_code), 0);
+	py_code_free(&c);
 	CHECK_EQ(py_code_read(&r, 16, &c), PY_CODE_UNREADABLE);
 	name.length = 1ull << 40; /* a length past any string */
 	CHECK_EQ(py_code_read(&r, (uintptr_t)code, &c), PY_CODE_BAD_STRING);

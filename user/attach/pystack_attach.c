@@ -102,6 +102,22 @@ void pystack_target_release(struct session *s, struct session_target *t)
 
 	if (!t->pystk)
 		return;
+	if (!t->pystk->status) {
+		const struct pystack_counts *n = &t->pystk->n;
+		struct fvbpf_counters bc = { 0 };
+
+		bpf_counters_read(s->skel, &bc);
+		log_info("pid %d: --with-stack: %llu stack records, %llu given to operators, %llu "
+			 "distinct stacks; %llu frames without a line, %llu bad code objects, %llu "
+			 "line tables too big, %llu unreadable, %llu refused (bounds); BPF (all "
+			 "processes): %llu stacks, %llu lost to a full ring, %llu thread lookups "
+			 "without a Python thread", t->proc.pid, (unsigned long long)n->records,
+			 (unsigned long long)n->matched, (unsigned long long)n->stacks,
+			 (unsigned long long)n->frames_unknown, (unsigned long long)n->bad_code,
+			 (unsigned long long)n->huge_tables, (unsigned long long)n->unreadable,
+			 (unsigned long long)n->refused, (unsigned long long)bc.py_stacks,
+			 (unsigned long long)bc.py_drops, (unsigned long long)bc.py_no_thread);
+	}
 	fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PY_CFG);
 	if (fd >= 0 && !t->pystk->status)
 		bpf_map_update_elem(fd, &slot, &zero, BPF_ANY);

@@ -42,7 +42,9 @@ void pystack_frame_label(struct name_table *names, const struct pystack_frame *f
 
 	name_table_get(names, f->func, func, sizeof(func));
 	name_table_get(names, f->file, file, sizeof(file));
-	if (f->line > 0)
+	if (!f->file)
+		snprintf(buf, len, "%s", func);
+	else if (f->line > 0)
 		snprintf(buf, len, "%s (%s:%d)", func, pystack_short_file(file), f->line);
 	else
 		snprintf(buf, len, "%s (%s:?)", func, pystack_short_file(file));
@@ -169,12 +171,13 @@ static bool op_path(const struct seg_output_ctx *c, const struct fold_thread *t,
 	if (!e) {
 		ok = put_frame(path, &len, FOLD_NO_STACK);
 	} else {
+		/* the walk stopped at the depth bound: the outermost frames are missing */
+		if (e->flags & FVBPF_PYSTACK_CUT)
+			ok = put_frame(path, &len, "[outer frames cut]");
 		for (k = (int)e->n - 1; k >= 0 && ok; k--) {
 			pystack_frame_label(c->knames, &e->f[k], label, sizeof(label));
 			ok = put_frame(path, &len, label);
 		}
-		if (ok && (e->flags & FVBPF_PYSTACK_CUT))
-			ok = put_frame(path, &len, "[deeper frames cut]");
 	}
 	for (k = a; k <= d && ok; k++) {
 		name_table_get(c->knames, s->ops[t->chain[k]].name, label, sizeof(label));

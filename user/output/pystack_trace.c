@@ -166,7 +166,7 @@ static void put_stack(struct obuf *f, const struct seg_output_ctx *c, uint32_t i
 		ob_lit(f, "}");
 	}
 	if (e && (e->flags & FVBPF_PYSTACK_CUT))
-		ob_lit(f, ",{\"function\":\"[deeper frames cut]\"}");
+		ob_lit(f, ",{\"function\":\"[outer frames cut]\"}");
 	ob_lit(f, "]");
 }
 

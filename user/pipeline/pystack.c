@@ -117,10 +117,10 @@ static void frame_of(struct pystack_table *tab, struct pystack_target *pt,
 	const struct pystack_code *pc = code_of(pt, raw->code);
 	char buf[48];
 
-	if (!pc || pc->err != PY_CODE_OK) {
+	if (!pc || (pc->err != PY_CODE_OK && pc->err != PY_CODE_HUGE_TABLE)) {
 		snprintf(buf, sizeof(buf), "[unreadable code 0x%llx]", (unsigned long long)raw->code);
 		f->func = name_table_intern(tab->names, buf);
-		f->file = name_table_intern(tab->names, "?");
+		f->file = 0;
 		f->line = f->firstline = 0;
 		pt->n.frames_unknown++;
 		return;

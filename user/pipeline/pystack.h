@@ -24,7 +24,7 @@
 #define PYSTACK_PENDING 64  /* threads whose last stack waits for its op */
 
 struct pystack_frame {
-	uint32_t func, file;        /* ids in the session's name table */
+	uint32_t func, file;        /* ids in the session's name table; file 0: unreadable */
 	int32_t line;               /* the line being run, 0 unknown */
 	int32_t firstline;          /* the function's first line (torch.profiler's number) */
 };

@@ -137,7 +137,12 @@ enum py_code_err py_code_read(const struct py_runtime *r, uint64_t addr, struct 
 		return PY_CODE_BAD_STRING;
 	}
 	e = read_table(r, u64_at(obj, L->co_linetable), c);
-	if (e != PY_CODE_OK) {
+	if (e == PY_CODE_HUGE_TABLE) {
+		/* the function is known, its lines are not: ntable 0 says so */
+		free(c->table);
+		c->table = NULL;
+		c->ntable = 0;
+	} else if (e != PY_CODE_OK) {
 		py_code_free(c);
 		c->addr = addr;
 	}

@@ -30,7 +30,8 @@ enum py_code_err {
 	PY_CODE_UNREADABLE,         /* the memory is gone */
 	PY_CODE_NOT_CODE,           /* ob_type is not PyCode_Type */
 	PY_CODE_BAD_STRING,         /* file or name not a str fvbpf can read */
-	PY_CODE_HUGE_TABLE,         /* co_linetable past PY_LINETABLE_MAX */
+	PY_CODE_HUGE_TABLE,         /* co_linetable past PY_LINETABLE_MAX: names kept,
+				     * no table (every line unknown) */
 	PY_CODE_NOMEM,
 };
 
