@@ -6,6 +6,7 @@
  * failed read ends the walk, and the walk stops after cfg->depth frames
  * whatever the chain does (a cycle only repeats frames until then).
  */
+#include "fvbpf_common.bpf.h"
 #include "fvbpf_pystack.h"
 
 struct {
@@ -21,6 +22,14 @@ struct {
 	__type(key, __u64);
 	__type(value, struct fvbpf_py_tstate);
 } py_tstates SEC(".maps");
+
+/* api id -> 1 for the CUDA calls that get a stack (launches), by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FVBPF_MAX_APIS);
+	__type(key, __u32);
+	__type(value, __u8);
+} py_apis SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -120,4 +129,36 @@ static __always_inline void py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_n
 		__sync_fetch_and_add(&counters.py_drops, 1);
 	else
 		__sync_fetch_and_add(&counters.py_stacks, 1);
+}
+
+/* A CUDA call's stack, for the calls py_apis names: its timestamp (the
+ * call's entry record takes it), 0 when not wanted. */
+static __always_inline __u64 py_stack_api(__u32 slot, __u32 api, __u64 pid_tgid)
+{
+	__u8 *want = bpf_map_lookup_elem(&py_apis, &api);
+	__u64 ts;
+
+	if (!want || !*want)
+		return 0;
+	ts = bpf_ktime_get_ns();
+	py_stack_emit(slot, pid_tgid, ts);
+	return ts;
+}
+
+/* A region begin's stack: the marker probes find their slot by the tgid
+ * (or the cookie, which is the slot); same contract as py_stack_api. */
+static __always_inline __u64 py_stack_marker(struct pt_regs *ctx, __u64 pid_tgid)
+{
+	__u32 tgid = pid_tgid >> 32, k = tgid & (FVBPF_TGID_SLOTS - 1), slot;
+	struct fvbpf_tgid_slot *ts = bpf_map_lookup_elem(&tgid_slots, &k);
+	struct fvbpf_py_cfg *cfg;
+	__u64 now;
+
+	slot = ts && ts->tgid == tgid ? ts->slot : (__u32)(bpf_get_attach_cookie(ctx) & 0xffff);
+	cfg = bpf_map_lookup_elem(&py_cfg, &slot);
+	if (!cfg || cfg->tgid != tgid)
+		return 0;
+	now = bpf_ktime_get_ns();
+	py_stack_emit(slot, pid_tgid, now);
+	return now;
 }

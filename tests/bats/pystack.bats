@@ -83,6 +83,38 @@ stacks_match_profiler() { # PY [fvbpf option...]
 	FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 stacks_match_profiler "$PY213"
 }
 
+@test "--with-stack: CUDA launches and region begins get the lines that made them" {
+	FVBPF_LIB=$BUILD/libfvbpf.so start_workload "$WL_LOG" python3 "$ROOT/tests/workloads/py_launch.py" \
+		"${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13" 3
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_forward -n 3 --with-stack
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 - "$ROOT/tests/workloads/py_launch.py" "$OUT" <<'PY'
+import glob, json, re, sys
+src, out = sys.argv[1], sys.argv[2]
+mark = {m.group(1): i for i, l in enumerate(open(src), 1) for m in [re.search(r"# @(\w+)$", l)] if m}
+n = 0
+for tr in sorted(glob.glob(out + "/trace_*.json")):
+    t = json.load(open(tr))
+    st = t["pythonStacks"]
+    ev = [e for e in t["traceEvents"] if e.get("ph") == "X"]
+    (la,) = [e for e in ev if e["name"] == "cudaLaunchKernel"]
+    (rg,) = [e for e in ev if e["name"] == "fvbpf.region::training_forward"]
+    f = st[str(la["args"]["Python stack"])]
+    assert f[0]["function"] == "launch" and f[0]["line"] == mark["launch"], f[0]
+    assert la["args"]["Python line"] == "launch (%s:%d)" % (src, mark["launch"]), la["args"]
+    f = st[str(rg["args"]["Python stack"])]
+    assert f[0]["function"] == "profiler_region.__enter__" and f[0]["file"].endswith("fvbpf/__init__.py"), f[0]
+    assert f[1]["function"] == "step" and f[1]["line"] == mark["region"], f[1]
+    n += 1
+print("segments", n)
+PY
+	echo "$output"
+	assert_success
+	assert_output "segments 3"
+}
+
 @test "without --with-stack: no stacks, no stack files" {
 	start_stack "$PY214" 4
 	FASTVIDEO_TORCH_PROFILER_WITH_STACK=0 start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:stack_step -n 2

@@ -7,6 +7,7 @@
 #include "attach/pystack_attach.h"
 #include "pipeline/pystack.h"
 #include "probes/bpf_setup.h"
+#include "probes/cuda_api.h"
 #include "util/log.h"
 
 bool pystack_wanted(const struct attach_opts *o)
@@ -61,13 +62,28 @@ static int put_cfg(struct session *s, struct session_target *t, unsigned int slo
 	return bpf_map_update_elem(fd, &slot, &cfg, BPF_ANY) ? -errno : 0;
 }
 
+/* Launches get stacks: the loader's table says which calls launch. */
+static void put_apis(struct session *s)
+{
+	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PY_APIS);
+	uint8_t one = 1;
+	uint32_t id;
+
+	if (s->pystacks->apis_set || fd < 0)
+		return;
+	s->pystacks->apis_set = true;
+	for (id = 0; id < FVBPF_MAX_APIS; id++)
+		if (cuda_api_is_launch(id) && bpf_map_update_elem(fd, &id, &one, BPF_ANY))
+			log_warn("--with-stack: launches will have no stacks: %s", strerror(errno));
+}
+
 void pystack_attach_target(struct session *s, struct session_target *t)
 {
 	unsigned int slot = (unsigned int)(t - s->targets);
 	struct py_runtime *r;
 	int err;
 
-	if (!s->pystacks || t->pystk || !t->torchp.found)
+	if (!s->pystacks || t->pystk)
 		return;
 	t->pystk = calloc(1, sizeof(*t->pystk));
 	if (!t->pystk)
@@ -76,6 +92,8 @@ void pystack_attach_target(struct session *s, struct session_target *t)
 	r = &t->pystk->rt;
 	if (!err)
 		err = put_cfg(s, t, slot);
+	if (!err)
+		put_apis(s);
 	t->pystk->status = err;
 	if (err == -ENOENT)
 		log_warn("pid %d: --with-stack: no CPython (libpython3*/python3* exporting "
@@ -107,7 +125,8 @@ void pystack_target_release(struct session *s, struct session_target *t)
 		struct fvbpf_counters bc = { 0 };
 
 		bpf_counters_read(s->skel, &bc);
-		log_info("pid %d: --with-stack: %llu stack records, %llu given to operators, %llu "
+		log_info("pid %d: --with-stack: %llu stack records, %llu given to their operator, "
+			 "launch or region begin, %llu "
 			 "distinct stacks; %llu frames without a line, %llu bad code objects, %llu "
 			 "line tables too big, %llu unreadable, %llu refused (bounds); BPF (all "
 			 "processes): %llu stacks, %llu lost to a full ring, %llu thread lookups "

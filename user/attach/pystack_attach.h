@@ -12,7 +12,7 @@ bool pystack_wanted(const struct attach_opts *o);
 /* The session's table when wanted: 0 or -ENOMEM. */
 int pystack_session_start(struct session *s, const struct attach_opts *o);
 void pystack_session_free(struct session *s);
-/* Once torch is probed in @t: find its CPython and arm BPF for its slot. */
+/* Once per target: find its CPython and arm BPF for its slot. */
 void pystack_attach_target(struct session *s, struct session_target *t);
 void pystack_target_release(struct session *s, struct session_target *t);
 

@@ -164,7 +164,6 @@ static void target_scan_torch(struct session *s, struct session_target *t)
 
 	torch_probes_scan(&t->torchp, &s->torch, &pr);
 	torch_probes_note_libs(&t->torchp);
-	pystack_attach_target(s, t);
 }
 
 /* Attach to CUDA/NCCL functions mapped since the last look. */
@@ -177,6 +176,7 @@ void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 				 bpf_setup_prog_fd(s->skel, FVBPF_PROG_API_CALL));
 	if (s->torch_ops)
 		target_scan_torch(s, t);
+	pystack_attach_target(s, t); /* --with-stack: once, after torch's probes */
 	n = cuda_probes_scan(&t->cuda);
 	if (n > 0)
 		symbolizer_forget_pid(s->sym, t->proc.pid); /* new mappings */

@@ -10,16 +10,16 @@
 
 #define TRACE_THREADS 256
 
-void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, const struct torch_call *op)
+void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack)
 {
 	const struct pystack_entry *e;
 	char label[1200];
 
-	if (!c->pystacks || !op->stack || !(e = pystack_get(c->pystacks, op->stack)) || !e->n)
+	if (!c->pystacks || !stack || !(e = pystack_get(c->pystacks, stack)) || !e->n)
 		return;
 	pystack_frame_label(c->knames, &e->f[0], label, sizeof(label));
 	ob_lit(f, ",\"Python stack\":");
-	ob_u64(f, op->stack);
+	ob_u64(f, stack);
 	ob_lit(f, ",\"Python line\":");
 	ob_json_string(f, label);
 }
@@ -185,12 +185,18 @@ void pystack_trace_table(struct obuf *f, const struct seg_output_ctx *c)
 
 	if (!c->pystacks)
 		return;
-	ids = malloc((s->nops ? s->nops : 1) * sizeof(*ids));
+	ids = malloc((s->nops + s->nslices + s->ncalls + 1) * sizeof(*ids));
 	if (!ids)
 		return;
 	for (i = 0; i < s->nops; i++)
 		if (s->ops[i].stack)
 			ids[n++] = s->ops[i].stack;
+	for (i = 0; i < s->nslices; i++)
+		if (s->slices[i].stack)
+			ids[n++] = s->slices[i].stack;
+	for (i = 0; i < s->ncalls; i++)
+		if (s->calls[i].stack)
+			ids[n++] = s->calls[i].stack;
 	qsort(ids, n, sizeof(*ids), cmp_u32);
 	ob_lit(f, ",\n\"pythonStacks\":{");
 	for (i = 0; i < n; i++) {

@@ -16,7 +16,8 @@
 
 #define PYSTACK_TRACK_BIT (1u << 30)  /* tid of a thread's python_function track */
 
-void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, const struct torch_call *op);
+/* `,"Python stack":ID,"Python line":"..."` for a slice with @stack (0: nothing). */
+void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack);
 void pystack_trace_slices(struct obuf *f, const struct seg_output_ctx *c);
 /* `,\n"pythonStacks":{...}` after traceEvents' closing bracket. */
 void pystack_trace_table(struct obuf *f, const struct seg_output_ctx *c);

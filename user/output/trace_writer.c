@@ -93,6 +93,7 @@ static void region_slices(struct obuf *f, const struct seg_output_ctx *c)
 			ob_lit(f, ",\"started_before_attach\":true");
 		if (sl->flags & SLICE_FORCED_CLOSE)
 			ob_lit(f, ",\"closed_by_enclosing_end\":true");
+		pystack_trace_args(f, c, sl->stack); /* --with-stack */
 		ob_lit(f, "}}");
 	}
 }
@@ -132,7 +133,7 @@ static void torch_slices(struct obuf *f, const struct seg_output_ctx *c)
 			ob_lit(f, ",\"did_not_return\":true");
 		if (op->flags & TORCH_CALL_NAME_CUT)
 			ob_lit(f, ",\"name_cut\":true"); /* the scope's name is longer */
-		pystack_trace_args(f, c, op); /* --with-stack */
+		pystack_trace_args(f, c, op->stack); /* --with-stack */
 		ob_lit(f, "}}");
 	}
 }
@@ -171,6 +172,7 @@ static void api_slices(struct obuf *f, const struct seg_output_ctx *c)
 			ob_lit(f, ",\"correlation\":");
 			ob_u64(f, call->correlation);
 		}
+		pystack_trace_args(f, c, call->stack); /* --with-stack */
 		ob_lit(f, "}}");
 		/* The launch end of its launch -> GPU arrows. */
 		if (call->correlation && call->gpu_records) {

@@ -184,3 +184,20 @@ uint32_t pystack_take(struct pystack_target *pt, uint32_t tid, uint64_t ts)
 	pt->pend[slot].id = 0;
 	return id;
 }
+
+void seg_slice_set_stack(struct segment *seg, uint32_t tid, uint64_t ts, uint32_t stack)
+{
+	size_t i;
+
+	/* the begin just added: the newest slices first */
+	for (i = seg ? seg->nslices : 0; i > 0; i--) {
+		struct seg_slice *sl = &seg->slices[i - 1];
+
+		if (sl->tid == tid && sl->start_ns == ts && !sl->stack) {
+			sl->stack = stack;
+			return;
+		}
+		if (seg->nslices - i >= 64)
+			return;
+	}
+}

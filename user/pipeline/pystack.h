@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "fvbpf_pystack.h"
+#include "pipeline/segment.h"
 #include "target/py_code.h"
 #include "target/py_runtime.h"
 #include "util/name_table.h"
@@ -40,6 +41,7 @@ struct pystack_table {
 	struct pystack_entry **e;   /* e[id - 1] */
 	size_t n, cap;
 	struct name_table *names;
+	bool apis_set;              /* BPF knows which CUDA calls get stacks */
 };
 
 /* Counted per target, reported in the manifest and the exit report. */
@@ -75,6 +77,8 @@ void pystack_target_free(struct pystack_target *pt);
 /* A stack record: interned, resolved if new, waiting for its op. */
 void pystack_record(struct pystack_table *tab, struct pystack_target *pt,
 		    const struct fvbpf_pystack_event *ev, size_t size);
+/* The region slice @tid began at @ts in @seg (may be NULL) gets @stack. */
+void seg_slice_set_stack(struct segment *seg, uint32_t tid, uint64_t ts, uint32_t stack);
 /* The stack id of the op that entered on @tid at @ts, 0 none. */
 uint32_t pystack_take(struct pystack_target *pt, uint32_t tid, uint64_t ts);
 

@@ -58,6 +58,7 @@ struct seg_slice {
 	uint64_t end_ns;      /* 0 while open */
 	uint32_t depth;       /* nesting level on its thread, 0 = outermost */
 	uint32_t flags;       /* SLICE_* */
+	uint32_t stack;       /* --with-stack: its begin's Python stack, 0 none */
 };
 
 struct segment {

@@ -188,6 +188,7 @@ int bpf_setup_map_fd(const struct fvbpf_bpf *skel, enum fvbpf_map_id id)
 	case FVBPF_MAP_TORCH_VTABLES: m = skel->maps.torch_vtables; break;
 	case FVBPF_MAP_TREE: m = skel->maps.tree; break;
 	case FVBPF_MAP_PY_CFG: m = skel->maps.py_cfg; break;
+	case FVBPF_MAP_PY_APIS: m = skel->maps.py_apis; break;
 	default: return -EINVAL;
 	}
 	return bpf_map__fd(m);

@@ -31,6 +31,7 @@ enum fvbpf_map_id {
 	FVBPF_MAP_TORCH_VTABLES, /* autograd node vtable -> id */
 	FVBPF_MAP_TREE,          /* the processes followed */
 	FVBPF_MAP_PY_CFG,        /* slot -> struct fvbpf_py_cfg (--with-stack) */
+	FVBPF_MAP_PY_APIS,       /* api id -> 1: the CUDA calls that get stacks */
 };
 /* The map's fd; -EBADF without an object. */
 int bpf_setup_map_fd(const struct fvbpf_bpf *skel, enum fvbpf_map_id id);
