@@ -47,21 +47,22 @@ static __always_inline __u64 py_read_u64(__u64 addr)
 	return v;
 }
 
-/* This thread's PyThreadState: the cached one if it still names this
- * thread, else a bounded walk of the interpreter's thread list. */
-static __always_inline __u64 py_tstate(const struct fvbpf_py_cfg *cfg, __u64 pid_tgid)
+/* This thread's entry (its PyThreadState): the cached one if it still
+ * names this thread, else after a bounded walk of the interpreter's thread
+ * list; NULL when the thread runs no Python. */
+static __always_inline struct fvbpf_py_tstate *py_tstate(const struct fvbpf_py_cfg *cfg,
+							 __u64 pid_tgid)
 {
 	struct fvbpf_py_tstate *c, nv = {};
-	__u64 ts, now = bpf_ktime_get_ns();
+	__u64 ts, now;
 	__u32 tid = (__u32)pid_tgid, i;
 
 	c = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
-	if (c) {
-		if (c->tstate && py_read_u64(c->tstate + cfg->ts_native_tid) == tid)
-			return c->tstate;
-		if (!c->tstate && now - c->checked_ns < FVBPF_PY_NEG_NS)
-			return 0;
-	}
+	if (c && c->tstate && py_read_u64(c->tstate + cfg->ts_native_tid) == tid)
+		return c;
+	now = bpf_ktime_get_ns();
+	if (c && !c->tstate && now - c->checked_ns < FVBPF_PY_NEG_NS)
+		return NULL;
 	ts = py_read_u64(py_read_u64(cfg->interp_head) + cfg->interp_threads);
 	for (i = 0; i < FVBPF_PY_THREADS_MAX && ts; i++) {
 		if (py_read_u64(ts + cfg->ts_native_tid) == tid) {
@@ -74,29 +75,42 @@ static __always_inline __u64 py_tstate(const struct fvbpf_py_cfg *cfg, __u64 pid
 		__sync_fetch_and_add(&counters.py_no_thread, 1);
 	nv.checked_ns = now;
 	bpf_map_update_elem(&py_tstates, &pid_tgid, &nv, BPF_ANY);
-	return nv.tstate;
+	return nv.tstate ? bpf_map_lookup_elem(&py_tstates, &pid_tgid) : NULL;
 }
 
-/* The record before a torch entry at @ts; nothing when the process has no
- * --with-stack or the thread runs no Python. */
-static __always_inline void py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns)
+#define PY_NONE 0   /* no stack */
+#define PY_WALKED 1 /* a stack record went out */
+#define PY_SAME 2   /* an operator inside the last walked one: its stack */
+
+/*
+ * The stack record before an entry at @ts; @sp: an operator's entry stack
+ * pointer (nesting, see struct fvbpf_py_tstate), 0 for launches and region
+ * begins, which always walk.
+ */
+static __always_inline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns, __u64 sp)
 {
-	__u64 win[FVBPF_PY_WINDOW / 8], frame, tstate;
+	__u64 win[FVBPF_PY_WINDOW / 8], frame, first = 0, first_instr = 0;
 	struct fvbpf_pystack_event *ev;
+	struct fvbpf_py_tstate *st;
 	struct fvbpf_py_cfg *cfg;
 	__u32 zero = 0, i, n = 0, size;
 
 	cfg = bpf_map_lookup_elem(&py_cfg, &slot);
 	if (!cfg || !cfg->tgid || cfg->tgid != pid_tgid >> 32)
-		return;
-	tstate = py_tstate(cfg, pid_tgid);
-	if (!tstate)
-		return;
+		return PY_NONE;
+	st = py_tstate(cfg, pid_tgid);
+	if (!st)
+		return PY_NONE;
+	frame = py_read_u64(py_read_u64(st->tstate + cfg->ts_cframe) + cfg->cf_current);
+	if (sp && st->op_sp && sp < st->op_sp && frame && frame == st->op_frame &&
+	    !bpf_probe_read_user(win, sizeof(win), (const void *)frame) &&
+	    win[(cfg->fr_instr >> 3) & 7] == st->op_instr)
+		return PY_SAME;
 	ev = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!ev)
-		return;
+		return PY_NONE;
 	ev->flags = 0;
-	frame = py_read_u64(py_read_u64(tstate + cfg->ts_cframe) + cfg->cf_current);
+	first = frame;
 	for (i = 0; i <= FVBPF_PY_DEPTH_MAX; i++) {
 		if (!frame)
 			break;
@@ -114,7 +128,8 @@ static __always_inline void py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_n
 		n = i + 1;
 	}
 	if (!n)
-		return;
+		return PY_NONE;
+	first_instr = ev->frames[0].instr;
 	ev->hdr.type = FVBPF_EV_PYSTACK;
 	ev->hdr.version = FVBPF_EVENT_VERSION;
 	ev->hdr.tgid = pid_tgid >> 32;
@@ -125,10 +140,31 @@ static __always_inline void py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_n
 	if (size > sizeof(*ev))
 		size = sizeof(*ev);
 	ev->hdr.size = size;
-	if (bpf_ringbuf_output(&events, ev, size, SUBMIT_FLAGS))
+	if (bpf_ringbuf_output(&events, ev, size, SUBMIT_FLAGS)) {
 		__sync_fetch_and_add(&counters.py_drops, 1);
-	else
-		__sync_fetch_and_add(&counters.py_stacks, 1);
+		return PY_NONE;
+	}
+	__sync_fetch_and_add(&counters.py_stacks, 1);
+	if (sp) {
+		st->op_sp = sp;
+		st->op_frame = first;
+		st->op_instr = first_instr;
+	}
+	return PY_WALKED;
+}
+
+/* An operator's return (stack pointer @sp, after its ret): the one walked
+ * last is over. */
+static __always_inline void py_stack_return(__u32 slot, __u64 pid_tgid, __u64 sp)
+{
+	struct fvbpf_py_cfg *cfg = bpf_map_lookup_elem(&py_cfg, &slot);
+	struct fvbpf_py_tstate *st;
+
+	if (!cfg || !cfg->tgid || cfg->tgid != pid_tgid >> 32)
+		return;
+	st = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
+	if (st && st->op_sp && st->op_sp + 8 == sp)
+		st->op_sp = 0;
 }
 
 /* A CUDA call's stack, for the calls py_apis names: its timestamp (the
@@ -141,7 +177,7 @@ static __always_inline __u64 py_stack_api(__u32 slot, __u32 api, __u64 pid_tgid)
 	if (!want || !*want)
 		return 0;
 	ts = bpf_ktime_get_ns();
-	py_stack_emit(slot, pid_tgid, ts);
+	py_stack_emit(slot, pid_tgid, ts, 0);
 	return ts;
 }
 
@@ -159,6 +195,6 @@ static __always_inline __u64 py_stack_marker(struct pt_regs *ctx, __u64 pid_tgid
 	if (!cfg || cfg->tgid != tgid)
 		return 0;
 	now = bpf_ktime_get_ns();
-	py_stack_emit(slot, pid_tgid, now);
+	py_stack_emit(slot, pid_tgid, now, 0);
 	return now;
 }

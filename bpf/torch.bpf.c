@@ -48,6 +48,7 @@ int torch_call(struct pt_regs *ctx)
 	struct fvbpf_torch_event *ev;
 	bool ret = bpf_session_is_return();
 	__u64 drops, stack_ts = 0;
+	int stack = 0;
 
 	attach_cookie = bpf_get_attach_cookie(ctx);
 	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, pid_tgid >> 32);
@@ -58,7 +59,11 @@ int torch_call(struct pt_regs *ctx)
 	drops = ps->drops; /* before the reservation: only drops before this record */
 	if (!ret) { /* --with-stack: its stack goes just before it, same ts */
 		stack_ts = bpf_ktime_get_ns();
-		py_stack_emit((attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT) & 0xffff, pid_tgid, stack_ts);
+		stack = py_stack_emit((attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT) & 0xffff, pid_tgid,
+				      stack_ts, PT_REGS_SP(ctx));
+	} else {
+		py_stack_return((attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT) & 0xffff, pid_tgid,
+				PT_REGS_SP(ctx));
 	}
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
@@ -66,7 +71,7 @@ int torch_call(struct pt_regs *ctx)
 	fill_hdr(&ev->hdr, ret ? FVBPF_EV_TORCH_EXIT : FVBPF_EV_TORCH_ENTER, sizeof(*ev), pid_tgid);
 	if (!ret)
 		ev->hdr.ts_ns = stack_ts;
-	ev->id = (__u32)attach_cookie;
+	ev->id = (__u32)attach_cookie | (stack == PY_SAME ? FVBPF_TORCH_SAME_STACK : 0);
 	ev->drops = (__u32)drops;
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;

@@ -54,16 +54,29 @@ struct fvbpf_pystack_event {
 	struct fvbpf_py_frame frames[FVBPF_PY_DEPTH_MAX];
 };
 
-/* Map "py_tstates", (tgid << 32 | tid) -> its PyThreadState (0: none, as
- * of @checked_ns). */
+/*
+ * Map "py_tstates", (tgid << 32 | tid) -> its PyThreadState (0: none, as
+ * of @checked_ns), and the operator whose stack was walked last, while it
+ * runs: an operator entered deeper in the C stack (@op_sp) while the
+ * thread's innermost Python frame and instruction are still the ones seen
+ * then was called by that operator with no Python in between, and has its
+ * stack: its entry record says so (FVBPF_TORCH_SAME_STACK) instead of a
+ * walk.  The operator's return clears @op_sp.
+ */
 struct fvbpf_py_tstate {
 	__u64 tstate;
 	__u64 checked_ns;
+	__u64 op_sp;            /* stack pointer at that operator's entry, 0: none running */
+	__u64 op_frame;         /* the innermost frame then */
+	__u64 op_instr;         /* and its prev_instr */
 };
+#define FVBPF_TORCH_SAME_STACK (1u << 31)  /* in a torch entry's id: the stack of the
+					    * thread's last walked operator */
 #define FVBPF_PY_NEG_NS 200000000ull  /* a thread without Python is looked for again after this */
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct fvbpf_py_cfg) == 32, "py cfg layout");
+_Static_assert(sizeof(struct fvbpf_py_tstate) == 40, "py tstate layout");
 _Static_assert(sizeof(struct fvbpf_pystack_event) == 32 + 16 * FVBPF_PY_DEPTH_MAX, "pystack layout");
 #endif
 

@@ -185,6 +185,22 @@ uint32_t pystack_take(struct pystack_target *pt, uint32_t tid, uint64_t ts)
 	return id;
 }
 
+uint32_t pystack_take_op(struct pystack_target *pt, uint32_t tid, uint64_t ts, bool same)
+{
+	uint32_t slot = tid % PYSTACK_PENDING, id;
+
+	if (same) {
+		id = pt->pend[slot].op_tid == tid ? pt->pend[slot].op_id : 0;
+		pt->n.same++;
+		pt->n.same_lost += !id;
+		return id;
+	}
+	id = pystack_take(pt, tid, ts);
+	pt->pend[slot].op_tid = tid;
+	pt->pend[slot].op_id = id;
+	return id;
+}
+
 void seg_slice_set_stack(struct segment *seg, uint32_t tid, uint64_t ts, uint32_t stack)
 {
 	size_t i;

@@ -47,6 +47,8 @@ struct pystack_table {
 /* Counted per target, reported in the manifest and the exit report. */
 struct pystack_counts {
 	uint64_t records, matched, stacks, frames_unknown, bad_code, huge_tables, unreadable;
+	uint64_t same;              /* operators inside the last walked one: its stack */
+	uint64_t same_lost;         /* ... whose walked stack fvbpf did not have */
 	uint64_t refused;           /* past PYSTACK_MAX_STACKS / _CODES */
 };
 
@@ -62,7 +64,9 @@ struct pystack_target {
 	struct pystack_code *codes;
 	size_t ncodes, capcodes;
 	struct addr_cache raw;      /* hash of the raw frames -> stack id */
-	struct { uint32_t tid, id; uint64_t ts; } pend[PYSTACK_PENDING];
+	/* per thread (by tid, one slot each): the stack record waiting for its
+	 * entry, and the stack of the last operator that walked one */
+	struct { uint32_t tid, id; uint64_t ts; uint32_t op_tid, op_id; } pend[PYSTACK_PENDING];
 	struct pystack_counts n;
 };
 
@@ -79,7 +83,10 @@ void pystack_record(struct pystack_table *tab, struct pystack_target *pt,
 		    const struct fvbpf_pystack_event *ev, size_t size);
 /* The region slice @tid began at @ts in @seg (may be NULL) gets @stack. */
 void seg_slice_set_stack(struct segment *seg, uint32_t tid, uint64_t ts, uint32_t stack);
-/* The stack id of the op that entered on @tid at @ts, 0 none. */
+/* The stack id of the launch or region begin that entered on @tid at @ts, 0 none. */
 uint32_t pystack_take(struct pystack_target *pt, uint32_t tid, uint64_t ts);
+/* The same for an operator's entry; @same: its record said "the stack of
+ * the thread's last walked operator" (FVBPF_TORCH_SAME_STACK). */
+uint32_t pystack_take_op(struct pystack_target *pt, uint32_t tid, uint64_t ts, bool same);
 
 #endif /* FVBPF_PYSTACK_H_USER */

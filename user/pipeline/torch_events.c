@@ -89,7 +89,9 @@ static int scope_region(struct session *s, const char *name)
 
 static int on_op(struct session *s, struct session_target *t, const struct fvbpf_torch_event *ev)
 {
-	const struct torch_id *id = torch_table_get(&s->torch, ev->id);
+	bool same = ev->hdr.type == FVBPF_EV_TORCH_ENTER && (ev->id & FVBPF_TORCH_SAME_STACK);
+	uint32_t op_id = same ? ev->id & ~FVBPF_TORCH_SAME_STACK : ev->id;
+	const struct torch_id *id = torch_table_get(&s->torch, op_id);
 	struct torch_call op = { 0 };
 
 	if (!id) {
@@ -98,7 +100,7 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	}
 	drops_charge_low32(&t->loss, &t->tracker, ev->drops);
 	if (ev->hdr.type == FVBPF_EV_TORCH_EXIT) {
-		torch_pairing_exit(&t->tpair, t->tracker.cur, ev->hdr.tid, ev->id, ev->hdr.ts_ns);
+		torch_pairing_exit(&t->tpair, t->tracker.cur, ev->hdr.tid, op_id, ev->hdr.ts_ns);
 		return 0;
 	}
 	op.start_ns = ev->hdr.ts_ns;
@@ -107,8 +109,8 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	op.overload = id->overload;
 	op.kind = id->kind;
 	if (t->pystk)
-		op.stack = pystack_take(t->pystk, op.tid, op.start_ns);
-	return torch_pairing_enter(&t->tpair, t->tracker.cur, ev->id, &op, 0, -1);
+		op.stack = pystack_take_op(t->pystk, op.tid, op.start_ns, same);
+	return torch_pairing_enter(&t->tpair, t->tracker.cur, op_id, &op, 0, -1);
 }
 
 /* A gated scope's record as the region record it stands for, so that
