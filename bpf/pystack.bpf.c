@@ -89,7 +89,7 @@ static __always_inline struct fvbpf_py_tstate *py_tstate(const struct fvbpf_py_c
  */
 static __always_inline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns, __u64 sp)
 {
-	__u64 win[FVBPF_PY_WINDOW / 8], frame, first = 0, first_instr = 0;
+	__u64 win[16] = {}, frame, first = 0, first_instr = 0, owner;
 	struct fvbpf_pystack_event *ev;
 	struct fvbpf_py_tstate *st;
 	struct fvbpf_py_cfg *cfg;
@@ -101,10 +101,12 @@ static __always_inline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns
 	st = py_tstate(cfg, pid_tgid);
 	if (!st)
 		return PY_NONE;
-	frame = py_read_u64(py_read_u64(st->tstate + cfg->ts_cframe) + cfg->cf_current);
+	frame = py_read_u64(st->tstate + cfg->ts_cframe);
+	if (cfg->cf_current != FVBPF_PY_NO_CFRAME)
+		frame = py_read_u64(frame + cfg->cf_current);
 	if (sp && st->op_sp && sp < st->op_sp && frame && frame == st->op_frame &&
-	    !bpf_probe_read_user(win, sizeof(win), (const void *)frame) &&
-	    win[(cfg->fr_instr >> 3) & 7] == st->op_instr)
+	    !bpf_probe_read_user(win, FVBPF_PY_WINDOW, (const void *)frame) &&
+	    win[(cfg->fr_instr >> 3) & 15] == st->op_instr)
 		return PY_SAME;
 	ev = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!ev)
@@ -118,18 +120,23 @@ static __always_inline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns
 			ev->flags |= FVBPF_PYSTACK_CUT;
 			break;
 		}
-		if (bpf_probe_read_user(win, sizeof(win), (const void *)frame)) {
+		if (bpf_probe_read_user(win, FVBPF_PY_WINDOW, (const void *)frame)) {
 			ev->flags |= FVBPF_PYSTACK_FAULT;
 			break;
 		}
-		ev->frames[i].code = win[(cfg->fr_code >> 3) & 7];
-		ev->frames[i].instr = win[(cfg->fr_instr >> 3) & 7];
-		frame = win[(cfg->fr_previous >> 3) & 7];
+		if (!i)
+			first_instr = win[(cfg->fr_instr >> 3) & 15];
+		owner = (win[(cfg->fr_owner >> 3) & 15] >> ((cfg->fr_owner & 7) * 8)) & 0xff;
+		/* an entry frame of C code (3.12+) has no Python line: code 0,
+		 * which user space leaves out */
+		ev->frames[i].code = cfg->owner_cstack && owner == cfg->owner_cstack ?
+					     0 : win[(cfg->fr_code >> 3) & 15];
+		ev->frames[i].instr = win[(cfg->fr_instr >> 3) & 15];
+		frame = win[(cfg->fr_previous >> 3) & 15];
 		n = i + 1;
 	}
 	if (!n)
 		return PY_NONE;
-	first_instr = ev->frames[0].instr;
 	ev->hdr.type = FVBPF_EV_PYSTACK;
 	ev->hdr.version = FVBPF_EVENT_VERSION;
 	ev->hdr.tgid = pid_tgid >> 32;

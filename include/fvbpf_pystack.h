@@ -20,7 +20,8 @@
 #define FVBPF_EV_PYSTACK 21      /* enum fvbpf_event_type: issue 21's number */
 #define FVBPF_PY_DEPTH_MAX 128   /* frames copied, innermost first */
 #define FVBPF_PY_THREADS_MAX 64  /* thread states looked at per lookup */
-#define FVBPF_PY_WINDOW 64       /* bytes read from a frame: offsets below this */
+#define FVBPF_PY_WINDOW 80       /* bytes read from a frame: offsets below this */
+#define FVBPF_PY_NO_CFRAME 0xffff /* cf_current: the thread state holds the frame itself (3.13) */
 
 /* Map "py_cfg", by the process's slot: what the loader measured. */
 struct fvbpf_py_cfg {
@@ -30,11 +31,15 @@ struct fvbpf_py_cfg {
 	__u16 interp_threads;   /* PyInterpreterState.threads.head */
 	__u16 ts_next;          /* PyThreadState.next */
 	__u16 ts_native_tid;    /* PyThreadState.native_thread_id */
-	__u16 ts_cframe;        /* PyThreadState.cframe (3.11, 3.12) */
-	__u16 cf_current;       /* _PyCFrame.current_frame */
+	__u16 ts_cframe;        /* PyThreadState.cframe (3.11, 3.12), .current_frame (3.13) */
+	__u16 cf_current;       /* _PyCFrame.current_frame, FVBPF_PY_NO_CFRAME: none */
 	__u16 fr_code;          /* _PyInterpreterFrame.f_code: 8-aligned, < FVBPF_PY_WINDOW */
 	__u16 fr_previous;      /* .previous, likewise */
-	__u16 fr_instr;         /* .prev_instr, likewise */
+	__u16 fr_instr;         /* .prev_instr (.instr_ptr in 3.13), likewise */
+	__u16 fr_owner;         /* .owner (a byte), < FVBPF_PY_WINDOW */
+	__u16 owner_cstack;     /* FRAME_OWNED_BY_CSTACK (3.12+): frames that are not
+				 * Python code, skipped; 0: none */
+	__u32 pad;
 };
 
 #define FVBPF_PYSTACK_CUT 0x1u      /* more frames than depth */
@@ -75,7 +80,7 @@ struct fvbpf_py_tstate {
 #define FVBPF_PY_NEG_NS 200000000ull  /* a thread without Python is looked for again after this */
 
 #ifndef __BPF__
-_Static_assert(sizeof(struct fvbpf_py_cfg) == 32, "py cfg layout");
+_Static_assert(sizeof(struct fvbpf_py_cfg) == 40, "py cfg layout");
 _Static_assert(sizeof(struct fvbpf_py_tstate) == 40, "py tstate layout");
 _Static_assert(sizeof(struct fvbpf_pystack_event) == 32 + 16 * FVBPF_PY_DEPTH_MAX, "pystack layout");
 #endif

@@ -83,8 +83,10 @@ stacks_match_profiler() { # PY [fvbpf option...]
 	FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 stacks_match_profiler "$PY213"
 }
 
-@test "--with-stack: CUDA launches and region begins get the lines that made them" {
-	FVBPF_LIB=$BUILD/libfvbpf.so start_workload "$WL_LOG" python3 "$ROOT/tests/workloads/py_launch.py" \
+# launch_lines PYTHON: py_launch.py under PYTHON, 3 segments; each launch's
+# and region begin's stack names the lines the source marks.
+launch_lines() {
+	FVBPF_LIB=$BUILD/libfvbpf.so start_workload "$WL_LOG" "$1" "$ROOT/tests/workloads/py_launch.py" \
 		"${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13" 3
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_forward -n 3 --with-stack
 	kill -USR1 "$WL_PID"
@@ -113,6 +115,32 @@ PY
 	echo "$output"
 	assert_success
 	assert_output "segments 3"
+}
+
+@test "--with-stack: CUDA launches and region begins get the lines that made them" {
+	launch_lines python3
+	grep -q -- '--with-stack: CPython 3.11' "$FV_ERR"
+}
+
+# The interpreter of another minor version: on PATH or installed by pyenv.
+other_python() { # NAME
+	local p
+	for p in "$1" "$(pyenv root 2>/dev/null)"/versions/*/bin/"$1"; do
+		"$p" -c 1 >/dev/null 2>&1 && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+@test "--with-stack on CPython 3.12 and 3.13 (where installed): the same lines" {
+	local v py n=0
+	for v in 3.12 3.13; do
+		py=$(other_python "python$v") || continue
+		rm -rf "$OUT"
+		launch_lines "$py"
+		grep -q -- "--with-stack: CPython $v" "$FV_ERR"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || skip "neither python3.12 nor python3.13 is installed"
 }
 
 @test "without --with-stack: no stacks, no stack files" {
@@ -184,5 +212,5 @@ hostile() {
 	assert_output "1"
 	rm -rf "$OUT"
 	hostile version
-	grep -q -- '--with-stack: CPython 3.12 in .*libpython3.11.so.1.0 is not supported (3.11 is)' "$FV_ERR"
+	grep -q -- '--with-stack: CPython 3.14 in .*libpython3.11.so.1.0 is not supported (3.11 to 3.13 are)' "$FV_ERR"
 }

@@ -21,7 +21,7 @@
  * forms, long forms (big jumps, multi-line spans), and no location. */
 static const char py_script[] =
 	"import sys\n"
-	"assert sys.version_info[:2] == (3, 11)\n"
+	"assert sys.version_info[:2] >= (3, 11)\n"
 	"src = '''\n"
 	"def a(x):\n"
 	"    y = x + 1\n"
@@ -58,9 +58,10 @@ static const char py_script[] =
 	"                print(u, l or 0)\n"
 	"        print('end')\n";
 
-static void test_linetable_cpython(void)
+/* The location table of 3.11 is also 3.12's and 3.13's: each one found. */
+static void linetable_against(const char *python)
 {
-	char line[65536], cmd[64];
+	char line[65536], cmd[320];
 	uint8_t tab[16384];
 	int first = 0, ncodes = 0, nunits = 0;
 	size_t len = 0, i;
@@ -72,10 +73,13 @@ static void test_linetable_cpython(void)
 		return;
 	fputs(py_script, f);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "python3.11 /tmp/fvbpf-test-pystack.py 2>/dev/null");
+	/* on PATH, else any pyenv installation of that version */
+	snprintf(cmd, sizeof(cmd), "for p in %s \"$(pyenv root 2>/dev/null)\"/versions/*/bin/%s; do "
+		 "\"$p\" -c 1 >/dev/null 2>&1 && exec \"$p\" /tmp/fvbpf-test-pystack.py 2>/dev/null; "
+		 "done; exit 127", python, python);
 	p = popen(cmd, "r");
 	if (!p) {
-		printf("# no python3.11: skipped\n");
+		printf("# no %s: skipped\n", python);
 		return;
 	}
 	while (fgets(line, sizeof(line), p)) {
@@ -109,11 +113,23 @@ static void test_linetable_cpython(void)
 	}
 	unlink("/tmp/fvbpf-test-pystack.py");
 	if (pclose(p) != 0 && !ncodes) {
-		printf("# python3.11 did not run: skipped\n");
+		printf("# %s did not run: skipped\n", python);
 		return;
 	}
-	printf("# %d code objects, %d code units checked against co_lines()\n", ncodes, nunits);
-	CHECK(ncodes >= 6 && nunits > 50);
+	printf("# %s: %d code objects, %d code units checked against co_lines()\n", python,
+	       ncodes, nunits);
+	CHECK(ncodes >= 5 && nunits > 50); /* 3.12 inlines the comprehension */
+}
+
+static void test_linetable_cpython(void)
+{
+	/* 3.11 is the machine's interpreter: without it the test fails */
+	FILE *p = popen("python3.11 -c 1 2>/dev/null", "r");
+
+	CHECK(p && pclose(p) == 0);
+	linetable_against("python3.11");
+	linetable_against("python3.12");
+	linetable_against("python3.13");
 }
 
 static void test_linetable_hostile(void)

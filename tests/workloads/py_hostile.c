@@ -13,7 +13,7 @@
  *   huge       a line table of 2^40 bytes
  *   freed      the thread state is unmapped after the first step
  *   badlayout  the thread state does not point back at its interpreter
- *   version    Py_Version says 3.12
+ *   version    Py_Version says 3.14
  * Prints "pid=", waits for SIGUSR1, runs the steps, prints "done", idles
  * until SIGTERM.
  */
@@ -139,7 +139,7 @@ static int build(const char *mode)
 	}
 	put(cframe, CF_CURRENT, fi);
 	if (!strcmp(mode, "version"))
-		*(unsigned long *)dlsym(RTLD_DEFAULT, "Py_Version") = 0x030c01f0;
+		*(unsigned long *)dlsym(RTLD_DEFAULT, "Py_Version") = 0x030e00f0;
 	runtime[1000] = 0; /* keep the writes */
 	return !strcmp(mode, "freed") ? 1 : 0;
 }

@@ -49,13 +49,14 @@ static int put_cfg(struct session *s, struct session_target *t, unsigned int slo
 		.ts_native_tid = L->ts_native_tid, .ts_cframe = L->ts_cframe,
 		.cf_current = L->cf_current, .fr_code = L->fr_code,
 		.fr_previous = L->fr_previous, .fr_instr = L->fr_instr,
+		.fr_owner = L->fr_owner, .owner_cstack = L->owner_cstack,
 	};
 	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PY_CFG);
 
 	/* BPF picks the fields out of one FVBPF_PY_WINDOW-byte read */
 	if ((L->fr_code | L->fr_previous | L->fr_instr) & 7 ||
 	    L->fr_code >= FVBPF_PY_WINDOW || L->fr_previous >= FVBPF_PY_WINDOW ||
-	    L->fr_instr >= FVBPF_PY_WINDOW)
+	    L->fr_instr >= FVBPF_PY_WINDOW || L->fr_owner >= FVBPF_PY_WINDOW)
 		return -EPROTO;
 	if (fd < 0)
 		return fd;
@@ -99,7 +100,7 @@ void pystack_attach_target(struct session *s, struct session_target *t)
 		log_warn("pid %d: --with-stack: no CPython (libpython3*/python3* exporting "
 			 "_PyRuntime) is mapped; its operators get no Python stacks", t->proc.pid);
 	else if (err == -ENOTSUP)
-		log_warn("pid %d: --with-stack: CPython %lu.%lu in %s is not supported (3.11 is); "
+		log_warn("pid %d: --with-stack: CPython %lu.%lu in %s is not supported (3.11 to 3.13 are); "
 			 "its operators get no Python stacks", t->proc.pid, (r->version >> 24) & 0xff,
 			 (r->version >> 16) & 0xff, r->path);
 	else if (err)

@@ -145,10 +145,11 @@ static uint32_t intern(struct pystack_table *tab, struct pystack_target *pt,
 	e = malloc(sizeof(*e) + n * sizeof(e->f[0]));
 	if (!e)
 		return 0;
-	e->n = n;
+	e->n = 0;
 	e->flags = ev->flags;
 	for (i = 0; i < n; i++)
-		frame_of(tab, pt, &ev->frames[i], &e->f[i]);
+		if (ev->frames[i].code) /* 0: a C entry frame (3.12+), not Python */
+			frame_of(tab, pt, &ev->frames[i], &e->f[e->n++]);
 	id = table_add(tab, e);
 	if (!id) {
 		free(e);

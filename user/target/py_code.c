@@ -115,7 +115,7 @@ static enum py_code_err read_table(const struct py_runtime *r, uint64_t addr, st
 enum py_code_err py_code_read(const struct py_runtime *r, uint64_t addr, struct py_code *c)
 {
 	const struct py_layout *L = r->lay;
-	uint8_t obj[192];
+	uint8_t obj[256];
 	enum py_code_err e;
 	int32_t first;
 

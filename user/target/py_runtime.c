@@ -15,28 +15,60 @@
 #include "util/log.h"
 
 /*
- * CPython 3.11 (x86-64), from offsetof() over 3.11.7's internal headers
- * (pycore_runtime.h, pycore_interp.h, pycore_frame.h, cpython/code.h):
- * these structs did not change between 3.11.0 and 3.11.x.  3.12 moved
- * cframe's users and 3.13 replaced it with _Py_DebugOffsets; neither has
- * a layout here yet.
+ * x86-64 layouts, from offsetof() over each version's own internal headers
+ * (pycore_runtime.h, pycore_interp.h, pycore_frame.h, cpython/code.h,
+ * cpython/unicodeobject.h); these structs do not change within a minor
+ * version.  3.13 is checked at attach against the _Py_DebugOffsets its
+ * _PyRuntime starts with.  3.14 changed _Py_DebugOffsets and the frame
+ * again, 3.10 and older have no _PyInterpreterFrame: not here.
  */
-static const struct py_layout py311 = {
-	.major = 3, .minor = 11,
-	.rt_interp_head = 40, .interp_threads = 16, .ts_next = 8, .ts_interp = 16,
-	.ts_native_tid = 160, .ts_cframe = 56, .cf_current = 8,
-	.fr_code = 32, .fr_previous = 48, .fr_instr = 56,
-	.ob_type = 8, .var_size = 16,
-	.co_firstlineno = 72, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-	.co_linetable = 136, .co_code = 184,
-	.uni_state = 32, .uni_ascii_data = 48, .uni_compact_data = 72,
-	.bytes_data = 32,
+static const struct py_layout layouts[] = {
+	{
+		.major = 3, .minor = 11,
+		.rt_interp_head = 40, .interp_threads = 16, .ts_next = 8, .ts_interp = 16,
+		.ts_native_tid = 160, .ts_cframe = 56, .cf_current = 8,
+		.fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_owner = 69,
+		.owner_cstack = 0, /* no C-stack frames in 3.11 */
+		.ob_type = 8, .var_size = 16,
+		.co_firstlineno = 72, .co_filename = 112, .co_name = 120, .co_qualname = 128,
+		.co_linetable = 136, .co_code = 184,
+		.uni_state = 32, .uni_ascii_data = 48, .uni_compact_data = 72,
+		.bytes_data = 32,
+	},
+	{
+		.major = 3, .minor = 12,
+		.rt_interp_head = 40, .interp_threads = 72, .ts_next = 8, .ts_interp = 16,
+		.ts_native_tid = 144, .ts_cframe = 56, .cf_current = 0,
+		.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,
+		.owner_cstack = 3,
+		.ob_type = 8, .var_size = 16,
+		.co_firstlineno = 68, .co_filename = 112, .co_name = 120, .co_qualname = 128,
+		.co_linetable = 136, .co_code = 192,
+		.uni_state = 32, .uni_ascii_data = 40, .uni_compact_data = 56,
+		.bytes_data = 32,
+	},
+	{
+		.major = 3, .minor = 13,
+		.rt_interp_head = 632, .interp_threads = 7344, .ts_next = 8, .ts_interp = 16,
+		.ts_native_tid = 160, .ts_cframe = 72 /* current_frame */, .cf_current = 0xffff,
+		.fr_code = 0 /* f_executable */, .fr_previous = 8, .fr_instr = 56 /* instr_ptr */,
+		.fr_owner = 70, .owner_cstack = 3,
+		.ob_type = 8, .var_size = 16,
+		.co_firstlineno = 68, .co_filename = 112, .co_name = 120, .co_qualname = 128,
+		.co_linetable = 136, .co_code = 200,
+		.uni_state = 32, .uni_ascii_data = 40, .uni_compact_data = 56,
+		.bytes_data = 32,
+		.debug_offsets = 1,
+	},
 };
 
 const struct py_layout *py_layout_for(unsigned int major, unsigned int minor)
 {
-	if (major == 3 && minor == 11)
-		return &py311;
+	size_t i;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].major == major && layouts[i].minor == minor)
+			return &layouts[i];
 	return NULL;
 }
 
@@ -172,6 +204,36 @@ static int check_layout(pid_t pid, const struct py_runtime *r)
 	return -EPROTO;
 }
 
+/*
+ * 3.13's _Py_DebugOffsets (the start of _PyRuntime): the interpreter's own
+ * word on the offsets fvbpf uses, each compared with the table.  A
+ * free-threaded build (another object layout) is refused here too.
+ */
+static int check_debug_offsets(pid_t pid, const struct py_runtime *r)
+{
+	const struct py_layout *L = r->lay;
+	uint64_t d[46];
+	/* word of _Py_DebugOffsets (offsetof() / 8 over 3.13's header) -> the table's value */
+	const struct { unsigned int word; uint64_t want; } checks[] = {
+		{ 1, r->version }, { 2, 0 /* not free-threaded */ },
+		{ 5, L->rt_interp_head }, { 9, L->interp_threads },
+		{ 21, L->ts_next }, { 22, L->ts_interp }, { 23, L->ts_cframe },
+		{ 25, L->ts_native_tid },
+		{ 29, L->fr_previous }, { 30, L->fr_code }, { 31, L->fr_instr }, { 33, L->fr_owner },
+		{ 35, L->co_filename }, { 36, L->co_name }, { 37, L->co_qualname },
+		{ 38, L->co_linetable }, { 39, L->co_firstlineno }, { 43, L->co_code },
+		{ 45, L->ob_type },
+	};
+	size_t i;
+
+	if (py_mem_read(pid, r->runtime, d, sizeof(d)) || memcmp(d, "xdebugpy", 8))
+		return -EPROTO;
+	for (i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+		if (d[checks[i].word] != checks[i].want)
+			return -EPROTO;
+	return 0;
+}
+
 int py_runtime_find(pid_t pid, struct py_runtime *r)
 {
 	struct find_ctx *c;
@@ -194,5 +256,7 @@ int py_runtime_find(pid_t pid, struct py_runtime *r)
 	r->lay = py_layout_for((unsigned)(r->version >> 24) & 0xff, (unsigned)(r->version >> 16) & 0xff);
 	if (!r->lay)
 		return -ENOTSUP;
+	if (r->lay->debug_offsets && check_debug_offsets(pid, r))
+		return -EPROTO;
 	return check_layout(pid, r);
 }

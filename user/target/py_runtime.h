@@ -18,7 +18,8 @@ struct py_layout {
 	unsigned int major, minor;
 	/* runtime and threads (BPF) */
 	uint16_t rt_interp_head, interp_threads, ts_next, ts_interp, ts_native_tid, ts_cframe;
-	uint16_t cf_current, fr_code, fr_previous, fr_instr;
+	uint16_t cf_current, fr_code, fr_previous, fr_instr, fr_owner, owner_cstack;
+	int debug_offsets;          /* _PyRuntime starts with _Py_DebugOffsets (3.13+): checked */
 	/* objects (user space) */
 	uint16_t ob_type, var_size;
 	uint16_t co_firstlineno, co_filename, co_name, co_qualname, co_linetable, co_code;
