@@ -76,7 +76,15 @@ stacks_match_profiler() { # PY [fvbpf option...]
 }
 
 @test "--with-stack: each operator's frames are torch.profiler's, its line the source's (torch 2.14)" {
-	stacks_match_profiler "$PY214" --with-stack
+	stacks_match_profiler "$PY214" --with-stack --group-by-stack 2
+	# pylines: time by the innermost two frames, the lines the source says
+	local lines=$OUT/pylines_rank0_segment0001_stack_step.txt op call
+	op=$(grep -n '# @op:plain$' "$STACKW" | cut -d: -f1)
+	call=$(grep -n '^        plain(x)$' "$STACKW" | cut -d: -f1)
+	grep -q "grouped by the innermost 2 frame(s)" "$lines"
+	grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +5 +0  plain \(.*torch_stack.py:$op\) <- step \(.*torch_stack.py:$call\)\$" "$lines"
+	grep -q "\[scope 'stack_step', outside its torch calls\]" "$lines"
+	grep -Eq '^ +[0-9.]+ +100.0 +[0-9.]+ +0.0  total$' "$lines"
 }
 
 @test "FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 turns stacks on (torch 2.13)" {

@@ -13,6 +13,7 @@
 
 #include "output/flame_svg.h"
 #include "output/pystack_fold.h"
+#include "output/pystack_lines.h"
 #include "pipeline/pystack.h"
 #include "target/py_code.h"
 #include "unit.h"
@@ -313,6 +314,29 @@ static void test_fold(void)
 	CHECK(strstr(buf, "<title>[no Python stack] (0.000 ms, 33.33%)</title>") != NULL);
 	free(buf);
 	pystack_fold_free(&fs);
+
+	/* pylines: a launch from the stack and its kernel's 2 us */
+	struct api_call call = { .tid = 1, .start_ns = 20, .end_ns = 30, .stack = 1 };
+	struct gpu_activity k = { .kind = FVBPF_GPU_KERNEL, .start = 1000, .end = 3000, .call = 0 };
+	struct pyline_set ls;
+
+	seg.calls = &call;
+	seg.ncalls = 1;
+	seg.gpu = &k;
+	seg.ngpu = 1;
+	CHECK_EQ(pylines_build(&c, 2, &ls), 0);
+	buf = NULL;
+	f = open_memstream(&buf, &blen);
+	CHECK_EQ(pylines_write(f, &ls, "t", 2), 0);
+	fclose(f);
+	CHECK(strstr(buf, "sorted by device time") != NULL);
+	/* 100 of 150 ns of self CPU, all 2,000 ns of device time */
+	CHECK(strstr(buf, "       0.000   66.7        0.002  100.0        3        1  "
+			  "inner (m/a.py:3) <- outer:x (b.py:5)\n") != NULL);
+	CHECK(strstr(buf, "       0.000   33.3        0.000    0.0        1        0  "
+			  "[no Python stack]\n") != NULL);
+	free(buf);
+	pylines_free(&ls);
 	pystack_table_free(&tab);
 	name_table_free(&names);
 }

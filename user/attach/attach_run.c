@@ -341,10 +341,8 @@ int attach_run(const struct attach_opts *o)
 	name_table_init(&s.knames);
 	torch_table_init(&s.torch, &s.knames);
 	s.torch_ops = !o->no_torch_ops;
-	if (pystack_session_start(&s, o)) {
-		log_error("out of memory");
-		goto cleanup;
-	}
+	if (pystack_session_start(&s, o))
+		goto cleanup; /* said why */
 	s.step_by = o->step_by;
 	s.sym = symbolizer_new();
 	if (!s.sym) {

@@ -21,12 +21,20 @@ bool pystack_wanted(const struct attach_opts *o)
 
 int pystack_session_start(struct session *s, const struct attach_opts *o)
 {
-	if (!pystack_wanted(o))
-		return 0;
+	if (!pystack_wanted(o)) {
+		if (!o->group_by_stack)
+			return 0;
+		log_error("--group-by-stack needs Python stacks: add --with-stack (or set "
+			  "FASTVIDEO_TORCH_PROFILER_WITH_STACK=1)");
+		return -EINVAL;
+	}
 	s->pystacks = malloc(sizeof(*s->pystacks));
-	if (!s->pystacks)
+	if (!s->pystacks) {
+		log_error("out of memory");
 		return -ENOMEM;
+	}
 	pystack_table_init(s->pystacks, &s->knames);
+	s->pystacks->group_n = o->group_by_stack ? o->group_by_stack : 1;
 	return 0;
 }
 

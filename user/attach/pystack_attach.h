@@ -9,7 +9,8 @@
 
 /* Whether stacks are wanted: the option, or FastVideo's variable. */
 bool pystack_wanted(const struct attach_opts *o);
-/* The session's table when wanted: 0 or -ENOMEM. */
+/* The session's table when wanted: 0, -EINVAL (--group-by-stack alone) or
+ * -ENOMEM, said on stderr. */
 int pystack_session_start(struct session *s, const struct attach_opts *o);
 void pystack_session_free(struct session *s);
 /* Once per target: find its CPython and arm BPF for its slot. */

@@ -91,6 +91,12 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 				    "interpreter's frames; CPython 3.11), and write per segment "
 				    "a folded-stacks file and an SVG flame graph",
 			    .see = "[Python stacks](python-stacks.md#python-stacks---with-stack)" },
+	[AO_GROUP_BY_STACK] = { "group-by-stack", OPT_GROUP_BY_STACK, "N", AK_COUNT, 1, 16,
+				.def = 1, .has_def = 1,
+				.help = "With --with-stack: each segment's pylines_*.txt table "
+					"groups time by the innermost N Python frames (as torch's "
+					"key_averages(group_by_stack_n=N))",
+				.see = "[Python stacks](python-stacks.md#python-stacks---with-stack)" },
 	[AO_INJECT] = { "inject", OPT_INJECT, NULL, AK_FLAG,
 			.help = "Load libfvbpf.so (markers and the CUPTI agent, for GPU time) into "
 				"each traced process that lacks it, without a restart: ptrace "

@@ -30,6 +30,7 @@ enum {
 	OPT_MAX_MEMORY,
 	OPT_HELP_MARKDOWN,
 	OPT_WITH_STACK,
+	OPT_GROUP_BY_STACK,
 };
 
 /* The table's rows, in --help order. */
@@ -51,6 +52,7 @@ enum attach_opt_id {
 	AO_WINDOW,
 	AO_NO_TORCH,
 	AO_WITH_STACK,
+	AO_GROUP_BY_STACK,
 	AO_INJECT,
 	AO_INJECT_TIMEOUT,
 	AO_INJECT_LIB,

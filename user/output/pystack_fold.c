@@ -6,6 +6,7 @@
 #include "output/flame_svg.h"
 #include "output/output_files.h"
 #include "output/pystack_fold.h"
+#include "output/pystack_lines.h"
 #include "pipeline/torch_pairing.h"
 #include "util/grow.h"
 
@@ -187,25 +188,19 @@ static bool op_path(const struct seg_output_ctx *c, const struct fold_thread *t,
 	return ok;
 }
 
-int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs)
+int pystack_op_walk(const struct segment *s, uint64_t *self, uint32_t *sid)
 {
-	const struct segment *s = c->seg;
-	struct fold_thread *th, *t;
-	uint64_t *self = NULL, dur;
-	size_t nth = 0, i;
-	char *path = NULL;
-	int ret = -ENOMEM;
+	struct fold_thread *th = calloc(FOLD_THREADS, sizeof(*th)), *t;
+	size_t nth = 0, i, p;
+	uint64_t dur;
 
-	memset(fs, 0, sizeof(*fs));
-	th = calloc(FOLD_THREADS, sizeof(*th));
-	self = calloc(s->nops ? s->nops : 1, sizeof(*self));
-	path = malloc(FOLD_PATH_MAX);
-	if (!th || !self || !path)
-		goto cleanup;
-	/* self time: each call's time less its direct children's */
+	if (!th)
+		return -ENOMEM;
 	for (i = 0; i < s->nops; i++) {
 		const struct torch_call *op = &s->ops[i];
 
+		self[i] = 0;
+		sid[i] = op->stack;
 		t = thread_of(th, &nth, op->tid);
 		if (!t || op->depth >= TORCH_STACK_MAX)
 			continue;
@@ -213,13 +208,33 @@ int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs)
 		dur = op_end(s, op) - op->start_ns;
 		self[i] += dur;
 		if (op->depth > 0) {
-			size_t p = t->chain[op->depth - 1];
-
+			p = t->chain[op->depth - 1];
 			self[p] = self[p] > dur ? self[p] - dur : 0;
+			if (!sid[i])
+				sid[i] = sid[p]; /* no stack of its own: its caller's */
 		}
 	}
-	nth = 0;
-	memset(th, 0, FOLD_THREADS * sizeof(*th));
+	free(th);
+	return 0;
+}
+
+int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs)
+{
+	const struct segment *s = c->seg;
+	struct fold_thread *th, *t;
+	uint64_t *self = NULL;
+	uint32_t *sid = NULL;
+	size_t nth = 0, i;
+	char *path = NULL;
+	int ret = -ENOMEM;
+
+	memset(fs, 0, sizeof(*fs));
+	th = calloc(FOLD_THREADS, sizeof(*th));
+	self = calloc(s->nops ? s->nops : 1, sizeof(*self));
+	sid = calloc(s->nops ? s->nops : 1, sizeof(*sid));
+	path = malloc(FOLD_PATH_MAX);
+	if (!th || !self || !sid || !path || pystack_op_walk(s, self, sid))
+		goto cleanup;
 	for (i = 0; i < s->nops; i++) {
 		const struct torch_call *op = &s->ops[i];
 
@@ -243,6 +258,7 @@ int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs)
 cleanup:
 	free(th);
 	free(self);
+	free(sid);
 	free(path);
 	if (ret)
 		pystack_fold_free(fs);
@@ -306,6 +322,28 @@ static int write_file(const char *outdir, const char *name, const struct fold_se
 	return out_commit(&of);
 }
 
+static int write_lines(const char *outdir, const char *name, const struct seg_output_ctx *c,
+		       const char *title)
+{
+	unsigned int n = c->pystacks->group_n ? c->pystacks->group_n : 1;
+	struct pyline_set ls;
+	struct out_file of;
+	int ret = pylines_build(c, n, &ls);
+
+	if (ret)
+		return ret;
+	ret = out_open(&of, outdir, name);
+	if (!ret) {
+		ret = pylines_write(of.f, &ls, title, n);
+		if (ret)
+			out_abort(&of);
+		else
+			ret = out_commit(&of);
+	}
+	pylines_free(&ls);
+	return ret;
+}
+
 int pystack_write_files(const char *outdir, const struct seg_output_ctx *c)
 {
 	char region[FVBPF_REGION_NAME_MAX + 1], name[PATH_MAX], title[512], who[32];
@@ -332,5 +370,13 @@ int pystack_write_files(const char *outdir, const struct seg_output_ctx *c)
 	if (!ret)
 		ret = write_file(outdir, name, &fs, title, true);
 	pystack_fold_free(&fs);
+	if (!ret)
+		ret = seg_output_file_name(name, sizeof(name), "pylines", c->proc, c->seg->seq, region,
+					   "txt");
+	if (!ret) {
+		snprintf(title, sizeof(title), "%s segment %04u %s: Python lines by time", who,
+			 c->seg->seq, region);
+		ret = write_lines(outdir, name, c, title);
+	}
 	return ret;
 }

@@ -42,6 +42,7 @@ struct pystack_table {
 	size_t n, cap;
 	struct name_table *names;
 	bool apis_set;              /* BPF knows which CUDA calls get stacks */
+	unsigned int group_n;       /* --group-by-stack: frames a pylines_*.txt row groups by */
 };
 
 /* Counted per target, reported in the manifest and the exit report. */
