@@ -94,8 +94,10 @@ stacks_match_profiler() { # PY [fvbpf option...]
 # launch_lines PYTHON: py_launch.py under PYTHON, 3 segments; each launch's
 # and region begin's stack names the lines the source marks.
 launch_lines() {
-	FVBPF_LIB=$BUILD/libfvbpf.so start_workload "$WL_LOG" "$1" "$ROOT/tests/workloads/py_launch.py" \
+	FVBPF_LIB=$BUILD/libfvbpf.so start_workload "$BATS_TEST_TMPDIR/wl-$(basename "$1").log" "$1" \
+		"$ROOT/tests/workloads/py_launch.py" \
 		"${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13" 3
+	rm -f "$FV_ERR" # start_fvbpf waits for its "tracing": not the last run's
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_forward -n 3 --with-stack
 	kill -USR1 "$WL_PID"
 	wait_fvbpf
@@ -168,7 +170,11 @@ other_python() { # NAME
 
 # hostile MODE: py_hostile in MODE, 3 segments, fvbpf --with-stack.
 hostile() {
-	start_workload "$WL_LOG" "$HOSTILE" --torch "$FAKETORCH" --python "$FAKEPY" "$1"
+	# no agent: nothing to wait for before a segment is written
+	# a log of its own: a reused one could still show the last run's pid=
+	FVBPF_AGENT=off start_workload "$BATS_TEST_TMPDIR/wl-$1.log" "$HOSTILE" --torch "$FAKETORCH" \
+		--python "$FAKEPY" "$1"
+	rm -f "$FV_ERR" # start_fvbpf waits for its "tracing": not the last run's
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_forward -n 3 --with-stack
 	kill -USR1 "$WL_PID"
 	wait_fvbpf

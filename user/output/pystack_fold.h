@@ -3,7 +3,7 @@
  * --with-stack, per segment: each torch call's Python stack and the chain
  * of torch calls below it, as folded stacks (Brendan Gregg's format,
  * outermost frame first) weighted by self CPU time in nanoseconds, then
- * the files: stacks_*.folded and flame_*.svg (output/flame_svg.c).
+ * what output/pystack_files.c writes.
  */
 #ifndef FVBPF_PYSTACK_FOLD_H
 #define FVBPF_PYSTACK_FOLD_H
@@ -44,7 +44,5 @@ int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs);
 void pystack_fold_sort(struct fold_set *fs);
 int pystack_fold_write(FILE *f, const struct fold_set *fs);
 void pystack_fold_free(struct fold_set *fs);
-/* Both files of a segment; 0 or -errno. */
-int pystack_write_files(const char *outdir, const struct seg_output_ctx *c);
 
 #endif /* FVBPF_PYSTACK_FOLD_H */

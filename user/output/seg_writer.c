@@ -8,7 +8,7 @@
 #include "util/log.h"
 #include "output/output_files.h"
 #include "output/pftrace_writer.h"
-#include "output/pystack_fold.h"
+#include "output/pystack_files.h"
 #include "output/seg_writer.h"
 #include "output/spill.h"
 #include "output/summary.h"
