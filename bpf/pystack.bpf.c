@@ -38,6 +38,10 @@ struct {
 	__type(value, struct fvbpf_pystack_event);
 } py_scratch SEC(".maps");
 
+/* Set by the loader once a process has stacks (--with-stack): until then
+ * the probes that could walk pay one load. */
+__u32 py_active = 0;
+
 static __always_inline __u64 py_read_u64(__u64 addr)
 {
 	__u64 v = 0;
@@ -95,6 +99,8 @@ static __always_inline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns
 	struct fvbpf_py_cfg *cfg;
 	__u32 zero = 0, i, n = 0, size;
 
+	if (!py_active)
+		return PY_NONE;
 	cfg = bpf_map_lookup_elem(&py_cfg, &slot);
 	if (!cfg || !cfg->tgid || cfg->tgid != pid_tgid >> 32)
 		return PY_NONE;
@@ -164,9 +170,12 @@ static __always_inline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns
  * last is over. */
 static __always_inline void py_stack_return(__u32 slot, __u64 pid_tgid, __u64 sp)
 {
-	struct fvbpf_py_cfg *cfg = bpf_map_lookup_elem(&py_cfg, &slot);
+	struct fvbpf_py_cfg *cfg;
 	struct fvbpf_py_tstate *st;
 
+	if (!py_active)
+		return;
+	cfg = bpf_map_lookup_elem(&py_cfg, &slot);
 	if (!cfg || !cfg->tgid || cfg->tgid != pid_tgid >> 32)
 		return;
 	st = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
@@ -178,9 +187,12 @@ static __always_inline void py_stack_return(__u32 slot, __u64 pid_tgid, __u64 sp
  * call's entry record takes it), 0 when not wanted. */
 static __always_inline __u64 py_stack_api(__u32 slot, __u32 api, __u64 pid_tgid)
 {
-	__u8 *want = bpf_map_lookup_elem(&py_apis, &api);
+	__u8 *want;
 	__u64 ts;
 
+	if (!py_active)
+		return 0;
+	want = bpf_map_lookup_elem(&py_apis, &api);
 	if (!want || !*want)
 		return 0;
 	ts = bpf_ktime_get_ns();
@@ -193,10 +205,13 @@ static __always_inline __u64 py_stack_api(__u32 slot, __u32 api, __u64 pid_tgid)
 static __always_inline __u64 py_stack_marker(struct pt_regs *ctx, __u64 pid_tgid)
 {
 	__u32 tgid = pid_tgid >> 32, k = tgid & (FVBPF_TGID_SLOTS - 1), slot;
-	struct fvbpf_tgid_slot *ts = bpf_map_lookup_elem(&tgid_slots, &k);
+	struct fvbpf_tgid_slot *ts;
 	struct fvbpf_py_cfg *cfg;
 	__u64 now;
 
+	if (!py_active)
+		return 0;
+	ts = bpf_map_lookup_elem(&tgid_slots, &k);
 	slot = ts && ts->tgid == tgid ? ts->slot : (__u32)(bpf_get_attach_cookie(ctx) & 0xffff);
 	cfg = bpf_map_lookup_elem(&py_cfg, &slot);
 	if (!cfg || cfg->tgid != tgid)

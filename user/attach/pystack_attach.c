@@ -101,8 +101,10 @@ void pystack_attach_target(struct session *s, struct session_target *t)
 	r = &t->pystk->rt;
 	if (!err)
 		err = put_cfg(s, t, slot);
-	if (!err)
+	if (!err) {
 		put_apis(s);
+		bpf_setup_py_active(s->skel);
+	}
 	t->pystk->status = err;
 	if (err == -ENOENT)
 		log_warn("pid %d: --with-stack: no CPython (libpython3*/python3* exporting "

@@ -234,3 +234,9 @@ void bpf_setup_destroy(struct fvbpf_bpf *skel)
 {
 	fvbpf_bpf__destroy(skel);
 }
+
+void bpf_setup_py_active(struct fvbpf_bpf *skel)
+{
+	if (skel && skel->bss)
+		__atomic_store_n(&skel->bss->py_active, 1, __ATOMIC_RELEASE);
+}

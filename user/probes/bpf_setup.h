@@ -57,5 +57,7 @@ int bpf_setup_prog_fd(const struct fvbpf_bpf *skel, enum fvbpf_prog_id id);
 
 /* BPF's loss counters as they stand; all 0 without an object. */
 void bpf_counters_read(const struct fvbpf_bpf *skel, struct fvbpf_counters *out);
+/* --with-stack: a process has stacks now; the probes look for them. */
+void bpf_setup_py_active(struct fvbpf_bpf *skel);
 
 #endif /* FVBPF_BPF_SETUP_H */
