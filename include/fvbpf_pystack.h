@@ -82,7 +82,8 @@ struct fvbpf_py_tstate {
 #ifndef __BPF__
 _Static_assert(sizeof(struct fvbpf_py_cfg) == 40, "py cfg layout");
 _Static_assert(sizeof(struct fvbpf_py_tstate) == 40, "py tstate layout");
-_Static_assert(sizeof(struct fvbpf_pystack_event) == 32 + 16 * FVBPF_PY_DEPTH_MAX, "pystack layout");
+_Static_assert(sizeof(struct fvbpf_pystack_event) == 32 + 16 * FVBPF_PY_DEPTH_MAX,
+	       "pystack layout");
 #endif
 
 #endif /* FVBPF_PYSTACK_H */
