@@ -307,7 +307,7 @@ static void test_fold(void)
 	free(buf);
 	buf = NULL;
 	f = open_memstream(&buf, &blen);
-	CHECK_EQ(flame_svg_write(f, &fs, "t<&>"), 0);
+	CHECK_EQ(flame_svg_write(f, &fs, "t<&>", "self CPU time"), 0);
 	fclose(f);
 	CHECK(strstr(buf, "<svg ") && strstr(buf, "</svg>\n") && strstr(buf, "t&lt;&amp;&gt;"));
 	CHECK(strstr(buf, "<title>inner (m/a.py:3) (0.000 ms, 66.67%)</title>") != NULL);
@@ -324,6 +324,16 @@ static void test_fold(void)
 	seg.ncalls = 1;
 	seg.gpu = &k;
 	seg.ngpu = 1;
+	/* device folding: the launch's stack, its call, the kernel */
+	k.name = name_table_intern(&names, "void k<1>(float*)");
+	CHECK_EQ(pystack_fold_device(&c, &fs), 0);
+	pystack_fold_sort(&fs);
+	f = open_memstream(&buf, &blen);
+	CHECK_EQ(pystack_fold_write(f, &fs), 0);
+	fclose(f);
+	CHECK_STR(buf, "outer:x (b.py:5);inner (m/a.py:3);cudaLaunchKernel;void k<1>(float*) 2000\n");
+	free(buf);
+	pystack_fold_free(&fs);
 	CHECK_EQ(pylines_build(&c, 2, &ls), 0);
 	buf = NULL;
 	f = open_memstream(&buf, &blen);

@@ -156,7 +156,7 @@ cleanup:
 	return ret;
 }
 
-int flame_svg_write(FILE *f, const struct fold_set *fs, const char *title)
+int flame_svg_write(FILE *f, const struct fold_set *fs, const char *title, const char *what)
 {
 	struct svg_state st = { .f = f, .total = fs->total_ns };
 	unsigned int d, h;
@@ -183,9 +183,10 @@ int flame_svg_write(FILE *f, const struct fold_set *fs, const char *title)
 		"<text x=\"%.0f\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">",
 		SVG_W, h, SVG_W, h, SVG_W / 2);
 	xml_text(f, title, 400);
-	fprintf(f, "</text>\n<text x=\"%.0f\" y=\"38\" text-anchor=\"middle\">total %.3f ms of "
-		"self CPU time; hover a box for its time (fvbpf --with-stack)</text>\n",
+	fprintf(f, "</text>\n<text x=\"%.0f\" y=\"38\" text-anchor=\"middle\">total %.3f ms of ",
 		SVG_W / 2, (double)st.total / 1e6);
+	xml_text(f, what, 100);
+	fputs("; hover a box for its time (fvbpf --with-stack)</text>\n", f);
 	ret = st.total ? draw(&st, fs) : 0;
 	fprintf(f, "<text x=\"%.0f\" y=\"%u\">%llu boxes narrower than 0.1 px not drawn</text>\n"
 		"</svg>\n", SVG_PAD, h - 6, (unsigned long long)st.hidden);

@@ -9,7 +9,8 @@
 
 #include "output/pystack_fold.h"
 
-/* @fs sorted (pystack_fold_sort); 0 or -errno. */
-int flame_svg_write(FILE *f, const struct fold_set *fs, const char *title);
+/* @fs sorted (pystack_fold_sort), its weights @what ("self CPU time");
+ * 0 or -errno. */
+int flame_svg_write(FILE *f, const struct fold_set *fs, const char *title, const char *what);
 
 #endif /* FVBPF_FLAME_SVG_H */

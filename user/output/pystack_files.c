@@ -2,6 +2,7 @@
 /* --with-stack: a segment's stack files, each written atomically. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "output/flame_svg.h"
@@ -11,19 +12,38 @@
 #include "output/pystack_lines.h"
 
 static int write_file(const char *outdir, const char *name, const struct fold_set *fs,
-		      const char *title, bool svg)
+		      const char *title, const char *what, bool svg)
 {
 	struct out_file of;
 	int ret = out_open(&of, outdir, name);
 
 	if (ret)
 		return ret;
-	ret = svg ? flame_svg_write(of.f, fs, title) : pystack_fold_write(of.f, fs);
+	ret = svg ? flame_svg_write(of.f, fs, title, what) : pystack_fold_write(of.f, fs);
 	if (ret) {
 		out_abort(&of);
 		return ret;
 	}
 	return out_commit(&of);
+}
+
+/* KIND_rank..._REGION.folded and FLAME_rank..._REGION.svg of @fs (sorted here). */
+static int write_pair(const char *outdir, const struct seg_output_ctx *c, struct fold_set *fs,
+		      const char *kind, const char *flame, const char *region, const char *title,
+		      const char *what)
+{
+	char name[PATH_MAX];
+	int ret;
+
+	pystack_fold_sort(fs);
+	ret = seg_output_file_name(name, sizeof(name), kind, c->proc, c->seg->seq, region, "folded");
+	if (!ret)
+		ret = write_file(outdir, name, fs, title, what, false);
+	if (!ret)
+		ret = seg_output_file_name(name, sizeof(name), flame, c->proc, c->seg->seq, region, "svg");
+	if (!ret)
+		ret = write_file(outdir, name, fs, title, what, true);
+	return ret;
 }
 
 static int write_lines(const char *outdir, const char *name, const struct seg_output_ctx *c,
@@ -57,23 +77,24 @@ int pystack_write_files(const char *outdir, const struct seg_output_ctx *c)
 	if (!c->pystacks)
 		return 0;
 	out_sanitize_name(region, sizeof(region), c->reg->defs[c->seg->region].name);
+	seg_output_who(c->proc, who, sizeof(who));
 	ret = pystack_fold_build(c, &fs);
 	if (ret)
 		return ret;
-	pystack_fold_sort(&fs);
-	seg_output_who(c->proc, who, sizeof(who));
 	snprintf(title, sizeof(title), "%s segment %04u %s: self CPU time of torch calls by Python "
 		 "stack", who, c->seg->seq, region);
-	ret = seg_output_file_name(name, sizeof(name), "stacks", c->proc, c->seg->seq, region,
-				   "folded");
-	if (!ret)
-		ret = write_file(outdir, name, &fs, title, false);
-	if (!ret)
-		ret = seg_output_file_name(name, sizeof(name), "flame", c->proc, c->seg->seq, region,
-					   "svg");
-	if (!ret)
-		ret = write_file(outdir, name, &fs, title, true);
+	ret = write_pair(outdir, c, &fs, "stacks", "flame", region, title, "self CPU time");
 	pystack_fold_free(&fs);
+	/* GPU time by the stacks of the launches behind it, when there is any */
+	if (!ret && !(ret = pystack_fold_device(c, &fs))) {
+		if (fs.total_ns) {
+			snprintf(title, sizeof(title), "%s segment %04u %s: GPU time by the Python "
+				 "stack that launched it", who, c->seg->seq, region);
+			ret = write_pair(outdir, c, &fs, "device_stacks", "device_flame", region,
+					 title, "device time");
+		}
+		pystack_fold_free(&fs);
+	}
 	if (!ret)
 		ret = seg_output_file_name(name, sizeof(name), "pylines", c->proc, c->seg->seq, region,
 					   "txt");

@@ -5,6 +5,8 @@
 
 #include "output/pystack_fold.h"
 #include "pipeline/torch_pairing.h"
+#include "probes/cuda_api.h"
+#include "util/checked_math.h"
 #include "util/grow.h"
 
 #define FOLD_THREADS 256
@@ -256,6 +258,63 @@ cleanup:
 	free(th);
 	free(self);
 	free(sid);
+	free(path);
+	if (ret)
+		pystack_fold_free(fs);
+	return ret;
+}
+
+/* A launching call's stack, its symbol and what ran: one device-time path. */
+static bool device_path(const struct seg_output_ctx *c, const struct api_call *call,
+			const struct gpu_activity *a, char *path)
+{
+	const struct pystack_entry *e = call->stack ? pystack_get(c->pystacks, call->stack) : NULL;
+	char label[1200];
+	size_t len = 0;
+	bool ok = true;
+	int k;
+
+	path[0] = '\0';
+	if (!e) {
+		ok = put_frame(path, &len, FOLD_NO_STACK);
+	} else {
+		if (e->flags & FVBPF_PYSTACK_CUT)
+			ok = put_frame(path, &len, "[outer frames cut]");
+		for (k = (int)e->n - 1; k >= 0 && ok; k--) {
+			pystack_frame_label(c->knames, &e->f[k], label, sizeof(label));
+			ok = put_frame(path, &len, label);
+		}
+	}
+	if (ok)
+		ok = put_frame(path, &len, cuda_api_symbol(call->api_id));
+	if (a->kind == FVBPF_GPU_KERNEL && a->name)
+		name_table_get(c->knames, a->name, label, sizeof(label));
+	else
+		snprintf(label, sizeof(label), "[%s]", a->kind == FVBPF_GPU_MEMCPY ? "memcpy" :
+			 a->kind == FVBPF_GPU_MEMSET ? "memset" : "kernel");
+	clean(label);
+	return ok && put_frame(path, &len, label);
+}
+
+int pystack_fold_device(const struct seg_output_ctx *c, struct fold_set *fs)
+{
+	const struct segment *s = c->seg;
+	char *path = malloc(FOLD_PATH_MAX);
+	size_t i;
+	int ret = 0;
+
+	memset(fs, 0, sizeof(*fs));
+	if (!path)
+		return -ENOMEM;
+	for (i = 0; i < s->ngpu && !ret; i++) {
+		const struct gpu_activity *a = &s->gpu[i];
+
+		if (a->kind == FVBPF_GPU_SYNC || a->call < 0 || (size_t)a->call >= s->ncalls)
+			continue;
+		if (!device_path(c, &s->calls[a->call], a, path))
+			fs->paths_cut++;
+		ret = add_row(fs, path, span_u64(a->start, a->end));
+	}
 	free(path);
 	if (ret)
 		pystack_fold_free(fs);

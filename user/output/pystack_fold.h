@@ -40,6 +40,9 @@ const char *pystack_short_file(const char *file);
  * stack (its own, else its caller's); arrays of s->nops.  0 or -ENOMEM. */
 int pystack_op_walk(const struct segment *s, uint64_t *self, uint32_t *sid);
 int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs);
+/* The same for device time: each GPU record under its launching call's
+ * stack, the call and the kernel (or [memcpy], [memset]). */
+int pystack_fold_device(const struct seg_output_ctx *c, struct fold_set *fs);
 /* Rows sorted frame by frame (so a frame's callees are adjacent). */
 void pystack_fold_sort(struct fold_set *fs);
 int pystack_fold_write(FILE *f, const struct fold_set *fs);

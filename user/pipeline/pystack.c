@@ -66,6 +66,9 @@ void pystack_target_free(struct pystack_target *pt)
 	free(pt->codes);
 	addr_cache_free(&pt->code_ix);
 	addr_cache_free(&pt->raw);
+	for (i = 0; i < pt->nseen; i++)
+		free(pt->seen[i].frames);
+	free(pt->seen);
 	memset(pt, 0, sizeof(*pt));
 }
 
@@ -136,12 +139,18 @@ static void frame_of(struct pystack_table *tab, struct pystack_target *pt,
 static uint32_t intern(struct pystack_table *tab, struct pystack_target *pt,
 		       const struct fvbpf_pystack_event *ev, uint32_t n)
 {
-	uint64_t h = raw_hash(ev, n), id = addr_cache_get(&pt->raw, h);
+	uint64_t h = raw_hash(ev, n), ix = addr_cache_get(&pt->raw, h), id;
 	struct pystack_entry *e;
+	struct pystack_seen *sn;
 	uint32_t i;
 
-	if (id)
-		return (uint32_t)id;
+	if (ix) {
+		sn = &pt->seen[ix - 1];
+		if (sn->n == n && sn->flags == ev->flags &&
+		    !memcmp(sn->frames, ev->frames, n * sizeof(ev->frames[0])))
+			return sn->id;
+		/* another stack with its hash: a new entry, not cached */
+	}
 	e = malloc(sizeof(*e) + n * sizeof(e->f[0]));
 	if (!e)
 		return 0;
@@ -157,8 +166,21 @@ static uint32_t intern(struct pystack_table *tab, struct pystack_target *pt,
 		return 0;
 	}
 	pt->n.stacks++;
-	if (addr_cache_put(&pt->raw, h, id))
-		pt->n.refused++; /* kept, but the next same stack is a new entry */
+	if (addr_cache_get(&pt->raw, h) ||
+	    grow_one(&pt->seen, pt->nseen, &pt->capseen, sizeof(*pt->seen), 64))
+		return (uint32_t)id; /* not cached: the next same stack is a new entry */
+	sn = &pt->seen[pt->nseen];
+	sn->frames = malloc(n * sizeof(ev->frames[0]) + 1);
+	if (!sn->frames || addr_cache_put(&pt->raw, h, pt->nseen + 1)) {
+		free(sn->frames);
+		pt->n.refused++;
+		return (uint32_t)id;
+	}
+	memcpy(sn->frames, ev->frames, n * sizeof(ev->frames[0]));
+	sn->id = (uint32_t)id;
+	sn->n = n;
+	sn->flags = ev->flags;
+	pt->nseen++;
 	return (uint32_t)id;
 }
 

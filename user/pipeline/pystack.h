@@ -64,7 +64,12 @@ struct pystack_target {
 	struct addr_cache code_ix;  /* code address -> index + 1 into codes */
 	struct pystack_code *codes;
 	size_t ncodes, capcodes;
-	struct addr_cache raw;      /* hash of the raw frames -> stack id */
+	struct addr_cache raw;      /* hash of the raw frames -> index + 1 into seen */
+	struct pystack_seen {       /* each distinct raw stack: compared on a hash hit */
+		uint32_t id, n, flags;
+		struct fvbpf_py_frame *frames;
+	} *seen;
+	size_t nseen, capseen;
 	/* per thread (by tid, one slot each): the stack record waiting for its
 	 * entry, and the stack of the last operator that walked one */
 	struct { uint32_t tid, id; uint64_t ts; uint32_t op_tid, op_id; } pend[PYSTACK_PENDING];
