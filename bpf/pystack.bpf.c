@@ -51,6 +51,14 @@ static __always_inline __u64 py_read_u64(__u64 addr)
 	return v;
 }
 
+/* 0, or non-zero when @addr could not be read (not mapped, or not resident:
+ * a uprobe cannot fault pages in). */
+static __always_inline long py_read(__u64 addr, __u64 *v)
+{
+	*v = 0;
+	return addr ? bpf_probe_read_user(v, sizeof(*v), (const void *)addr) : -1;
+}
+
 /* This thread's entry (its PyThreadState): the cached one if it still
  * names this thread, else after a bounded walk of the interpreter's thread
  * list; NULL when the thread runs no Python. */
@@ -58,8 +66,9 @@ static __always_inline struct fvbpf_py_tstate *py_tstate(const struct fvbpf_py_c
 							 __u64 pid_tgid)
 {
 	struct fvbpf_py_tstate *c, nv = {};
-	__u64 ts, now;
+	__u64 ts, now, in, v;
 	__u32 tid = (__u32)pid_tgid, i;
+	bool fault;
 
 	c = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
 	if (c && c->tstate && py_read_u64(c->tstate + cfg->ts_native_tid) == tid)
@@ -67,13 +76,22 @@ static __always_inline struct fvbpf_py_tstate *py_tstate(const struct fvbpf_py_c
 	now = bpf_ktime_get_ns();
 	if (c && !c->tstate && now - c->checked_ns < FVBPF_PY_NEG_NS)
 		return NULL;
-	ts = py_read_u64(py_read_u64(cfg->interp_head) + cfg->interp_threads);
-	for (i = 0; i < FVBPF_PY_THREADS_MAX && ts; i++) {
-		if (py_read_u64(ts + cfg->ts_native_tid) == tid) {
+	fault = py_read(cfg->interp_head, &in) || py_read(in + cfg->interp_threads, &ts);
+	for (i = 0; i < FVBPF_PY_THREADS_MAX && ts && !fault; i++) {
+		if (py_read(ts + cfg->ts_native_tid, &v)) {
+			fault = true;
+			break;
+		}
+		if (v == tid) {
 			nv.tstate = ts;
 			break;
 		}
-		ts = py_read_u64(ts + cfg->ts_next);
+		fault = py_read(ts + cfg->ts_next, &ts) != 0;
+	}
+	if (!nv.tstate && fault) {
+		/* unreadable now, not "no Python": look again at the next entry */
+		__sync_fetch_and_add(&counters.py_fault, 1);
+		return NULL;
 	}
 	if (!nv.tstate)
 		__sync_fetch_and_add(&counters.py_no_thread, 1);

@@ -24,6 +24,7 @@ struct fvbpf_counters {
 	__u64 py_stacks;        /* --with-stack: Python stacks recorded */
 	__u64 py_drops;         /* ... lost to a full ring */
 	__u64 py_no_thread;     /* thread-state lookups that found no Python thread */
+	__u64 py_fault;         /* ... that could not read the thread list (not cached) */
 };
 
 #endif /* FVBPF_COUNTERS_H */

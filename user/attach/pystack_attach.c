@@ -142,13 +142,15 @@ void pystack_target_release(struct session *s, struct session_target *t)
 			 "distinct stacks; %llu frames without a line, %llu bad code objects, %llu "
 			 "line tables too big, %llu unreadable, %llu refused (bounds); BPF (all "
 			 "processes): %llu stacks, %llu lost to a full ring, %llu thread lookups "
-			 "without a Python thread", t->proc.pid, (unsigned long long)n->records,
+			 "without a Python thread, %llu unreadable", t->proc.pid,
+			 (unsigned long long)n->records,
 			 (unsigned long long)n->matched, (unsigned long long)n->same,
 			 (unsigned long long)n->same_lost, (unsigned long long)n->stacks,
 			 (unsigned long long)n->frames_unknown, (unsigned long long)n->bad_code,
 			 (unsigned long long)n->huge_tables, (unsigned long long)n->unreadable,
 			 (unsigned long long)n->refused, (unsigned long long)bc.py_stacks,
-			 (unsigned long long)bc.py_drops, (unsigned long long)bc.py_no_thread);
+			 (unsigned long long)bc.py_drops, (unsigned long long)bc.py_no_thread,
+			 (unsigned long long)bc.py_fault);
 	}
 	fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PY_CFG);
 	if (fd >= 0 && !t->pystk->status)
