@@ -283,6 +283,14 @@ $(BUILD)/tests/faketorch-nonexec/libtorch_cpu.so: tests/workloads/lib/fake_torch
 
 $(BUILD)/tests/hostile_elf: $(BUILD)/tests/faketorch-nonexec/libtorch_cpu.so
 
+# A stand-in libpython3.11.so whose "interpreter" py_hostile fills (pystack.bats).
+$(BUILD)/tests/fakepy/libpython3.11.so.1.0: tests/workloads/lib/fake_python.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
+
+$(BUILD)/tests/py_hostile: $(BUILD)/tests/fakepy/libpython3.11.so.1.0 $(BUILD)/tests/faketorch/libtorch_cpu.so
+
 $(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so $(BUILD)/tests/faketorch/libtorch_cpu.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -62,7 +62,7 @@ int api_call(struct pt_regs *ctx)
 	struct fvbpf_api_enter *ev;
 	struct fvbpf_api_cfg *cfg;
 	__u64 *cookie, attach_cookie;
-	__u64 ptr, sp, stack[4];
+	__u64 ptr, sp, stack[4], stack_ts = 0;
 
 	if (bpf_session_is_return())
 		return api_return(ctx, pid_tgid);
@@ -78,10 +78,15 @@ int api_call(struct pt_regs *ctx)
 	cfg = bpf_map_lookup_elem(&api_cfg, &api);
 	if (!cfg)
 		return 1;
+	if (ps->depth > 0) /* --with-stack: a launch's stack goes just before it */
+		stack_ts = py_stack_api((attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT) & 0xffff, api,
+					pid_tgid);
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
 		return 1; /* no entry record: skip the return too, keeping pairs whole */
 	fill_hdr(&ev->hdr, FVBPF_EV_API_ENTER, sizeof(*ev), pid_tgid);
+	if (stack_ts)
+		ev->hdr.ts_ns = stack_ts;
 	ev->api_id = api;
 	ev->args[0] = PT_REGS_PARM1(ctx);
 	ev->args[1] = PT_REGS_PARM2(ctx);

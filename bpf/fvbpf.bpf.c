@@ -4,6 +4,8 @@
  * that the loader has one skeleton (fvbpf.skel.h) and the families share
  * their maps.  The families, in the order their programs are defined:
  *
+ *   pystack.bpf.c  --with-stack: the calling thread's CPython frames (used by
+ *                  the operator, launch and region-begin probes)
  *   markers.bpf.c  region begin/end and thread sync (the marker library)
  *   cuda.bpf.c     CUDA and NCCL calls (session uprobes)
  *   agent.bpf.c    the agent channel: CUPTI correlation, GPU batches, status
@@ -17,6 +19,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+#include "pystack.bpf.c"
 #include "markers.bpf.c"
 #include "cuda.bpf.c"
 #include "agent.bpf.c"

@@ -40,7 +40,7 @@ static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type
 	struct fvbpf_region_event *ev;
 	__s32 depth;
 	__u32 outer;
-	__u64 drops;
+	__u64 drops, stack_ts = 0;
 
 	ps = marker_proc(ctx, tgid);
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED))
@@ -67,10 +67,14 @@ static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type
 	 * only drops that came before this record. */
 	outer = ps->outer;
 	drops = ps->drops;
+	if (type == FVBPF_EV_REGION_BEGIN) /* --with-stack: its stack just before it */
+		stack_ts = py_stack_marker(ctx, pid_tgid);
 	ev = reserve(ps, sizeof(*ev));
 	if (!ev)
 		return 0;
 	fill_hdr(&ev->hdr, type, sizeof(*ev), pid_tgid);
+	if (stack_ts)
+		ev->hdr.ts_ns = stack_ts;
 	ev->region_id = region;
 	ev->depth = depth;
 	ev->drops = drops;

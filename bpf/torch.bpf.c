@@ -51,7 +51,8 @@ int torch_call(struct pt_regs *ctx)
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_torch_event *ev;
 	bool ret = bpf_session_is_return();
-	__u64 drops;
+	__u64 drops, stack_ts = 0;
+	int stack = 0;
 
 	attach_cookie = bpf_get_attach_cookie(ctx);
 	ps = proc_of(attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT, pid_tgid >> 32);
@@ -60,8 +61,18 @@ int torch_call(struct pt_regs *ctx)
 	if (!ret && (!(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0))
 		return 1;
 	drops = ps->drops; /* before the reservation: only drops before this record */
+	if (!ret) { /* --with-stack: its stack goes just before it, same ts */
+		stack_ts = bpf_ktime_get_ns();
+		stack = py_stack_emit((attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT) & 0xffff, pid_tgid,
+				      stack_ts, PT_REGS_SP(ctx));
+	} else {
+		py_stack_return((attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT) & 0xffff, pid_tgid,
+				PT_REGS_SP(ctx));
+	}
 	if (record_shapes && !ret) {
-		int r = torch_shapes_entry(ctx, ps, (__u32)attach_cookie, drops, pid_tgid);
+		int r = torch_shapes_entry(ctx, ps, (__u32)attach_cookie |
+					   (stack == PY_SAME ? FVBPF_TORCH_SAME_STACK : 0),
+					   pid_tgid, stack_ts);
 
 		if (r >= 0)
 			return r; /* written (0), or dropped: skip the return too (1) */
@@ -70,7 +81,9 @@ int torch_call(struct pt_regs *ctx)
 	if (!ev)
 		return 1; /* no entry record: skip the return too */
 	fill_hdr(&ev->hdr, ret ? FVBPF_EV_TORCH_EXIT : FVBPF_EV_TORCH_ENTER, sizeof(*ev), pid_tgid);
-	ev->id = (__u32)attach_cookie;
+	if (!ret)
+		ev->hdr.ts_ns = stack_ts;
+	ev->id = (__u32)attach_cookie | (stack == PY_SAME ? FVBPF_TORCH_SAME_STACK : 0);
 	ev->drops = (__u32)drops;
 	bpf_ringbuf_submit(ev, SUBMIT_FLAGS);
 	return 0;

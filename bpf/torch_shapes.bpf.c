@@ -258,9 +258,11 @@ static long read_arg(__u64 i, void *data)
  * plan (the caller writes the plain record).
  */
 static __noinline int torch_shapes_entry(struct pt_regs *ctx, struct fvbpf_proc_state *ps,
-					 __u32 id, __u64 drops, __u64 pid_tgid)
+					 __u32 id, __u64 pid_tgid, __u64 ts)
 {
-	const struct fvbpf_shape_plan *plan = bpf_map_lookup_elem(&torch_plans, &id);
+	__u64 drops = ps->drops; /* before this record's output: only drops before it */
+	__u32 op = id & ~FVBPF_TORCH_SAME_STACK; /* the flag rides on the record's id */
+	const struct fvbpf_shape_plan *plan = bpf_map_lookup_elem(&torch_plans, &op);
 	struct fvbpf_torch_shapes_event *e;
 	struct shape_scratch *sc;
 	struct arg_loop l;
@@ -281,6 +283,8 @@ static __noinline int torch_shapes_entry(struct pt_regs *ctx, struct fvbpf_proc_
 	l.plan = plan;
 	bpf_loop(FVBPF_SHAPE_ARGS, read_arg, &l, 0);
 	fill_hdr(&e->ev.hdr, FVBPF_EV_TORCH_ENTER_SHAPES, 0, pid_tgid);
+	if (ts) /* --with-stack: the stack record's time, so the two meet */
+		e->ev.hdr.ts_ns = ts;
 	e->ev.id = id;
 	e->ev.drops = (__u32)drops;
 	size = FVBPF_SHAPES_FIXED + 8 * (e->ndims > FVBPF_SHAPE_DIMS ? FVBPF_SHAPE_DIMS : e->ndims);

@@ -21,6 +21,10 @@ struct fvbpf_counters {
 	__u64 eval_unknown;     /* evaluate_function on a node class not in torch_vtables */
 	__u64 tree_full;        /* children not followed: the tree map was full */
 	__u64 tree_drops;       /* process records lost to a full ring */
+	__u64 py_stacks;        /* --with-stack: Python stacks recorded */
+	__u64 py_drops;         /* ... lost to a full ring */
+	__u64 py_no_thread;     /* thread-state lookups that found no Python thread */
+	__u64 py_fault;         /* ... that could not read the thread list (not cached) */
 };
 
 #endif /* FVBPF_COUNTERS_H */

@@ -86,6 +86,10 @@
 #      which says how): ns per region enter+exit per call style, FastVideo as
 #      released / with the shim not attached / attached.
 #
+#  13. --with-stack (tests/bench/pystack_bench.sh, which says how): step
+#      time of the CPU training loop not attached / fvbpf inside segments /
+#      with --with-stack / torch.profiler(with_stack=True) in the process.
+#
 #  10. Trace size (tests/bench/formats_bench.sh): bytes per event for
 #      --format json, json.gz and pftrace on the marker workload and on
 #      region_storm.
@@ -555,6 +559,7 @@ if [ ! -e "$CUDART" ]; then
 	die "the --inject section failed (above)"
 	formats_section
 	throughput_section
+	"$ROOT/tests/bench/pystack_bench.sh" "$BUILD" || die "the --with-stack section failed (above)"
 	summary_table
 	exit 0
 fi
@@ -749,5 +754,6 @@ BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "
 formats_section
 throughput_section
 "$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (above)"
+"$ROOT/tests/bench/pystack_bench.sh" "$BUILD" || die "the --with-stack section failed (above)"
 summary_table
 exit 0

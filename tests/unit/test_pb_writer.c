@@ -149,10 +149,10 @@ static void setup(struct fixture *x)
 	CHECK(x->seg.slices && x->seg.calls);
 	if (!x->seg.slices || !x->seg.calls)
 		return;
-	x->seg.slices[0] = (struct seg_slice){ me, 0, t0, t0 + 1000000, 0, 0 };
-	x->seg.slices[1] = (struct seg_slice){ me, 1, t0 + 10, t0 + 400001, 1, 0 };
-	x->seg.slices[2] = (struct seg_slice){ me, 1, t0 + 400001, t0 + 400001, 1, 0 }; /* empty */
-	x->seg.slices[3] = (struct seg_slice){ me + 1, 1, t0 + 7, t0 + 900000, 0, 0 };
+	x->seg.slices[0] = (struct seg_slice){ me, 0, t0, t0 + 1000000, 0, 0, 0 };
+	x->seg.slices[1] = (struct seg_slice){ me, 1, t0 + 10, t0 + 400001, 1, 0, 0 };
+	x->seg.slices[2] = (struct seg_slice){ me, 1, t0 + 400001, t0 + 400001, 1, 0, 0 }; /* empty */
+	x->seg.slices[3] = (struct seg_slice){ me + 1, 1, t0 + 7, t0 + 900000, 0, 0, 0 };
 	x->seg.nslices = x->seg.cap = 4;
 	x->seg.calls[0] = call_at(me, "cudaLaunchKernel", t0 + 100, 5000, 11, k);
 	x->seg.calls[1] = call_at(me, "cudaLaunchKernel", t0 + 200000, 3999, 12, k);
@@ -173,7 +173,7 @@ static void setup(struct fixture *x)
 	a.call = 1;
 	CHECK_EQ(seg_add_gpu(&x->seg, &a), 0);
 	x->ctx = (struct seg_output_ctx){ &x->seg, &x->proc, &x->reg, &x->meta, &x->knames,
-					  TRACE_JSON, false, false };
+					  TRACE_JSON, false, false, NULL };
 }
 
 static void teardown(struct fixture *x)
@@ -243,7 +243,7 @@ static void add_events(struct fixture *x, size_t n)
 		return;
 	for (i = 0; i < n; i++) {
 		sl[x->seg.nslices + i] = (struct seg_slice){ me, 1, t0 + i * 500, t0 + i * 500 + 400,
-							     1, 0 };
+							     1, 0, 0 };
 		calls[x->seg.ncalls + i] = call_at(me + 1, "cudaMalloc", t0 + i * 500, 70, 0, 0);
 	}
 	x->seg.nslices += n;

@@ -106,11 +106,11 @@ static void setup(struct fixture *x)
 	x->seg.slices = calloc(1, sizeof(*x->seg.slices));
 	if (x->seg.slices) {
 		x->seg.slices[0] = (struct seg_slice){ (uint32_t)getpid(), x->seg.region, 1000, 5000,
-						       0, 0 };
+						       0, 0, 0 };
 		x->seg.nslices = x->seg.cap = 1;
 	}
 	x->ctx = (struct seg_output_ctx){ &x->seg, &x->proc, &x->reg, &x->meta, &x->knames,
-					  TRACE_JSON, false, false };
+					  TRACE_JSON, false, false, NULL };
 }
 
 static void teardown(struct fixture *x)

@@ -130,9 +130,9 @@ static void setup(struct fixture *x)
 	snprintf(x->seg.gpu_status, sizeof(x->seg.gpu_status), "unavailable: %s", HOSTILE);
 	x->seg.slices = calloc(2, sizeof(*x->seg.slices));
 	if (x->seg.slices) {
-		x->seg.slices[0] = (struct seg_slice){ me, x->seg.region, 100, 90, 0, 0 };
+		x->seg.slices[0] = (struct seg_slice){ me, x->seg.region, 100, 90, 0, 0, 0 };
 		x->seg.slices[1] = (struct seg_slice){ 999999, x->seg.region, 0, UINT64_MAX, 0,
-						       SLICE_OPEN_AT_END };
+						       SLICE_OPEN_AT_END, 0 };
 		x->seg.nslices = x->seg.cap = 2;
 	}
 	x->seg.calls = calloc(2, sizeof(*x->seg.calls));
@@ -145,7 +145,7 @@ static void setup(struct fixture *x)
 	}
 	extreme_gpu(x);
 	x->ctx = (struct seg_output_ctx){ &x->seg, &x->proc, &x->reg, &x->meta, &x->knames,
-					  TRACE_JSON, false, false };
+					  TRACE_JSON, false, false, NULL };
 }
 
 static void teardown(struct fixture *x)

@@ -157,7 +157,9 @@ elif mode == "time":
         if k == prof_round:
             from torch.profiler import ProfilerActivity, profile
 
-            prof = profile(activities=[ProfilerActivity.CPU])
+            # TORCH_TRAIN_WITH_STACK=1: as FastVideo's WITH_STACK (bench 13)
+            prof = profile(activities=[ProfilerActivity.CPU],
+                           with_stack=os.environ.get("TORCH_TRAIN_WITH_STACK") == "1")
             prof.__enter__()
         times = []
         for _ in range(steps):

@@ -16,6 +16,7 @@
 #include "attach/attach_run.h"
 #include "attach/progress.h"
 #include "attach/py_request.h"
+#include "attach/pystack_attach.h"
 #include "probes/bpf_setup.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
@@ -313,6 +314,7 @@ void session_free(struct session *s)
 	if (s->sym)
 		symbolizer_free(s->sym);
 	torch_table_free(&s->torch);
+	pystack_session_free(s);
 	name_table_free(&s->knames);
 	free(s->region_list);
 	free(s->torch_copy);
@@ -370,6 +372,8 @@ int attach_run(const struct attach_opts *o)
 	s.torch_ops = !o->no_torch_ops;
 	s.record_shapes = o->record_shapes;
 	s.with_flops = o->with_flops;
+	if (pystack_session_start(&s, o))
+		goto cleanup; /* said why */
 	s.step_by = o->step_by;
 	s.schedule = o->schedule;
 	s.sym = symbolizer_new();
@@ -405,6 +409,7 @@ int attach_run(const struct attach_opts *o)
 		log_error("cannot start the writer in %s: %s", o->outdir, strerror(-werr));
 		goto cleanup;
 	}
+	s.writer.pystacks = s.pystacks; /* before the first submit */
 	s.writer.format = o->format; /* before any segment is submitted */
 	s.writer.record_shapes = o->record_shapes;
 	s.writer.with_flops = o->with_flops;

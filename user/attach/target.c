@@ -15,6 +15,7 @@
 
 #include "attach/launcher_hint.h"
 #include "attach/py_request.h"
+#include "attach/pystack_attach.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "probes/bpf_setup.h"
@@ -213,6 +214,7 @@ void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 				 bpf_setup_prog_fd(s->skel, FVBPF_PROG_API_CALL));
 	if (s->torch_ops)
 		target_scan_torch(s, t);
+	pystack_attach_target(s, t); /* --with-stack: once, after torch's probes */
 	n = cuda_probes_scan(&t->cuda);
 	if (n > 0)
 		symbolizer_forget_pid(s->sym, t->proc.pid); /* new mappings */
@@ -483,6 +485,7 @@ void target_free(struct session_target *t)
 	seg_tracker_free(&t->tracker);
 	api_pairing_free(&t->pairing);
 	torch_pairing_free(&t->tpair);
+	pystack_target_release(t->session, t);
 	torch_probes_free(&t->torchp);
 	cuda_probes_free(&t->cuda);
 	gpu_join_free(&t->gpu);

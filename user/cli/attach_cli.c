@@ -271,6 +271,21 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_WITH_FLOPS:
 		o->with_flops = true;
 		return 0;
+	case OPT_WITH_STACK:
+		o->with_stack = true;
+		return 0;
+	case OPT_GROUP_BY_STACK: {
+		unsigned long long v;
+
+		if (parse_count(arg, UMIN_OF(AO_GROUP_BY_STACK), UMAX_OF(AO_GROUP_BY_STACK), &v)) {
+			log_error("invalid --group-by-stack '%s': give a frame count from %llu to %llu, "
+				  "e.g. --group-by-stack 2", arg, UMIN_OF(AO_GROUP_BY_STACK),
+				  UMAX_OF(AO_GROUP_BY_STACK));
+			return EINVAL;
+		}
+		o->group_by_stack = (unsigned int)v;
+		return 0;
+	}
 	case OPT_STEP_BY:
 		o->step_by = arg;
 		return 0;

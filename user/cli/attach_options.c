@@ -107,6 +107,19 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 				    "the ones it does not (linear, matmul, conv1d/3d, attention)",
 			    .accepted = "as --record-shapes",
 			    .see = "[Shapes and FLOPs](pytorch.md#shapes-and-flops---record-shapes---with-flops)" },
+	[AO_WITH_STACK] = { "with-stack", OPT_WITH_STACK, NULL, AK_FLAG,
+			    .def_text = "on when $FASTVIDEO_TORCH_PROFILER_WITH_STACK is set (not 0)",
+			    .help = "Give each PyTorch operator inside a segment the Python stack "
+				    "of the thread that called it (read by BPF from the "
+				    "interpreter's frames; CPython 3.11), and write per segment "
+				    "a folded-stacks file and an SVG flame graph",
+			    .see = "[Python stacks](python-stacks.md#python-stacks---with-stack)" },
+	[AO_GROUP_BY_STACK] = { "group-by-stack", OPT_GROUP_BY_STACK, "N", AK_COUNT, 1, 16,
+				.def = 1, .has_def = 1,
+				.help = "With --with-stack: each segment's pylines_*.txt table "
+					"groups time by the innermost N Python frames (as torch's "
+					"key_averages(group_by_stack_n=N))",
+				.see = "[Python stacks](python-stacks.md#python-stacks---with-stack)" },
 	[AO_INJECT] = { "inject", OPT_INJECT, NULL, AK_FLAG,
 			.help = "Load libfvbpf.so (markers and the CUPTI agent, for GPU time) into "
 				"each traced process that lacks it, without a restart: ptrace "

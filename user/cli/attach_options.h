@@ -32,6 +32,8 @@ enum {
 	OPT_WITH_FLOPS,
 	OPT_HELP_MARKDOWN,
 	OPT_SCHEDULE,
+	OPT_WITH_STACK,
+	OPT_GROUP_BY_STACK,
 };
 
 /* The table's rows, in --help order. */
@@ -55,6 +57,8 @@ enum attach_opt_id {
 	AO_NO_TORCH,
 	AO_RECORD_SHAPES,
 	AO_WITH_FLOPS,
+	AO_WITH_STACK,
+	AO_GROUP_BY_STACK,
 	AO_INJECT,
 	AO_INJECT_TIMEOUT,
 	AO_INJECT_LIB,

@@ -25,6 +25,8 @@ struct attach_opts {
 	unsigned int ringbuf_mb;
 	double gpu_wait_s;         /* how long a closed segment waits for GPU records */
 	bool no_torch_ops;         /* --no-torch-ops */
+	bool with_stack;           /* --with-stack (or FASTVIDEO_TORCH_PROFILER_WITH_STACK) */
+	unsigned int group_by_stack; /* --group-by-stack N, 0: not given */
 	double window_s;           /* --window: time windows for unmarked processes */
 	const char *step_by;       /* --step-by GLOB: segments from one scope end to the next */
 	bool children;             /* --children: the -p processes' descendants too */

@@ -79,6 +79,7 @@ struct session_target {
 	struct torch_pairing tpair;
 	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */
 	struct py_state py;         /* the Python shim (py_status.c) */
+	struct pystack_target *pystk; /* --with-stack: its interpreter (pipeline/pystack.c) */
 	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
 };
 
@@ -160,6 +161,7 @@ struct session {
 	double inject_timeout_s;
 	char inject_lib[PATH_MAX];
 	unsigned int torch_regions_warned;
+	struct pystack_table *pystacks; /* --with-stack, else NULL (pipeline/pystack.c) */
 };
 
 #endif /* FVBPF_SESSION_H */

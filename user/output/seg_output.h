@@ -34,6 +34,7 @@ struct seg_output_ctx {
 	enum trace_format format;
 	bool record_shapes;         /* summary rows per (name, shapes) */
 	bool with_flops;            /* flops on slices and rows */
+	struct pystack_table *pystacks; /* --with-stack: the stacks ops refer to, else NULL */
 };
 
 /* The process's track name: "rank 0: python3 (pid 1234)", "rank 3 restart 1: ..." */

@@ -8,6 +8,7 @@
 #include "util/log.h"
 #include "output/output_files.h"
 #include "output/pftrace_writer.h"
+#include "output/pystack_files.h"
 #include "output/seg_writer.h"
 #include "output/spill.h"
 #include "output/summary.h"
@@ -92,6 +93,8 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 		ret = write_one(outdir, out->summary_txt, FILE_SUMMARY_TXT, c, &sum);
 	if (!ret)
 		ret = write_one(outdir, out->summary_json, FILE_SUMMARY_JSON, c, &sum);
+	if (!ret)
+		ret = pystack_write_files(outdir, c); /* --with-stack */
 	summary_free(&sum);
 	return ret;
 }
@@ -136,7 +139,8 @@ static void process_job(struct seg_writer *w, struct seg_job *job)
 	struct segment *seg = job_segment(w, job);
 	struct seg_output_ctx c = { .seg = seg, .proc = job->proc, .reg = w->reg, .meta = w->meta,
 				    .knames = w->knames, .format = w->format,
-				    .record_shapes = w->record_shapes, .with_flops = w->with_flops };
+				    .record_shapes = w->record_shapes, .with_flops = w->with_flops,
+				    .pystacks = w->pystacks };
 	unsigned int delay = writer_delay_ms();
 	struct written_segment ws;
 	int ret, ir;

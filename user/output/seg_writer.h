@@ -30,6 +30,7 @@ struct seg_writer {
 	struct name_table *knames;
 	enum trace_format format;  /* set before the first submit */
 	bool record_shapes, with_flops; /* --record-shapes, --with-flops: likewise */
+	struct pystack_table *pystacks; /* --with-stack, else NULL; set before the first submit */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;

@@ -13,6 +13,7 @@
 #include "probes/torch_ops.h"
 #include "output/trace_kineto.h"
 #include "pipeline/torch_shapes.h"
+#include "output/pystack_trace.h"
 #include "output/trace_writer.h"
 
 /* @pid is 64-bit: process ids and GPU device numbers (any uint32) share it. */
@@ -102,6 +103,7 @@ static void region_slices(struct obuf *f, const struct seg_output_ctx *c)
 			ob_lit(f, ",\"started_before_attach\":true");
 		if (sl->flags & SLICE_FORCED_CLOSE)
 			ob_lit(f, ",\"closed_by_enclosing_end\":true");
+		pystack_trace_args(f, c, sl->stack); /* --with-stack */
 		ob_lit(f, "}}");
 	}
 }
@@ -176,6 +178,7 @@ static void torch_slices(struct obuf *f, const struct seg_output_ctx *c, struct 
 			ob_lit(f, ",\"name_cut\":true"); /* the scope's name is longer */
 		kineto_op_args(f, k, i);
 		shape_args(f, c, op);
+		pystack_trace_args(f, c, op->stack); /* --with-stack */
 		ob_lit(f, "}}");
 	}
 }
@@ -215,6 +218,7 @@ static void api_slices(struct obuf *f, const struct seg_output_ctx *c, struct ki
 			ob_u64(f, call->correlation);
 		}
 		kineto_call_args(f, k, i);
+		pystack_trace_args(f, c, call->stack); /* --with-stack */
 		ob_lit(f, "}}");
 		/* The launch end of its launch -> GPU arrows. */
 		if (call->correlation && call->gpu_records) {
@@ -440,12 +444,15 @@ int trace_write(FILE *out, const struct seg_output_ctx *c)
 	region_slices(f, c);
 	kineto_step_slice(f, c);
 	torch_slices(f, c, &k);
+	pystack_trace_slices(f, c);
 	api_slices(f, c, &k);
 	gpu_metadata(f, c->seg);
 	gpu_slices(f, c, &k);
 	kineto_gpu_annotations(f, c);
 	kineto_ids_free(&k);
-	ob_lit(f, "\n]\n}\n");
+	ob_lit(f, "\n]");
+	pystack_trace_table(f, c);
+	ob_lit(f, "\n}\n");
 	ret = ob_flush(f);
 	free(f);
 	if (!ret && ferror(out))

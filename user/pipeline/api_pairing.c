@@ -57,6 +57,14 @@ int api_pairing_enter(struct api_pairing *p, const struct fvbpf_api_enter *e)
 	return 0;
 }
 
+void api_pairing_set_stack(struct api_pairing *p, uint32_t tid, uint32_t stack)
+{
+	struct api_thread *t = thread_of(p, tid, 0);
+
+	if (t && t->depth)
+		t->stack[t->depth - 1].stack = stack;
+}
+
 int api_pairing_exit(struct api_pairing *p, const struct fvbpf_api_exit *x, struct api_call *out)
 {
 	struct api_thread *t = thread_of(p, x->hdr.tid, 0);

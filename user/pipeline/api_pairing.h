@@ -31,6 +31,8 @@ struct api_pairing {
 	uint64_t threads_dropped;   /* entries of threads past API_MAX_THREADS */
 };
 
+/* The call just opened on @tid gets Python stack @stack. */
+void api_pairing_set_stack(struct api_pairing *p, uint32_t tid, uint32_t stack);
 int api_pairing_enter(struct api_pairing *p, const struct fvbpf_api_enter *e);
 /* 1 and @out filled when @x completes a call, 0 otherwise. */
 int api_pairing_exit(struct api_pairing *p, const struct fvbpf_api_exit *x, struct api_call *out);

@@ -14,6 +14,7 @@
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "pipeline/py_status.h"
+#include "pipeline/pystack.h"
 #include "util/log.h"
 #include "target/symbolizer.h"
 #include "util/text_sanitize.h"
@@ -163,9 +164,18 @@ void events_record_call(struct session *s, struct session_target *t, struct api_
 static int handle_region(struct session *s, struct session_target *t,
 			 const struct fvbpf_region_event *re)
 {
-	if (re->hdr.type == FVBPF_EV_REGION_BEGIN)
+	uint32_t stack = 0;
+	int err;
+
+	if (re->hdr.type == FVBPF_EV_REGION_BEGIN) {
 		s->reg.defs[re->region_id].entered++;
-	return drops_region(&t->loss, &t->tracker, re);
+		if (t->pystk)
+			stack = pystack_take(t->pystk, re->hdr.tid, re->hdr.ts_ns);
+	}
+	err = drops_region(&t->loss, &t->tracker, re);
+	if (!err && stack)
+		seg_slice_set_stack(t->tracker.cur, re->hdr.tid, re->hdr.ts_ns, stack);
+	return err;
 }
 
 void window_cut_until(struct session *s, struct session_target *t, uint64_t ts)
@@ -243,6 +253,9 @@ int events_handle(struct session *s, const void *data, size_t size)
 		if (t->loss.drops_seen && t->tracker.cur)
 			api_pairing_drop_before(&t->pairing, h->tid, t->tracker.cur->start_ns);
 		err = api_pairing_enter(&t->pairing, data);
+		if (!err && t->pystk) /* --with-stack: a launch's stack came just before */
+			api_pairing_set_stack(&t->pairing, h->tid,
+					      pystack_take(t->pystk, h->tid, h->ts_ns));
 		break;
 	case FVBPF_EV_API_EXIT: {
 		struct api_call call;
@@ -293,6 +306,10 @@ int events_handle(struct session *s, const void *data, size_t size)
 	case FVBPF_EV_SCOPE_BEGIN:
 	case FVBPF_EV_SCOPE_END:
 		err = torch_events_handle(s, t, data, size);
+		break;
+	case FVBPF_EV_PYSTACK:
+		if (t->pystk && s->pystacks && size >= 32)
+			pystack_record(s->pystacks, t->pystk, data, size);
 		break;
 	case FVBPF_EV_THREAD_SYNC:
 		if (size < sizeof(struct fvbpf_sync_event)) {

@@ -43,7 +43,7 @@ struct torch_call {
 	uint8_t flags;              /* TORCH_CALL_* */
 	uint32_t shapes;            /* --record-shapes: its shapes record (torch_shapes.h)
 				     * in the name table, 0 none */
-	uint32_t pad;
+	uint32_t stack;             /* --with-stack: id in the session's pystack table, 0 none */
 };
 
 struct seg_limits {
@@ -61,6 +61,7 @@ struct seg_slice {
 	uint64_t end_ns;      /* 0 while open */
 	uint32_t depth;       /* nesting level on its thread, 0 = outermost */
 	uint32_t flags;       /* SLICE_* */
+	uint32_t stack;       /* --with-stack: its begin's Python stack, 0 none */
 };
 
 struct segment {

@@ -10,6 +10,7 @@
 #include "model/session.h"
 #include "probes/bpf_setup.h"
 #include "util/log.h"
+#include "pipeline/pystack.h"
 #include "pipeline/torch_events.h"
 #include "pipeline/torch_shapes.h"
 #include "probes/torch_ops.h"
@@ -119,7 +120,10 @@ static void op_shapes(struct session *s, const struct torch_id *id, const void *
 static int on_op(struct session *s, struct session_target *t, const struct fvbpf_torch_event *ev,
 		 size_t size)
 {
-	const struct torch_id *id = torch_table_get(&s->torch, ev->id);
+	bool same = (ev->hdr.type == FVBPF_EV_TORCH_ENTER ||
+		     ev->hdr.type == FVBPF_EV_TORCH_ENTER_SHAPES) && (ev->id & FVBPF_TORCH_SAME_STACK);
+	uint32_t op_id = same ? ev->id & ~FVBPF_TORCH_SAME_STACK : ev->id;
+	const struct torch_id *id = torch_table_get(&s->torch, op_id);
 	struct torch_call op = { 0 };
 
 	if (!id) {
@@ -128,7 +132,7 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	}
 	drops_charge_low32(&t->loss, &t->tracker, ev->drops);
 	if (ev->hdr.type == FVBPF_EV_TORCH_EXIT) {
-		torch_pairing_exit(&t->tpair, t->tracker.cur, ev->hdr.tid, ev->id, ev->hdr.ts_ns);
+		torch_pairing_exit(&t->tpair, t->tracker.cur, ev->hdr.tid, op_id, ev->hdr.ts_ns);
 		return 0;
 	}
 	op.start_ns = ev->hdr.ts_ns;
@@ -137,7 +141,9 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	op.overload = id->overload;
 	op.kind = id->kind;
 	op_shapes(s, id, ev, size, &op);
-	return torch_pairing_enter(&t->tpair, t->tracker.cur, ev->id, &op, 0, -1);
+	if (t->pystk)
+		op.stack = pystack_take_op(t->pystk, op.tid, op.start_ns, same);
+	return torch_pairing_enter(&t->tpair, t->tracker.cur, op_id, &op, 0, -1);
 }
 
 /* A gated scope's record as the region record it stands for, so that

@@ -189,6 +189,8 @@ int bpf_setup_map_fd(const struct fvbpf_bpf *skel, enum fvbpf_map_id id)
 	case FVBPF_MAP_TORCH_VTABLES: m = skel->maps.torch_vtables; break;
 	case FVBPF_MAP_TREE: m = skel->maps.tree; break;
 	case FVBPF_MAP_TORCH_PLANS: m = skel->maps.torch_plans; break;
+	case FVBPF_MAP_PY_CFG: m = skel->maps.py_cfg; break;
+	case FVBPF_MAP_PY_APIS: m = skel->maps.py_apis; break;
 	default: return -EINVAL;
 	}
 	return bpf_map__fd(m);
@@ -233,4 +235,10 @@ void bpf_counters_read(const struct fvbpf_bpf *skel, struct fvbpf_counters *out)
 void bpf_setup_destroy(struct fvbpf_bpf *skel)
 {
 	fvbpf_bpf__destroy(skel);
+}
+
+void bpf_setup_py_active(struct fvbpf_bpf *skel)
+{
+	if (skel && skel->bss)
+		__atomic_store_n(&skel->bss->py_active, 1, __ATOMIC_RELEASE);
 }

@@ -31,6 +31,8 @@ enum fvbpf_map_id {
 	FVBPF_MAP_TORCH_VTABLES, /* autograd node vtable -> id */
 	FVBPF_MAP_TREE,          /* the processes followed */
 	FVBPF_MAP_TORCH_PLANS,   /* torch id -> struct fvbpf_shape_plan (--record-shapes) */
+	FVBPF_MAP_PY_CFG,        /* slot -> struct fvbpf_py_cfg (--with-stack) */
+	FVBPF_MAP_PY_APIS,       /* api id -> 1: the CUDA calls that get stacks */
 };
 /* The map's fd; -EBADF without an object. */
 int bpf_setup_map_fd(const struct fvbpf_bpf *skel, enum fvbpf_map_id id);
@@ -56,5 +58,7 @@ int bpf_setup_prog_fd(const struct fvbpf_bpf *skel, enum fvbpf_prog_id id);
 
 /* BPF's loss counters as they stand; all 0 without an object. */
 void bpf_counters_read(const struct fvbpf_bpf *skel, struct fvbpf_counters *out);
+/* --with-stack: a process has stacks now; the probes look for them. */
+void bpf_setup_py_active(struct fvbpf_bpf *skel);
 
 #endif /* FVBPF_BPF_SETUP_H */

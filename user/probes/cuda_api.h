@@ -93,6 +93,7 @@ struct api_call {
 	uint32_t correlation;   /* CUPTI's, from the agent's callback; 0 if none */
 	uint32_t correlation2;  /* a second one (driver callback inside the runtime's) */
 	uint32_t gpu_records;   /* GPU records joined to it */
+	uint32_t stack;         /* --with-stack (launches): id in the pystack table, 0 none */
 };
 
 /* The host function a launch names (cudaLaunchKernel's func, cuLaunchKernel's f). */

@@ -1,0 +1,230 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# --with-stack: each torch operator's Python stack, read by BPF from the
+# interpreter's frames.  Real PyTorch against torch.profiler(with_stack=True)
+# on the same step (tests/workloads/torch_stack.py, tests/lib/pystack_check.py),
+# two threads with their own stacks, and a stand-in interpreter holding
+# hostile frames (tests/workloads/py_hostile.c).
+
+load helpers
+
+STACKW=$ROOT/tests/workloads/torch_stack.py
+PYCHECK=$ROOT/tests/lib/pystack_check.py
+PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
+PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
+HOSTILE=$BUILD/tests/py_hostile
+FAKETORCH=$BUILD/tests/faketorch/libtorch_cpu.so
+FAKEPY=$BUILD/tests/fakepy/libpython3.11.so.1.0
+
+setup() { common_setup; }
+teardown() {
+	[ -n "${BATS_TEST_TMPDIR:-}" ] && touch "$BATS_TEST_TMPDIR/exit"
+	common_teardown
+}
+
+need_torch() { # PY
+	if [ ! -x "$1" ]; then
+		echo "no torch venv at $1: run \`make venv\` (or set FVBPF_TORCH_PY_214/_213)" >&2
+		return 1
+	fi
+}
+
+# start_stack PY STEPS: the two-thread loop, waiting for $BATS_TEST_TMPDIR/go.
+start_stack() {
+	need_torch "$1"
+	"$1" "$STACKW" threads run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	local i
+	for i in $(seq 600); do # importing torch takes seconds on a busy machine
+		grep -q '^tids=' "$WL_LOG" && break
+		sleep 0.1
+	done
+	WL_PID=$(sed -n 's/^pid=//p' "$WL_LOG" | head -n1)
+	TIDS=$(sed -n 's/^tids=//p' "$WL_LOG" | head -n1)
+	[ -n "$WL_PID" ] && [ -n "$TIDS" ]
+}
+
+run_steps() {
+	touch "$BATS_TEST_TMPDIR/go"
+	local i
+	for i in $(seq 600); do
+		[ -e "$BATS_TEST_TMPDIR/done" ] && break
+		sleep 0.1
+	done
+	wait_fvbpf
+}
+
+stacks_match_profiler() { # PY [fvbpf option...]
+	need_torch "$1"
+	"$1" "$STACKW" threads oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+	start_stack "$1" 6
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:stack_step -n 3 "${@:2}"
+	grep -q -- '--with-stack: CPython 3.11' "$FV_ERR"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$PYCHECK" "$BATS_TEST_TMPDIR/oracle.json" "$STACKW" "$OUT" "$TIDS"
+	echo "$output"
+	assert_success
+	assert_line "segments=3 ops=30 fails=0"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	# every stack record reached its operator
+	grep -q -- '--with-stack: [1-9][0-9]* stack records, [1-9]' "$FV_ERR"
+	run grep -o -- '--with-stack: [0-9]* stack records, [0-9]* given' "$FV_ERR"
+	[ "$(echo "$output" | awk '{print $2}')" = "$(echo "$output" | awk '{print $5}')" ]
+}
+
+@test "--with-stack: each operator's frames are torch.profiler's, its line the source's (torch 2.14)" {
+	stacks_match_profiler "$PY214" --with-stack --group-by-stack 2
+	# pylines: time by the innermost two frames, the lines the source says
+	local lines=$OUT/pylines_rank0_segment0001_stack_step.txt op call
+	op=$(grep -n '# @op:plain$' "$STACKW" | cut -d: -f1)
+	call=$(grep -n '^        plain(x)$' "$STACKW" | cut -d: -f1)
+	grep -q "grouped by the innermost 2 frame(s)" "$lines"
+	grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +5 +0  plain \(.*torch_stack.py:$op\) <- step \(.*torch_stack.py:$call\)\$" "$lines"
+	grep -q "\[scope 'stack_step', outside its torch calls\]" "$lines"
+	grep -Eq '^ +[0-9.]+ +100.0 +[0-9.]+ +0.0  total$' "$lines"
+}
+
+@test "FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 turns stacks on (torch 2.13)" {
+	FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 stacks_match_profiler "$PY213"
+}
+
+# launch_lines PYTHON: py_launch.py under PYTHON, 3 segments; each launch's
+# and region begin's stack names the lines the source marks.
+launch_lines() {
+	FVBPF_LIB=$BUILD/libfvbpf.so start_workload "$BATS_TEST_TMPDIR/wl-$(basename "$1").log" "$1" \
+		"$ROOT/tests/workloads/py_launch.py" \
+		"${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13" 3
+	rm -f "$FV_ERR" # start_fvbpf waits for its "tracing": not the last run's
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_forward -n 3 --with-stack
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 - "$ROOT/tests/workloads/py_launch.py" "$OUT" <<'PY'
+import glob, json, re, sys
+src, out = sys.argv[1], sys.argv[2]
+mark = {m.group(1): i for i, l in enumerate(open(src), 1) for m in [re.search(r"# @(\w+)$", l)] if m}
+n = 0
+for tr in sorted(glob.glob(out + "/trace_*.json")):
+    t = json.load(open(tr))
+    st = t["pythonStacks"]
+    ev = [e for e in t["traceEvents"] if e.get("ph") == "X"]
+    (la,) = [e for e in ev if e["name"] == "cudaLaunchKernel"]
+    (rg,) = [e for e in ev if e["name"] == "fvbpf.region::training_forward"]
+    f = st[str(la["args"]["Python stack"])]
+    assert f[0]["function"] == "launch" and f[0]["line"] == mark["launch"], f[0]
+    assert la["args"]["Python line"] == "launch (%s:%d)" % (src, mark["launch"]), la["args"]
+    f = st[str(rg["args"]["Python stack"])]
+    assert f[0]["function"] == "profiler_region.__enter__" and f[0]["file"].endswith("fvbpf/__init__.py"), f[0]
+    assert f[1]["function"] == "step" and f[1]["line"] == mark["region"], f[1]
+    n += 1
+print("segments", n)
+PY
+	echo "$output"
+	assert_success
+	assert_output "segments 3"
+}
+
+@test "--with-stack: CUDA launches and region begins get the lines that made them" {
+	launch_lines python3
+	grep -q -- '--with-stack: CPython 3.11' "$FV_ERR"
+}
+
+# The interpreter of another minor version: on PATH or installed by pyenv.
+other_python() { # NAME
+	local p
+	for p in "$1" "$(pyenv root 2>/dev/null)"/versions/*/bin/"$1"; do
+		"$p" -c 1 >/dev/null 2>&1 && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+@test "--with-stack on CPython 3.12 and 3.13 (where installed): the same lines" {
+	local v py n=0
+	for v in 3.12 3.13; do
+		py=$(other_python "python$v") || continue
+		rm -rf "$OUT"
+		launch_lines "$py"
+		grep -q -- "--with-stack: CPython $v" "$FV_ERR"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || skip "neither python3.12 nor python3.13 is installed"
+}
+
+@test "without --with-stack: no stacks, no stack files" {
+	start_stack "$PY214" 4
+	FASTVIDEO_TORCH_PROFILER_WITH_STACK=0 start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:stack_step -n 2
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	assert_file_exists "$OUT/trace_rank0_segment0001_stack_step.json"
+	run ls "$OUT"
+	refute_output --partial ".folded"
+	refute_output --partial ".svg"
+	run grep -c 'Python stack\|pythonStacks\|python_function' "$OUT/trace_rank0_segment0001_stack_step.json"
+	assert_output "0"
+	run grep -c -- '--with-stack' "$FV_ERR"
+	assert_output "0"
+}
+
+# hostile MODE: py_hostile in MODE, 3 segments, fvbpf --with-stack.
+hostile() {
+	# no agent: nothing to wait for before a segment is written
+	# a log of its own: a reused one could still show the last run's pid=
+	FVBPF_AGENT=off start_workload "$BATS_TEST_TMPDIR/wl-$1.log" "$HOSTILE" --torch "$FAKETORCH" \
+		--python "$FAKEPY" "$1"
+	rm -f "$FV_ERR" # start_fvbpf waits for its "tracing": not the last run's
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_forward -n 3 --with-stack
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	FOLDED=$OUT/stacks_rank0_segment0002_training_forward.folded
+	assert_file_exists "$FOLDED"
+	python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' \
+		"$OUT/flame_rank0_segment0002_training_forward.svg"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+}
+
+@test "hostile interpreter: frames as the memory says, a frame chain cycle cut at 128" {
+	hostile good
+	run cat "$FOLDED"
+	assert_line --regexp '^outer \(/fake/model.py:20\);inner \(/fake/model.py:11\);aten::linear [0-9]+$'
+	rm -rf "$OUT"
+	touch "$BATS_TEST_TMPDIR/exit"
+	hostile cycle
+	run awk -F';' '{print NF, $1}' "$FOLDED"
+	# the cut marker, 128 frames, the operators
+	assert_line "130 [outer frames cut]"
+	assert_line "131 [outer frames cut]"
+}
+
+@test "hostile interpreter: garbage code objects and huge line tables are unknown, never guessed" {
+	hostile garbage
+	run cat "$FOLDED"
+	assert_line --regexp '^\[unreadable code 0x[0-9a-f]+\];outer \(/fake/model.py:\?\);\[unreadable code 0x[0-9a-f]+\];\[unreadable code 0xdead000000\];aten::linear [0-9]+$'
+	grep -q -- '--with-stack: .* 2 bad code objects, 0 line tables too big, 1 unreadable' "$FV_ERR"
+	rm -rf "$OUT"
+	hostile huge
+	run cat "$FOLDED"
+	assert_line --regexp '^outer \(/fake/model.py:20\);inner \(/fake/model.py:\?\);aten::linear [0-9]+$'
+	grep -q -- '--with-stack: .* 1 line tables too big' "$FV_ERR"
+}
+
+@test "hostile interpreter: a freed thread state, a wrong layout, an unknown version" {
+	hostile freed
+	# the first step has its stack; once the thread state is gone, none
+	grep -q '^outer (/fake/model.py:20);inner (/fake/model.py:11);aten::linear ' \
+		"$OUT/stacks_rank0_segment0000_training_forward.folded"
+	run cat "$FOLDED"
+	assert_line --regexp '^\[no Python stack\];aten::linear [0-9]+$'
+	rm -rf "$OUT"
+	hostile badlayout
+	grep -q 'does not look as fvbpf expects' "$FV_ERR"
+	run grep -c '^\[no Python stack\];aten::linear ' "$FOLDED"
+	assert_output "1"
+	rm -rf "$OUT"
+	hostile version
+	grep -q -- '--with-stack: CPython 3.14 in .*libpython3.11.so.1.0 is not supported (3.11 to 3.13 are)' "$FV_ERR"
+}

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/pystack_fold.h"
+#include "pipeline/torch_pairing.h"
+#include "probes/cuda_api.h"
+#include "util/checked_math.h"
+#include "util/grow.h"
+
+#define FOLD_THREADS 256
+
+const char *pystack_short_file(const char *file)
+{
+	static const char *const marks[] = { "/site-packages/", "/dist-packages/" };
+	const char *p;
+	size_t i;
+
+	for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		p = strstr(file, marks[i]);
+		if (p)
+			return p + strlen(marks[i]);
+	}
+	p = strstr(file, "/lib/python3");
+	if (p && (p = strchr(p + 12, '/')))
+		return p + 1; /* the standard library */
+	return file;
+}
+
+static void clean(char *s)
+{
+	for (; *s; s++)
+		if (*s == ';' || (unsigned char)*s < 0x20)
+			*s = (*s == ';') ? ':' : '?';
+}
+
+void pystack_frame_label(struct name_table *names, const struct pystack_frame *f, char *buf,
+			 size_t len)
+{
+	char func[512], file[1024];
+
+	name_table_get(names, f->func, func, sizeof(func));
+	name_table_get(names, f->file, file, sizeof(file));
+	if (!f->file)
+		snprintf(buf, len, "%s", func);
+	else if (f->line > 0)
+		snprintf(buf, len, "%s (%s:%d)", func, pystack_short_file(file), f->line);
+	else
+		snprintf(buf, len, "%s (%s:?)", func, pystack_short_file(file));
+	clean(buf);
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static int rehash(struct fold_set *fs)
+{
+	size_t n = fs->nslots ? fs->nslots * 2 : 1024, i, j;
+	size_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < fs->n; i++) {
+		for (j = hash_str(fs->rows[i].path) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
+			;
+		slots[j] = i + 1;
+	}
+	free(fs->slots);
+	fs->slots = slots;
+	fs->nslots = n;
+	return 0;
+}
+
+static int add_row(struct fold_set *fs, const char *path, uint64_t ns)
+{
+	size_t j;
+
+	if ((fs->n + 1) * 2 > fs->nslots && rehash(fs))
+		return -ENOMEM;
+	for (j = hash_str(path) & (fs->nslots - 1); fs->slots[j]; j = (j + 1) & (fs->nslots - 1))
+		if (!strcmp(fs->rows[fs->slots[j] - 1].path, path)) {
+			fs->rows[fs->slots[j] - 1].ns += ns;
+			fs->total_ns += ns;
+			return 0;
+		}
+	if (grow_one(&fs->rows, fs->n, &fs->cap, sizeof(*fs->rows), 256))
+		return -ENOMEM;
+	fs->rows[fs->n].path = strdup(path);
+	if (!fs->rows[fs->n].path)
+		return -ENOMEM;
+	fs->rows[fs->n].ns = ns;
+	fs->slots[j] = ++fs->n;
+	fs->total_ns += ns;
+	return 0;
+}
+
+struct fold_thread {
+	uint32_t tid;
+	size_t chain[TORCH_STACK_MAX]; /* op index open at each depth */
+};
+
+static struct fold_thread *thread_of(struct fold_thread *th, size_t *n, uint32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (th[i].tid == tid)
+			return &th[i];
+	if (*n == FOLD_THREADS)
+		return NULL;
+	th[*n].tid = tid;
+	return &th[(*n)++];
+}
+
+static uint64_t op_end(const struct segment *s, const struct torch_call *op)
+{
+	if (op->end_ns)
+		return op->end_ns > op->start_ns ? op->end_ns : op->start_ns;
+	return s->end_ns > op->start_ns ? s->end_ns : op->start_ns;
+}
+
+/* Append @s as a frame; false once the path is full (marked cut). */
+static bool put_frame(char *path, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (*len + n + 2 >= FOLD_PATH_MAX)
+		return false;
+	if (*len)
+		path[(*len)++] = ';';
+	memcpy(path + *len, s, n + 1);
+	*len += n;
+	return true;
+}
+
+/* The folded path of the op at depth @d of @t's chain. */
+static bool op_path(const struct seg_output_ctx *c, const struct fold_thread *t, uint16_t d,
+		    char *path)
+{
+	const struct segment *s = c->seg;
+	const struct pystack_entry *e = NULL;
+	char label[1200];
+	uint32_t sid = 0;
+	size_t len = 0;
+	int a = d, k;
+	bool ok = true;
+
+	/* the stack: its own, else the nearest caller op's; the torch calls
+	 * shown under it are those from the outermost one with that same
+	 * stack down (a scope has none: it cannot be placed among frames) */
+	for (k = d; k >= 0 && !sid; k--)
+		sid = s->ops[t->chain[k]].stack;
+	if (sid) {
+		a = k + 1;
+		while (a > 0 && s->ops[t->chain[a - 1]].stack == sid)
+			a--;
+		e = pystack_get(c->pystacks, sid);
+	} else {
+		a = 0;
+	}
+	path[0] = '\0';
+	if (!e) {
+		ok = put_frame(path, &len, FOLD_NO_STACK);
+	} else {
+		/* the walk stopped at the depth bound: the outermost frames are missing */
+		if (e->flags & FVBPF_PYSTACK_CUT)
+			ok = put_frame(path, &len, "[outer frames cut]");
+		for (k = (int)e->n - 1; k >= 0 && ok; k--) {
+			pystack_frame_label(c->knames, &e->f[k], label, sizeof(label));
+			ok = put_frame(path, &len, label);
+		}
+	}
+	for (k = a; k <= d && ok; k++) {
+		name_table_get(c->knames, s->ops[t->chain[k]].name, label, sizeof(label));
+		clean(label);
+		ok = put_frame(path, &len, label);
+	}
+	return ok;
+}
+
+int pystack_op_walk(const struct segment *s, uint64_t *self, uint32_t *sid)
+{
+	struct fold_thread *th = calloc(FOLD_THREADS, sizeof(*th)), *t;
+	size_t nth = 0, i, p;
+	uint64_t dur;
+
+	if (!th)
+		return -ENOMEM;
+	for (i = 0; i < s->nops; i++) {
+		const struct torch_call *op = &s->ops[i];
+
+		self[i] = 0;
+		sid[i] = op->stack;
+		t = thread_of(th, &nth, op->tid);
+		if (!t || op->depth >= TORCH_STACK_MAX)
+			continue;
+		t->chain[op->depth] = i;
+		dur = op_end(s, op) - op->start_ns;
+		self[i] += dur;
+		if (op->depth > 0) {
+			p = t->chain[op->depth - 1];
+			self[p] = self[p] > dur ? self[p] - dur : 0;
+			if (!sid[i])
+				sid[i] = sid[p]; /* no stack of its own: its caller's */
+		}
+	}
+	free(th);
+	return 0;
+}
+
+int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs)
+{
+	const struct segment *s = c->seg;
+	struct fold_thread *th, *t;
+	uint64_t *self = NULL;
+	uint32_t *sid = NULL;
+	size_t nth = 0, i;
+	char *path = NULL;
+	int ret = -ENOMEM;
+
+	memset(fs, 0, sizeof(*fs));
+	th = calloc(FOLD_THREADS, sizeof(*th));
+	self = calloc(s->nops ? s->nops : 1, sizeof(*self));
+	sid = calloc(s->nops ? s->nops : 1, sizeof(*sid));
+	path = malloc(FOLD_PATH_MAX);
+	if (!th || !self || !sid || !path || pystack_op_walk(s, self, sid))
+		goto cleanup;
+	for (i = 0; i < s->nops; i++) {
+		const struct torch_call *op = &s->ops[i];
+
+		t = thread_of(th, &nth, op->tid);
+		if (!t || op->depth >= TORCH_STACK_MAX) {
+			fs->threads_skipped++;
+			continue;
+		}
+		t->chain[op->depth] = i;
+		if (op->stack)
+			fs->ops_with_stack++;
+		else
+			fs->ops_without++;
+		if (!op_path(c, t, op->depth, path))
+			fs->paths_cut++;
+		ret = add_row(fs, path, self[i]);
+		if (ret)
+			goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	free(th);
+	free(self);
+	free(sid);
+	free(path);
+	if (ret)
+		pystack_fold_free(fs);
+	return ret;
+}
+
+/* A launching call's stack, its symbol and what ran: one device-time path. */
+static bool device_path(const struct seg_output_ctx *c, const struct api_call *call,
+			const struct gpu_activity *a, char *path)
+{
+	const struct pystack_entry *e = call->stack ? pystack_get(c->pystacks, call->stack) : NULL;
+	char label[1200];
+	size_t len = 0;
+	bool ok = true;
+	int k;
+
+	path[0] = '\0';
+	if (!e) {
+		ok = put_frame(path, &len, FOLD_NO_STACK);
+	} else {
+		if (e->flags & FVBPF_PYSTACK_CUT)
+			ok = put_frame(path, &len, "[outer frames cut]");
+		for (k = (int)e->n - 1; k >= 0 && ok; k--) {
+			pystack_frame_label(c->knames, &e->f[k], label, sizeof(label));
+			ok = put_frame(path, &len, label);
+		}
+	}
+	if (ok)
+		ok = put_frame(path, &len, cuda_api_symbol(call->api_id));
+	if (a->kind == FVBPF_GPU_KERNEL && a->name)
+		name_table_get(c->knames, a->name, label, sizeof(label));
+	else
+		snprintf(label, sizeof(label), "[%s]", a->kind == FVBPF_GPU_MEMCPY ? "memcpy" :
+			 a->kind == FVBPF_GPU_MEMSET ? "memset" : "kernel");
+	clean(label);
+	return ok && put_frame(path, &len, label);
+}
+
+int pystack_fold_device(const struct seg_output_ctx *c, struct fold_set *fs)
+{
+	const struct segment *s = c->seg;
+	char *path = malloc(FOLD_PATH_MAX);
+	size_t i;
+	int ret = 0;
+
+	memset(fs, 0, sizeof(*fs));
+	if (!path)
+		return -ENOMEM;
+	for (i = 0; i < s->ngpu && !ret; i++) {
+		const struct gpu_activity *a = &s->gpu[i];
+
+		if (a->kind == FVBPF_GPU_SYNC || a->call < 0 || (size_t)a->call >= s->ncalls)
+			continue;
+		if (!device_path(c, &s->calls[a->call], a, path))
+			fs->paths_cut++;
+		ret = add_row(fs, path, span_u64(a->start, a->end));
+	}
+	free(path);
+	if (ret)
+		pystack_fold_free(fs);
+	return ret;
+}
+
+/* Frame by frame: ';' sorts before every other byte. */
+static int cmp_rows(const void *a, const void *b)
+{
+	const unsigned char *x = (const unsigned char *)((const struct fold_row *)a)->path;
+	const unsigned char *y = (const unsigned char *)((const struct fold_row *)b)->path;
+
+	for (; *x && *x == *y; x++, y++)
+		;
+	return (*x == ';' ? 1 : *x + 1) - (*y == ';' ? 1 : *y + 1);
+}
+
+void pystack_fold_sort(struct fold_set *fs)
+{
+	if (fs->n)
+		qsort(fs->rows, fs->n, sizeof(*fs->rows), cmp_rows);
+	free(fs->slots); /* the order changed: no more lookups */
+	fs->slots = NULL;
+	fs->nslots = 0;
+}
+
+int pystack_fold_write(FILE *f, const struct fold_set *fs)
+{
+	size_t i;
+
+	for (i = 0; i < fs->n; i++)
+		if (fs->rows[i].ns)
+			fprintf(f, "%s %llu\n", fs->rows[i].path, (unsigned long long)fs->rows[i].ns);
+	return ferror(f) ? -EIO : 0;
+}
+
+void pystack_fold_free(struct fold_set *fs)
+{
+	size_t i;
+
+	for (i = 0; i < fs->n; i++)
+		free(fs->rows[i].path);
+	free(fs->rows);
+	free(fs->slots);
+	memset(fs, 0, sizeof(*fs));
+}

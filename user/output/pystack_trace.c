@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/pystack_fold.h"
+#include "output/pystack_trace.h"
+#include "pipeline/pystack.h"
+#include "pipeline/torch_pairing.h"
+#include "util/name_table.h"
+
+#define TRACE_THREADS 256
+
+void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack)
+{
+	const struct pystack_entry *e;
+	char label[1200];
+
+	if (!c->pystacks || !stack || !(e = pystack_get(c->pystacks, stack)) || !e->n)
+		return;
+	pystack_frame_label(c->knames, &e->f[0], label, sizeof(label));
+	ob_lit(f, ",\"Python stack\":");
+	ob_u64(f, stack);
+	ob_lit(f, ",\"Python line\":");
+	ob_json_string(f, label);
+}
+
+/* A frame as the same call as an open one: the same function, called
+ * from the same line of the same caller (frames outside it agree). */
+struct open_frame {
+	uint32_t func, file;
+	int32_t firstline, caller_line;
+	uint64_t start, end;
+};
+
+static void emit(struct obuf *f, const struct seg_output_ctx *c, uint32_t tid,
+		 const struct open_frame *o)
+{
+	char func[512], file[1024];
+
+	name_table_get(c->knames, o->func, func, sizeof(func));
+	name_table_get(c->knames, o->file, file, sizeof(file));
+	ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":");
+	ob_lit(f, "\"");
+	ob_json_chars(f, pystack_short_file(file));
+	ob_printf(f, "(%d): ", o->firstline);
+	ob_json_chars(f, func);
+	ob_lit(f, "\",\"pid\":");
+	ob_i64(f, c->seg->pid);
+	ob_lit(f, ",\"tid\":");
+	ob_u64(f, tid | PYSTACK_TRACK_BIT);
+	ob_lit(f, ",\"ts\":");
+	ob_us(f, o->start);
+	ob_lit(f, ",\"dur\":");
+	ob_us(f, o->end > o->start ? o->end - o->start : 0);
+	ob_lit(f, ",\"args\":{\"derived\":\"from the Python stacks of its torch calls "
+		  "(fvbpf --with-stack)\"}}");
+}
+
+static void thread_slices(struct obuf *f, const struct seg_output_ctx *c, uint32_t tid,
+			  struct open_frame *open)
+{
+	const struct segment *s = c->seg;
+	uint32_t last_stack = 0, n = 0, i, k, common;
+	const struct pystack_entry *e;
+	size_t j;
+
+	for (j = 0; j < s->nops; j++) {
+		const struct torch_call *op = &s->ops[j];
+		uint64_t end;
+
+		if (op->tid != tid || !op->stack)
+			continue;
+		end = op->end_ns > op->start_ns ? op->end_ns : op->start_ns;
+		e = op->stack == last_stack ? NULL : pystack_get(c->pystacks, op->stack);
+		if (op->stack != last_stack && e) {
+			/* frames outermost first: e->f[e->n - 1] ... e->f[0] */
+			for (common = 0; common < n && common < e->n && common < TORCH_STACK_MAX; common++) {
+				const struct pystack_frame *fr = &e->f[e->n - 1 - common];
+				int32_t cl = common ? e->f[e->n - common].line : 0;
+
+				if (open[common].func != fr->func || open[common].file != fr->file ||
+				    open[common].firstline != fr->firstline || open[common].caller_line != cl)
+					break;
+			}
+			for (k = n; k > common; k--)
+				emit(f, c, tid, &open[k - 1]);
+			n = common;
+			for (i = common; i < e->n && i < TORCH_STACK_MAX; i++) {
+				const struct pystack_frame *fr = &e->f[e->n - 1 - i];
+
+				open[i].func = fr->func;
+				open[i].file = fr->file;
+				open[i].firstline = fr->firstline;
+				open[i].caller_line = i ? e->f[e->n - i].line : 0;
+				open[i].start = op->start_ns;
+				open[i].end = end;
+				n = i + 1;
+			}
+			last_stack = op->stack;
+		}
+		for (i = 0; i < n; i++)
+			if (open[i].end < end)
+				open[i].end = end;
+	}
+	for (k = n; k > 0; k--)
+		emit(f, c, tid, &open[k - 1]);
+}
+
+void pystack_trace_slices(struct obuf *f, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	uint32_t tids[TRACE_THREADS];
+	struct open_frame *open;
+	size_t nt = 0, i, k;
+	char name[64];
+
+	if (!c->pystacks)
+		return;
+	for (i = 0; i < s->nops; i++) {
+		if (!s->ops[i].stack)
+			continue;
+		for (k = 0; k < nt && tids[k] != s->ops[i].tid; k++)
+			;
+		if (k == nt && nt < TRACE_THREADS)
+			tids[nt++] = s->ops[i].tid;
+	}
+	open = calloc(TORCH_STACK_MAX, sizeof(*open));
+	if (!open)
+		return;
+	for (k = 0; k < nt; k++) {
+		snprintf(name, sizeof(name), "Python of thread %u (derived)", tids[k]);
+		ob_lit(f, ",\n{\"ph\":\"M\",\"pid\":");
+		ob_i64(f, s->pid);
+		ob_lit(f, ",\"tid\":");
+		ob_u64(f, tids[k] | PYSTACK_TRACK_BIT);
+		ob_lit(f, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+		ob_json_string(f, name);
+		ob_lit(f, "}}");
+		thread_slices(f, c, tids[k], open);
+	}
+	free(open);
+}
+
+static void put_stack(struct obuf *f, const struct seg_output_ctx *c, uint32_t id)
+{
+	const struct pystack_entry *e = pystack_get(c->pystacks, id);
+	char buf[1024];
+	uint32_t k;
+
+	ob_lit(f, "\"");
+	ob_u64(f, id);
+	ob_lit(f, "\":[");
+	for (k = 0; e && k < e->n; k++) {
+		if (k)
+			ob_char(f, ',');
+		ob_lit(f, "{\"function\":");
+		name_table_get(c->knames, e->f[k].func, buf, sizeof(buf));
+		ob_json_string(f, buf);
+		ob_lit(f, ",\"file\":");
+		name_table_get(c->knames, e->f[k].file, buf, sizeof(buf));
+		ob_json_string(f, buf);
+		ob_lit(f, ",\"line\":");
+		ob_i64(f, e->f[k].line);
+		ob_lit(f, ",\"first_line\":");
+		ob_i64(f, e->f[k].firstline);
+		ob_lit(f, "}");
+	}
+	if (e && (e->flags & FVBPF_PYSTACK_CUT))
+		ob_lit(f, ",{\"function\":\"[outer frames cut]\"}");
+	ob_lit(f, "]");
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void pystack_trace_table(struct obuf *f, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	uint32_t *ids;
+	size_t n = 0, i;
+
+	if (!c->pystacks)
+		return;
+	ids = malloc((s->nops + s->nslices + s->ncalls + 1) * sizeof(*ids));
+	if (!ids)
+		return;
+	for (i = 0; i < s->nops; i++)
+		if (s->ops[i].stack)
+			ids[n++] = s->ops[i].stack;
+	for (i = 0; i < s->nslices; i++)
+		if (s->slices[i].stack)
+			ids[n++] = s->slices[i].stack;
+	for (i = 0; i < s->ncalls; i++)
+		if (s->calls[i].stack)
+			ids[n++] = s->calls[i].stack;
+	qsort(ids, n, sizeof(*ids), cmp_u32);
+	ob_lit(f, ",\n\"pythonStacks\":{");
+	for (i = 0; i < n; i++) {
+		if (i && ids[i] == ids[i - 1])
+			continue;
+		if (i)
+			ob_lit(f, ",\n");
+		put_stack(f, c, ids[i]);
+	}
+	ob_lit(f, "}");
+	free(ids);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * --with-stack in the JSON trace: each cpu_op's args name its stack
+ * ("Python stack": id, "Python line": the innermost frame), the trace's
+ * "pythonStacks" table gives each id's frames (innermost first), and
+ * python_function slices rebuilt from the stacks seen go on a track of
+ * their own beside each thread (derived from the operators' entries: a
+ * function's slice spans its first to its last operator, not its call).
+ */
+#ifndef FVBPF_PYSTACK_TRACE_H
+#define FVBPF_PYSTACK_TRACE_H
+
+#include "output/seg_output.h"
+#include "pipeline/segment.h"
+#include "util/text_out.h"
+
+#define PYSTACK_TRACK_BIT (1u << 30)  /* tid of a thread's python_function track */
+
+/* `,"Python stack":ID,"Python line":"..."` for a slice with @stack (0: nothing). */
+void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack);
+void pystack_trace_slices(struct obuf *f, const struct seg_output_ctx *c);
+/* `,\n"pythonStacks":{...}` after traceEvents' closing bracket. */
+void pystack_trace_table(struct obuf *f, const struct seg_output_ctx *c);
+
+#endif /* FVBPF_PYSTACK_TRACE_H */
