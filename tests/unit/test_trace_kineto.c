@@ -81,13 +81,14 @@ static void setup(void)
 	seg.region = (uint32_t)registry_find(&reg, "training_train_one_step");
 	seg.start_ns = 50000;
 	seg.end_ns = 1300000;
-	slice = (struct seg_slice){ me, seg.region, 50000, 1300000, 0, 0 };
+	slice = (struct seg_slice){ .tid = me, .region = seg.region, .start_ns = 50000,
+				    .end_ns = 1300000 };
 	seg.slices = &slice;
 	seg.nslices = 1;
-	ops[0] = (struct torch_call){ 100000, 1000000, me, name_table_intern(&knames, "aten::linear"),
-				      0, 0, 0, 0 };
-	ops[1] = (struct torch_call){ 200000, 600000, me, name_table_intern(&knames, "aten::addmm"),
-				      0, 1, 0, 0 };
+	ops[0] = (struct torch_call){ .start_ns = 100000, .end_ns = 1000000, .tid = me,
+				      .name = name_table_intern(&knames, "aten::linear") };
+	ops[1] = (struct torch_call){ .start_ns = 200000, .end_ns = 600000, .tid = me,
+				      .name = name_table_intern(&knames, "aten::addmm"), .depth = 1 };
 	seg.ops = ops;
 	seg.nops = 2;
 	calls[0] = call_at(me, 300000, 400000, 11);   /* in addmm */
@@ -102,7 +103,8 @@ static void setup(void)
 
 static char *write_trace(size_t *len)
 {
-	struct seg_output_ctx c = { &seg, &proc, &reg, &meta, &knames, TRACE_JSON };
+	struct seg_output_ctx c = { .seg = &seg, .proc = &proc, .reg = &reg, .meta = &meta,
+				    .knames = &knames, .format = TRACE_JSON };
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 
