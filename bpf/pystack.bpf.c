@@ -109,7 +109,9 @@ static __always_inline struct fvbpf_py_tstate *py_tstate(const struct fvbpf_py_c
  * pointer (nesting, see struct fvbpf_py_tstate), 0 for launches and region
  * begins, which always walk.
  */
-static __always_inline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns, __u64 sp)
+/* Not inlined: its 128-byte window stays out of the callers' frames (torch_call
+ * with --record-shapes calls down three more levels; BPF allows 512 bytes). */
+static __noinline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns, __u64 sp)
 {
 	__u64 win[16] = {}, frame, first = 0, first_instr = 0, owner;
 	struct fvbpf_pystack_event *ev;
