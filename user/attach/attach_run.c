@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -294,6 +295,14 @@ void session_free(struct session *s)
  * (BTF, skeleton, probes, symbol tables read so far).  Too little is a
  * usage error, said before a single event is traced.
  */
+/* FastVideo's boolean variables: "1", "true", "yes" (any case) turn them on. */
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes"));
+}
+
 static int session_memory_setup(struct session *s, const struct attach_opts *o)
 {
 	uint64_t mib = 1ULL << 20;
@@ -339,6 +348,7 @@ int attach_run(const struct attach_opts *o)
 	name_table_init(&s.knames);
 	torch_table_init(&s.torch, &s.knames);
 	s.torch_ops = !o->no_torch_ops;
+	s.profile_memory = o->profile_memory || env_on("FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY");
 	s.step_by = o->step_by;
 	s.sym = symbolizer_new();
 	if (!s.sym) {

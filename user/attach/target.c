@@ -57,6 +57,7 @@ static void target_no_links(struct session_target *t)
 
 	for (i = 0; i < MARKER_NSYMS; i++)
 		t->marker_fds[i] = -1;
+	t->memp.link = -1;
 }
 
 /* Whether @pid can be traced: fvbpf markers, or libtorch_cpu with torch
@@ -96,6 +97,7 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 		return err;
 	}
 	torch_probes_init(&t->torchp, pid, (unsigned int)(t - s->targets));
+	mem_probes_init(&t->memp, pid, (unsigned int)(t - s->targets));
 	inject_for_target(s, t, pid); /* --inject: load the library first */
 	err = target_traceable(s, pid, &t->proc.marker, &t->has_markers);
 	if (err == -ENOENT) {
@@ -163,6 +165,8 @@ static void target_scan_torch(struct session *s, struct session_target *t)
 
 	torch_probes_scan(&t->torchp, &s->torch, &pr);
 	torch_probes_note_libs(&t->torchp);
+	if (s->profile_memory)
+		mem_probes_scan(&t->memp, bpf_setup_prog_fd(s->skel, FVBPF_PROG_MEM_CALL));
 }
 
 /* Attach to CUDA/NCCL functions mapped since the last look. */
@@ -327,6 +331,7 @@ void target_detach(struct session_target *t)
 	t->epoch = 0;
 	cuda_probes_detach(&t->cuda);
 	torch_probes_detach(&t->torchp);
+	mem_probes_detach(&t->memp);
 	for (i = 0; i < MARKER_NSYMS; i++) {
 		bpf_link__destroy(t->links[i]);
 		t->links[i] = NULL;
@@ -391,6 +396,7 @@ void target_quiet(struct session_target *t)
 		target_control_set_epoch(&t->ctl, t->epoch + 1);
 	cuda_probes_detach(&t->cuda);
 	torch_probes_detach(&t->torchp);
+	mem_probes_detach(&t->memp);
 }
 
 void target_finish(struct session *s, struct session_target *t, const char *why)
@@ -433,6 +439,7 @@ void target_free(struct session_target *t)
 	api_pairing_free(&t->pairing);
 	torch_pairing_free(&t->tpair);
 	torch_probes_free(&t->torchp);
+	mem_state_free(&t->mem);
 	cuda_probes_free(&t->cuda);
 	gpu_join_free(&t->gpu);
 	seg_close_free(t);

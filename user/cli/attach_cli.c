@@ -221,6 +221,9 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_NO_TORCH:
 		o->no_torch_ops = true;
 		return 0;
+	case OPT_PROFILE_MEMORY:
+		o->profile_memory = true;
+		return 0;
 	case OPT_STEP_BY:
 		o->step_by = arg;
 		return 0;

@@ -84,6 +84,12 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 	[AO_NO_TORCH] = { "no-torch-ops", OPT_NO_TORCH, NULL, AK_FLAG,
 			  .help = "Do not probe PyTorch operators, autograd nodes and scopes (on "
 				  "whenever libtorch_cpu.so is mapped)" },
+	[AO_PROFILE_MEMORY] = { "profile-memory", OPT_PROFILE_MEMORY, NULL, AK_FLAG,
+				.def_text = "$FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY",
+				.help = "PyTorch allocations and frees inside segments, CPU and CUDA "
+					"(libc10.so's allocator, out of process): per-op memory "
+					"columns, [memory] trace events, peaks per device",
+				.see = "[Memory profile](memory-profile.md)" },
 	[AO_INJECT] = { "inject", OPT_INJECT, NULL, AK_FLAG,
 			.help = "Load libfvbpf.so (markers and the CUPTI agent, for GPU time) into "
 				"each traced process that lacks it, without a restart: ptrace "

@@ -29,6 +29,7 @@ enum {
 	OPT_FORMAT,
 	OPT_MAX_MEMORY,
 	OPT_HELP_MARKDOWN,
+	OPT_PROFILE_MEMORY,
 };
 
 /* The table's rows, in --help order. */
@@ -49,6 +50,7 @@ enum attach_opt_id {
 	AO_MAX_MEMORY,
 	AO_WINDOW,
 	AO_NO_TORCH,
+	AO_PROFILE_MEMORY,
 	AO_INJECT,
 	AO_INJECT_TIMEOUT,
 	AO_INJECT_LIB,

@@ -23,6 +23,7 @@ struct attach_opts {
 	unsigned int ringbuf_mb;
 	double gpu_wait_s;         /* how long a closed segment waits for GPU records */
 	bool no_torch_ops;         /* --no-torch-ops */
+	bool profile_memory;       /* --profile-memory */
 	double window_s;           /* --window: time windows for unmarked processes */
 	const char *step_by;       /* --step-by GLOB: segments from one scope end to the next */
 	bool children;             /* --children: the -p processes' descendants too */

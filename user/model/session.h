@@ -30,6 +30,8 @@
 #include "target/target_control.h"
 #include "pipeline/torch_pairing.h"
 #include "probes/torch_probes.h"
+#include "probes/mem_probes.h"
+#include "pipeline/mem_events.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;
@@ -76,6 +78,8 @@ struct session_target {
 	struct torch_pairing tpair;
 	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */
 	struct py_state py;         /* the Python shim (py_status.c) */
+	struct mem_probes memp;     /* --profile-memory: libc10's allocator */
+	struct mem_state mem;       /* ... its live CPU allocations (mem_events.c) */
 	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
 };
 
@@ -122,6 +126,7 @@ struct session {
 	uint64_t gpu_wait_ns;
 	/* PyTorch */
 	bool torch_ops;             /* probe libtorch_cpu where mapped */
+	bool profile_memory;        /* --profile-memory: probe libc10's allocator too */
 	struct torch_table torch;   /* cookie id -> names (in knames) */
 	const char *torch_globs[TORCH_GLOBS_MAX]; /* -r torch:GLOB */
 	unsigned int ntorch_globs;

@@ -8,6 +8,7 @@
 #include "util/json_writer.h"
 #include "util/pair_index.h"
 #include "util/row_table.h"
+#include "output/mem_output.h"
 #include "output/seg_meta.h"
 #include "output/summary.h"
 #include "util/text_copy.h"
@@ -241,6 +242,19 @@ static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu
 	return 0;
 }
 
+static int mem_row(void *ctx, const char *name, const char *kind, const struct mem_usage *u)
+{
+	struct summary_row *r = row_get(ctx, name, kind);
+
+	if (!r)
+		return -ENOMEM;
+	r->cpu_mem = mem_sat_add(r->cpu_mem, u->cpu);
+	r->self_cpu_mem = mem_sat_add(r->self_cpu_mem, u->self_cpu);
+	r->dev_mem = mem_sat_add(r->dev_mem, u->dev);
+	r->self_dev_mem = mem_sat_add(r->self_dev_mem, u->self_dev);
+	return 0;
+}
+
 int summary_build(struct summary *s, const struct seg_output_ctx *c)
 {
 	size_t i;
@@ -251,6 +265,9 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 	err = add_slice_rows(s, c);
 	if (!err && c->seg->nops)
 		err = torch_summary_rows(c->seg, c->knames, torch_row, s, &s->unattributed_calls);
+	s->has_memory = c->seg->memory != NULL;
+	if (!err && s->has_memory)
+		err = mem_summary_rows(c->seg, c->knames, mem_row, s);
 	if (!err)
 		err = add_call_rows(s, c);
 	if (!err)
@@ -342,6 +359,24 @@ static void meta_line(void *out, const struct seg_meta_field *f, const union seg
 	seg_meta_text_line(out, f, v);
 }
 
+static void mem_text_table(FILE *f, const struct summary *s)
+{
+	char name[4 * 1024];
+	size_t i;
+
+	fprintf(f, "\n%-44s %14s %14s %14s %14s\n", "Memory (bytes, frees negative)", "CPU Mem",
+		"Self CPU Mem", "Device Mem", "Self Device Mem");
+	for (i = 0; i < s->n; i++) {
+		const struct summary_row *r = &s->rows[i];
+
+		if (!r->cpu_mem && !r->self_cpu_mem && !r->dev_mem && !r->self_dev_mem)
+			continue;
+		fprintf(f, "%-44s %14lld %14lld %14lld %14lld\n",
+			text_shown(name, sizeof(name), r->name), (long long)r->cpu_mem,
+			(long long)r->self_cpu_mem, (long long)r->dev_mem, (long long)r->self_dev_mem);
+	}
+}
+
 int summary_write_text(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
 	char status[4 * sizeof(c->seg->gpu_status)];
@@ -366,6 +401,8 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 		"Device avg", "% seg/GPU", "Kind");
 	for (i = 0; i < s->n; i++)
 		row_line(f, s, &s->rows[i]);
+	if (s->has_memory)
+		mem_text_table(f, s);
 	/* The same keys as the trace and the summary JSON, from seg_meta's table. */
 	fputs("\nsegment metadata:\n", f);
 	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_line, f);
@@ -401,6 +438,16 @@ static json_object *metadata_json(const struct summary *s, const struct seg_outp
 	json_object_object_add(m, "cuda_calls_not_attributed_to_ops",
 			       json_object_new_uint64(s->unattributed_calls));
 	return m;
+}
+
+/* torch's names for them (FunctionEventAvg), in bytes. */
+static void mem_json_columns(json_object *o, const struct summary_row *r)
+{
+	json_object_object_add(o, "cpu_memory_usage", json_object_new_int64(r->cpu_mem));
+	json_object_object_add(o, "self_cpu_memory_usage", json_object_new_int64(r->self_cpu_mem));
+	json_object_object_add(o, "device_memory_usage", json_object_new_int64(r->dev_mem));
+	json_object_object_add(o, "self_device_memory_usage",
+			       json_object_new_int64(r->self_dev_mem));
 }
 
 int summary_write_json(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
@@ -439,6 +486,8 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 		json_object_object_add(o, "share", json_object_new_double(share(s, r) / 100.0));
 		json_object_object_add(o, "share_of", json_string_obj(
 			r->dev_count ? "segment_gpu_time" : "segment_wall_time"));
+		if (s->has_memory)
+			mem_json_columns(o, r);
 		json_object_array_add(rows, o);
 	}
 	json_object_object_add(root, "rows", rows);

@@ -6,6 +6,7 @@
 #ifndef FVBPF_SUMMARY_H
 #define FVBPF_SUMMARY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -20,6 +21,7 @@ struct summary_row {
 	uint64_t cpu_total_ns, cpu_self_ns, cpu_min_ns, cpu_max_ns;
 	uint64_t dev_total_ns, dev_self_ns, dev_min_ns, dev_max_ns;
 	uint64_t dev_count;      /* GPU executions (a graph launch makes many) */
+	int64_t cpu_mem, self_cpu_mem, dev_mem, self_dev_mem; /* --profile-memory, bytes */
 };
 
 struct summary {
@@ -31,6 +33,7 @@ struct summary {
 	uint64_t gpu_busy_ns;    /* union of the segment's GPU activity */
 	uint64_t gpu_total_ns;   /* sum of it, the base of the GPU shares */
 	uint64_t unattributed_calls; /* CUDA calls not attributed to torch calls (too many) */
+	bool has_memory;         /* --profile-memory records: the rows' memory columns */
 };
 
 /* 0, or -ENOMEM with nothing left to free. */

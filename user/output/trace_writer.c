@@ -7,6 +7,7 @@
 #include "util/checked_math.h"
 #include "target/inject.h"
 #include "util/json_writer.h"
+#include "output/mem_output.h"
 #include "output/seg_meta.h"
 #include "output/seg_tids.h"
 #include "util/text_out.h"
@@ -385,6 +386,7 @@ int trace_write(FILE *out, const struct seg_output_ctx *c)
 	thread_metadata(f, c);
 	region_slices(f, c);
 	torch_slices(f, c);
+	mem_trace_events(f, c);
 	api_slices(f, c);
 	gpu_metadata(f, c->seg);
 	gpu_slices(f, c);

@@ -18,6 +18,8 @@
 #include "target/symbolizer.h"
 #include "util/text_sanitize.h"
 #include "pipeline/torch_events.h"
+#include "pipeline/mem_events.h"
+#include "fvbpf_mem.h"
 
 static struct session_target *find_target(struct session *s, uint32_t tgid)
 {
@@ -291,6 +293,9 @@ int events_handle(struct session *s, const void *data, size_t size)
 	case FVBPF_EV_SCOPE_BEGIN:
 	case FVBPF_EV_SCOPE_END:
 		err = torch_events_handle(s, t, data, size);
+		break;
+	case FVBPF_EV_MEM:
+		err = mem_events_handle(s, t, data, size);
 		break;
 	case FVBPF_EV_THREAD_SYNC:
 		if (size < sizeof(struct fvbpf_sync_event)) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/grow.h"
+#include "pipeline/mem_events.h"
 #include "pipeline/segment.h"
 #include "util/thread_table.h"
 
@@ -29,6 +30,7 @@ void segment_free(struct segment *seg)
 	free(seg->calls);
 	free(seg->gpu);
 	free(seg->ops);
+	seg_memory_free(seg->memory);
 	free(seg);
 }
 
