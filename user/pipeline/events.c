@@ -18,7 +18,7 @@
 #include "target/symbolizer.h"
 #include "util/text_sanitize.h"
 #include "pipeline/torch_events.h"
-#include "pipeline/mem_events.h"
+#include "pipeline/mem_handle.h"
 #include "fvbpf_mem.h"
 
 static struct session_target *find_target(struct session *s, uint32_t tgid)

@@ -7,18 +7,8 @@
 #include "util/grow.h"
 #include "pipeline/mem_events.h"
 #include "pipeline/segment.h"
-#include "pipeline/drops.h"
-#include "model/session.h"
 
 #include "fvbpf_mem.h"
-
-void seg_memory_free(struct seg_memory *m)
-{
-	if (!m)
-		return;
-	free(m->recs);
-	free(m);
-}
 
 /* The table holds one segment's allocations: a new segment starts empty,
  * as torch.profiler's reporter starts empty when profiling starts. */
@@ -141,20 +131,6 @@ void mem_state_close(struct mem_state *ms, struct segment *seg)
 	addr_table_clear(&ms->live);
 	ms->cpu_live = 0;
 	ms->seq = 0;
-}
-
-int mem_events_handle(struct session *s, struct session_target *t, const void *data, size_t size)
-{
-	const struct fvbpf_mem_event *ev = data;
-	long op;
-
-	if (size < sizeof(*ev)) {
-		s->bad_records++;
-		return 0;
-	}
-	drops_charge_low32(&t->loss, &t->tracker, ev->drops);
-	op = torch_pairing_innermost(&t->tpair, t->tracker.cur, ev->hdr.tid);
-	return mem_state_record(&t->mem, t->tracker.cur, op, ev);
 }
 
 void mem_state_free(struct mem_state *ms)

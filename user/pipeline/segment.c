@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "util/grow.h"
-#include "pipeline/mem_events.h"
+#include "pipeline/seg_memory.h"
 #include "pipeline/segment.h"
 #include "util/thread_table.h"
 
