@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "util/checked_math.h"
-#include "util/grow.h"
 #include "pipeline/mem_events.h"
 #include "pipeline/segment.h"
 
@@ -68,12 +67,19 @@ static int store(struct segment *seg, const struct mem_rec *r)
 {
 	struct seg_memory *m = seg->memory;
 
+	int err;
+
 	if (m->n >= MEM_SEG_MAX) {
 		m->over_limit++;
 		return 0;
 	}
-	if (grow_one(&m->recs, m->n, &m->cap, sizeof(*m->recs), 1024))
-		return -ENOMEM;
+	err = seg_grow_array(seg, &m->recs, m->n, &m->cap, sizeof(*m->recs), 1024);
+	if (err == -ENOSPC) {
+		m->over_limit++; /* --max-memory: the segment says it was truncated */
+		return 0;
+	}
+	if (err)
+		return err;
 	m->recs[m->n++] = *r;
 	return 0;
 }
