@@ -64,7 +64,8 @@ per_op_memory_matches_profiler() { # PY
 	for seg in 0000 0001 0002; do
 		run python3 "$MEM_CHECK" oracle "$BATS_TEST_TMPDIR/oracle.txt" \
 			"$OUT/summary_rank0_segment${seg}_mem_step.json" \
-			"$OUT/trace_rank0_segment${seg}_mem_step.json"
+			"$OUT/trace_rank0_segment${seg}_mem_step.json" \
+			"$OUT/memory_rank0_segment${seg}_mem_step.svg"
 		echo "$output"
 		assert_success
 	done
@@ -95,9 +96,15 @@ per_op_memory_matches_profiler() { # PY
 	[ "$FV_STATUS" -eq 0 ]
 	run python3 "$MEM_CHECK" cuda "$WL_LOG" \
 		"$OUT/summary_rank0_segment0000_training_train_one_step.json" \
-		"$OUT/trace_rank0_segment0000_training_train_one_step.json"
+		"$OUT/trace_rank0_segment0000_training_train_one_step.json" \
+		"$OUT/memory_rank0_segment0000_training_train_one_step.svg"
 	echo "$output"
 	assert_success
+	# the picture is in the manifest's record of its segment
+	run python3 -c '
+import json, sys
+print([f.get("memory_svg") for f in json.load(open(sys.argv[1]))["files"]])' "$OUT/manifest.json"
+	assert_output "['memory_rank0_segment0000_training_train_one_step.svg']"
 	# the job is unharmed: its own process went on to the end
 	grep -q '^expect ' "$WL_LOG"
 	kill -0 "$WL_PID"
@@ -119,4 +126,6 @@ print(s["metadata"]["memory_events"], sum(1 for e in t if e.get("name") == "[mem
       any("cpu_memory_usage" in r for r in s["rows"]))' \
 		"$OUT/summary_rank0_segment0000_mem_step.json" "$OUT/trace_rank0_segment0000_mem_step.json"
 	assert_output "0 0 False"
+	run ls "$OUT"
+	refute_output --partial ".svg"
 }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 """Check fvbpf's --profile-memory outputs against an oracle.
 
-  mem_check.py oracle ORACLE SUMMARY.json TRACE.json
+  mem_check.py oracle ORACLE SUMMARY.json TRACE.json [MEMORY.svg]
       ORACLE: torch_mem.py oracle's output (line 1: {name: [count,
       cpu_memory_usage, self_cpu_memory_usage]} of key_averages under
       torch.profiler(profile_memory=True); line 2: its [memory] events'
@@ -13,14 +13,18 @@
       0; the segment's CPU peak equal; a 1 MiB [memory] event inside an
       aten::empty slice on its thread; a "Memory cpu" counter track.
 
-  mem_check.py cuda WORKLOAD_LOG SUMMARY.json TRACE.json
+  mem_check.py cuda WORKLOAD_LOG SUMMARY.json TRACE.json [MEMORY.svg]
       WORKLOAD_LOG: mem_report.py's, with its "expect {...}" line (what the
       calls it made must give).  Metadata counts and peaks, the CUDA
       [memory] events one for one, counter tracks per device.
+  MEMORY.svg: the segment's timeline picture, checked against the
+  summary's memory_peaks (a panel per device, its peak and operator).
 Prints what it compared; exits 1 on a mismatch.
 """
 import json
+import re
 import sys
+import xml.etree.ElementTree as ET
 
 UNSEEN = ("detach", "[memory]")
 MUST = ("aten::empty", "aten::addmm", "aten::mm", "aten::cat", "aten::clamp_min",
@@ -122,9 +126,35 @@ def check_cuda(log, summary, trace):
     return ok
 
 
+def check_svg(path, summary):
+    """The timeline picture: well-formed SVG, a panel per device of
+    memory_peaks naming the same peak and operator, a line per panel."""
+    meta = json.load(open(summary))["metadata"]
+    ok = True
+    root = ET.parse(path).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    if root.tag != ns + "svg":
+        return fail("%s: not an svg" % path)
+    texts = ["".join(t.itertext()) for t in root.iter(ns + "text")]
+    lines = list(root.iter(ns + "polyline"))
+    peaks = re.findall(r"(\S+) allocated=(\d+)(?: reserved=(\d+))? op=(.*?)(?: live_at_end=\d+)?(?:;|$)",
+                       meta["memory_peaks"])
+    print("svg: %d panels, %d lines; peaks %s" % (
+        sum(1 for t in texts if ": peak allocated " in t), len(lines), [p[0] for p in peaks]))
+    for dev, _, _, op in peaks:
+        if not any(t.startswith(dev + ": peak allocated ") and (", at " + op + " (") in t
+                   for t in texts):
+            ok = fail("svg: no panel for %s at %s" % (dev, op))
+    if len(lines) < len(peaks):
+        ok = fail("svg: %d lines for %d devices" % (len(lines), len(peaks)))
+    return ok
+
+
 def main():
     mode, a, summary, trace = sys.argv[1:5]
     ok = check_oracle(a, summary, trace) if mode == "oracle" else check_cuda(a, summary, trace)
+    if len(sys.argv) > 5:
+        ok = check_svg(sys.argv[5], summary) and ok
     print("ok" if ok else "FAILED")
     sys.exit(0 if ok else 1)
 

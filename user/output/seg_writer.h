@@ -19,6 +19,7 @@ struct written_segment {
 	char trace[256];
 	char summary_txt[256];
 	char summary_json[256];
+	char memory_svg[256];   /* --profile-memory's picture, "" when none */
 };
 
 struct seg_job;
