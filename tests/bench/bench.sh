@@ -83,6 +83,11 @@
 #      which says how): ns per region enter+exit per call style, FastVideo as
 #      released / with the shim not attached / attached.
 #
+#  13. --profile-memory (tests/bench/mem_bench.sh, which says how): ns per
+#      allocation and free, and ms per training step, not attached / under
+#      torch.profiler without and with profile_memory / fvbpf inside a
+#      segment without and with --profile-memory.
+#
 #  10. Trace size (tests/bench/formats_bench.sh): bytes per event for
 #      --format json, json.gz and pftrace on the marker workload and on
 #      region_storm.
@@ -551,6 +556,7 @@ if [ ! -e "$CUDART" ]; then
 	die "the --inject section failed (above)"
 	formats_section
 	throughput_section
+	"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (above)"
 	summary_table
 	exit 0
 fi
@@ -745,5 +751,6 @@ BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "
 formats_section
 throughput_section
 "$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (above)"
+"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (above)"
 summary_table
 exit 0

@@ -12,6 +12,14 @@ record_function scope "mem_step" that delimits fvbpf's segments.
                                 the largest Total Allocated)
   torch_mem.py run DIR STEPS    write the pid, wait for DIR/go, run STEPS
                                 steps, write DIR/done, wait for DIR/exit
+  torch_mem.py time DIR ROUNDS STEPS [K:cpu,K:mem]
+                                ROUNDS timed rounds (make bench), each after
+                                DIR/go.K, printing the median step time;
+                                round K under torch.profiler (CPU), with
+                                profile_memory for "mem"
+  torch_mem.py alloc DIR ROUNDS N [K:cpu,K:mem]
+                                the same with N torch.empty(1024) a round,
+                                ns per call
 """
 import json
 import os
@@ -75,5 +83,46 @@ elif mode == "run":
         if os.path.exists(os.path.join(d, "exit")):
             break
         time.sleep(0.05)
+elif mode in ("time", "alloc"):
+    # ROUNDS rounds, each after DIR/go.K; PROFILE "K:cpu,K:mem" runs round K
+    # under torch.profiler (CPU), without or with profile_memory.  time:
+    # STEPS steps a round, the median step; alloc: N torch.empty(1024) (one
+    # aten::empty, one allocation and its free) inside record_function
+    # ("mem_step"), after one unmeasured scope, ns per call.
+    d, rounds, n = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    prof_rounds = dict(x.split(":") for x in sys.argv[5].split(",")) if len(sys.argv) > 5 else {}
+    print("pid=%d" % os.getpid(), flush=True)
+    for k in range(rounds):
+        while not os.path.exists(os.path.join(d, "go.%d" % k)):
+            time.sleep(0.02)
+        prof = None
+        if str(k) in prof_rounds:
+            from torch.profiler import ProfilerActivity, profile
+
+            prof = profile(activities=[ProfilerActivity.CPU],
+                           profile_memory=prof_rounds[str(k)] == "mem")
+            prof.__enter__()
+        if mode == "time":
+            times = []
+            for _ in range(n):
+                t0 = time.perf_counter_ns()
+                step()
+                times.append(time.perf_counter_ns() - t0)
+            times.sort()
+            result = "ms_per_step %.3f" % (times[len(times) // 2] / 1e6)
+        else:
+            with torch.profiler.record_function("mem_step"):
+                torch.empty(1024)
+            with torch.profiler.record_function("mem_step"):
+                t0 = time.perf_counter_ns()
+                for _ in range(n):
+                    torch.empty(1024)
+                t1 = time.perf_counter_ns()
+            result = "ns_per_alloc %.1f" % ((t1 - t0) / n)
+        if prof is not None:
+            prof.__exit__(None, None, None)
+        print("round %d %s" % (k, result), flush=True)
+        open(os.path.join(d, "done.%d" % k), "w").close()
 else:
-    sys.exit("usage: torch_mem.py oracle | run DIR STEPS")
+    sys.exit("usage: torch_mem.py oracle | run DIR STEPS | time DIR ROUNDS STEPS [K:cpu,K:mem] | "
+             "alloc DIR ROUNDS N [K:cpu,K:mem]")
