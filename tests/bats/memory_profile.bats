@@ -10,6 +10,7 @@ load helpers
 MEM_WL=$ROOT/tests/workloads/torch_mem.py
 REPORT_WL=$ROOT/tests/workloads/mem_report.py
 MEM_CHECK=$ROOT/tests/lib/mem_check.py
+SNAP_CHECK=$ROOT/tests/lib/mem_snapshot_check.py
 PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
 PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
 
@@ -69,6 +70,11 @@ per_op_memory_matches_profiler() { # PY
 		echo "$output"
 		assert_success
 	done
+	# the torch.cuda.memory._snapshot() export, read by torch's own tools
+	run "$1" "$SNAP_CHECK" "$OUT/memory_snapshot_rank0_segment0001_mem_step.json" \
+		"$OUT/trace_rank0_segment0001_mem_step.json"
+	echo "$output"
+	assert_success
 	# the text summary's memory table
 	grep -q '^Memory (bytes, frees negative)' "$OUT/summary_rank0_segment0001_mem_step.txt"
 	grep -q '^memory_peaks: cpu allocated=[0-9]* op=aten::' "$OUT/summary_rank0_segment0001_mem_step.txt"
@@ -105,6 +111,13 @@ per_op_memory_matches_profiler() { # PY
 import json, sys
 print([f.get("memory_svg") for f in json.load(open(sys.argv[1]))["files"]])' "$OUT/manifest.json"
 	assert_output "['memory_rank0_segment0000_training_train_one_step.svg']"
+	# the snapshot export: CUDA devices 0 and 1, then the CPU
+	run "$PY214" "$SNAP_CHECK" \
+		"$OUT/memory_snapshot_rank0_segment0000_training_train_one_step.json" \
+		"$OUT/trace_rank0_segment0000_training_train_one_step.json"
+	echo "$output"
+	assert_success
+	assert_line --partial "device lists [4, 1, 4]"
 	# the job is unharmed: its own process went on to the end
 	grep -q '^expect ' "$WL_LOG"
 	kill -0 "$WL_PID"

@@ -6,6 +6,7 @@
 
 #include "util/gz_stream.h"
 #include "util/log.h"
+#include "output/mem_snapshot.h"
 #include "output/mem_svg.h"
 #include "output/output_files.h"
 #include "output/pftrace_writer.h"
@@ -24,7 +25,8 @@ struct seg_job {
 	struct seg_job *next;
 };
 
-enum file_kind { FILE_TRACE, FILE_SUMMARY_TXT, FILE_SUMMARY_JSON, FILE_MEMORY_SVG };
+enum file_kind { FILE_TRACE, FILE_SUMMARY_TXT, FILE_SUMMARY_JSON, FILE_MEMORY_SVG,
+		 FILE_MEMORY_SNAPSHOT };
 
 static int write_one(const char *outdir, const char *name, enum file_kind kind,
 		     const struct seg_output_ctx *c, const struct summary *sum)
@@ -60,6 +62,9 @@ static int write_one(const char *outdir, const char *name, enum file_kind kind,
 		break;
 	case FILE_MEMORY_SVG:
 		ret = mem_svg_write(of.f, c);
+		break;
+	case FILE_MEMORY_SNAPSHOT:
+		ret = mem_snapshot_write(of.f, c);
 		break;
 	}
 	if (ret) {
@@ -102,6 +107,12 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 					   c->proc, c->seg->seq, region, "svg");
 		if (!ret)
 			ret = write_one(outdir, out->memory_svg, FILE_MEMORY_SVG, c, &sum);
+		if (!ret)
+			ret = seg_output_file_name(out->memory_snapshot, sizeof(out->memory_snapshot),
+						   "memory_snapshot", c->proc, c->seg->seq, region,
+						   "json");
+		if (!ret)
+			ret = write_one(outdir, out->memory_snapshot, FILE_MEMORY_SNAPSHOT, c, &sum);
 	}
 	summary_free(&sum);
 	return ret;
