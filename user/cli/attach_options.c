@@ -88,7 +88,8 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 				.def_text = "$FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY",
 				.help = "PyTorch allocations and frees inside segments, CPU and CUDA "
 					"(libc10.so's allocator, out of process): per-op memory "
-					"columns, [memory] trace events, peaks per device",
+					"columns, [memory] trace events, peaks per device, a "
+					"timeline picture and a torch memory snapshot per segment",
 				.see = "[Memory profile](memory-profile.md)" },
 	[AO_INJECT] = { "inject", OPT_INJECT, NULL, AK_FLAG,
 			.help = "Load libfvbpf.so (markers and the CUPTI agent, for GPU time) into "
