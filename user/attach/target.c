@@ -165,8 +165,6 @@ static void target_scan_torch(struct session *s, struct session_target *t)
 
 	torch_probes_scan(&t->torchp, &s->torch, &pr);
 	torch_probes_note_libs(&t->torchp);
-	if (s->profile_memory)
-		mem_probes_scan(&t->memp, bpf_setup_prog_fd(s->skel, FVBPF_PROG_MEM_CALL));
 }
 
 /* Attach to CUDA/NCCL functions mapped since the last look. */
@@ -179,6 +177,9 @@ void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 				 bpf_setup_prog_fd(s->skel, FVBPF_PROG_API_CALL));
 	if (s->torch_ops)
 		target_scan_torch(s, t);
+	/* with --no-torch-ops too: records then belong to no operator */
+	if (s->profile_memory)
+		mem_probes_scan(&t->memp, bpf_setup_prog_fd(s->skel, FVBPF_PROG_MEM_CALL));
 	n = cuda_probes_scan(&t->cuda);
 	if (n > 0)
 		symbolizer_forget_pid(s->sym, t->proc.pid); /* new mappings */
