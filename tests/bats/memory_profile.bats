@@ -142,3 +142,22 @@ print(s["metadata"]["memory_events"], sum(1 for e in t if e.get("name") == "[mem
 	run ls "$OUT"
 	refute_output --partial ".svg"
 }
+
+@test "memory: DataLoader workers fork every epoch with the allocator probes in: workers live, steps recorded" {
+	need_torch "$PY214"
+	# 4 batches an epoch, 2 fork workers each: new workers fork twice in 8 steps
+	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_train.py" --workers 2 run \
+		"$BATS_TEST_TMPDIR" 8
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 6 --profile-memory
+	go_and_wait
+	[ "$FV_STATUS" -eq 0 ]
+	# every worker exited 0 (a crash makes the DataLoader raise, and the
+	# loop would not print this)
+	grep -q '^workers=4 bad=0$' "$WL_LOG"
+	run python3 -c '
+import glob, json, sys
+segs = sorted(glob.glob(sys.argv[1] + "/summary_*_step.json"))
+m = [json.load(open(f))["metadata"] for f in segs]
+print(len(segs), all(x["memory_events"] > 0 and x["memory_events_lost"] == 0 for x in m))' "$OUT"
+	assert_output "6 True"
+}
