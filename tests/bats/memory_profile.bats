@@ -78,6 +78,13 @@ per_op_memory_matches_profiler() { # PY
 	# the text summary's memory table
 	grep -q '^Memory (bytes, frees negative)' "$OUT/summary_rank0_segment0001_mem_step.txt"
 	grep -q '^memory_peaks: cpu allocated=[0-9]* op=aten::' "$OUT/summary_rank0_segment0001_mem_step.txt"
+	# the manifest says what was probed
+	run python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]["profile_memory"]
+print(p["libc10"].endswith("torch/lib/libc10.so"), p["functions_probed"], p["records"] > 0)' \
+		"$OUT/manifest.json"
+	assert_output "True 3 True"
 }
 
 @test "memory 2.14.1: per-op CPU memory, [memory] events and the peak equal torch.profiler's" {
