@@ -105,7 +105,8 @@ static void test_records_hostile(void)
 	CHECK_EQ(rec(&ms, seg, -1, ev(FVBPF_MEM_CPU_NEW, 0x30, -1, 0, 0, 0, -1)), 0);  /* 2^64-1 */
 	CHECK_EQ(rec(&ms, seg, -1, ev(FVBPF_MEM_CPU_NEW, 0, 5, 0, 0, 0, -1)), 0);      /* address 0 */
 	CHECK_EQ(rec(&ms, seg, -1, ev(FVBPF_MEM_CPU_DELETE, 0x99, 0, 0, 0, 0, -1)), 0); /* never seen */
-	CHECK_EQ(rec(&ms, seg, -1, ev(FVBPF_MEM_CPU_NEW, 0x40, 50, 0, 0, 0, -1)), 0);
+	CHECK_EQ(rec(&ms, seg, -1, ev(FVBPF_MEM_CPU_NEW, 0x40, 70, 0, 0, 0, -1)), 0);
+	CHECK_EQ(rec(&ms, seg, -1, ev(FVBPF_MEM_CPU_NEW, 0x40, 50, 0, 0, 0, -1)), 0); /* free lost */
 	CHECK_EQ(rec(&ms, seg, -1, ev(FVBPF_MEM_CPU_DELETE, 0x10, 0, 0, 0, 0, -1)), 0);
 	CHECK_EQ(rec(&ms, seg, -1, ev(FVBPF_MEM_CPU_DELETE, 0x10, 0, 0, 0, 0, -1)), 0); /* twice */
 	/* device records: the allocator's totals, bounded */
@@ -116,20 +117,22 @@ static void test_records_hostile(void)
 	CHECK_EQ(rec(&ms, seg, -1, ev(FVBPF_MEM_REPORT, 0x1000, -4096, 0, 8192, 1, 0)), 0);
 	CHECK_EQ(rec(&ms, seg, -1, ev(99, 0x1000, 1, 0, 0, 1, 0)), 0); /* unknown kind */
 	CHECK(seg->memory != NULL);
-	CHECK_EQ(seg->memory->n, 5);            /* new 100, new 50, free 100, cuda +, cuda - */
-	CHECK_EQ(seg->memory->bad, 6);
+	CHECK_EQ(seg->memory->n, 6); /* new 100, new 70, new 50, free 100, cuda +, cuda - */
+	CHECK_EQ(seg->memory->bad, 7);
 	CHECK_EQ(seg->memory->unknown_frees, 2);
-	CHECK_EQ(seg->memory->recs[2].bytes, -100);
-	CHECK_EQ(seg->memory->recs[2].total_allocated, 50);
-	CHECK_EQ(seg->memory->recs[1].total_allocated, 150);
+	CHECK_EQ(seg->memory->recs[1].total_allocated, 170);
+	CHECK_EQ(seg->memory->recs[2].total_allocated, 150); /* the 70 went with its lost free */
+	CHECK_EQ(seg->memory->recs[3].bytes, -100);
+	CHECK_EQ(seg->memory->recs[3].total_allocated, 50);
 	mem_state_close(&ms, seg);
-	CHECK(seg->memory->recs[1].flags & MEM_REC_LIVE_AT_END);
+	CHECK(seg->memory->recs[2].flags & MEM_REC_LIVE_AT_END);
+	CHECK(!(seg->memory->recs[1].flags & MEM_REC_LIVE_AT_END));
 	CHECK(!(seg->memory->recs[0].flags & MEM_REC_LIVE_AT_END));
 	n = mem_peaks(seg, p, &more);
 	CHECK_EQ(n, 2);
 	CHECK_EQ(more, 0);
 	CHECK_EQ(p[0].dev_type, FVBPF_DEV_CPU);
-	CHECK_EQ(p[0].allocated, 150);
+	CHECK_EQ(p[0].allocated, 170);
 	CHECK_EQ(p[0].live_bytes_at_end, 50);
 	CHECK_EQ(p[1].dev_type, FVBPF_DEV_CUDA);
 	CHECK_EQ(p[1].allocated, 4096);

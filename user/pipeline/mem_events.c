@@ -41,6 +41,11 @@ static int cpu_event(struct mem_state *ms, struct seg_memory *m, const struct fv
 	if (ev->kind == FVBPF_MEM_CPU_NEW) {
 		if (!ev->bytes)
 			return 0; /* torch reports no empty allocation either */
+		if (addr_table_take(&ms->live, ev->addr, &e)) {
+			/* still live: its free was lost (a ring-buffer drop) */
+			ms->cpu_live = ms->cpu_live > e.size ? ms->cpu_live - e.size : 0;
+			m->bad++;
+		}
 		err = addr_table_put(&ms->live, ev->addr, (uint64_t)ev->bytes, m->n);
 		if (err == -ENOSPC || err == -EINVAL) {
 			m->table_full += err == -ENOSPC;

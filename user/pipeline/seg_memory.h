@@ -35,7 +35,8 @@ struct seg_memory {
 	struct mem_rec *recs;
 	size_t n, cap;
 	uint64_t over_limit;        /* past MEM_SEG_MAX */
-	uint64_t bad;               /* sizes or totals out of bounds */
+	uint64_t bad;               /* sizes or totals out of bounds, CPU allocations
+				     * of an address still live (its free lost) */
 	uint64_t unknown_frees;     /* CPU frees of allocations not seen in this segment */
 	uint64_t table_full;        /* CPU allocations past the address table's cap */
 };
