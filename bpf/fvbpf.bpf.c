@@ -10,6 +10,7 @@
  *   cuda.bpf.c     CUDA and NCCL calls (session uprobes)
  *   agent.bpf.c    the agent channel: CUPTI correlation, GPU batches, status
  *   torch.bpf.c    PyTorch operators, autograd nodes, RecordFunction scopes
+ *   memory.bpf.c   allocator events (--profile-memory)
  *   tree.bpf.c     process trees (--children, --match)
  *
  * fvbpf_common.bpf.h holds what they share: the ring buffer, the process
@@ -24,4 +25,5 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "cuda.bpf.c"
 #include "agent.bpf.c"
 #include "torch.bpf.c"
+#include "memory.bpf.c"
 #include "tree.bpf.c"

@@ -33,12 +33,14 @@ MODEL_EMBEDS = {
     "pipeline/api_pairing",   # struct api_pairing
     "pipeline/drops",         # struct drop_state
     "pipeline/gpu_join",      # struct gpu_join
+    "pipeline/mem_events",    # struct mem_state
     "pipeline/py_status",     # struct py_state
     "pipeline/schedule",      # struct step_schedule
     "pipeline/registry",      # struct region_registry
     "pipeline/segment",       # struct seg_tracker
     "pipeline/torch_pairing", # struct torch_pairing
     "probes/cuda_probes",     # struct cuda_probes, struct addr_cache
+    "probes/mem_probes",      # struct mem_probes
     "probes/torch_probes",    # struct torch_probes, struct torch_table
     "target/proc_info",       # struct proc_target
     "target/target_control",  # struct target_control

@@ -89,6 +89,10 @@
 #  13. --with-stack (tests/bench/pystack_bench.sh, which says how): step
 #      time of the CPU training loop not attached / fvbpf inside segments /
 #      with --with-stack / torch.profiler(with_stack=True) in the process.
+#  14. --profile-memory (tests/bench/mem_bench.sh, which says how): ns per
+#      allocation and free, and ms per training step, not attached / under
+#      torch.profiler without and with profile_memory / fvbpf inside a
+#      segment without and with --profile-memory.
 #
 #  10. Trace size (tests/bench/formats_bench.sh): bytes per event for
 #      --format json, json.gz and pftrace on the marker workload and on
@@ -559,7 +563,9 @@ if [ ! -e "$CUDART" ]; then
 	die "the --inject section failed (above)"
 	formats_section
 	throughput_section
+	"$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (above)"
 	"$ROOT/tests/bench/pystack_bench.sh" "$BUILD" || die "the --with-stack section failed (above)"
+	"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (above)"
 	summary_table
 	exit 0
 fi
@@ -755,5 +761,6 @@ formats_section
 throughput_section
 "$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (above)"
 "$ROOT/tests/bench/pystack_bench.sh" "$BUILD" || die "the --with-stack section failed (above)"
+"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (above)"
 summary_table
 exit 0

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "output/spill.h"
+#include "pipeline/seg_memory.h"
 #include "unit.h"
 
 #define NREGIONS 20
@@ -67,6 +68,16 @@ static struct segment *sample(void)
 	s->ops[0] = (struct torch_call){ .start_ns = 1, .end_ns = 2, .tid = 7, .name = 5, .kind = 1 };
 	s->ops[1] = (struct torch_call){ .start_ns = 3, .tid = 7, .name = 6, .kind = 3,
 					 .flags = TORCH_CALL_NO_RETURN };
+	/* --profile-memory records: the trailer */
+	s->memory = calloc(1, sizeof(*s->memory));
+	s->memory->n = s->memory->cap = 2;
+	s->memory->recs = calloc(2, sizeof(*s->memory->recs));
+	s->memory->recs[0] = (struct mem_rec){ .ts_ns = 5, .addr = 0x1000, .bytes = 4096,
+					       .total_allocated = 4096, .op = 1, .tid = 7 };
+	s->memory->recs[1] = (struct mem_rec){ .ts_ns = 6, .addr = 0x1000, .bytes = -4096,
+					       .op = -1, .tid = 7, .dev_type = 1 };
+	s->memory->unknown_frees = 3;
+	s->memory->table_full = 4;
 	return s;
 }
 
@@ -120,6 +131,13 @@ static void test_round_trip(void)
 	CHECK(!memcmp(b->calls, a->calls, a->ncalls * sizeof(*a->calls)));
 	CHECK(!memcmp(b->gpu, a->gpu, a->ngpu * sizeof(*a->gpu)));
 	CHECK(!memcmp(b->ops, a->ops, a->nops * sizeof(*a->ops)));
+	CHECK(b->memory && b->memory->n == a->memory->n);
+	if (b->memory) {
+		CHECK(!memcmp(b->memory->recs, a->memory->recs,
+			      a->memory->n * sizeof(*a->memory->recs)));
+		CHECK_EQ(b->memory->unknown_frees, 3);
+		CHECK_EQ(b->memory->table_full, 4);
+	}
 	CHECK(b->mem == NULL);
 	CHECK_EQ(b->bytes, segment_bytes(b));
 	segment_free(a);
@@ -133,7 +151,7 @@ static void test_empty_segment(void)
 
 	CHECK_EQ(spill_read_fd(fd, NREGIONS, &b), 0);
 	close(fd);
-	CHECK(b && b->nslices == 0 && !b->slices && !b->calls && !b->gpu && !b->ops);
+	CHECK(b && b->nslices == 0 && !b->slices && !b->calls && !b->gpu && !b->ops && !b->memory);
 	segment_free(b);
 }
 
@@ -176,11 +194,15 @@ static void test_corrupt(void)
 	uint32_t v = 999;
 	uint8_t two = 2;
 	struct segment *s = sample();
-	size_t hdr, slice_region, call_bool;
+	size_t hdr, slice_region, call_bool, trailer, size;
+	int64_t bad_op = 2; /* the sample has 2 ops */
 	int fd = spilled(s);
 
-	/* the header's size: where the first slice starts */
-	hdr = (size_t)lseek(fd, 0, SEEK_END) - s->nslices * sizeof(*s->slices) -
+	/* the header's size: where the first slice starts; the memory trailer
+	 * (magic, 6 counts, the records) ends the file */
+	size = (size_t)lseek(fd, 0, SEEK_END);
+	trailer = size - (8 + 6 * 8) - s->memory->n * sizeof(*s->memory->recs);
+	hdr = trailer - s->nslices * sizeof(*s->slices) -
 	      s->ncalls * sizeof(*s->calls) - s->ngpu * sizeof(*s->gpu) - s->nops * sizeof(*s->ops);
 	close(fd);
 	segment_free(s);
@@ -191,6 +213,10 @@ static void test_corrupt(void)
 	CHECK_EQ(read_patched(0, "FVBPFSP1", 8, 3), -EINVAL);                /* region 3 of 3 */
 	CHECK_EQ(read_patched(slice_region, &v, 4, NREGIONS), -EINVAL);      /* a slice's region */
 	CHECK_EQ(read_patched(call_bool, &two, 1, NREGIONS), -EINVAL);       /* a bool of 2 */
+	CHECK_EQ(read_patched(trailer, "NOTMEMRY", 8, NREGIONS), -EINVAL);  /* trailer magic */
+	CHECK_EQ(read_patched(trailer + 16, &huge, 8, NREGIONS), -EINVAL);  /* its count */
+	CHECK_EQ(read_patched(trailer + 56 + offsetof(struct mem_rec, op), &bad_op, 8, NREGIONS),
+		 -EINVAL);                                                  /* a record's op */
 	/* counts: the first count field holds nslices, after 4 + 11 32-bit
 	 * fields and two 64-bit times */
 	CHECK_EQ(read_patched(8 + 4 * 12 + 16, &huge, 8, NREGIONS), -EINVAL);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -325,6 +326,14 @@ void session_free(struct session *s)
  * (BTF, skeleton, probes, symbol tables read so far).  Too little is a
  * usage error, said before a single event is traced.
  */
+/* FastVideo's boolean variables: "1", "true", "yes" (any case) turn them on. */
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes"));
+}
+
 static int session_memory_setup(struct session *s, const struct attach_opts *o)
 {
 	uint64_t mib = 1ULL << 20;
@@ -374,6 +383,7 @@ int attach_run(const struct attach_opts *o)
 	s.with_flops = o->with_flops;
 	if (pystack_session_start(&s, o))
 		goto cleanup; /* said why */
+	s.profile_memory = o->profile_memory || env_on("FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY");
 	s.step_by = o->step_by;
 	s.schedule = o->schedule;
 	s.sym = symbolizer_new();

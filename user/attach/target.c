@@ -60,6 +60,7 @@ static void target_no_links(struct session_target *t)
 
 	for (i = 0; i < MARKER_NSYMS; i++)
 		t->marker_fds[i] = -1;
+	t->memp.link = -1;
 }
 
 /* Whether @pid can be traced: fvbpf markers, or libtorch_cpu with torch
@@ -100,6 +101,7 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 		return err;
 	}
 	torch_probes_init(&t->torchp, pid, (unsigned int)(t - s->targets));
+	mem_probes_init(&t->memp, pid, (unsigned int)(t - s->targets));
 	inject_for_target(s, t, pid); /* --inject: load the library first */
 	err = target_traceable(s, pid, &t->proc.marker, &t->has_markers);
 	if (err == -ENOENT && !s->follow && launcher_hint(pid, s->torch_ops, hint, sizeof(hint)) > 0) {
@@ -215,6 +217,9 @@ void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 	if (s->torch_ops)
 		target_scan_torch(s, t);
 	pystack_attach_target(s, t); /* --with-stack: once, after torch's probes */
+	/* with --no-torch-ops too: records then belong to no operator */
+	if (s->profile_memory)
+		mem_probes_scan(&t->memp, bpf_setup_prog_fd(s->skel, FVBPF_PROG_MEM_CALL));
 	n = cuda_probes_scan(&t->cuda);
 	if (n > 0)
 		symbolizer_forget_pid(s->sym, t->proc.pid); /* new mappings */
@@ -370,6 +375,7 @@ void target_detach(struct session_target *t)
 	t->epoch = 0;
 	cuda_probes_detach(&t->cuda);
 	torch_probes_detach(&t->torchp);
+	mem_probes_detach(&t->memp);
 	for (i = 0; i < MARKER_NSYMS; i++) {
 		bpf_link__destroy(t->links[i]);
 		t->links[i] = NULL;
@@ -434,6 +440,7 @@ void target_quiet(struct session_target *t)
 		target_control_set_epoch(&t->ctl, t->epoch + 1);
 	cuda_probes_detach(&t->cuda);
 	torch_probes_detach(&t->torchp);
+	mem_probes_detach(&t->memp);
 }
 
 void target_finish(struct session *s, struct session_target *t, const char *why)
@@ -487,6 +494,7 @@ void target_free(struct session_target *t)
 	torch_pairing_free(&t->tpair);
 	pystack_target_release(t->session, t);
 	torch_probes_free(&t->torchp);
+	mem_state_free(&t->mem);
 	cuda_probes_free(&t->cuda);
 	gpu_join_free(&t->gpu);
 	seg_close_free(t);

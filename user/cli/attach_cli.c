@@ -286,6 +286,9 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		o->group_by_stack = (unsigned int)v;
 		return 0;
 	}
+	case OPT_PROFILE_MEMORY:
+		o->profile_memory = true;
+		return 0;
 	case OPT_STEP_BY:
 		o->step_by = arg;
 		return 0;

@@ -120,6 +120,13 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 					"groups time by the innermost N Python frames (as torch's "
 					"key_averages(group_by_stack_n=N))",
 				.see = "[Python stacks](python-stacks.md#python-stacks---with-stack)" },
+	[AO_PROFILE_MEMORY] = { "profile-memory", OPT_PROFILE_MEMORY, NULL, AK_FLAG,
+				.def_text = "$FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY",
+				.help = "PyTorch allocations and frees inside segments, CPU and CUDA "
+					"(libc10.so's allocator, out of process): per-op memory "
+					"columns, [memory] trace events, peaks per device, a "
+					"timeline picture and a torch memory snapshot per segment",
+				.see = "[Memory profile](memory-profile.md)" },
 	[AO_INJECT] = { "inject", OPT_INJECT, NULL, AK_FLAG,
 			.help = "Load libfvbpf.so (markers and the CUPTI agent, for GPU time) into "
 				"each traced process that lacks it, without a restart: ptrace "

@@ -34,6 +34,7 @@ enum {
 	OPT_SCHEDULE,
 	OPT_WITH_STACK,
 	OPT_GROUP_BY_STACK,
+	OPT_PROFILE_MEMORY,
 };
 
 /* The table's rows, in --help order. */
@@ -59,6 +60,7 @@ enum attach_opt_id {
 	AO_WITH_FLOPS,
 	AO_WITH_STACK,
 	AO_GROUP_BY_STACK,
+	AO_PROFILE_MEMORY,
 	AO_INJECT,
 	AO_INJECT_TIMEOUT,
 	AO_INJECT_LIB,

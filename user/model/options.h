@@ -27,6 +27,7 @@ struct attach_opts {
 	bool no_torch_ops;         /* --no-torch-ops */
 	bool with_stack;           /* --with-stack (or FASTVIDEO_TORCH_PROFILER_WITH_STACK) */
 	unsigned int group_by_stack; /* --group-by-stack N, 0: not given */
+	bool profile_memory;       /* --profile-memory */
 	double window_s;           /* --window: time windows for unmarked processes */
 	const char *step_by;       /* --step-by GLOB: segments from one scope end to the next */
 	bool children;             /* --children: the -p processes' descendants too */

@@ -31,6 +31,8 @@
 #include "target/target_control.h"
 #include "pipeline/torch_pairing.h"
 #include "probes/torch_probes.h"
+#include "probes/mem_probes.h"
+#include "pipeline/mem_events.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;
@@ -80,6 +82,8 @@ struct session_target {
 	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */
 	struct py_state py;         /* the Python shim (py_status.c) */
 	struct pystack_target *pystk; /* --with-stack: its interpreter (pipeline/pystack.c) */
+	struct mem_probes memp;     /* --profile-memory: libc10's allocator */
+	struct mem_state mem;       /* ... its live CPU allocations (mem_events.c) */
 	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
 };
 
@@ -135,6 +139,7 @@ struct session {
 	bool torch_ops;             /* probe libtorch_cpu where mapped */
 	bool record_shapes;         /* --record-shapes */
 	bool with_flops;            /* --with-flops */
+	bool profile_memory;        /* --profile-memory: probe libc10's allocator too */
 	struct torch_table torch;   /* cookie id -> names (in knames) */
 	const char *torch_globs[TORCH_GLOBS_MAX]; /* -r torch:GLOB */
 	unsigned int ntorch_globs;

@@ -128,6 +128,10 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->torch.scopes_untracked,
 			       (unsigned long long)st->torch.scopes_cut);
 		report_agent_library(st);
+		if (st->memp.tried)
+			printf("    profile memory: %u allocator functions probed in %s; %llu records in "
+			       "segments, %llu with none open\n", st->memp.nprobed, st->memp.path,
+			       (unsigned long long)st->mem.records, (unsigned long long)st->mem.outside);
 		if (st->py.asked)
 			printf("    python shim: %s; %u py: functions wrapped, %u waiting for their "
 			       "module, %u unresolved\n",

@@ -120,6 +120,18 @@ static json_object *torch_json(const struct session_target *t)
 	return o;
 }
 
+/* --profile-memory: the allocator library probed and what came of it. */
+static json_object *profile_memory_json(const struct session_target *t)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "libc10", json_string_obj(t->memp.tried ? t->memp.path : ""));
+	json_object_object_add(o, "functions_probed", json_object_new_uint64(t->memp.nprobed));
+	json_object_object_add(o, "records", json_object_new_uint64(t->mem.records));
+	json_object_object_add(o, "records_outside_segments", json_object_new_uint64(t->mem.outside));
+	return o;
+}
+
 static json_object *processes_json(struct session *s)
 {
 	json_object *arr = json_object_new_array(), *o;
@@ -163,6 +175,8 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "cuda", cuda_json(t));
 		json_object_object_add(o, "gpu", gpu_json(t));
 		json_object_object_add(o, "torch", torch_json(t));
+		if (s->profile_memory)
+			json_object_object_add(o, "profile_memory", profile_memory_json(t));
 		json_object_array_add(arr, o);
 	}
 	return arr;

@@ -55,6 +55,10 @@ static json_object *record_json(const struct seg_output_ctx *c, const struct wri
 	json_object_object_add(o, "trace", json_string_obj(w->trace));
 	json_object_object_add(o, "summary_txt", json_string_obj(w->summary_txt));
 	json_object_object_add(o, "summary_json", json_string_obj(w->summary_json));
+	if (w->memory_svg[0])
+		json_object_object_add(o, "memory_svg", json_string_obj(w->memory_svg));
+	if (w->memory_snapshot[0])
+		json_object_object_add(o, "memory_snapshot", json_string_obj(w->memory_snapshot));
 	return o;
 }
 

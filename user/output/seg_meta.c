@@ -8,7 +8,9 @@
 #include "util/checked_math.h"
 #include "util/json_writer.h"
 #include "util/text_sanitize.h"
+#include "output/mem_output.h"
 #include "output/seg_meta.h"
+#include "pipeline/mem_events.h"
 
 #define FVBPF_VERSION_STR "0.1.0"
 
@@ -79,6 +81,24 @@ GET(torch_calls) { UNUSED_BUF; v->u = c->seg->nops; }
 GET(torch_calls_over_limit) { UNUSED_BUF; v->u = c->seg->ops_dropped; }
 GET(torch_scope_names_cut) { UNUSED_BUF; v->u = seg_scopes_cut(c->seg); }
 GET(torch_shapes_unknown) { UNUSED_BUF; v->u = seg_shapes_unknown(c->seg); }
+/* --profile-memory (output/mem_output.c): records, losses, peaks */
+GET(memory_events) { UNUSED_BUF; v->u = c->seg->memory ? c->seg->memory->n : 0; }
+GET(memory_events_lost)
+{
+	const struct seg_memory *m = c->seg->memory;
+
+	UNUSED_BUF;
+	v->u = m ? sat_add_u64(sat_add_u64(m->over_limit, m->bad), m->table_full) : 0;
+}
+GET(memory_frees_unknown) { UNUSED_BUF; v->u = c->seg->memory ? c->seg->memory->unknown_frees : 0; }
+GET(memory_peak_cpu_bytes) { UNUSED_BUF; v->u = mem_peak_bytes(c->seg, true, false); }
+GET(memory_peak_device_allocated_bytes) { UNUSED_BUF; v->u = mem_peak_bytes(c->seg, false, false); }
+GET(memory_peak_device_reserved_bytes) { UNUSED_BUF; v->u = mem_peak_bytes(c->seg, false, true); }
+GET(memory_peaks)
+{
+	mem_peaks_text(c, buf, len);
+	v->s = buf;
+}
 /* --max-memory: the segment stopped storing events at its share. */
 GET(truncated_by_memory) { UNUSED_BUF; v->b = c->seg->truncated_by_memory; }
 
@@ -123,6 +143,13 @@ const struct seg_meta_field seg_meta_fields[] = {
 	ROW(torch_calls_over_limit, SM_UINT, SMG_TORCH),
 	ROW(torch_scope_names_cut, SM_UINT, SMG_TORCH),
 	ROW(torch_shapes_unknown, SM_UINT, SMG_TORCH),
+	ROW(memory_events, SM_UINT, SMG_TORCH),
+	ROW(memory_events_lost, SM_UINT, SMG_TORCH),
+	ROW(memory_frees_unknown, SM_UINT, SMG_TORCH),
+	ROW(memory_peak_cpu_bytes, SM_UINT, SMG_TORCH),
+	ROW(memory_peak_device_allocated_bytes, SM_UINT, SMG_TORCH),
+	ROW(memory_peak_device_reserved_bytes, SM_UINT, SMG_TORCH),
+	ROW(memory_peaks, SM_STR, SMG_TORCH),
 	ROW(truncated_by_memory, SM_BOOL, SMG_MEMORY),
 };
 const size_t seg_meta_nfields = sizeof(seg_meta_fields) / sizeof(seg_meta_fields[0]);
@@ -142,7 +169,7 @@ void seg_meta_each(const struct seg_output_ctx *c, const enum seg_meta_group *or
 		   size_t ngroups, seg_meta_fn fn, void *out)
 {
 	union seg_meta_value v;
-	char buf[64];
+	char buf[SEG_META_BUF];
 	size_t g, i;
 
 	for (g = 0; g < ngroups; g++)
@@ -244,7 +271,7 @@ json_object *seg_meta_json(const struct seg_output_ctx *c, const char *key)
 {
 	const struct seg_meta_field *f = seg_meta_find(key);
 	union seg_meta_value v;
-	char buf[64];
+	char buf[SEG_META_BUF];
 
 	if (!f)
 		return NULL;

@@ -20,6 +20,9 @@
 
 #include "output/seg_output.h"
 
+/* Bytes a getter may build its string in (memory_peaks is the longest). */
+#define SEG_META_BUF 1024
+
 enum seg_meta_kind {
 	SM_STR,     /* text, escaped by each writer its own way */
 	SM_INT,

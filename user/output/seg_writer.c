@@ -6,6 +6,8 @@
 
 #include "util/gz_stream.h"
 #include "util/log.h"
+#include "output/mem_snapshot.h"
+#include "output/mem_svg.h"
 #include "output/output_files.h"
 #include "output/pftrace_writer.h"
 #include "output/pystack_files.h"
@@ -24,7 +26,8 @@ struct seg_job {
 	struct seg_job *next;
 };
 
-enum file_kind { FILE_TRACE, FILE_SUMMARY_TXT, FILE_SUMMARY_JSON };
+enum file_kind { FILE_TRACE, FILE_SUMMARY_TXT, FILE_SUMMARY_JSON, FILE_MEMORY_SVG,
+		 FILE_MEMORY_SNAPSHOT };
 
 static int write_one(const char *outdir, const char *name, enum file_kind kind,
 		     const struct seg_output_ctx *c, const struct summary *sum)
@@ -57,6 +60,12 @@ static int write_one(const char *outdir, const char *name, enum file_kind kind,
 		break;
 	case FILE_SUMMARY_JSON:
 		ret = summary_write_json(of.f, sum, c);
+		break;
+	case FILE_MEMORY_SVG:
+		ret = mem_svg_write(of.f, c);
+		break;
+	case FILE_MEMORY_SNAPSHOT:
+		ret = mem_snapshot_write(of.f, c);
 		break;
 	}
 	if (ret) {
@@ -95,6 +104,19 @@ int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct w
 		ret = write_one(outdir, out->summary_json, FILE_SUMMARY_JSON, c, &sum);
 	if (!ret)
 		ret = pystack_write_files(outdir, c); /* --with-stack */
+	/* --profile-memory: the timeline picture, "memory_rank0_segment0000_step.svg" */
+	if (!ret && mem_svg_wanted(c)) {
+		ret = seg_output_file_name(out->memory_svg, sizeof(out->memory_svg), "memory",
+					   c->proc, c->seg->seq, region, "svg");
+		if (!ret)
+			ret = write_one(outdir, out->memory_svg, FILE_MEMORY_SVG, c, &sum);
+		if (!ret)
+			ret = seg_output_file_name(out->memory_snapshot, sizeof(out->memory_snapshot),
+						   "memory_snapshot", c->proc, c->seg->seq, region,
+						   "json");
+		if (!ret)
+			ret = write_one(outdir, out->memory_snapshot, FILE_MEMORY_SNAPSHOT, c, &sum);
+	}
 	summary_free(&sum);
 	return ret;
 }

@@ -19,6 +19,8 @@ struct written_segment {
 	char trace[256];
 	char summary_txt[256];
 	char summary_json[256];
+	char memory_svg[256];   /* --profile-memory's picture, "" when none */
+	char memory_snapshot[256]; /* ... and its torch.cuda.memory._snapshot() export */
 };
 
 struct seg_job;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "output/spill.h"
+#include "pipeline/seg_memory.h"
 
 #define SPILL_MAGIC "FVBPFSP1"
 #define SPILL_VERSION 1u
@@ -19,7 +20,8 @@ enum {
 	SPILL_LOST_END = 0x2u,
 	SPILL_BEFORE_ATTACH = 0x4u,
 	SPILL_TRUNCATED = 0x8u,
-	SPILL_FLAGS = 0xfu,
+	SPILL_MEMORY = 0x10u,   /* a --profile-memory trailer follows the arrays */
+	SPILL_FLAGS = 0x1fu,
 };
 
 /* Fixed-width fields only: a bool read back from a file someone changed
@@ -92,7 +94,7 @@ static void header_fill(struct spill_header *h, const struct segment *s)
 	h->region = s->region;
 	h->flags = (s->incomplete ? SPILL_INCOMPLETE : 0) | (s->lost_end ? SPILL_LOST_END : 0) |
 		   (s->started_before_attach ? SPILL_BEFORE_ATTACH : 0) |
-		   (s->truncated_by_memory ? SPILL_TRUNCATED : 0);
+		   (s->truncated_by_memory ? SPILL_TRUNCATED : 0) | (s->memory ? SPILL_MEMORY : 0);
 	h->gpu_clock = s->gpu_clock;
 	h->start_ns = s->start_ns;
 	h->end_ns = s->end_ns;
@@ -116,6 +118,71 @@ static void header_fill(struct spill_header *h, const struct segment *s)
 	memcpy(h->gpu_status, s->gpu_status, sizeof(h->gpu_status));
 }
 
+/*
+ * --profile-memory records after the arrays: a trailer the header does not
+ * count (a file without one has none), so the header's layout stays.
+ */
+#define SPILL_MEM_MAGIC "FVBPFSM1"
+struct spill_mem_trailer {
+	char magic[8];
+	uint64_t rec_size, n;
+	uint64_t over_limit, bad, unknown_frees, table_full;
+};
+
+static int memory_write(int fd, const struct seg_memory *m)
+{
+	struct spill_mem_trailer t = { .rec_size = sizeof(*m->recs), .n = m->n,
+				       .over_limit = m->over_limit, .bad = m->bad,
+				       .unknown_frees = m->unknown_frees,
+				       .table_full = m->table_full };
+	int ret;
+
+	memcpy(t.magic, SPILL_MEM_MAGIC, sizeof(t.magic));
+	ret = write_all(fd, &t, sizeof(t));
+	if (!ret && m->n)
+		ret = write_all(fd, m->recs, m->n * sizeof(*m->recs));
+	return ret;
+}
+
+static int read_array(int fd, void **p, size_t n, size_t size);
+
+/* The trailer of @left bytes, if any: the records and their op indexes
+ * checked against @s's ops. */
+static int memory_read(int fd, uint64_t left, bool has, struct segment *s)
+{
+	struct spill_mem_trailer t;
+	struct seg_memory *m;
+	size_t i;
+	int ret;
+
+	if (!has)
+		return left ? -EINVAL : 0;
+	if (left < sizeof(t))
+		return -EINVAL;
+	ret = read_all(fd, &t, sizeof(t));
+	if (ret)
+		return ret;
+	if (memcmp(t.magic, SPILL_MEM_MAGIC, sizeof(t.magic)) || t.rec_size != sizeof(*m->recs) ||
+	    t.n > MEM_SEG_MAX || left != sizeof(t) + t.n * sizeof(*m->recs))
+		return -EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	s->memory = m; /* freed with the segment */
+	m->over_limit = t.over_limit;
+	m->bad = t.bad;
+	m->unknown_frees = t.unknown_frees;
+	m->table_full = t.table_full;
+	ret = read_array(fd, (void **)&m->recs, t.n, sizeof(*m->recs));
+	if (ret)
+		return ret;
+	m->n = m->cap = t.n;
+	for (i = 0; i < m->n; i++)
+		if (m->recs[i].op < -1 || m->recs[i].op >= (int64_t)s->nops)
+			return -EINVAL;
+	return 0;
+}
+
 int spill_write_fd(int fd, const struct segment *seg)
 {
 	struct spill_header h;
@@ -131,12 +198,15 @@ int spill_write_fd(int fd, const struct segment *seg)
 		ret = write_all(fd, seg->gpu, seg->ngpu * sizeof(*seg->gpu));
 	if (!ret && seg->nops)
 		ret = write_all(fd, seg->ops, seg->nops * sizeof(*seg->ops));
+	if (!ret && seg->memory)
+		ret = memory_write(fd, seg->memory);
 	return ret;
 }
 
 /* What no segment we wrote could hold.  The counts are bounded by the
  * per-segment limits, so the sizes below cannot overflow. */
-static int header_check(const struct spill_header *h, uint64_t file_size, uint32_t nregions)
+static int header_check(const struct spill_header *h, uint64_t file_size, uint32_t nregions,
+			uint64_t *left)
 {
 	uint64_t want;
 
@@ -154,7 +224,10 @@ static int header_check(const struct spill_header *h, uint64_t file_size, uint32
 	want = sizeof(*h) + h->nslices * sizeof(struct seg_slice) +
 	       h->ncalls * sizeof(struct api_call) + h->ngpu * sizeof(struct gpu_activity) +
 	       h->nops * sizeof(struct torch_call);
-	return want == file_size ? 0 : -EINVAL;
+	if (want > file_size)
+		return -EINVAL;
+	*left = file_size - want; /* the memory trailer's bytes */
+	return 0;
 }
 
 static void header_apply(struct segment *s, const struct spill_header *h)
@@ -223,6 +296,7 @@ int spill_read_fd(int fd, uint32_t nregions, struct segment **out)
 	struct spill_header h;
 	struct segment *s;
 	struct stat st;
+	uint64_t left = 0;
 	int ret;
 
 	if (fstat(fd, &st))
@@ -232,7 +306,7 @@ int spill_read_fd(int fd, uint32_t nregions, struct segment **out)
 	ret = read_all(fd, &h, sizeof(h));
 	if (ret)
 		return ret;
-	ret = header_check(&h, (uint64_t)st.st_size, nregions);
+	ret = header_check(&h, (uint64_t)st.st_size, nregions, &left);
 	if (ret)
 		return ret;
 	s = calloc(1, sizeof(*s));
@@ -252,6 +326,8 @@ int spill_read_fd(int fd, uint32_t nregions, struct segment **out)
 		ret = read_array(fd, (void **)&s->ops, s->nops, sizeof(*s->ops));
 	if (!ret)
 		ret = arrays_check(s, nregions);
+	if (!ret)
+		ret = memory_read(fd, left, h.flags & SPILL_MEMORY, s);
 	if (ret) {
 		segment_free(s);
 		return ret;

@@ -8,6 +8,7 @@
 #include "util/json_writer.h"
 #include "util/pair_index.h"
 #include "util/row_table.h"
+#include "output/mem_output.h"
 #include "output/seg_meta.h"
 #include "output/seg_output.h"
 #include "output/summary.h"
@@ -273,6 +274,19 @@ static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu
 	return 0;
 }
 
+static int mem_row(void *ctx, const char *name, const char *kind, const struct mem_usage *u)
+{
+	struct summary_row *r = row_get(ctx, name, kind);
+
+	if (!r)
+		return -ENOMEM;
+	r->cpu_mem = mem_sat_add(r->cpu_mem, u->cpu);
+	r->self_cpu_mem = mem_sat_add(r->self_cpu_mem, u->self_cpu);
+	r->dev_mem = mem_sat_add(r->dev_mem, u->dev);
+	r->self_dev_mem = mem_sat_add(r->self_dev_mem, u->self_dev);
+	return 0;
+}
+
 int summary_build(struct summary *s, const struct seg_output_ctx *c)
 {
 	size_t i;
@@ -284,6 +298,9 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 	err = add_slice_rows(s, c);
 	if (!err && c->seg->nops)
 		err = torch_summary_rows(c->seg, c->knames, torch_row, s, &s->unattributed_calls);
+	s->has_memory = c->seg->memory != NULL;
+	if (!err && s->has_memory)
+		err = mem_summary_rows(c->seg, c->knames, mem_row, s);
 	if (!err)
 		err = add_call_rows(s, c);
 	if (!err)

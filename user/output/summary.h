@@ -6,6 +6,7 @@
 #ifndef FVBPF_SUMMARY_H
 #define FVBPF_SUMMARY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -24,6 +25,7 @@ struct summary_row {
 	char *shapes;            /* torch's str(input_shapes), NULL: none */
 	char *key;               /* name and shapes, the index key; NULL: the name */
 	uint64_t flops, extra_flops;
+	int64_t cpu_mem, self_cpu_mem, dev_mem, self_dev_mem; /* --profile-memory, bytes */
 };
 
 struct summary {
@@ -36,6 +38,7 @@ struct summary {
 	uint64_t gpu_total_ns;   /* sum of it, the base of the GPU shares */
 	uint64_t unattributed_calls; /* CUDA calls not attributed to torch calls (too many) */
 	bool record_shapes;      /* torch rows per (name, shapes) */
+	bool has_memory;         /* --profile-memory records: the rows' memory columns */
 };
 
 /* 0, or -ENOMEM with nothing left to free. */

@@ -8,6 +8,7 @@
 
 #include "util/checked_math.h"
 #include "util/json_writer.h"
+#include "output/mem_output.h"
 #include "output/seg_meta.h"
 #include "output/seg_output.h"
 #include "output/summary.h"
@@ -84,6 +85,24 @@ static void meta_line(void *out, const struct seg_meta_field *f, const union seg
 	seg_meta_text_line(out, f, v);
 }
 
+static void mem_text_table(FILE *f, const struct summary *s)
+{
+	char name[4 * 1024];
+	size_t i;
+
+	fprintf(f, "\n%-44s %14s %14s %14s %14s\n", "Memory (bytes, frees negative)", "CPU Mem",
+		"Self CPU Mem", "Device Mem", "Self Device Mem");
+	for (i = 0; i < s->n; i++) {
+		const struct summary_row *r = &s->rows[i];
+
+		if (!r->cpu_mem && !r->self_cpu_mem && !r->dev_mem && !r->self_dev_mem)
+			continue;
+		fprintf(f, "%-44s %14lld %14lld %14lld %14lld\n",
+			text_shown(name, sizeof(name), r->name), (long long)r->cpu_mem,
+			(long long)r->self_cpu_mem, (long long)r->dev_mem, (long long)r->self_dev_mem);
+	}
+}
+
 int summary_write_text(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
 	char status[4 * sizeof(c->seg->gpu_status)];
@@ -108,6 +127,8 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 		"Device avg", "% seg/GPU", "Kind");
 	for (i = 0; i < s->n; i++)
 		row_line(f, s, &s->rows[i]);
+	if (s->has_memory)
+		mem_text_table(f, s);
 	/* The same keys as the trace and the summary JSON, from seg_meta's table. */
 	fputs("\nsegment metadata:\n", f);
 	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_line, f);
@@ -165,6 +186,16 @@ static void flops_json(json_object *m, const struct summary *s)
 				       json_object_new_double((double)flops * 1e9 / (double)s->gpu_busy_ns));
 }
 
+/* torch's names for them (FunctionEventAvg), in bytes. */
+static void mem_json_columns(json_object *o, const struct summary_row *r)
+{
+	json_object_object_add(o, "cpu_memory_usage", json_object_new_int64(r->cpu_mem));
+	json_object_object_add(o, "self_cpu_memory_usage", json_object_new_int64(r->self_cpu_mem));
+	json_object_object_add(o, "device_memory_usage", json_object_new_int64(r->dev_mem));
+	json_object_object_add(o, "self_device_memory_usage",
+			       json_object_new_int64(r->self_dev_mem));
+}
+
 int summary_write_json(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
 	json_object *root = json_object_new_object(), *rows = json_object_new_array(), *o;
@@ -207,6 +238,8 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 		json_object_object_add(o, "share", json_object_new_double(share(s, r) / 100.0));
 		json_object_object_add(o, "share_of", json_string_obj(
 			r->dev_count ? "segment_gpu_time" : "segment_wall_time"));
+		if (s->has_memory)
+			mem_json_columns(o, r);
 		json_object_array_add(rows, o);
 	}
 	json_object_object_add(root, "rows", rows);

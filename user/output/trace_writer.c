@@ -7,6 +7,7 @@
 #include "util/checked_math.h"
 #include "target/inject.h"
 #include "util/json_writer.h"
+#include "output/mem_output.h"
 #include "output/seg_meta.h"
 #include "output/seg_tids.h"
 #include "util/text_out.h"
@@ -444,6 +445,7 @@ int trace_write(FILE *out, const struct seg_output_ctx *c)
 	region_slices(f, c);
 	kineto_step_slice(f, c);
 	torch_slices(f, c, &k);
+	mem_trace_events(f, c);
 	pystack_trace_slices(f, c);
 	api_slices(f, c, &k);
 	gpu_metadata(f, c->seg);

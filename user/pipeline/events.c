@@ -19,6 +19,8 @@
 #include "target/symbolizer.h"
 #include "util/text_sanitize.h"
 #include "pipeline/torch_events.h"
+#include "pipeline/mem_handle.h"
+#include "fvbpf_mem.h"
 
 static struct session_target *find_target(struct session *s, uint32_t tgid)
 {
@@ -310,6 +312,9 @@ int events_handle(struct session *s, const void *data, size_t size)
 	case FVBPF_EV_PYSTACK:
 		if (t->pystk && s->pystacks && size >= 32)
 			pystack_record(s->pystacks, t->pystk, data, size);
+		break;
+	case FVBPF_EV_MEM:
+		err = mem_events_handle(s, t, data, size);
 		break;
 	case FVBPF_EV_THREAD_SYNC:
 		if (size < sizeof(struct fvbpf_sync_event)) {

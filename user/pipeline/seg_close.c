@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pipeline/mem_events.h"
 #include "pipeline/seg_close.h"
 #include "util/grow.h"
 #include "util/log.h"
@@ -80,6 +81,7 @@ void seg_close_segment(struct segment *seg, void *ctx)
 {
 	struct session_target *t = ctx;
 
+	mem_state_close(&t->mem, seg);
 	if (!schedule_keep(&t->session->schedule, t->closed++)) {
 		t->schedule_skipped++;
 		log_debug("pid %d: segment %u skipped (--schedule)", seg->pid, seg->seq);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/grow.h"
+#include "pipeline/seg_memory.h"
 #include "pipeline/segment.h"
 #include "util/thread_table.h"
 
@@ -29,6 +30,7 @@ void segment_free(struct segment *seg)
 	free(seg->calls);
 	free(seg->gpu);
 	free(seg->ops);
+	seg_memory_free(seg->memory);
 	free(seg);
 }
 
@@ -36,7 +38,8 @@ uint64_t segment_bytes(const struct segment *seg)
 {
 	return sizeof(*seg) + (uint64_t)seg->cap * sizeof(*seg->slices) +
 	       (uint64_t)seg->capcalls * sizeof(*seg->calls) +
-	       (uint64_t)seg->capgpu * sizeof(*seg->gpu) + (uint64_t)seg->capops * sizeof(*seg->ops);
+	       (uint64_t)seg->capgpu * sizeof(*seg->gpu) + (uint64_t)seg->capops * sizeof(*seg->ops) +
+	       (seg->memory ? (uint64_t)seg->memory->cap * sizeof(*seg->memory->recs) : 0);
 }
 
 /*
@@ -330,6 +333,11 @@ int seg_add_call(struct seg_tracker *t, const struct api_call *c)
 		return err;
 	seg->calls[seg->ncalls++] = *c;
 	return 0;
+}
+
+int seg_grow_array(struct segment *seg, void *v, size_t n, size_t *cap, size_t size, size_t first)
+{
+	return seg_grow(seg, v, n, cap, size, first);
 }
 
 long seg_add_op(struct segment *seg, const struct torch_call *op)

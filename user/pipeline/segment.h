@@ -93,6 +93,7 @@ struct segment {
 	struct torch_call *ops;       /* torch calls, in entry order */
 	size_t nops, capops;
 	uint64_t ops_dropped;         /* past SEG_MAX_OPS */
+	struct seg_memory *memory;    /* --profile-memory (pipeline/mem_events.h), NULL: none */
 	/* --max-memory: what its arrays hold, charged to @mem (NULL: not
 	 * counted); past its share of the budget the arrays stop growing and
 	 * what does not fit is counted in the *_dropped fields above. */
@@ -158,6 +159,10 @@ void seg_tracker_free(struct seg_tracker *t);
 /* Add a probed call to the open segment: 0, -ENOENT when none is open,
  * -ENOSPC when it holds limits.calls (counted in calls_dropped), -ENOMEM. */
 int seg_add_call(struct seg_tracker *t, const struct api_call *c);
+/* Room for element @n of an array of @seg (another stage's, such as its
+ * memory records), charged to --max-memory as the segment's own arrays
+ * are: 0, -ENOSPC past its share (the segment marked), -ENOMEM. */
+int seg_grow_array(struct segment *seg, void *v, size_t n, size_t *cap, size_t size, size_t first);
 /* Append a torch call: its index, -ENOSPC past SEG_MAX_OPS (counted), -ENOMEM. */
 long seg_add_op(struct segment *seg, const struct torch_call *op);
 /* 0, -ENOSPC past limits.gpu (counted in gpu_dropped), -ENOMEM. */

@@ -119,6 +119,23 @@ int torch_pairing_scope_end(struct torch_pairing *p, struct segment *seg, uint64
 	return 0;
 }
 
+long torch_pairing_innermost(const struct torch_pairing *p, const struct segment *seg, uint32_t tid)
+{
+	const struct torch_thread *t;
+	uint32_t level;
+
+	if (!seg)
+		return -1;
+	t = thread_table_find((void *)p->threads, p->n, sizeof(*t), tid);
+	for (level = t ? t->depth : 0; level > 0; level--) {
+		const struct torch_open *o = &t->stack[level - 1];
+
+		if (o->seq == seg->seq + 1 && o->idx < seg->nops)
+			return (long)o->idx;
+	}
+	return -1;
+}
+
 void torch_pairing_free(struct torch_pairing *p)
 {
 	free(p->threads);

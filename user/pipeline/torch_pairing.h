@@ -59,6 +59,9 @@ int torch_pairing_exit(struct torch_pairing *p, struct segment *seg, uint32_t ti
  * region in *@region, or 0 when unknown. */
 int torch_pairing_scope_end(struct torch_pairing *p, struct segment *seg, uint64_t handle,
 			    uint64_t ts, int *region, uint32_t *tid);
+/* The index in @seg of the innermost call open on @tid that @seg holds, -1. */
+long torch_pairing_innermost(const struct torch_pairing *p, const struct segment *seg,
+			     uint32_t tid);
 void torch_pairing_free(struct torch_pairing *p);
 
 #endif /* FVBPF_TORCH_PAIRING_H */

@@ -42,7 +42,7 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 	/* The session programs: CUDA calls, torch operators, scopes, evaluate_function. */
 	struct bpf_program *session_progs[] = {
 		s->skel->progs.api_call, s->skel->progs.torch_call, s->skel->progs.scope_enter,
-		s->skel->progs.torch_eval,
+		s->skel->progs.torch_eval, s->skel->progs.mem_call,
 	};
 	size_t i;
 
@@ -212,6 +212,7 @@ struct bpf_program *bpf_setup_prog(const struct fvbpf_bpf *skel, enum fvbpf_prog
 	case FVBPF_PROG_TORCH_EVAL: return skel->progs.torch_eval;
 	case FVBPF_PROG_SCOPE_ENTER: return skel->progs.scope_enter;
 	case FVBPF_PROG_SCOPE_END: return skel->progs.scope_end;
+	case FVBPF_PROG_MEM_CALL: return skel->progs.mem_call;
 	default: return NULL;
 	}
 }

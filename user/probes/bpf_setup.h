@@ -50,6 +50,7 @@ enum fvbpf_prog_id {
 	FVBPF_PROG_TORCH_EVAL,
 	FVBPF_PROG_SCOPE_ENTER,
 	FVBPF_PROG_SCOPE_END,
+	FVBPF_PROG_MEM_CALL,     /* allocator events (--profile-memory) */
 };
 /* The program; NULL without an object. */
 struct bpf_program *bpf_setup_prog(const struct fvbpf_bpf *skel, enum fvbpf_prog_id id);

@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# --profile-memory: per-op memory of real PyTorch (CPU) against
+# torch.profiler(profile_memory=True) on the same step, and the CUDA path
+# without a GPU through the wheel's real exported libc10 functions.
+# (tests/bats/memory.bats is about fvbpf's own --max-memory.)
+
+load helpers
+
+MEM_WL=$ROOT/tests/workloads/torch_mem.py
+REPORT_WL=$ROOT/tests/workloads/mem_report.py
+MEM_CHECK=$ROOT/tests/lib/mem_check.py
+SNAP_CHECK=$ROOT/tests/lib/mem_snapshot_check.py
+PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
+PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
+
+setup() { common_setup; }
+teardown() {
+	[ -n "${BATS_TEST_TMPDIR:-}" ] && touch "$BATS_TEST_TMPDIR/exit"
+	common_teardown
+}
+
+need_torch() { # PY
+	if [ ! -x "$1" ]; then
+		echo "no torch venv at $1: run \`make venv\` (or set FVBPF_TORCH_PY_214/_213)" >&2
+		return 1
+	fi
+}
+
+# start_py LOG CMD...: like start_workload, waiting up to a minute (torch
+# imports slowly on a busy machine).
+start_py() {
+	local log=$1 i
+	shift
+	"$@" >"$log" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	for i in $(seq 600); do
+		grep -q '^pid=' "$log" && break
+		sleep 0.1
+	done
+	WL_PID=$(sed -n 's/^pid=//p' "$log" | head -n1)
+	[ -n "$WL_PID" ]
+}
+
+go_and_wait() {
+	touch "$BATS_TEST_TMPDIR/go"
+	local i
+	for i in $(seq 600); do
+		[ -e "$BATS_TEST_TMPDIR/done" ] && break
+		sleep 0.1
+	done
+	wait_fvbpf
+}
+
+per_op_memory_matches_profiler() { # PY
+	need_torch "$1"
+	"$1" "$MEM_WL" oracle 2>/dev/null | tail -n2 >"$BATS_TEST_TMPDIR/oracle.txt"
+	start_py "$WL_LOG" "$1" "$MEM_WL" run "$BATS_TEST_TMPDIR" 6
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 3 --profile-memory
+	grep -q -- '--profile-memory: 3 allocator functions probed in .*libc10.so' "$FV_ERR"
+	go_and_wait
+	[ "$FV_STATUS" -eq 0 ]
+	local seg
+	for seg in 0000 0001 0002; do
+		run python3 "$MEM_CHECK" oracle "$BATS_TEST_TMPDIR/oracle.txt" \
+			"$OUT/summary_rank0_segment${seg}_mem_step.json" \
+			"$OUT/trace_rank0_segment${seg}_mem_step.json" \
+			"$OUT/memory_rank0_segment${seg}_mem_step.svg"
+		echo "$output"
+		assert_success
+	done
+	# the torch.cuda.memory._snapshot() export, read by torch's own tools
+	run "$1" "$SNAP_CHECK" "$OUT/memory_snapshot_rank0_segment0001_mem_step.json" \
+		"$OUT/trace_rank0_segment0001_mem_step.json"
+	echo "$output"
+	assert_success
+	# the text summary's memory table
+	grep -q '^Memory (bytes, frees negative)' "$OUT/summary_rank0_segment0001_mem_step.txt"
+	grep -q '^memory_peaks: cpu allocated=[0-9]* op=aten::' "$OUT/summary_rank0_segment0001_mem_step.txt"
+	# the manifest says what was probed
+	run python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]["profile_memory"]
+print(p["libc10"].endswith("torch/lib/libc10.so"), p["functions_probed"], p["records"] > 0)' \
+		"$OUT/manifest.json"
+	assert_output "True 3 True"
+}
+
+@test "memory 2.14.1: per-op CPU memory, [memory] events and the peak equal torch.profiler's" {
+	per_op_memory_matches_profiler "$PY214"
+}
+
+@test "memory 2.13.0: per-op CPU memory, [memory] events and the peak equal torch.profiler's" {
+	per_op_memory_matches_profiler "$PY213"
+}
+
+@test "memory: the CUDA path through the real exported reportMemoryUsageToProfiler, hostile values bounded" {
+	need_torch "$PY214"
+	local lib
+	lib=$(dirname "$PY214")/../lib/python3.11/site-packages/torch/lib/libc10.so
+	[ -r "$lib" ]
+	export FVBPF_LIB=$BUILD/libfvbpf.so
+	start_py "$WL_LOG" python3 "$REPORT_WL" "$lib" "$BATS_TEST_TMPDIR"
+	# the FastVideo variable turns it on, as --profile-memory does
+	FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY=1 start_fvbpf -p "$WL_PID" -o "$OUT" \
+		-r training_train_one_step -n 1
+	go_and_wait
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$MEM_CHECK" cuda "$WL_LOG" \
+		"$OUT/summary_rank0_segment0000_training_train_one_step.json" \
+		"$OUT/trace_rank0_segment0000_training_train_one_step.json" \
+		"$OUT/memory_rank0_segment0000_training_train_one_step.svg"
+	echo "$output"
+	assert_success
+	# the picture is in the manifest's record of its segment
+	run python3 -c '
+import json, sys
+print([f.get("memory_svg") for f in json.load(open(sys.argv[1]))["files"]])' "$OUT/manifest.json"
+	assert_output "['memory_rank0_segment0000_training_train_one_step.svg']"
+	# the snapshot export: CUDA devices 0 and 1, then the CPU
+	run "$PY214" "$SNAP_CHECK" \
+		"$OUT/memory_snapshot_rank0_segment0000_training_train_one_step.json" \
+		"$OUT/trace_rank0_segment0000_training_train_one_step.json"
+	echo "$output"
+	assert_success
+	assert_line --partial "device lists [4, 1, 4]"
+	# the job is unharmed: its own process went on to the end
+	grep -q '^expect ' "$WL_LOG"
+	kill -0 "$WL_PID"
+}
+
+@test "memory: off by default: no allocator probes, no [memory] events, no memory columns" {
+	need_torch "$PY214"
+	start_py "$WL_LOG" "$PY214" "$MEM_WL" run "$BATS_TEST_TMPDIR" 3
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 1
+	go_and_wait
+	[ "$FV_STATUS" -eq 0 ]
+	run grep -c 'allocator functions probed' "$FV_ERR"
+	assert_output 0
+	run python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = json.load(open(sys.argv[2]))["traceEvents"]
+print(s["metadata"]["memory_events"], sum(1 for e in t if e.get("name") == "[memory]"),
+      any("cpu_memory_usage" in r for r in s["rows"]))' \
+		"$OUT/summary_rank0_segment0000_mem_step.json" "$OUT/trace_rank0_segment0000_mem_step.json"
+	assert_output "0 0 False"
+	run ls "$OUT"
+	refute_output --partial ".svg"
+}
+
+@test "memory: DataLoader workers fork every epoch with the allocator probes in: workers live, steps recorded" {
+	need_torch "$PY214"
+	# 4 batches an epoch, 2 fork workers each: new workers fork twice in 8 steps
+	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_train.py" --workers 2 run \
+		"$BATS_TEST_TMPDIR" 8
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 6 --profile-memory
+	go_and_wait
+	[ "$FV_STATUS" -eq 0 ]
+	# every worker exited 0 (a crash makes the DataLoader raise, and the
+	# loop would not print this)
+	grep -q '^workers=4 bad=0$' "$WL_LOG"
+	run python3 -c '
+import glob, json, sys
+segs = sorted(glob.glob(sys.argv[1] + "/summary_*_step.json"))
+m = [json.load(open(f))["metadata"] for f in segs]
+print(len(segs), all(x["memory_events"] > 0 and x["memory_events_lost"] == 0 for x in m))' "$OUT"
+	assert_output "6 True"
+}
