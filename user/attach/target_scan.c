@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * A target's probes on the libraries it maps, looked for at attach and
+ * every second after: PyTorch's operators (and --with-stack's interpreter,
+ * --profile-memory's allocator), CUDA and NCCL calls.
+ */
+#include "attach/target.h"
+#include "attach/pystack_attach.h"
+#include "probes/bpf_setup.h"
+#include "probes/mem_probes.h"
+#include "target/symbolizer.h"
+#include "util/log.h"
+
+/* PyTorch's operators, nodes and scopes, once libtorch_cpu is mapped. */
+static void target_scan_torch(struct session *s, struct session_target *t)
+{
+	struct torch_progs pr = {
+		.call_fd = bpf_setup_prog_fd(s->skel, FVBPF_PROG_TORCH_CALL),
+		.enter_fd = bpf_setup_prog_fd(s->skel, FVBPF_PROG_SCOPE_ENTER),
+		.eval_fd = bpf_setup_prog_fd(s->skel, FVBPF_PROG_TORCH_EVAL),
+		.vtables_fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_TORCH_VTABLES),
+		.plans_fd = s->record_shapes || s->with_flops ?
+			    bpf_setup_map_fd(s->skel, FVBPF_MAP_TORCH_PLANS) : -1,
+		.end_prog = bpf_setup_prog(s->skel, FVBPF_PROG_SCOPE_END),
+	};
+
+	torch_probes_scan(&t->torchp, &s->torch, &pr);
+	torch_probes_note_libs(&t->torchp);
+}
+
+/* Attach to CUDA/NCCL functions mapped since the last look. */
+void target_scan_cuda(struct session *s, struct session_target *t, bool first)
+{
+	int n;
+
+	if (first)
+		cuda_probes_init(&t->cuda, t->proc.pid, (unsigned int)(t - s->targets),
+				 bpf_setup_prog_fd(s->skel, FVBPF_PROG_API_CALL));
+	if (s->torch_ops)
+		target_scan_torch(s, t);
+	pystack_attach_target(s, t); /* --with-stack: once, after torch's probes */
+	/* with --no-torch-ops too: records then belong to no operator */
+	if (s->profile_memory)
+		mem_probes_scan(&t->memp, bpf_setup_prog_fd(s->skel, FVBPF_PROG_MEM_CALL));
+	n = cuda_probes_scan(&t->cuda);
+	if (n > 0)
+		symbolizer_forget_pid(s->sym, t->proc.pid); /* new mappings */
+	if (first && !t->cuda.attached && !t->cuda.warned_none) {
+		t->cuda.warned_none = true;
+		log_warn("PID %d (%s) has no CUDA library mapped: regions are traced, and fvbpf "
+			 "looks again every second", t->proc.pid, t->proc.comm);
+	}
+}
