@@ -110,7 +110,7 @@ run_steps() {
 	script -qefc "'$FVBPF' attach -p $WL_PID -o '$OUT' -n 4 2>&1" "$BATS_TEST_TMPDIR/tty.log" \
 		>/dev/null 2>&1 &
 	FV_PID=$!
-	wait_for grep -q 'tracing 1 region' "$BATS_TEST_TMPDIR/tty.log"
+	wait_long grep -q 'tracing 1 region' "$BATS_TEST_TMPDIR/tty.log"
 	run_steps
 	wait_fvbpf 60
 	grep -q $'\r\e\\[Kfvbpf: [0-9]* segments\\? written, [0-9]* events/s, 0 dropped, 1 process (Ctrl-C to stop)' \

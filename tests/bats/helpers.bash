@@ -75,6 +75,18 @@ common_teardown() {
 	san_check
 }
 
+# wait_long CMD... : the same for up to 60 s (fvbpf reading libtorch, an
+# injection, under ASan on a busy machine).
+wait_long() {
+	local i
+	for i in $(seq 1200); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	echo "timed out waiting for: $*" >&2
+	return 1
+}
+
 # wait_for CMD... : poll a condition for up to 10 s.
 wait_for() {
 	local i

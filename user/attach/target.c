@@ -303,6 +303,9 @@ int target_attach(struct session *s, struct session_target *t)
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
 	if (target_control_set_epoch(&t->ctl, t->epoch))
 		goto fail;
+	/* The library serves the request from the odd epoch on: the wait for
+	 * the shim counts from here, not from before the probe scans. */
+	t->py.asked_ns = t->attach_ns;
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH)
 		goto fail;
