@@ -168,3 +168,20 @@ m = [json.load(open(f))["metadata"] for f in segs]
 print(len(segs), all(x["memory_events"] > 0 and x["memory_events_lost"] == 0 for x in m))' "$OUT"
 	assert_output "6 True"
 }
+
+@test "memory with --with-stack: the Python line of the operator at each peak" {
+	need_torch "$PY214"
+	start_py "$WL_LOG" "$PY214" "$MEM_WL" run "$BATS_TEST_TMPDIR" 4
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 2 --profile-memory --with-stack
+	go_and_wait
+	[ "$FV_STATUS" -eq 0 ]
+	# the peak's operator and the Python frame that called it (file:line)
+	grep -Eq '^memory_peaks: cpu allocated=[0-9]+ op=aten::[^ ]+ line=[^;]*\([^;:]*\.py:[0-9]+\)' \
+		"$OUT/summary_rank0_segment0001_mem_step.txt"
+	# the same in every output's metadata (the summary JSON's)
+	python3 -c '
+import json, re, sys
+m = json.load(open(sys.argv[1]))["metadata"]["memory_peaks"]
+assert re.search(r"op=aten::\S+ line=.*\.py:\d+\)", m), m
+' "$OUT/summary_rank0_segment0001_mem_step.json"
+}

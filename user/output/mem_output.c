@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/pystack_fold.h"
+#include "pipeline/pystack.h"
 #include "util/checked_math.h"
 #include "pipeline/mem_events.h"
 #include "pipeline/torch_pairing.h"
@@ -217,10 +219,27 @@ static void op_name(const struct seg_output_ctx *c, int64_t op, char *buf, size_
 		name_table_get(c->knames, c->seg->ops[op].name, buf, len);
 }
 
+/* --with-stack: " line=FUNC (FILE:LINE)", the Python line of the torch call
+ * at a peak, or "" when it has no stack. */
+static void op_line(const struct seg_output_ctx *c, int64_t op, char *buf, size_t len)
+{
+	const struct pystack_entry *e;
+	char label[600];
+
+	buf[0] = '\0';
+	if (!c->pystacks || op < 0 || (size_t)op >= c->seg->nops || !c->seg->ops[op].stack)
+		return;
+	e = pystack_get(c->pystacks, c->seg->ops[op].stack);
+	if (!e || !e->n)
+		return;
+	pystack_frame_label(c->knames, &e->f[0], label, sizeof(label));
+	snprintf(buf, len, " line=%s", label);
+}
+
 void mem_peaks_text(const struct seg_output_ctx *c, char *buf, size_t len)
 {
 	struct mem_peak p[MEM_DEVICES_MAX];
-	char dev[32], op[TORCH_NAME_MAX];
+	char dev[32], op[TORCH_NAME_MAX], line[640];
 	size_t n, i, more, at = 0;
 	int w;
 
@@ -229,14 +248,15 @@ void mem_peaks_text(const struct seg_output_ctx *c, char *buf, size_t len)
 	for (i = 0; i < n && at < len; i++) {
 		mem_device_name(p[i].dev_type, p[i].dev_index, dev, sizeof(dev));
 		op_name(c, p[i].op_at_peak, op, sizeof(op));
+		op_line(c, p[i].op_at_peak, line, sizeof(line));
 		if (p[i].dev_type == FVBPF_DEV_CPU)
-			w = snprintf(buf + at, len - at, "%s%s allocated=%llu op=%s live_at_end=%llu",
-				     i ? "; " : "", dev, (unsigned long long)p[i].allocated, op,
+			w = snprintf(buf + at, len - at, "%s%s allocated=%llu op=%s%s live_at_end=%llu",
+				     i ? "; " : "", dev, (unsigned long long)p[i].allocated, op, line,
 				     (unsigned long long)p[i].live_bytes_at_end);
 		else
-			w = snprintf(buf + at, len - at, "%s%s allocated=%llu reserved=%llu op=%s",
+			w = snprintf(buf + at, len - at, "%s%s allocated=%llu reserved=%llu op=%s%s",
 				     i ? "; " : "", dev, (unsigned long long)p[i].allocated,
-				     (unsigned long long)p[i].reserved, op);
+				     (unsigned long long)p[i].reserved, op, line);
 		if (w < 0)
 			break;
 		at += (size_t)w;
