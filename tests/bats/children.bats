@@ -7,7 +7,6 @@
 load helpers
 
 LAUNCHER=$ROOT/tests/workloads/job_launcher.py
-PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
 JOB_CHECK=$ROOT/tests/lib/job_check.py
 
 setup() {

@@ -7,7 +7,6 @@
 load helpers
 
 TRAIN=$ROOT/tests/workloads/torch_train.py
-PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
 
 setup() {
 	common_setup

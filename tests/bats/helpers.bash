@@ -110,6 +110,30 @@ start_workload() {
 	WL_PID=$(sed -n 's/^pid=//p' "$log" | head -n1)
 }
 
+# Real PyTorch for the tests: the venvs `make venv` builds (CI builds them:
+# `make test` depends on it), or the interpreters FVBPF_TORCH_PY_214/_213 name.
+PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
+PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
+
+# need_torch PY: a missing venv fails the test: it is part of the suite, not optional.
+need_torch() {
+	if [ ! -x "$1" ]; then
+		echo "no torch venv at $1: run \`make venv\` (or set FVBPF_TORCH_PY_214/_213)" >&2
+		return 1
+	fi
+}
+
+# start_py LOG CMD...: start_workload, waiting up to a minute for "pid="
+# (torch imports slowly on a busy machine).
+start_py() {
+	local log=$1
+	shift
+	"$@" >"$log" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$log"
+}
+
 # wait_pid_line LOG: wait up to 60 s (importing torch takes seconds on a
 # busy machine) for the workload's "pid=" line, set WL_PID from it.
 wait_pid_line() {

@@ -11,36 +11,11 @@ MEM_WL=$ROOT/tests/workloads/torch_mem.py
 REPORT_WL=$ROOT/tests/workloads/mem_report.py
 MEM_CHECK=$ROOT/tests/lib/mem_check.py
 SNAP_CHECK=$ROOT/tests/lib/mem_snapshot_check.py
-PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
-PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
 
 setup() { common_setup; }
 teardown() {
 	[ -n "${BATS_TEST_TMPDIR:-}" ] && touch "$BATS_TEST_TMPDIR/exit"
 	common_teardown
-}
-
-need_torch() { # PY
-	if [ ! -x "$1" ]; then
-		echo "no torch venv at $1: run \`make venv\` (or set FVBPF_TORCH_PY_214/_213)" >&2
-		return 1
-	fi
-}
-
-# start_py LOG CMD...: like start_workload, waiting up to a minute (torch
-# imports slowly on a busy machine).
-start_py() {
-	local log=$1 i
-	shift
-	"$@" >"$log" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	for i in $(seq 600); do
-		grep -q '^pid=' "$log" && break
-		sleep 0.1
-	done
-	WL_PID=$(sed -n 's/^pid=//p' "$log" | head -n1)
-	[ -n "$WL_PID" ]
 }
 
 go_and_wait() {

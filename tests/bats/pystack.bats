@@ -10,8 +10,6 @@ load helpers
 
 STACKW=$ROOT/tests/workloads/torch_stack.py
 PYCHECK=$ROOT/tests/lib/pystack_check.py
-PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
-PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
 HOSTILE=$BUILD/tests/py_hostile
 FAKETORCH=$BUILD/tests/faketorch/libtorch_cpu.so
 FAKEPY=$BUILD/tests/fakepy/libpython3.11.so.1.0
@@ -20,13 +18,6 @@ setup() { common_setup; }
 teardown() {
 	[ -n "${BATS_TEST_TMPDIR:-}" ] && touch "$BATS_TEST_TMPDIR/exit"
 	common_teardown
-}
-
-need_torch() { # PY
-	if [ ! -x "$1" ]; then
-		echo "no torch venv at $1: run \`make venv\` (or set FVBPF_TORCH_PY_214/_213)" >&2
-		return 1
-	fi
 }
 
 # start_stack PY STEPS: the two-thread loop, waiting for $BATS_TEST_TMPDIR/go.

@@ -6,22 +6,10 @@
 load helpers
 
 TRAIN=$ROOT/tests/workloads/torch_train.py
-# The venvs `make venv` builds (CI builds them: `make test` depends on it),
-# or the interpreters FVBPF_TORCH_PY_214/_213 name.
-PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
-PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
 COUNTS=$ROOT/tests/lib/torch_counts.py
 
 setup() { common_setup; }
 teardown() { common_teardown; }
-
-# A missing venv fails the test: it is part of the suite, not optional.
-need_torch() { # PY
-	if [ ! -x "$1" ]; then
-		echo "no torch venv at $1: run \`make venv\` (or set FVBPF_TORCH_PY_214/_213)" >&2
-		return 1
-	fi
-}
 
 # start_torch PY STEPS [OPTION...]: the loop, waiting for $BATS_TEST_TMPDIR/go.
 start_torch() {

@@ -9,8 +9,6 @@ load helpers
 
 SHAPES=$ROOT/tests/workloads/torch_shapes.py
 SCHECK=$ROOT/tests/lib/torch_shapes_check.py
-PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
-PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
 
 setup() {
 	common_setup
@@ -18,13 +16,6 @@ setup() {
 	export FVBPF_CACHE_DIR=$BATS_TEST_TMPDIR/cache
 }
 teardown() { common_teardown; }
-
-need_torch() { # PY
-	if [ ! -x "$1" ]; then
-		echo "no torch venv at $1: run \`make venv\` (or set FVBPF_TORCH_PY_214/_213)" >&2
-		return 1
-	fi
-}
 
 start_shapes() { # PY STEPS [--odd]
 	need_torch "$1"
