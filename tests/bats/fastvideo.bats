@@ -74,6 +74,9 @@ three_styles_ok() {
 }
 
 @test "the shim alone (recording markers): every call style, py: kinds, errors never raised" {
+	# what this checks runs in Python, not in fvbpf: the ASan pass
+	# (FVBPF_SANITIZED) has nothing more to find here
+	[ -z "${FVBPF_SANITIZED:-}" ] || skip "no fvbpf code under test: the plain pass runs it"
 	run env PYTHONPATH="$FVPKG" "$PY" "$ROOT/tests/lib/shim_check.py"
 	echo "$output" | grep -v '^ok ' >&2
 	assert_success

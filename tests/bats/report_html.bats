@@ -126,6 +126,9 @@ chromium_run() {
 }
 
 @test "report --html: opens in headless Chromium without a console message, charts drawn" {
+	# what this checks runs in the browser (or HTA), not in fvbpf: the ASan pass
+	# (FVBPF_SANITIZED) has nothing more to find here
+	[ -z "${FVBPF_SANITIZED:-}" ] || skip "no fvbpf code under test: the plain pass runs it"
 	command -v chromium >/dev/null ||
 		skip "chromium is not installed: apt-get install chromium (make deps installs it)"
 	local blank=$BATS_TEST_TMPDIR/blank.html
