@@ -76,14 +76,18 @@ common_teardown() {
 }
 
 # wait_long CMD... : the same for up to 60 s (fvbpf reading libtorch, an
-# injection, under ASan on a busy machine).
+# injection, under ASan on a busy machine); on a timeout show what fvbpf
+# and the job ($JOB/*.log, where a test has one) said.
 wait_long() {
-	local i
+	local i f
 	for i in $(seq 1200); do
 		"$@" && return 0
 		sleep 0.05
 	done
 	echo "timed out waiting for: $*" >&2
+	for f in "${FV_ERR:-}" ${JOB:+"$JOB"/*.log}; do
+		[ -f "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }
+	done
 	return 1
 }
 

@@ -22,20 +22,6 @@ teardown() {
 	common_teardown
 }
 
-# wait_long CMD...: up to 60 s; on a timeout show what the job and fvbpf said.
-wait_long() {
-	local i f
-	for i in $(seq 600); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for: $*" >&2
-	for f in "$FV_ERR" "$JOB"/*.log; do
-		[ -f "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }
-	done
-	return 1
-}
-
 # The PID a worker's log names.
 log_pid() { sed -n 's/^pid=//p' "$1" | head -n1; }
 
