@@ -72,6 +72,11 @@ struct fvbpf_thread_stack {
  * starts a thread that watches for an attach instead (agent.c). */
 #define FVBPF_INJECT_PREFIX ".fvbpf-inject-"
 
+/* The operator fast path's tables in the control page (fvbpf_fast.h). */
+#define FVBPF_FAST_REGIONS 64
+#define FVBPF_FAST_GATES 16
+#define FVBPF_FAST_STEPS 8
+
 /* Bytes of Python shim request the control page holds (fvbpf_pyshim.h). */
 #define FVBPF_PY_REQ_MAX 2048
 
@@ -88,6 +93,30 @@ struct fvbpf_control {
 	__u32 py_done;
 	__u32 py_len;
 	char py_req[FVBPF_PY_REQ_MAX];
+	/* The operator fast path (user/lib/torch_fast.c, fvbpf_fast.h): the
+	 * loader writes fast_req (FVBPF_FAST_LAYOUT_*, 0: off), what opens a
+	 * segment, then a new fast_gen; the library answers fast_state,
+	 * fast_fd and fast_bytes, then fast_done = fast_gen.  The library
+	 * follows "inside a segment" itself, by BPF's rules, from the same
+	 * tables: enabled regions (markers), torch scopes whose begin opens a
+	 * segment (gates) and whose end starts stepping (steps), or always
+	 * (time windows). */
+	__u32 fast_req;
+	__u32 fast_gen;
+	__u32 fast_done;
+	__u32 fast_state;
+	__s32 fast_fd;
+	__u32 fast_err;         /* errno of a failed step */
+	__u64 fast_bytes;
+	__u32 fast_window;
+	__u32 fast_watch;       /* library: a thread of ours polls this page */
+	__u32 fast_nregions;
+	__u32 fast_ngates;
+	__u32 fast_nsteps;
+	__u32 fast_pad;
+	__u64 fast_regions[FVBPF_FAST_REGIONS]; /* fvbpf_region_hash of each enabled region */
+	__u64 fast_gates[FVBPF_FAST_GATES];     /* fvbpf_scope_hash of region scopes */
+	__u64 fast_steps[FVBPF_FAST_STEPS];     /* ... of --step-by scopes */
 };
 
 struct fvbpf_event_hdr {

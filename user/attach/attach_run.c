@@ -95,6 +95,8 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 	while (!stop_requested) {
 		n = epoll_wait(s->epfd, evs, 16, 20);
 		ring_buffer__consume(s->rb);
+		for (i = 0; i < s->ntargets; i++) /* the fast path's operators, after BPF's */
+			fast_ops_drain(s, &s->targets[i], UINT64_MAX);
 		for (i = 0; i < n; i++) {
 			struct session_target *t;
 
@@ -315,6 +317,7 @@ void session_free(struct session *s)
 	if (s->sym)
 		symbolizer_free(s->sym);
 	torch_table_free(&s->torch);
+	addr_cache_free(&s->fast_ids);
 	pystack_session_free(s);
 	name_table_free(&s->knames);
 	free(s->region_list);
@@ -379,6 +382,7 @@ int attach_run(const struct attach_opts *o)
 	name_table_init(&s.knames);
 	torch_table_init(&s.torch, &s.knames);
 	s.torch_ops = !o->no_torch_ops;
+	s.op_source = o->op_source;
 	s.record_shapes = o->record_shapes;
 	s.with_flops = o->with_flops;
 	if (pystack_session_start(&s, o))

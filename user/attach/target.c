@@ -25,6 +25,7 @@
 #include "util/log.h"
 #include "target/symbolizer.h"
 #include "attach/target.h"
+#include "attach/fast_attach.h"
 #include "probes/uprobe_multi.h"
 
 uint64_t target_drops(const struct session_target *t)
@@ -275,6 +276,8 @@ int target_attach(struct session *s, struct session_target *t)
 	if (target_control_set_epoch(&t->ctl, t->epoch - 1))
 		goto fail;
 	py_request_send(s, t);
+	if (fast_attach_request(s, t))
+		return -EINVAL; /* said why */
 	/* The sync probe first and the begin probe last: once a begin can be
 	 * seen, its end and the thread's sync can be too. */
 	for (i = 0; i < sizeof(marker_probes) / sizeof(marker_probes[0]); i++) {
@@ -295,6 +298,9 @@ int target_attach(struct session *s, struct session_target *t)
 		if (!t->links[sym])
 			goto fail;
 	}
+	/* The semaphore is up: the library answers before any segment opens. */
+	if (fast_attach_finish(s, t))
+		return -EINVAL; /* said why */
 	st.flags = FVBPF_PROC_ARMED;
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		goto fail;
@@ -335,6 +341,7 @@ void target_detach(struct session_target *t)
 	if (t->epoch && !t->exited)
 		target_control_set_epoch(&t->ctl, t->epoch + 1);
 	t->epoch = 0;
+	fast_attach_stop(t->session, t);
 	cuda_probes_detach(&t->cuda);
 	torch_probes_detach(&t->torchp);
 	mem_probes_detach(&t->memp);
@@ -412,6 +419,7 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 
 	if (t->finished)
 		return;
+	fast_ops_drain(s, t, UINT64_MAX); /* its operators before the cut */
 	if (t->tracker.cur && why)
 		log_warn("PID %d %s inside segment %u (%s): written as incomplete", t->proc.pid, why,
 			 t->tracker.cur->seq, s->reg.defs[t->tracker.cur->region].name);

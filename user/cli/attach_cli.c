@@ -265,6 +265,18 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_NO_TORCH:
 		o->no_torch_ops = true;
 		return 0;
+	case OPT_OP_SOURCE:
+		if (!strcmp(arg, "auto"))
+			o->op_source = OP_SOURCE_AUTO;
+		else if (!strcmp(arg, "callbacks"))
+			o->op_source = OP_SOURCE_CALLBACKS;
+		else if (!strcmp(arg, "uprobes"))
+			o->op_source = OP_SOURCE_UPROBES;
+		else {
+			log_error("invalid --op-source '%s': give auto, callbacks or uprobes", arg);
+			return EINVAL;
+		}
+		return 0;
 	case OPT_RECORD_SHAPES:
 		o->record_shapes = true;
 		return 0;

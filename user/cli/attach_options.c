@@ -92,6 +92,16 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 	[AO_NO_TORCH] = { "no-torch-ops", OPT_NO_TORCH, NULL, AK_FLAG,
 			  .help = "Do not probe PyTorch operators, autograd nodes and scopes (on "
 				  "whenever libtorch_cpu.so is mapped)" },
+	[AO_OP_SOURCE] = { "op-source", OPT_OP_SOURCE, "SOURCE", AK_TEXT, .def_text = "auto",
+			   .help = "Where PyTorch operators come from: callbacks (PyTorch's own "
+				   "RecordFunction callbacks, registered by libfvbpf.so in the "
+				   "process while a segment is open: no trap per operator), "
+				   "uprobes (out of process, nothing of fvbpf in the job), or auto "
+				   "(callbacks where the library is in the process, its torch "
+				   "version is one fvbpf checked and no --record-shapes, "
+				   "--with-stack or --profile-memory asks for uprobes' data)",
+			   .accepted = "auto, callbacks (refused where they cannot be had) or uprobes",
+			   .see = "[PyTorch jobs](pytorch.md#operators-through-pytorchs-callbacks---op-source)" },
 	[AO_RECORD_SHAPES] = { "record-shapes", OPT_RECORD_SHAPES, NULL, AK_FLAG,
 			       .def_text = "$FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES",
 			       .help = "PyTorch operators' input shapes, read out of process: "

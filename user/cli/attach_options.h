@@ -35,6 +35,7 @@ enum {
 	OPT_WITH_STACK,
 	OPT_GROUP_BY_STACK,
 	OPT_PROFILE_MEMORY,
+	OPT_OP_SOURCE,
 };
 
 /* The table's rows, in --help order. */
@@ -56,6 +57,7 @@ enum attach_opt_id {
 	AO_MAX_MEMORY,
 	AO_WINDOW,
 	AO_NO_TORCH,
+	AO_OP_SOURCE,
 	AO_RECORD_SHAPES,
 	AO_WITH_FLOPS,
 	AO_WITH_STACK,

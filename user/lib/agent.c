@@ -25,6 +25,7 @@
 #include "control.h"
 #include "agent_internal.h"
 #include "pyshim.h"
+#include "torch_fast.h"
 
 /* WAIT_CUDA: attached to a process without CUDA; CUPTI is loaded only
  * once a CUDA runtime or driver is. */
@@ -226,6 +227,7 @@ static void *watch_main(void *arg)
 			agent_on_attach(e);
 		seen = e;
 		pyshim_poll();
+		torch_fast_poll(true);
 	}
 	return NULL;
 }
@@ -239,6 +241,9 @@ void agent_start_watch(void)
 
 	if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL))
 		return;
+	/* fvbpf asks for the operator fast path only where someone answers */
+	if (control)
+		control->fast_watch = 1;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -48,5 +48,8 @@ int probes_callable(void);
 void fvbpf_probe_correlation(uint32_t correlation, uint32_t cbid, uint32_t domain);
 void fvbpf_probe_gpu_batch(const uint8_t *buf, uint32_t len);
 void fvbpf_probe_agent_status(uint32_t code, int32_t detail, int64_t value, const char *msg);
+/* The operator fast path's end of a torch scope (its at::RecordFunction in
+ * rdi, as RecordFunction::end() has it): BPF's scope_end program. */
+void fvbpf_probe_scope_end(const void *rf);
 
 #endif /* FVBPF_LIB_CONTROL_H */

@@ -26,6 +26,7 @@
 #include "agent.h"
 #include "control.h"
 #include "pyshim.h"
+#include "torch_fast.h"
 #include "fvbpf/fvbpf.h"
 #include "fvbpf_canon.h"
 #include "fvbpf_events.h"
@@ -96,6 +97,7 @@ static __attribute__((noinline)) void report_stack(void)
 		if (thread_stack.names[i])
 			hashes[i] = fvbpf_region_hash((const char *)(uintptr_t)thread_stack.names[i]);
 	fvbpf_probe_thread_sync(&thread_stack, n, hashes);
+	torch_fast_stack(hashes, n < FVBPF_SYNC_NAMES ? n : FVBPF_SYNC_NAMES);
 }
 
 /* True when the probes may be called; syncs the thread first if needed. */
@@ -110,6 +112,7 @@ static inline int probes_ready(void)
 		report_stack();
 		agent_on_attach(epoch);
 		pyshim_poll();
+		torch_fast_poll(false);
 	}
 	return 1;
 }
@@ -120,8 +123,12 @@ FVBPF_EXPORT void fvbpf_region_begin(const char *name)
 
 	if (!name)
 		return;
-	if (probes_ready())
-		fvbpf_probe_region_begin(name, fvbpf_region_hash(name));
+	if (probes_ready()) {
+		uint64_t h = fvbpf_region_hash(name);
+
+		fvbpf_probe_region_begin(name, h);
+		torch_fast_marker(h, true); /* the operator callbacks follow */
+	}
 	d = thread_stack.depth;
 	if (d < FVBPF_STACK_MAX)
 		thread_stack.names[d] = (uint64_t)(uintptr_t)name;
@@ -133,7 +140,10 @@ FVBPF_EXPORT void fvbpf_region_end(const char *name)
 	if (!name)
 		return;
 	if (probes_ready()) {
-		fvbpf_probe_region_end(name, fvbpf_region_hash(name));
+		uint64_t h = fvbpf_region_hash(name);
+
+		fvbpf_probe_region_end(name, h);
+		torch_fast_marker(h, false);
 		/* Leaving the thread's outermost region: GPU records, come. */
 		if (thread_stack.depth == 1)
 			agent_request_flush();

@@ -13,6 +13,9 @@
 
 #define ATTACH_MAX_PIDS 64
 
+/* --op-source */
+enum { OP_SOURCE_AUTO = 0, OP_SOURCE_CALLBACKS = 1, OP_SOURCE_UPROBES = 2 };
+
 struct attach_opts {
 	pid_t pids[ATTACH_MAX_PIDS];
 	int npids;
@@ -25,6 +28,7 @@ struct attach_opts {
 	unsigned int ringbuf_mb;
 	double gpu_wait_s;         /* how long a closed segment waits for GPU records */
 	bool no_torch_ops;         /* --no-torch-ops */
+	int op_source;             /* --op-source: OP_SOURCE_* */
 	bool with_stack;           /* --with-stack (or FASTVIDEO_TORCH_PROFILER_WITH_STACK) */
 	unsigned int group_by_stack; /* --group-by-stack N, 0: not given */
 	bool profile_memory;       /* --profile-memory */

@@ -13,10 +13,12 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "fvbpf_fast.h"
 #include "fvbpf_pyshim.h"
 
 #include "pipeline/api_pairing.h"
 #include "pipeline/drops.h"
+#include "pipeline/fast_ops.h"
 #include "pipeline/gpu_join.h"
 #include "pipeline/py_status.h"
 #include "pipeline/schedule.h"
@@ -78,6 +80,8 @@ struct session_target {
 	/* PyTorch */
 	bool has_markers;           /* the fvbpf marker library is mapped */
 	struct torch_probes torchp;
+	enum op_source ops;         /* where its operators come from */
+	struct fast_ops fast;       /* ... the fast path's rings (pipeline/fast_ops.c) */
 	struct torch_pairing tpair;
 	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */
 	struct py_state py;         /* the Python shim (py_status.c) */
@@ -141,6 +145,14 @@ struct session {
 	bool with_flops;            /* --with-flops */
 	bool profile_memory;        /* --profile-memory: probe libc10's allocator too */
 	struct torch_table torch;   /* cookie id -> names (in knames) */
+	struct addr_cache fast_ids; /* fast path: name id << 8 | kind -> torch id + 1 */
+	int op_source;              /* --op-source: OP_SOURCE_* */
+	/* torch scopes that delimit segments, for the fast path's callbacks */
+	uint64_t fast_gates[FVBPF_FAST_GATES];  /* region scopes' hashes */
+	uint32_t nfast_gates;
+	uint64_t fast_steps[FVBPF_FAST_STEPS];  /* --step-by scopes' hashes */
+	uint32_t nfast_steps;
+	uint64_t fast_gates_full;   /* scopes past those tables (the callbacks miss them) */
 	const char *torch_globs[TORCH_GLOBS_MAX]; /* -r torch:GLOB */
 	unsigned int ntorch_globs;
 	const char *step_by;        /* --step-by GLOB */

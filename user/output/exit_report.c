@@ -11,6 +11,23 @@
 #include "pipeline/torch_events.h"
 
 /* --inject: what became of it for this process. */
+/* Where the operators came from, and what the fast path lost. */
+static void report_op_source(const struct session_target *st)
+{
+	const struct fast_ops *f = &st->fast;
+
+	if (st->ops != OPS_CALLBACKS) {
+		printf("    operators: uprobes%s%s%s\n", f->why[0] ? " (PyTorch's callbacks not used: " : "",
+		       f->why, f->why[0] ? ")" : "");
+		return;
+	}
+	printf("    operators: PyTorch %s's callbacks through libfvbpf.so, %llu records; lost: %llu "
+	       "to full rings, %llu of threads without a ring, %llu bad records; %llu segments "
+	       "registered late\n", f->version, (unsigned long long)f->records,
+	       (unsigned long long)f->ring_drops, (unsigned long long)f->no_ring,
+	       (unsigned long long)f->bad, (unsigned long long)f->late);
+}
+
 static void report_agent_library(const struct session_target *st)
 {
 	const struct inject_info *in = &st->proc.inject;
@@ -117,10 +134,22 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->pairing.unmatched_exits,
 			       (unsigned long long)st->pairing.lost_returns);
 		if (st->torchp.found)
+			report_op_source(st);
+		if (st->torchp.found && st->ops != OPS_CALLBACKS)
 			printf("    torch: %u operators, %u nodes probed%s (read %.0f ms, attach %.0f ms); "
 			       "%llu returns lost (exceptions), %llu unmatched, %llu too deep, %llu scopes "
 			       "untracked, %llu scope names cut\n", st->torchp.nops, st->torchp.nnodes,
 			       st->torchp.scopes ? ", scopes" : ", NO scopes",
+			       (double)st->torchp.discover_ns / 1e6, (double)st->torchp.attach_ns / 1e6,
+			       (unsigned long long)st->tpair.lost_returns,
+			       (unsigned long long)st->tpair.unmatched,
+			       (unsigned long long)st->tpair.too_deep,
+			       (unsigned long long)st->torch.scopes_untracked,
+			       (unsigned long long)st->torch.scopes_cut);
+		if (st->torchp.found && st->ops == OPS_CALLBACKS)
+			printf("    torch: scopes%s probed (read %.0f ms, attach %.0f ms); %llu returns "
+			       "lost (exceptions), %llu unmatched, %llu too deep, %llu scopes untracked, "
+			       "%llu scope names cut\n", st->torchp.scopes ? "" : " NOT",
 			       (double)st->torchp.discover_ns / 1e6, (double)st->torchp.attach_ns / 1e6,
 			       (unsigned long long)st->tpair.lost_returns,
 			       (unsigned long long)st->tpair.unmatched,

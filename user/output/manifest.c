@@ -96,8 +96,22 @@ static json_object *torch_json(const struct session_target *t)
 	size_t i;
 
 	json_object_object_add(o, "libtorch_cpu", json_string_obj(t->torchp.found ? t->torchp.path : ""));
-	json_object_object_add(o, "operators_probed", json_object_new_uint64(t->torchp.nops));
-	json_object_object_add(o, "nodes_probed", json_object_new_uint64(t->torchp.nnodes));
+	json_object_object_add(o, "op_source",
+			       json_string_obj(t->ops == OPS_CALLBACKS ? "callbacks" : "uprobes"));
+	json_object_object_add(o, "op_source_why", json_string_obj(t->fast.why));
+	json_object_object_add(o, "torch_version", json_string_obj(t->fast.version));
+	if (t->ops == OPS_CALLBACKS) {
+		json_object_object_add(o, "callback_records", json_object_new_uint64(t->fast.records));
+		json_object_object_add(o, "callback_ring_drops",
+				       json_object_new_uint64(t->fast.ring_drops));
+		json_object_object_add(o, "callback_no_ring", json_object_new_uint64(t->fast.no_ring));
+		json_object_object_add(o, "callback_bad_records", json_object_new_uint64(t->fast.bad));
+		json_object_object_add(o, "callback_late_segments", json_object_new_uint64(t->fast.late));
+	}
+	json_object_object_add(o, "operators_probed",
+			       json_object_new_uint64(t->ops == OPS_CALLBACKS ? 0 : t->torchp.nops));
+	json_object_object_add(o, "nodes_probed",
+			       json_object_new_uint64(t->ops == OPS_CALLBACKS ? 0 : t->torchp.nnodes));
 	json_object_object_add(o, "scopes_probed", json_object_new_boolean(t->torchp.scopes));
 	json_object_object_add(o, "evaluate_function_classes",
 			       json_object_new_uint64(t->torchp.eval_classes));

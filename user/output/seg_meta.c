@@ -78,6 +78,8 @@ GET(limits)
 	v->n.gpu_records = seg_limit(c->seg->limits.gpu, SEG_MAX_GPU);
 }
 GET(torch_calls) { UNUSED_BUF; v->u = c->seg->nops; }
+GET(op_source) { UNUSED_BUF; v->s = c->seg->ops_by_callbacks ? "callbacks" : "uprobes"; }
+GET(callback_records_lost) { UNUSED_BUF; v->u = c->seg->callback_lost; }
 GET(torch_calls_over_limit) { UNUSED_BUF; v->u = c->seg->ops_dropped; }
 GET(torch_scope_names_cut) { UNUSED_BUF; v->u = seg_scopes_cut(c->seg); }
 GET(torch_shapes_unknown) { UNUSED_BUF; v->u = seg_shapes_unknown(c->seg); }
@@ -140,6 +142,8 @@ const struct seg_meta_field seg_meta_fields[] = {
 	ROW(over_limits, SM_COUNTS, SMG_LIMITS),
 	ROW(limits, SM_COUNTS, SMG_LIMITS),
 	ROW(torch_calls, SM_UINT, SMG_TORCH),
+	ROW(op_source, SM_STR, SMG_TORCH),
+	ROW(callback_records_lost, SM_UINT, SMG_TORCH),
 	ROW(torch_calls_over_limit, SM_UINT, SMG_TORCH),
 	ROW(torch_scope_names_cut, SM_UINT, SMG_TORCH),
 	ROW(torch_shapes_unknown, SM_UINT, SMG_TORCH),

@@ -25,6 +25,8 @@ static void submit_segment(struct session_target *t, struct segment *seg)
 	snprintf(seg->gpu_status, sizeof(seg->gpu_status), "%s", t->agent.status);
 	seg->gpu_clock = t->agent.clock;
 	seg->cupti_dropped = t->agent.cupti_dropped;
+	seg->ops_by_callbacks = t->ops == OPS_CALLBACKS;
+	seg->callback_lost = fast_ops_lost(&t->fast);
 	seg->gpu_missing = gpu_join_missing(seg);
 	t->agent.gpu_missing += seg->gpu_missing;
 	gpu_join_forget(&t->gpu, seg);

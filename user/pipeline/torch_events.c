@@ -14,6 +14,30 @@
 #include "pipeline/torch_events.h"
 #include "pipeline/torch_shapes.h"
 #include "probes/torch_ops.h"
+#include "target/target_fast.h"
+
+/* A scope that delimits segments, for the fast path's callbacks too: they
+ * must be registered at a region scope's begin, and stepping starts at a
+ * step scope's end (torch_fast.c follows BPF's rules). */
+static void fast_gate_add(struct session *s, uint64_t hash, uint32_t kind)
+{
+	struct target_fast_tables tb = { 0 };
+	int i;
+
+	if (kind == FVBPF_GATE_REGION && s->nfast_gates < FVBPF_FAST_GATES)
+		s->fast_gates[s->nfast_gates++] = hash;
+	else if (kind == FVBPF_GATE_STEP && s->nfast_steps < FVBPF_FAST_STEPS)
+		s->fast_steps[s->nfast_steps++] = hash;
+	else
+		s->fast_gates_full++; /* that scope opens no segment for the callbacks */
+	tb.gates = s->fast_gates;
+	tb.ngates = s->nfast_gates;
+	tb.steps = s->fast_steps;
+	tb.nsteps = s->nfast_steps;
+	for (i = 0; i < s->ntargets; i++)
+		if (s->targets[i].fast.map)
+			target_fast_scopes(&s->targets[i].ctl, &tb);
+}
 
 static void gate_put(struct session *s, const char *name, uint32_t len, uint32_t kind)
 {
@@ -30,6 +54,7 @@ static void gate_put(struct session *s, const char *name, uint32_t len, uint32_t
 		return;
 	}
 	s->gates_installed++;
+	fast_gate_add(s, hash, kind);
 	log_info("torch scope '%.*s' now delimits segments (%s)", (int)len, name,
 		 kind == FVBPF_GATE_STEP ? "--step-by" : "-r torch:");
 }

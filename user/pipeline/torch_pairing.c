@@ -141,3 +141,14 @@ void torch_pairing_free(struct torch_pairing *p)
 	free(p->threads);
 	memset(p, 0, sizeof(*p));
 }
+
+uint32_t torch_pairing_top_op(struct torch_pairing *p, uint32_t tid)
+{
+	struct torch_thread *t = thread_of(p, tid, 0);
+	uint32_t level;
+
+	for (level = t ? t->depth : 0; level > 0; level--)
+		if (t->stack[level - 1].id != TORCH_SCOPE_ID)
+			return t->stack[level - 1].id;
+	return TORCH_SCOPE_ID;
+}

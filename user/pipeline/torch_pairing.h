@@ -62,6 +62,9 @@ int torch_pairing_scope_end(struct torch_pairing *p, struct segment *seg, uint64
 /* The index in @seg of the innermost call open on @tid that @seg holds, -1. */
 long torch_pairing_innermost(const struct torch_pairing *p, const struct segment *seg,
 			     uint32_t tid);
+/* The id of the innermost operator or node open on @tid (scopes
+ * skipped), TORCH_SCOPE_ID when none: whom an end without a name ends. */
+uint32_t torch_pairing_top_op(struct torch_pairing *p, uint32_t tid);
 void torch_pairing_free(struct torch_pairing *p);
 
 #endif /* FVBPF_TORCH_PAIRING_H */

@@ -89,6 +89,22 @@ bool torch_probes_mapped(pid_t pid, char *path, size_t len)
 }
 
 /* The file's probes into the session table: cookies of ids base.. */
+int torch_table_add(struct torch_table *tt, const char *name, uint8_t kind, uint32_t *idx)
+{
+	struct torch_id *id;
+
+	if (grow_one(&tt->ids, tt->n, &tt->cap, sizeof(*id), 4096))
+		return -ENOMEM;
+	id = &tt->ids[tt->n];
+	memset(id, 0, sizeof(*id));
+	id->kind = kind;
+	id->name = name_table_intern(tt->names, name);
+	if (!id->name)
+		return -ENOMEM;
+	*idx = (uint32_t)tt->n++;
+	return 0;
+}
+
 static int add_ids(struct torch_table *tt, const struct torch_file *tf, uint32_t *base)
 {
 	struct torch_id *id;
@@ -127,23 +143,28 @@ static int attach_all(struct torch_probes *tp, const struct torch_file *tf, cons
 		offs[i] = tf->syms[i].off;
 		cookies[i] = slot | (base + i);
 	}
-	lfd = uprobe_session_attach(pr->call_fd, open_path, tp->pid, offs, cookies, tf->n);
+	lfd = tp->ops_via_callbacks ? 0 :
+	      uprobe_session_attach(pr->call_fd, open_path, tp->pid, offs, cookies, tf->n);
 	free(offs);
 	free(cookies);
 	if (lfd < 0)
 		return lfd;
-	tp->links[0] = lfd;
+	if (!tp->ops_via_callbacks)
+		tp->links[0] = lfd;
 	if (tf->scope_enter_off && tf->scope_end_off) {
 		lfd = uprobe_session_attach(pr->enter_fd, open_path, tp->pid, &tf->scope_enter_off,
 					    &slot, 1);
 		if (lfd >= 0)
 			tp->links[1] = lfd;
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = slot);
-		tp->end_link = bpf_program__attach_uprobe_opts(pr->end_prog, tp->pid, open_path,
-							       tf->scope_end_off, &uo);
-		if (!tp->end_link)
+		/* the fast path's scope ends come from the library's probe */
+		if (!tp->ops_via_callbacks)
+			tp->end_link = bpf_program__attach_uprobe_opts(pr->end_prog, tp->pid,
+								       open_path, tf->scope_end_off,
+								       &uo);
+		if (!tp->end_link && !tp->ops_via_callbacks)
 			lfd = -errno;
-		tp->scopes = tp->links[1] >= 0 && tp->end_link;
+		tp->scopes = tp->links[1] >= 0 && (tp->end_link || tp->ops_via_callbacks);
 		if (!tp->scopes)
 			log_warn("pid %d: record_function scopes not probed (%s)", tp->pid,
 				 strerror(lfd < 0 ? -lfd : EINVAL));
@@ -249,7 +270,7 @@ static int discover_attach(struct torch_probes *tp, struct torch_table *tt,
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	if (!err && tf.n)
 		err = attach_all(tp, &tf, kpath, base, pr);
-	if (!err)
+	if (!err && !tp->ops_via_callbacks)
 		attach_eval(tp, tt, &tf, kpath, pr, &c->m);
 	tp->attach_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	snprintf(tp->path, sizeof(tp->path), "%s", c->path);
@@ -284,6 +305,12 @@ int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const str
 	free(c);
 	if (err)
 		return err;
+	if (tp->ops_via_callbacks) {
+		log_info("pid %d: torch scopes probed in %s (read %.0f ms, attach %.0f ms); operators "
+			 "and nodes come from PyTorch's callbacks", tp->pid, tp->path,
+			 tp->discover_ns / 1e6, tp->attach_ns / 1e6);
+		return 1;
+	}
 	log_info("pid %d: %u torch operators, %u autograd nodes%s probed in %s, evaluate_function "
 		 "with %zu node classes (read %.0f ms, attach %.0f ms)", tp->pid, tp->nops, tp->nnodes,
 		 tp->scopes ? " and scopes" : "", tp->path, (size_t)tp->eval_classes,

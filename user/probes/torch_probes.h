@@ -37,6 +37,8 @@ struct torch_probes {
 	pid_t pid;
 	unsigned int slot;
 	bool found;             /* libtorch_cpu.so mapped and probed */
+	bool ops_via_callbacks; /* operators and nodes come from the fast path:
+				 * only the scopes are probed */
 	char path[PATH_MAX];
 	int links[3];           /* ops+nodes, scope enter, evaluate_function; -1 none */
 	struct bpf_link *end_link; /* RecordFunction::end() */
@@ -74,6 +76,8 @@ struct torch_progs {
 void torch_table_init(struct torch_table *tt, struct name_table *names);
 void torch_table_free(struct torch_table *tt);
 const struct torch_id *torch_table_get(const struct torch_table *tt, uint32_t id);
+/* A new id for @name (the operator fast path's names): 0 or -ENOMEM. */
+int torch_table_add(struct torch_table *tt, const char *name, uint8_t kind, uint32_t *idx);
 
 void torch_probes_init(struct torch_probes *tp, pid_t pid, unsigned int slot);
 /* Is libtorch_cpu mapped by @pid?  Its path in @path. */

@@ -24,6 +24,7 @@ enum marker_sym {
 	MARKER_CORRELATION,
 	MARKER_GPU_BATCH,
 	MARKER_AGENT_STATUS,
+	MARKER_SCOPE_END,       /* optional (libraries since the operator fast path) */
 	MARKER_NSYMS,
 };
 

@@ -20,7 +20,7 @@
  * library's own first bytes before we put a uprobe on it. */
 static const enum marker_sym probe_fns[] = {
 	MARKER_BEGIN, MARKER_END, MARKER_SYNC, MARKER_CORRELATION, MARKER_GPU_BATCH,
-	MARKER_AGENT_STATUS,
+	MARKER_AGENT_STATUS, MARKER_SCOPE_END,
 };
 #define PROBE_BYTES 5 /* the nop5 the kernel turns into a call */
 
@@ -214,6 +214,8 @@ static int check_probe_text(struct target_control *c, const struct marker_lib *l
 	int ret;
 
 	for (i = 0; i < sizeof(probe_fns) / sizeof(probe_fns[0]); i++) {
+		if (!lib->syms[probe_fns[i]].found)
+			continue; /* optional, and absent */
 		ret = probe_site(c->pid, lib, lib->syms[probe_fns[i]].file_off, want, &addr);
 		if (!ret)
 			ret = text_check_bytes(c->pid, addr, want, PROBE_BYTES, child);

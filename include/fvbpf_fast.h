@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * The operator fast path: where libfvbpf.so is in a PyTorch process, it
+ * registers RecordFunction callbacks with PyTorch (at::addGlobalCallback)
+ * while the process is inside a segment, and writes one compact record per
+ * operator or node begin and end into shared memory that fvbpf maps and
+ * drains beside the BPF ring: no trap per operator.
+ *
+ * The memory is a memfd of the library's (fvbpf opens /proc/PID/fd/N):
+ * a header, then FVBPF_FAST_THREADS single-producer rings, one per thread
+ * of the job that records.  The producer advances `head`, the consumer
+ * `tail`, both byte counts (positions modulo ring_bytes); a record never
+ * straddles the end (a PAD record fills the rest).  A record that does
+ * not fit is counted in `drops`, never half-written.
+ */
+#ifndef FVBPF_FAST_H
+#define FVBPF_FAST_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u32 */
+#else
+#include <linux/types.h>
+#endif
+
+#define FVBPF_FAST_MAGIC 0x74736166u     /* "fast" */
+#define FVBPF_FAST_VERSION 1u
+#define FVBPF_FAST_THREADS 64
+#define FVBPF_FAST_RING_BYTES (256u * 1024u)
+#define FVBPF_FAST_NAME 160              /* bytes of name kept (torch's names are shorter) */
+
+/*
+ * The layouts of PyTorch's RecordFunctionCallback and RecordScope this
+ * library knows, which fvbpf names in its request after checking the
+ * target's torch version; the library never guesses one.
+ * 1: torch 2.x (checked against the headers of 2.13.0 and 2.14.1 by
+ *    tests/lib/torch_abi_check.cpp): {start, end, double sampling_prob,
+ *    bool scopes[10], bool needs_inputs, needs_outputs, needs_ids},
+ *    40 bytes; FUNCTION 0, BACKWARD_FUNCTION 1, USER_SCOPE 7.
+ */
+#define FVBPF_FAST_LAYOUT_TORCH2 1u
+
+/* The library's answer in the control page (fast_state), for fast_gen. */
+enum fvbpf_fast_state {
+	FVBPF_FAST_NONE = 0,
+	FVBPF_FAST_READY = 1,        /* callbacks in place, rings in fast_fd */
+	FVBPF_FAST_NO_TORCH = 2,     /* no libtorch_cpu.so in the process */
+	FVBPF_FAST_NO_SYMBOL = 3,    /* addGlobalCallback/removeCallback/name not found */
+	FVBPF_FAST_BAD_LAYOUT = 4,   /* a layout this library does not know */
+	FVBPF_FAST_NO_MEMORY = 5,    /* memfd_create/ftruncate/mmap failed (detail in fast_err) */
+	FVBPF_FAST_OFF = 6,          /* FVBPF_FAST=off in the job's environment */
+};
+
+enum fvbpf_fast_kind {
+	FVBPF_FAST_PAD = 0,          /* skip to the end of the ring */
+	FVBPF_FAST_OP = 1,           /* begin, RecordScope FUNCTION */
+	FVBPF_FAST_NODE = 2,         /* begin, RecordScope BACKWARD_FUNCTION */
+	FVBPF_FAST_END = 3,          /* the end of the thread's innermost recorded begin */
+};
+
+struct fvbpf_fast_rec {
+	__u8 kind;                   /* enum fvbpf_fast_kind */
+	__u8 flags;                  /* FVBPF_FAST_CUT */
+	__u16 size;                  /* bytes of the record, a multiple of 8 */
+	__u32 tid;
+	__u64 ts_ns;                 /* CLOCK_MONOTONIC, as bpf_ktime_get_ns() */
+	/* begins only: */
+	__u32 name_len;
+	__u32 pad;
+	/* char name[name_len], then zeros to the next multiple of 8 */
+};
+
+#define FVBPF_FAST_CUT 1u            /* the name was longer than FVBPF_FAST_NAME */
+#define FVBPF_FAST_END_SIZE 16u      /* an END record: kind..ts_ns */
+#define FVBPF_FAST_BEGIN_SIZE 24u    /* a begin's fixed part */
+
+struct fvbpf_fast_ring {
+	__u32 tid;                   /* owner, 0: free (its records may still be unread) */
+	__u32 pad;
+	__u64 head;                  /* producer: bytes written (store-release) */
+	__u64 tail;                  /* consumer: bytes read (store-release) */
+	__u64 drops;                 /* records that did not fit */
+	__u64 reserved[4];
+	/* then FVBPF_FAST_RING_BYTES of records */
+};
+
+struct fvbpf_fast_hdr {
+	__u32 magic;
+	__u32 version;
+	__u32 nthreads;              /* rings that follow */
+	__u32 ring_bytes;
+	__u64 no_ring;               /* records lost by threads that found no free ring */
+	__u64 late;                  /* segments the callbacks were registered late for */
+	__u64 reserved[4];
+};
+
+static inline __u64 fvbpf_fast_ring_off(__u32 i)
+{
+	return sizeof(struct fvbpf_fast_hdr) +
+	       (__u64)i * (sizeof(struct fvbpf_fast_ring) + FVBPF_FAST_RING_BYTES);
+}
+
+#define FVBPF_FAST_BYTES fvbpf_fast_ring_off(FVBPF_FAST_THREADS)
+
+#ifndef __BPF__
+_Static_assert(sizeof(struct fvbpf_fast_rec) == 24, "fast record layout");
+_Static_assert(sizeof(struct fvbpf_fast_ring) == 64, "fast ring layout");
+_Static_assert(sizeof(struct fvbpf_fast_hdr) == 64, "fast header layout");
+#endif
+
+#endif /* FVBPF_FAST_H */

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * The operator fast path (fvbpf_fast.h): PyTorch's own RecordFunction
+ * callbacks, registered from here while the process is inside a segment,
+ * write each operator's and node's begin and end into shared rings.
+ *
+ * Which segments: the library follows "inside a segment" by BPF's rules
+ * (fast_segments.c); the callbacks record only then.  Registration follows
+ * it where it changes: after a marker, and in a USER_SCOPE callback of
+ * ours (torch scopes that delimit segments), before the scope's first
+ * operator.  Not inside a segment, no callback of ours runs per operator:
+ * PyTorch's dispatcher takes its fast path as when no profiler is on.
+ *
+ * The C side of C++ calls (x86-64 System V, Itanium C++ ABI):
+ * RecordFunctionCallback is trivially copyable and 40 bytes, so it is
+ * passed in memory like this C struct; a start callback returns a
+ * std::unique_ptr<ObserverContext> (not trivial) through a hidden pointer
+ * in rdi, which it returns in rax.  Our context is a static object with a
+ * do-nothing virtual destructor: non-NULL means "this begin was recorded",
+ * so the end is recorded exactly when its begin was.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "control.h"
+#include "fast_ring.h"
+#include "fast_segments.h"
+#include "torch_fast.h"
+#include "fvbpf_events.h"
+#include "fvbpf_fast.h"
+
+#define NUM_SCOPES 10
+enum { SCOPE_FUNCTION = 0, SCOPE_BACKWARD_FUNCTION = 1, SCOPE_USER = 7 };
+
+struct rf_callback {
+	void *start;
+	void *end;
+	double sampling_prob;
+	bool scopes[NUM_SCOPES];
+	bool needs_inputs, needs_outputs, needs_ids;
+};
+_Static_assert(sizeof(struct rf_callback) == 40, "RecordFunctionCallback, layout 1");
+
+typedef uint64_t (*add_global_fn)(struct rf_callback cb);
+typedef void (*remove_fn)(uint64_t handle);
+typedef const char *(*rf_name_fn)(const void *rf);
+
+static add_global_fn add_global;
+static remove_fn remove_cb;
+static rf_name_fn rf_name;
+
+/* The ObserverContext we hand back: a vtable of two destructors (complete,
+ * deleting) that do nothing, so unique_ptr's delete is harmless. */
+static void ctx_dtor(void *self)
+{
+	(void)self;
+}
+static void *const ctx_vtable[4] = { NULL, NULL, (void *)ctx_dtor, (void *)ctx_dtor };
+static const struct { void *const *vptr; } recorded = { &ctx_vtable[2] };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t h_op, h_node, h_gate;  /* 0: not registered */
+static volatile int registered;        /* h_op and h_node */
+static uint32_t served_gen;
+
+static inline bool recording(void)
+{
+	const struct fvbpf_control *c = control;
+
+	return c && live_epoch() && fast_seg_open(c);
+}
+
+static bool record_begin(const void *rf, uint8_t kind)
+{
+	struct fvbpf_fast_ring *ring;
+	struct fvbpf_fast_rec *rec;
+	struct timespec ts;
+	const char *name;
+	uint32_t len, size;
+
+	if (!recording())
+		return false;
+	name = rf_name(rf);
+	len = name ? (uint32_t)strnlen(name, FVBPF_FAST_NAME + 1) : 0;
+	size = (FVBPF_FAST_BEGIN_SIZE + (len > FVBPF_FAST_NAME ? FVBPF_FAST_NAME : len) + 7) & ~7u;
+	rec = fast_ring_reserve(size, &ring);
+	if (!rec)
+		return false; /* counted; its end is not recorded either */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	rec->kind = kind;
+	rec->flags = len > FVBPF_FAST_NAME ? FVBPF_FAST_CUT : 0;
+	rec->size = (uint16_t)size;
+	rec->tid = fast_ring_tid();
+	rec->ts_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (len > FVBPF_FAST_NAME)
+		len = FVBPF_FAST_NAME;
+	rec->name_len = len;
+	rec->pad = 0;
+	memcpy(rec + 1, name, len);
+	memset((char *)(rec + 1) + len, 0, size - FVBPF_FAST_BEGIN_SIZE - len);
+	fast_ring_commit(ring, size);
+	return true;
+}
+
+static void **op_start(void **ret, const void *rf)
+{
+	*ret = record_begin(rf, FVBPF_FAST_OP) ? (void *)&recorded : NULL;
+	return ret;
+}
+
+static void **node_start(void **ret, const void *rf)
+{
+	*ret = record_begin(rf, FVBPF_FAST_NODE) ? (void *)&recorded : NULL;
+	return ret;
+}
+
+/* Recorded after a segment closed too: its begin was. */
+static void rec_end(const void *rf, void *ctx)
+{
+	struct fvbpf_fast_ring *ring;
+	struct fvbpf_fast_rec *rec;
+	struct timespec ts;
+
+	(void)rf;
+	if (ctx != &recorded)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	rec = fast_ring_reserve(FVBPF_FAST_END_SIZE, &ring);
+	if (!rec)
+		return; /* counted; the loader closes the op at its parent's end */
+	rec->kind = FVBPF_FAST_END;
+	rec->flags = 0;
+	rec->size = FVBPF_FAST_END_SIZE;
+	rec->tid = fast_ring_tid();
+	rec->ts_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	fast_ring_commit(ring, FVBPF_FAST_END_SIZE);
+}
+
+static uint64_t add_one(void *start, void *end, int scope)
+{
+	struct rf_callback cb = { .start = start, .end = end, .sampling_prob = 1.0 };
+
+	cb.scopes[scope] = true;
+	return add_global(cb);
+}
+
+/* Called with the lock held. */
+static void set_registered_locked(bool on)
+{
+	if (on && !registered && add_global) {
+		h_op = add_one((void *)op_start, (void *)rec_end, SCOPE_FUNCTION);
+		h_node = add_one((void *)node_start, (void *)rec_end, SCOPE_BACKWARD_FUNCTION);
+		__atomic_store_n(&registered, 1, __ATOMIC_RELEASE);
+	} else if (!on && registered) {
+		remove_cb(h_op);
+		remove_cb(h_node);
+		h_op = h_node = 0;
+		__atomic_store_n(&registered, 0, __ATOMIC_RELEASE);
+	}
+}
+
+/* Registration follows BPF's fast_open; @late: the caller is the watch
+ * thread, which only catches what the other points missed. */
+static void sync_registration(bool late)
+{
+	bool want = recording();
+	uint64_t *n;
+
+	if (want == (bool)__atomic_load_n(&registered, __ATOMIC_ACQUIRE) || !h_gate)
+		return;
+	pthread_mutex_lock(&lock);
+	if (h_gate) {
+		if (want && !registered && late) {
+			n = fast_ring_counter(offsetof(struct fvbpf_fast_hdr, late));
+			if (n)
+				__atomic_fetch_add(n, 1, __ATOMIC_RELAXED);
+		}
+		set_registered_locked(want);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* Our USER_SCOPE context: "this scope counted towards a segment". */
+static const struct { void *const *vptr; } gated = { &ctx_vtable[2] };
+
+static uint64_t scope_hash(const void *rf)
+{
+	const char *name = rf_name(rf);
+
+	return name ? fvbpf_scope_hash(name, (uint32_t)strnlen(name, FVBPF_SCOPE_NAME)) : 0;
+}
+
+/* A torch scope begins: one that opens a segment gets the callbacks
+ * registered now, before its first operator. */
+static void **gate_start(void **ret, const void *rf)
+{
+	const struct fvbpf_control *c = control;
+
+	*ret = NULL;
+	if (!c || !live_epoch() || !c->fast_ngates)
+		return ret;
+	if (fast_seg_scope_begin(c, scope_hash(rf))) {
+		*ret = (void *)&gated;
+		sync_registration(false);
+	}
+	return ret;
+}
+
+/* A torch scope ends: a region scope closes, a step scope starts steps. */
+static void gate_end(const void *rf, void *ctx)
+{
+	const struct fvbpf_control *c = control;
+
+	if (!c || !live_epoch())
+		return;
+	/* BPF's scope end, which it would otherwise take from a uprobe on
+	 * RecordFunction::end(), a trap on every operator while ours are
+	 * registered */
+	fvbpf_probe_scope_end(rf);
+	if (ctx == &gated || c->fast_nsteps) {
+		fast_seg_scope_end(c, scope_hash(rf), ctx == &gated);
+		sync_registration(false);
+	}
+}
+
+struct find_torch {
+	char path[4096];
+};
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find_torch *f = arg;
+	const char *base;
+
+	(void)size;
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return 0;
+	base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (strncmp(base, "libtorch_cpu.so", 15))
+		return 0;
+	strncpy(f->path, info->dlpi_name, sizeof(f->path) - 1);
+	f->path[sizeof(f->path) - 1] = '\0';
+	return 1;
+}
+
+/* libtorch_cpu's three functions, from the copy the process has loaded
+ * (RTLD_NOLOAD: never a load of our own). */
+static int resolve(void)
+{
+	struct find_torch *f;
+	void *h;
+
+	if (add_global)
+		return 0;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -FVBPF_FAST_NO_MEMORY;
+	if (!dl_iterate_phdr(find_cb, f)) {
+		free(f);
+		return -FVBPF_FAST_NO_TORCH;
+	}
+	h = dlopen(f->path, RTLD_LAZY | RTLD_NOLOAD);
+	free(f);
+	if (!h)
+		return -FVBPF_FAST_NO_TORCH;
+	remove_cb = (remove_fn)dlsym(h, "_ZN2at14removeCallbackEm");
+	rf_name = (rf_name_fn)dlsym(h, "_ZNK2at14RecordFunction4nameEv");
+	add_global = (add_global_fn)dlsym(h, "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE");
+	/* the handle stays open: torch is never unloaded under a callback */
+	if (!remove_cb || !rf_name || !add_global) {
+		add_global = NULL;
+		return -FVBPF_FAST_NO_SYMBOL;
+	}
+	return 0;
+}
+
+static void answer(struct fvbpf_control *c, uint32_t gen, uint32_t state, int err, int fd,
+		   uint64_t bytes)
+{
+	c->fast_state = state;
+	c->fast_err = (uint32_t)err;
+	c->fast_fd = fd;
+	c->fast_bytes = bytes;
+	__atomic_store_n(&c->fast_done, gen, __ATOMIC_RELEASE);
+}
+
+static void atfork_child(void);
+
+static void serve_locked(struct fvbpf_control *c, uint32_t gen)
+{
+	static int atfork_done;
+
+	const char *env = getenv("FVBPF_FAST");
+	uint64_t bytes = 0;
+	int r, fd = -1;
+
+	served_gen = gen;
+	if (!atfork_done)
+		atfork_done = pthread_atfork(NULL, NULL, atfork_child) == 0;
+	if (env && !strcmp(env, "off")) {
+		answer(c, gen, FVBPF_FAST_OFF, 0, -1, 0);
+		return;
+	}
+	if (c->fast_req != FVBPF_FAST_LAYOUT_TORCH2) {
+		answer(c, gen, FVBPF_FAST_BAD_LAYOUT, 0, -1, 0);
+		return;
+	}
+	r = resolve();
+	if (r) {
+		answer(c, gen, (uint32_t)-r, 0, -1, 0);
+		return;
+	}
+	r = fast_ring_setup(&fd, &bytes);
+	if (r) {
+		answer(c, gen, FVBPF_FAST_NO_MEMORY, -r, -1, 0);
+		return;
+	}
+	fast_seg_reset(); /* a new attach: its markers and scopes open segments */
+	if (!h_gate)
+		h_gate = add_one((void *)gate_start, (void *)gate_end, SCOPE_USER);
+	answer(c, gen, FVBPF_FAST_READY, 0, fd, bytes);
+}
+
+/* Detached (or fvbpf gone): nothing of ours stays registered. */
+static void stop_locked(void)
+{
+	set_registered_locked(false);
+	if (h_gate) {
+		remove_cb(h_gate);
+		h_gate = 0;
+	}
+}
+
+void torch_fast_poll(bool late)
+{
+	struct fvbpf_control *c = control;
+	uint32_t gen;
+
+	if (!c || c->magic != FVBPF_CONTROL_MAGIC)
+		return;
+	if (!semaphore) {
+		if (h_gate) {
+			pthread_mutex_lock(&lock);
+			stop_locked();
+			pthread_mutex_unlock(&lock);
+		}
+		return;
+	}
+	/* Served while the epoch is still even: fvbpf waits for the answer
+	 * before it lets any segment open. */
+	gen = __atomic_load_n(&c->fast_gen, __ATOMIC_ACQUIRE);
+	if (gen && gen != served_gen) {
+		pthread_mutex_lock(&lock);
+		if (gen != served_gen)
+			serve_locked(c, gen);
+		pthread_mutex_unlock(&lock);
+	}
+	sync_registration(late); /* off while the epoch is even (quiet, detaching) */
+}
+
+void torch_fast_marker(uint64_t hash, bool begin)
+{
+	const struct fvbpf_control *c = control;
+
+	if (!h_gate || !c)
+		return;
+	fast_seg_region(c, hash, begin);
+	sync_registration(false);
+}
+
+void torch_fast_stack(const uint64_t *hashes, uint32_t n)
+{
+	const struct fvbpf_control *c = control;
+
+	if (!h_gate || !c)
+		return;
+	fast_seg_sync(c, hashes, n);
+	sync_registration(false);
+}
+
+/* A forked child: the callbacks torch copied into it find a zeroed
+ * control page (MADV_WIPEONFORK) and record nothing (their handles stay
+ * ours, so a later attach to the child reuses them); its lock starts
+ * afresh, and a request to it gets rings of its own, never its parent's. */
+static void atfork_child(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	served_gen = 0;
+	fast_ring_atfork_child();
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * Draining a target's fast-path rings (fvbpf_fast.h).  The rings are the
+ * target's memory: each record is copied out before it is checked, a ring
+ * whose positions or records make no sense is skipped to its head and
+ * counted, and the memfd is mapped only when sealed at its size (a
+ * truncation could otherwise fault our reads).
+ *
+ * Order: each ring is in time order; the rings are merged by timestamp,
+ * and the BPF consumer drains the records older than each BPF record
+ * before handling it, so a thread's operators and its CUDA calls, markers
+ * and scopes arrive in the order they happened.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fvbpf_events.h"
+#include "fvbpf_fast.h"
+#include "model/session.h"
+#include "pipeline/fast_ops.h"
+#include "pipeline/events.h"
+#include "pipeline/torch_events.h"
+#include "pipeline/torch_pairing.h"
+#include "probes/torch_ops.h"
+#include "probes/torch_probes.h"
+#include "util/clock.h"
+
+#define SEALS_WANTED (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+static struct fvbpf_fast_ring *ring_at(const struct fast_ops *f, uint32_t i)
+{
+	return (struct fvbpf_fast_ring *)(f->map + fvbpf_fast_ring_off(i));
+}
+
+int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
+{
+	const struct fvbpf_fast_hdr *h;
+	struct fvbpf_fast_ring *r;
+	char path[64];
+	struct stat st;
+	uint32_t i;
+	void *p;
+	int mfd, seals, err = 0;
+
+	if (fd < 0 || bytes != FVBPF_FAST_BYTES)
+		return -EPROTO;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	/* O_NONBLOCK: whatever the target put at that number, no open blocks */
+	mfd = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (mfd < 0)
+		return -errno;
+	seals = fcntl(mfd, F_GET_SEALS);
+	if (fstat(mfd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != bytes ||
+	    seals < 0 || (seals & SEALS_WANTED) != SEALS_WANTED)
+		err = -EPROTO;
+	p = err ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (!err && p == MAP_FAILED)
+		err = -errno;
+	close(mfd);
+	if (err)
+		return err;
+	h = p;
+	if (h->magic != FVBPF_FAST_MAGIC || h->version != FVBPF_FAST_VERSION ||
+	    h->nthreads != FVBPF_FAST_THREADS || h->ring_bytes != FVBPF_FAST_RING_BYTES) {
+		munmap(p, bytes);
+		return -EPROTO;
+	}
+	f->map = p;
+	f->bytes = bytes;
+	f->nrings = FVBPF_FAST_THREADS;
+	/* what an earlier attach left unread or lost is not ours */
+	f->no_ring = h->no_ring;
+	f->late = h->late;
+	f->ring_drops = f->base_drops = 0;
+	f->next_ts = 0;
+	for (i = 0; i < f->nrings; i++) {
+		r = ring_at(f, i);
+		f->base_drops += r->drops;
+		__atomic_store_n(&r->tail, __atomic_load_n(&r->head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+/* A record copied out of ring @i at its tail: 1 one is there, 0 none,
+ * -1 the ring was broken (skipped to its head, counted). */
+static int peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name)
+{
+	struct fvbpf_fast_ring *r = ring_at(f, i);
+	uint64_t head, tail, pos;
+	const uint8_t *data = (const uint8_t *)(r + 1);
+
+	for (;;) {
+		head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		tail = r->tail;
+		if (head == tail)
+			return 0;
+		if (head < tail || head - tail > FVBPF_FAST_RING_BYTES)
+			goto broken;
+		pos = tail % FVBPF_FAST_RING_BYTES;
+		memcpy(rec, data + pos, sizeof(rec->kind));
+		if (rec->kind == FVBPF_FAST_PAD) {
+			__atomic_store_n(&r->tail, tail + FVBPF_FAST_RING_BYTES - pos,
+					 __ATOMIC_RELEASE);
+			continue;
+		}
+		if (FVBPF_FAST_RING_BYTES - pos < FVBPF_FAST_END_SIZE)
+			goto broken;
+		memcpy(rec, data + pos, FVBPF_FAST_END_SIZE);
+		if (rec->size < FVBPF_FAST_END_SIZE || rec->size % 8 || rec->size > head - tail ||
+		    rec->size > FVBPF_FAST_RING_BYTES - pos)
+			goto broken;
+		if (rec->kind == FVBPF_FAST_END)
+			return 1;
+		if ((rec->kind != FVBPF_FAST_OP && rec->kind != FVBPF_FAST_NODE) ||
+		    rec->size < FVBPF_FAST_BEGIN_SIZE)
+			goto broken;
+		memcpy(rec, data + pos, FVBPF_FAST_BEGIN_SIZE);
+		if (rec->name_len > FVBPF_FAST_NAME ||
+		    rec->name_len > (uint32_t)rec->size - FVBPF_FAST_BEGIN_SIZE)
+			goto broken;
+		memcpy(name, data + pos + FVBPF_FAST_BEGIN_SIZE, rec->name_len);
+		name[rec->name_len] = '\0';
+		return 1;
+	}
+broken:
+	__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
+	f->bad++;
+	return -1;
+}
+
+static void advance(struct fast_ops *f, uint32_t i, uint16_t size)
+{
+	struct fvbpf_fast_ring *r = ring_at(f, i);
+
+	__atomic_store_n(&r->tail, r->tail + size, __ATOMIC_RELEASE);
+}
+
+/* The torch id of a fast-path name: one per name and kind, made at first
+ * sight.  evaluate_function comes as a FUNCTION scope: a node, as the
+ * uprobe path names it. */
+static int fast_id(struct session *s, const struct fvbpf_fast_rec *rec, const char *name,
+		   uint32_t *id)
+{
+	uint8_t kind = rec->kind == FVBPF_FAST_NODE ||
+		       !strncmp(name, TORCH_EVAL_PREFIX, strlen(TORCH_EVAL_PREFIX)) ?
+		       TORCH_NODE : TORCH_OP;
+	uint32_t nid = name_table_intern(&s->knames, name);
+	uint64_t key = (uint64_t)nid << 8 | kind, v;
+	int err;
+
+	if (!nid)
+		return -ENOMEM;
+	v = addr_cache_get(&s->fast_ids, key);
+	if (v) {
+		*id = (uint32_t)(v - 1);
+		return 0;
+	}
+	err = torch_table_add(&s->torch, name, kind, id);
+	if (!err)
+		err = addr_cache_put(&s->fast_ids, key, (uint64_t)*id + 1);
+	return err == -ENOSPC ? 0 : err;
+}
+
+static void deliver(struct session *s, struct session_target *t, const struct fvbpf_fast_rec *rec,
+		    const char *name)
+{
+	struct fvbpf_torch_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.hdr.version = FVBPF_EVENT_VERSION;
+	ev.hdr.size = sizeof(ev);
+	ev.hdr.tgid = (uint32_t)t->proc.pid;
+	ev.hdr.tid = rec->tid;
+	ev.hdr.ts_ns = rec->ts_ns;
+	ev.drops = (uint32_t)t->loss.drops_seen; /* the BPF ring's: no new gap */
+	if (rec->kind == FVBPF_FAST_END) {
+		ev.hdr.type = FVBPF_EV_TORCH_EXIT;
+		ev.id = torch_pairing_top_op(&t->tpair, rec->tid);
+		if (ev.id == TORCH_SCOPE_ID) {
+			t->tpair.unmatched++;
+			return;
+		}
+	} else {
+		ev.hdr.type = FVBPF_EV_TORCH_ENTER;
+		if (fast_id(s, rec, name, &ev.id)) {
+			s->bad_records++;
+			return;
+		}
+	}
+	t->fast.records++;
+	if (t->next_cut)
+		window_cut_until(s, t, rec->ts_ns);
+	torch_events_handle(s, t, &ev, sizeof(ev));
+}
+
+void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
+{
+	struct fast_ops *f = &t->fast;
+	static __thread struct fvbpf_fast_rec recs[FVBPF_FAST_THREADS];
+	static __thread char names[FVBPF_FAST_THREADS][FVBPF_FAST_NAME + 1];
+	bool have[FVBPF_FAST_THREADS];
+	uint32_t i, best;
+	int r;
+
+	uint64_t scan_ns, next;
+
+	if (!f->map || until < f->next_ts)
+		return; /* nothing there can be older: the last scan said so */
+	scan_ns = clock_ns(CLOCK_MONOTONIC);
+	for (i = 0; i < f->nrings; i++) {
+		while ((r = peek(f, i, &recs[i], names[i])) < 0)
+			;
+		have[i] = r == 1;
+	}
+	for (;;) {
+		best = UINT32_MAX;
+		for (i = 0; i < f->nrings; i++)
+			if (have[i] && recs[i].ts_ns <= until &&
+			    (best == UINT32_MAX || recs[i].ts_ns < recs[best].ts_ns))
+				best = i;
+		if (best == UINT32_MAX)
+			break;
+		deliver(s, t, &recs[best], names[best]);
+		advance(f, best, recs[best].size);
+		while ((r = peek(f, best, &recs[best], names[best])) < 0)
+			;
+		have[best] = r == 1;
+	}
+	/* A record not there yet is younger than this scan (give or take the
+	 * few ns between its timestamp and its commit). */
+	next = scan_ns;
+	for (i = 0; i < f->nrings; i++)
+		if (have[i] && recs[i].ts_ns < next)
+			next = recs[i].ts_ns;
+	f->next_ts = next;
+}
+
+uint64_t fast_ops_lost(const struct fast_ops *f)
+{
+	const struct fvbpf_fast_hdr *h;
+	uint64_t n;
+	uint32_t i;
+
+	if (!f->map)
+		return f->ring_drops + f->no_ring + f->bad;
+	h = (const struct fvbpf_fast_hdr *)f->map;
+	n = h->no_ring - f->no_ring;
+	for (i = 0; i < f->nrings; i++)
+		n += ring_at(f, i)->drops;
+	return n - f->base_drops + f->bad;
+}
+
+void fast_ops_close(struct fast_ops *f)
+{
+	const struct fvbpf_fast_hdr *h;
+	uint32_t i;
+
+	if (!f->map)
+		return;
+	h = (const struct fvbpf_fast_hdr *)f->map;
+	f->no_ring = h->no_ring - f->no_ring;
+	f->late = h->late - f->late;
+	for (i = 0; i < f->nrings; i++)
+		f->ring_drops += ring_at(f, i)->drops;
+	f->ring_drops -= f->base_drops;
+	munmap(f->map, f->bytes);
+	f->map = NULL;
+}

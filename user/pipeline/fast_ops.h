@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * The operator fast path, fvbpf's side: the target's rings (its memfd,
+ * mapped shared), drained in time order beside the BPF ring, each record
+ * handed to the torch pipeline as the uprobe path's record would be.
+ * Everything in the rings is the target's: bounded, checked, counted.
+ */
+#ifndef FVBPF_FAST_OPS_H
+#define FVBPF_FAST_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct session;
+struct session_target;
+
+/* Where a target's operators come from. */
+enum op_source { OPS_UPROBES = 0, OPS_CALLBACKS = 1 };
+
+struct fast_ops {
+	uint8_t *map;           /* the memfd, mapped; NULL: not in use */
+	size_t bytes;
+	uint32_t nrings;
+	uint64_t next_ts;       /* smallest ts at a ring's head, UINT64_MAX none known */
+	uint64_t records;       /* handed on */
+	uint64_t bad;           /* records that broke the format (the ring resynced) */
+	/* the library's loss counts over this attach (at open: their values
+	 * then, so the difference is ours), read at the end */
+	uint64_t ring_drops;    /* records a full ring refused */
+	uint64_t base_drops;
+	uint64_t no_ring;       /* records of threads that found no free ring */
+	uint64_t late;          /* segments the callbacks were registered late for */
+	uint32_t gen;           /* the request's generation, 0: none asked */
+	char version[40];       /* the target's torch, "" unknown */
+	char why[160];          /* why a target with torch is on uprobes ("" none) */
+};
+
+/* Map the rings from /proc/PID/fd/@fd (a sealed memfd of @bytes), start
+ * every ring at its head.  0 or -errno (said in one line by the caller). */
+int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes);
+/* Hand on every record of the target's rings older than @until, oldest
+ * first (UINT64_MAX: all there are). */
+void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until);
+/* Records lost so far in this attach (full rings, threads without one,
+ * broken records), read live. */
+uint64_t fast_ops_lost(const struct fast_ops *f);
+/* Read the library's loss counters, unmap. */
+void fast_ops_close(struct fast_ops *f);
+
+#endif /* FVBPF_FAST_OPS_H */

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * The operator fast path's fields of a target's control page (the
+ * library's side is user/lib/torch_fast.c; the protocol
+ * include/fvbpf_fast.h): the request, its answer, the gates.
+ */
+#ifndef FVBPF_TARGET_FAST_H
+#define FVBPF_TARGET_FAST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "target/target_control.h"
+
+struct target_fast_answer {
+	uint32_t state;         /* enum fvbpf_fast_state */
+	uint32_t err;           /* errno of a failed step */
+	int32_t fd;             /* the rings' memfd, in the target */
+	uint64_t bytes;
+};
+
+/* Whether a thread of the library polls the page (it answers): 1, 0, -errno. */
+int target_fast_watched(const struct target_control *c);
+/* What opens a segment, as the library follows it (fvbpf_events.h). */
+struct target_fast_tables {
+	const uint64_t *regions;  /* fvbpf_region_hash of each enabled region */
+	uint32_t nregions;
+	const uint64_t *gates;    /* fvbpf_scope_hash of region scopes */
+	uint32_t ngates;
+	const uint64_t *steps;    /* ... of --step-by scopes */
+	uint32_t nsteps;
+	bool window;              /* time windows: always inside */
+};
+
+/* Write the tables, the layout, then a generation the library has not
+ * served (in @gen).  -E2BIG when a table does not fit the page. */
+int target_fast_request(const struct target_control *c, uint32_t layout,
+			const struct target_fast_tables *tb, uint32_t *gen);
+/* 1 and @a once the library answered @gen, 0 not yet, -errno. */
+int target_fast_answered(const struct target_control *c, uint32_t gen,
+			 struct target_fast_answer *a);
+/* The scope tables again (a scope name learned later). */
+int target_fast_scopes(const struct target_control *c, const struct target_fast_tables *tb);
+
+#endif /* FVBPF_TARGET_FAST_H */
