@@ -39,6 +39,25 @@
  */
 #define FVBPF_FAST_LAYOUT_TORCH2 1u
 
+#ifndef __BPF__
+/* Layout 1's at::RecordFunctionCallback, as the library builds it and
+ * hands it to at::addGlobalCallback by value (trivially copyable, 40
+ * bytes: passed in memory, like this struct). */
+#define FVBPF_RF_NUM_SCOPES 10
+enum {
+	FVBPF_RF_FUNCTION = 0,
+	FVBPF_RF_BACKWARD_FUNCTION = 1,
+	FVBPF_RF_USER_SCOPE = 7,
+};
+struct fvbpf_rf_callback {
+	void *start;             /* std::unique_ptr<ObserverContext> (*)(const RecordFunction &) */
+	void *end;               /* void (*)(const RecordFunction &, ObserverContext *) */
+	double sampling_prob;
+	_Bool scopes[FVBPF_RF_NUM_SCOPES];
+	_Bool needs_inputs, needs_outputs, needs_ids;
+};
+#endif
+
 /* The library's answer in the control page (fast_state), for fast_gen. */
 enum fvbpf_fast_state {
 	FVBPF_FAST_NONE = 0,
@@ -101,10 +120,11 @@ static inline __u64 fvbpf_fast_ring_off(__u32 i)
 
 #define FVBPF_FAST_BYTES fvbpf_fast_ring_off(FVBPF_FAST_THREADS)
 
-#ifndef __BPF__
+#if !defined(__BPF__) && !defined(__cplusplus)
 _Static_assert(sizeof(struct fvbpf_fast_rec) == 24, "fast record layout");
 _Static_assert(sizeof(struct fvbpf_fast_ring) == 64, "fast ring layout");
 _Static_assert(sizeof(struct fvbpf_fast_hdr) == 64, "fast header layout");
+_Static_assert(sizeof(struct fvbpf_rf_callback) == 40, "RecordFunctionCallback, layout 1");
 #endif
 
 #endif /* FVBPF_FAST_H */

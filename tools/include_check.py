@@ -32,6 +32,7 @@ MODEL_EMBEDS = {
     "output/seg_writer",      # struct seg_writer
     "pipeline/api_pairing",   # struct api_pairing
     "pipeline/drops",         # struct drop_state
+    "pipeline/fast_ops",      # struct fast_ops
     "pipeline/gpu_join",      # struct gpu_join
     "pipeline/mem_events",    # struct mem_state
     "pipeline/py_status",     # struct py_state

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 """Compare fvbpf's per-segment torch rows with torch.profiler's counts.
 
-  torch_counts.py ORACLE.json SUMMARY.json...
+  torch_counts.py [--all] ORACLE.json SUMMARY.json...
 
 ORACLE.json: {name: count} from torch_train.py oracle (key_averages of one
 step).  Every summary must hold the same count for every aten operator,
 backward node and record_function scope of the oracle, and no other torch
 row.  Names fvbpf cannot see out of process (the C++ RECORD_FUNCTION scope
-detach) are left out.
+detach) are left out, but with --all (operators through PyTorch's own
+callbacks see every name torch.profiler does).
 Prints one line per summary; exits 1 on a mismatch or too few names.
 """
 import json
@@ -22,7 +23,11 @@ def seen(name):
 
 
 def main():
-    oracle = {k: v for k, v in json.load(open(sys.argv[1])).items() if seen(k)}
+    args = sys.argv[1:]
+    every = args[:1] == ["--all"]
+    if every:
+        args = args[1:]
+    oracle = {k: v for k, v in json.load(open(args[0])).items() if every or seen(k)}
     aten = [k for k in oracle if k.startswith("aten::")]
     nodes = [k for k in oracle if "Backward" in k or k.startswith("torch::autograd::")]
     evals = [k for k in oracle if k.startswith("autograd::engine::evaluate_function: ")]
@@ -31,7 +36,7 @@ def main():
     if not ok:
         print("oracle too small: %d aten, %d nodes, %d scopes, %d evaluate_function" % (
             len(aten), len(nodes), len(scopes), len(evals)))
-    for path in sys.argv[2:]:
+    for path in args[1:]:
         rows = json.load(open(path))["rows"]
         got = {r["name"]: r["count"] for r in rows if r["kind"] in ("cpu_op", "user_annotation")}
         bad = sorted((k, oracle.get(k), got.get(k)) for k in set(oracle) | set(got)

@@ -192,6 +192,34 @@ static void test_deep_stack_bounded(void)
 	torch_pairing_free(&p);
 }
 
+/* A segment that opens while ops of a thread are open (their entries
+ * stored nowhere): its first op of that thread is deep, with no parent in
+ * the segment; whatever lay in the summary's scratch memory before. */
+static void test_first_op_deep(void)
+{
+	struct torch_pairing p = { 0 };
+	struct segment seg = { .end_ns = 100 };
+	struct rows rs = { .n = 0 };
+	uint64_t skipped;
+	void *junk;
+
+	junk = malloc(sizeof(long) * TORCH_STACK_MAX * 4); /* freed scratch, reused below */
+	memset(junk, 0x7f, sizeof(long) * TORCH_STACK_MAX * 4);
+	free(junk);
+	enter(&p, NULL, 1, 1, "aten::outer", TORCH_OP, 0, 0);
+	enter(&p, NULL, 1, 2, "aten::mid", TORCH_OP, 1, 0);
+	enter(&p, &seg, 1, 3, "aten::inner", TORCH_OP, 2, 0);
+	torch_pairing_exit(&p, &seg, 1, 3, 5);
+	enter(&p, &seg, 2, 4, "aten::other", TORCH_OP, 6, 0);
+	torch_pairing_exit(&p, &seg, 2, 4, 7);
+	CHECK_EQ(seg.ops[0].depth, 2);
+	CHECK_EQ(torch_summary_rows(&seg, &names, collect, &rs, &skipped), 0);
+	CHECK(get(&rs, "aten::inner") && get(&rs, "aten::inner")->self == 5 - 2);
+	CHECK(get(&rs, "aten::other") && get(&rs, "aten::other")->count == 1);
+	free(seg.ops);
+	torch_pairing_free(&p);
+}
+
 int main(void)
 {
 	name_table_init(&names);
@@ -199,6 +227,7 @@ int main(void)
 	RUN(test_two_children_not_merged);
 	RUN(test_exception_and_unmatched);
 	RUN(test_deep_stack_bounded);
+	RUN(test_first_op_deep);
 	name_table_free(&names);
 	UNIT_DONE();
 }

@@ -15,7 +15,8 @@
 #include <time.h>
 
 #include "attach/fast_attach.h"
-#include "attach/target.h"
+#include "model/session.h"
+#include "probes/torch_probes.h"
 #include "fvbpf_fast.h"
 #include "model/options.h"
 #include "probes/bpf_setup.h"

@@ -264,6 +264,12 @@ int target_attach(struct session *s, struct session_target *t)
 	err = target_index_slot(s, t->proc.pid, key);
 	if (err)
 		return err;
+	if (!t->has_markers && s->op_source == OP_SOURCE_CALLBACKS) {
+		log_error("PID %d (%s): --op-source callbacks cannot be had: libfvbpf.so is not in "
+			  "the process (--inject loads it); or use --op-source auto", t->proc.pid,
+			  t->proc.comm);
+		return -EINVAL;
+	}
 	if (!t->has_markers)
 		return attach_unmarked(s, t, fd, key);
 	/*

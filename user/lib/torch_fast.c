@@ -36,19 +36,7 @@
 #include "fvbpf_events.h"
 #include "fvbpf_fast.h"
 
-#define NUM_SCOPES 10
-enum { SCOPE_FUNCTION = 0, SCOPE_BACKWARD_FUNCTION = 1, SCOPE_USER = 7 };
-
-struct rf_callback {
-	void *start;
-	void *end;
-	double sampling_prob;
-	bool scopes[NUM_SCOPES];
-	bool needs_inputs, needs_outputs, needs_ids;
-};
-_Static_assert(sizeof(struct rf_callback) == 40, "RecordFunctionCallback, layout 1");
-
-typedef uint64_t (*add_global_fn)(struct rf_callback cb);
+typedef uint64_t (*add_global_fn)(struct fvbpf_rf_callback cb);
 typedef void (*remove_fn)(uint64_t handle);
 typedef const char *(*rf_name_fn)(const void *rf);
 
@@ -145,7 +133,7 @@ static void rec_end(const void *rf, void *ctx)
 
 static uint64_t add_one(void *start, void *end, int scope)
 {
-	struct rf_callback cb = { .start = start, .end = end, .sampling_prob = 1.0 };
+	struct fvbpf_rf_callback cb = { .start = start, .end = end, .sampling_prob = 1.0 };
 
 	cb.scopes[scope] = true;
 	return add_global(cb);
@@ -155,8 +143,8 @@ static uint64_t add_one(void *start, void *end, int scope)
 static void set_registered_locked(bool on)
 {
 	if (on && !registered && add_global) {
-		h_op = add_one((void *)op_start, (void *)rec_end, SCOPE_FUNCTION);
-		h_node = add_one((void *)node_start, (void *)rec_end, SCOPE_BACKWARD_FUNCTION);
+		h_op = add_one((void *)op_start, (void *)rec_end, FVBPF_RF_FUNCTION);
+		h_node = add_one((void *)node_start, (void *)rec_end, FVBPF_RF_BACKWARD_FUNCTION);
 		__atomic_store_n(&registered, 1, __ATOMIC_RELEASE);
 	} else if (!on && registered) {
 		remove_cb(h_op);
@@ -325,7 +313,7 @@ static void serve_locked(struct fvbpf_control *c, uint32_t gen)
 	}
 	fast_seg_reset(); /* a new attach: its markers and scopes open segments */
 	if (!h_gate)
-		h_gate = add_one((void *)gate_start, (void *)gate_end, SCOPE_USER);
+		h_gate = add_one((void *)gate_start, (void *)gate_end, FVBPF_RF_USER_SCOPE);
 	answer(c, gen, FVBPF_FAST_READY, 0, fd, bytes);
 }
 

@@ -59,6 +59,10 @@ static int link_parents(const struct segment *seg, struct tree *t)
 			}
 			th = n;
 			th[nth].tid = o->tid;
+			/* nothing of this thread seen yet at any depth: an op
+			 * whose caller began before the segment has no parent */
+			for (size_t k = 0; k < TORCH_STACK_MAX; k++)
+				th[nth].at[k] = -1;
 			nth++;
 		}
 		if (o->depth >= TORCH_STACK_MAX)

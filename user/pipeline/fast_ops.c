@@ -88,9 +88,7 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 	return 0;
 }
 
-/* A record copied out of ring @i at its tail: 1 one is there, 0 none,
- * -1 the ring was broken (skipped to its head, counted). */
-static int peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name)
+int fast_ops_peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name)
 {
 	struct fvbpf_fast_ring *r = ring_at(f, i);
 	uint64_t head, tail, pos;
@@ -215,7 +213,7 @@ void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 		return; /* nothing there can be older: the last scan said so */
 	scan_ns = clock_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < f->nrings; i++) {
-		while ((r = peek(f, i, &recs[i], names[i])) < 0)
+		while ((r = fast_ops_peek(f, i, &recs[i], names[i])) < 0)
 			;
 		have[i] = r == 1;
 	}
@@ -229,7 +227,7 @@ void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 			break;
 		deliver(s, t, &recs[best], names[best]);
 		advance(f, best, recs[best].size);
-		while ((r = peek(f, best, &recs[best], names[best])) < 0)
+		while ((r = fast_ops_peek(f, best, &recs[best], names[best])) < 0)
 			;
 		have[best] = r == 1;
 	}

@@ -40,6 +40,12 @@ struct fast_ops {
 /* Map the rings from /proc/PID/fd/@fd (a sealed memfd of @bytes), start
  * every ring at its head.  0 or -errno (said in one line by the caller). */
 int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes);
+/* The record at ring @i's tail, copied out and checked, its name
+ * NUL-terminated in @name (FVBPF_FAST_NAME + 1 bytes): 1 one is there, 0
+ * none, -1 the ring made no sense (skipped to its head, counted in bad).
+ * Exposed for tests. */
+struct fvbpf_fast_rec;
+int fast_ops_peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name);
 /* Hand on every record of the target's rings older than @until, oldest
  * first (UINT64_MAX: all there are). */
 void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until);

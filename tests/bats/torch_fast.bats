@@ -1,0 +1,249 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# The operator fast path: libfvbpf.so in a PyTorch process (LD_PRELOAD
+# here; --inject and `import fvbpf` load the same library) registers
+# PyTorch's RecordFunction callbacks while a segment is open.  Checked
+# against torch.profiler's counts and against the uprobe path on the same
+# process.
+
+load helpers
+
+TRAIN=$ROOT/tests/workloads/torch_train.py
+STRESS=$ROOT/tests/workloads/torch_fast_stress.py
+COUNTS=$ROOT/tests/lib/torch_counts.py
+LIB=$BUILD/libfvbpf.so
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+# start_lib PY STEPS [OPTION...]: the training loop with the library in it.
+start_lib() {
+	need_torch "$1"
+	LD_PRELOAD=$LIB "$1" "$TRAIN" "${@:3}" run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$WL_LOG"
+}
+
+run_steps() {
+	touch "$BATS_TEST_TMPDIR/go"
+	local i
+	for i in $(seq 600); do
+		[ -e "$BATS_TEST_TMPDIR/done" ] && break
+		sleep 0.1
+	done
+	wait_fvbpf
+}
+
+oracle() { # PY [OPTION...]
+	need_torch "$1" || return 1
+	"$1" "$TRAIN" "${@:2}" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+}
+
+manifest_torch() { # KEY...: the manifest's torch values of the first process
+	python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["processes"][0]["torch"]
+for k in sys.argv[2:]:
+    print("%s=%s" % (k, t.get(k)))' "$OUT/manifest.json" "$@"
+}
+
+callbacks_match_profiler() { # PY
+	oracle "$1"
+	start_lib "$1" 8
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 3
+	grep -q 'operators through its own callbacks' "$FV_ERR"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=3 incomplete=0"
+	# every name torch.profiler shows, the C++ scope detach included
+	run python3 "$COUNTS" --all "$BATS_TEST_TMPDIR/oracle.json" "$OUT"/summary_rank0_segment000*_step.json
+	echo "$output"
+	assert_success
+	run manifest_torch op_source operators_probed callback_ring_drops callback_no_ring \
+		callback_bad_records
+	assert_line "op_source=callbacks"
+	assert_line "operators_probed=0"
+	assert_line "callback_ring_drops=0"
+	assert_line "callback_no_ring=0"
+	assert_line "callback_bad_records=0"
+	run grep -o '"op_source":"callbacks"' "$OUT/summary_rank0_segment0001_step.json"
+	assert_success
+	# ops nest in the user scope of forward, on its thread, as with uprobes
+	run python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+s = [e for e in ev if e.get("name") == "user_attention" and e.get("cat") == "user_annotation"][0]
+inner = {e["name"] for e in ev if e.get("cat") == "cpu_op" and e["tid"] == s["tid"]
+         and e["ts"] >= s["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"]}
+print({"aten::linear", "aten::softmax", "aten::layer_norm"} <= inner)' "$OUT/trace_rank0_segment0001_step.json"
+	assert_output "True"
+}
+
+@test "torch 2.14.1, callbacks: --step-by segments hold torch.profiler's counts, every name" {
+	callbacks_match_profiler "$PY214"
+}
+
+@test "torch 2.13.0, callbacks: --step-by segments hold torch.profiler's counts, every name" {
+	callbacks_match_profiler "$PY213"
+}
+
+@test "torch: callbacks and uprobes give the same rows for the same steps of one process" {
+	oracle "$PY214"
+	# steps enough for a second attach after the first (about 5 s)
+	start_lib "$PY214" 100
+	start_fvbpf -p "$WL_PID" -o "$OUT.u" --op-source uprobes --step-by 'Optimizer.step*' -n 2
+	grep -q 'torch operators, ' "$FV_ERR"
+	touch "$BATS_TEST_TMPDIR/go"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	start_fvbpf -p "$WL_PID" -o "$OUT.c" --step-by 'Optimizer.step*' -n 2
+	grep -q 'operators through its own callbacks' "$FV_ERR"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	# the uprobe path misses only the C++ scope detach; otherwise every row
+	# (name, kind, count) is the same, and both equal torch.profiler's
+	run python3 - "$OUT.u" "$OUT.c" <<'PY'
+import glob, json, sys
+def rows(d):
+    out = []
+    for f in sorted(glob.glob(d + "/summary_rank0_segment*_step.json")):
+        out.append({(r["name"], r["kind"]): r["count"] for r in json.load(open(f))["rows"]
+                    if r["kind"] in ("cpu_op", "user_annotation")})
+    return out
+u, c = rows(sys.argv[1]), rows(sys.argv[2])
+assert len(u) == 2 and len(c) == 2, (len(u), len(c))
+for a, b in zip(u, c):
+    b = {k: v for k, v in b.items() if k[0] != "detach"}
+    diff = sorted((k, a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k))
+    print("names", len(a), "events", sum(a.values()), "diff", diff[:6])
+    assert not diff
+PY
+	echo "$output"
+	assert_success
+	run python3 "$COUNTS" "$BATS_TEST_TMPDIR/oracle.json" "$OUT.u"/summary_rank0_segment000*_step.json
+	assert_success
+}
+
+@test "torch: FVBPF_FAST=off in the job: operators from uprobes, said once, counts hold" {
+	oracle "$PY214"
+	need_torch "$PY214"
+	FVBPF_FAST=off LD_PRELOAD=$LIB "$PY214" "$TRAIN" run "$BATS_TEST_TMPDIR" 8 >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$WL_LOG"
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 3
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run grep -c "FVBPF_FAST=off" "$FV_OUT" "$FV_ERR"
+	assert_output --partial ":1"
+	run python3 "$COUNTS" "$BATS_TEST_TMPDIR/oracle.json" "$OUT"/summary_rank0_segment000*_step.json
+	assert_success
+	run manifest_torch op_source op_source_why
+	assert_line "op_source=uprobes"
+	assert_line "op_source_why=FVBPF_FAST=off in the job's environment"
+}
+
+@test "torch: --op-source callbacks where the library is not in the process: refused in one line" {
+	need_torch "$PY213"
+	"$PY213" "$TRAIN" run "$BATS_TEST_TMPDIR" 2 >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$WL_LOG"
+	run "$FVBPF" attach -p "$WL_PID" -o "$OUT" --op-source callbacks --step-by 'Optimizer.step*'
+	assert_failure
+	assert_output --partial "--op-source callbacks cannot be had"
+	[ "${#lines[@]}" -le 3 ]
+	run "$FVBPF" attach -p "$WL_PID" -o "$OUT" --op-source sometimes
+	assert_failure
+	assert_output --partial "invalid --op-source 'sometimes': give auto, callbacks or uprobes"
+}
+
+@test "torch: callbacks under DataLoader workers forked every epoch: workers live, counts hold" {
+	oracle "$PY214" --workers 2
+	start_lib "$PY214" 8 --workers 2
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 6
+	grep -q 'operators through its own callbacks' "$FV_ERR"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	assert_file_contains "$WL_LOG" '^workers=4 bad=0$'
+	local seg steady=()
+	for seg in 1 2 3 5; do
+		steady+=("$OUT/summary_rank0_segment000${seg}_step.json")
+	done
+	run python3 "$COUNTS" --all "$BATS_TEST_TMPDIR/oracle.json" "${steady[@]}"
+	echo "$output"
+	assert_success
+	run python3 -c '
+import glob, json, sys
+pids = {e["pid"] for f in glob.glob(sys.argv[1] + "/trace_*.json")
+        for e in json.load(open(f))["traceEvents"] if e.get("cat") in ("cpu_op", "user_annotation")}
+print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
+	assert_output "pids True"
+}
+
+@test "torch: callbacks under segments every few ms, threads coming and going, forks, detach mid-run" {
+	need_torch "$PY214"
+	LD_PRELOAD=$LIB "$PY214" "$STRESS" "$BATS_TEST_TMPDIR" 6 >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$WL_LOG"
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r 'torch:fast_seg' -d 3
+	grep -q 'operators through its own callbacks' "$FV_ERR"
+	touch "$BATS_TEST_TMPDIR/go"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	# the job goes on after the detach and ends well: its children too
+	wait_long test -e "$BATS_TEST_TMPDIR/done"
+	assert_file_contains "$WL_LOG" 'bad=0$'
+	# every complete segment: exactly its 3 adds, 2 muls on another thread
+	# every 2nd, nothing from outside (sub) or from a forked child (adds)
+	run python3 - "$OUT" "$WL_PID" <<'PY'
+import glob, json, sys
+out, pid = sys.argv[1], int(sys.argv[2])
+segs = sorted(glob.glob(out + "/trace_rank0_segment*_fast_seg.json"))
+n = with_thread = bad = incomplete = 0
+for f in segs:
+    t = json.load(open(f))
+    if t["otherData"].get("incomplete"):
+        incomplete += 1
+        continue
+    ops = [e for e in t["traceEvents"] if e.get("cat") == "cpu_op"]
+    adds = [e for e in ops if e["name"] == "aten::add"]
+    muls = [e for e in ops if e["name"] == "aten::mul"]
+    subs = [e for e in ops if e["name"] == "aten::sub"]
+    ok = len(adds) == 3 and not subs and all(e["pid"] == pid for e in ops)
+    ok = ok and len(muls) in (0, 2) and all(m["tid"] != adds[0]["tid"] for m in muls)
+    with_thread += len(muls) == 2
+    bad += not ok
+    n += 1
+m = json.load(open(out + "/manifest.json"))["processes"][0]["torch"]
+print("segments", n, "with a thread", with_thread, "bad", bad, "incomplete", incomplete)
+print("lost", m["callback_ring_drops"], m["callback_no_ring"], m["callback_bad_records"])
+assert n >= 100 and with_thread >= 40 and bad == 0 and incomplete <= 1
+assert m["callback_ring_drops"] == m["callback_no_ring"] == m["callback_bad_records"] == 0
+PY
+	echo "$output"
+	assert_success
+	# more threads came and went than the library has rings (64)
+	run sed -n 's/.*threads=\([0-9]*\).*/\1/p' "$WL_LOG"
+	[ "$output" -gt 64 ]
+}
+
+@test "torch: RecordFunctionCallback as fvbpf's library lays it out, checked against the headers of 2.13.0 and 2.14.1" {
+	command -v g++ >/dev/null || skip "no g++"
+	[ -n "${FVBPF_SANITIZED:-}" ] && skip "no fvbpf code runs here (the plain pass checks it)"
+	local py t
+	for py in "$PY214" "$PY213"; do
+		need_torch "$py"
+		t=$("$py" -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+		g++ -std=c++20 -O0 -I"$t/include" -I"$ROOT/include" -o "$BATS_TEST_TMPDIR/abi" \
+			"$ROOT/tests/lib/torch_abi_check.cpp" -L"$t/lib" -lc10 -ltorch_cpu -Wl,-rpath,"$t/lib"
+		run "$BATS_TEST_TMPDIR/abi"
+		echo "$output"
+		assert_success
+		assert_output --partial "layout 1 ok"
+	done
+}

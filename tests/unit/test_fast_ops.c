@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * The operator fast path's rings as fvbpf reads them (user/pipeline/
+ * fast_ops.c): what the target hands over is hostile.  The memfd must be
+ * sealed at its size; every record is checked after it is copied out; a
+ * ring that makes no sense is skipped to its head and counted, never read
+ * past; random bytes never crash it nor loop.  Also the torch version
+ * rule (user/target/torch_version.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fvbpf_fast.h"
+#include "pipeline/fast_ops.h"
+#include "target/torch_version.h"
+#include "unit.h"
+
+/* A memfd laid out as the library makes it; @seal: sealed at its size. */
+static int make_rings(bool seal, uint64_t bytes, uint8_t **map)
+{
+	struct fvbpf_fast_hdr *h;
+	int fd = (int)syscall(SYS_memfd_create, "test-fast", MFD_ALLOW_SEALING);
+
+	if (fd < 0 || ftruncate(fd, (off_t)bytes))
+		return -1;
+	if (seal && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		return -1;
+	*map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*map == MAP_FAILED)
+		return -1;
+	h = (struct fvbpf_fast_hdr *)*map;
+	h->magic = FVBPF_FAST_MAGIC;
+	h->version = FVBPF_FAST_VERSION;
+	h->nthreads = FVBPF_FAST_THREADS;
+	h->ring_bytes = FVBPF_FAST_RING_BYTES;
+	return fd;
+}
+
+static struct fvbpf_fast_ring *ring(uint8_t *map, uint32_t i)
+{
+	return (struct fvbpf_fast_ring *)(map + fvbpf_fast_ring_off(i));
+}
+
+/* A begin record named @name at the ring's head. */
+static void put_begin(uint8_t *map, uint32_t i, uint8_t kind, uint32_t tid, uint64_t ts,
+		      const char *name)
+{
+	struct fvbpf_fast_ring *r = ring(map, i);
+	uint32_t len = (uint32_t)strlen(name), size = (FVBPF_FAST_BEGIN_SIZE + len + 7) & ~7u;
+	struct fvbpf_fast_rec *rec = (struct fvbpf_fast_rec *)((uint8_t *)(r + 1) +
+							       r->head % FVBPF_FAST_RING_BYTES);
+
+	memset(rec, 0, size);
+	rec->kind = kind;
+	rec->size = (uint16_t)size;
+	rec->tid = tid;
+	rec->ts_ns = ts;
+	rec->name_len = len;
+	memcpy(rec + 1, name, len);
+	r->head += size;
+}
+
+static void put_end(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts)
+{
+	struct fvbpf_fast_ring *r = ring(map, i);
+	struct fvbpf_fast_rec *rec = (struct fvbpf_fast_rec *)((uint8_t *)(r + 1) +
+							       r->head % FVBPF_FAST_RING_BYTES);
+
+	memset(rec, 0, FVBPF_FAST_END_SIZE);
+	rec->kind = FVBPF_FAST_END;
+	rec->size = FVBPF_FAST_END_SIZE;
+	rec->tid = tid;
+	rec->ts_ns = ts;
+	r->head += FVBPF_FAST_END_SIZE;
+}
+
+static void test_open_refuses(void)
+{
+	struct fast_ops f;
+	uint8_t *map;
+	int fd;
+
+	memset(&f, 0, sizeof(f));
+	fd = make_rings(false, FVBPF_FAST_BYTES, &map);
+	CHECK(fd >= 0);
+	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), -EPROTO); /* not sealed */
+	munmap(map, FVBPF_FAST_BYTES);
+	close(fd);
+	fd = make_rings(true, FVBPF_FAST_BYTES + 4096, &map);
+	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), -EPROTO); /* wrong size */
+	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES + 4096), -EPROTO);
+	munmap(map, FVBPF_FAST_BYTES + 4096);
+	close(fd);
+	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
+	((struct fvbpf_fast_hdr *)map)->version = 99;
+	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), -EPROTO); /* unknown version */
+	CHECK_EQ(fast_ops_open(&f, getpid(), -1, FVBPF_FAST_BYTES), -EPROTO);
+	CHECK_EQ(fast_ops_open(&f, getpid(), 0, FVBPF_FAST_BYTES), -EPROTO); /* stdin: no memfd */
+	CHECK(f.map == NULL);
+	munmap(map, FVBPF_FAST_BYTES);
+	close(fd);
+}
+
+static void test_records_and_stale_data(void)
+{
+	struct fvbpf_fast_rec rec;
+	char name[FVBPF_FAST_NAME + 1];
+	struct fast_ops f;
+	uint8_t *map;
+	int fd;
+
+	memset(&f, 0, sizeof(f));
+	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
+	put_end(map, 3, 7, 1); /* left by an earlier attach: not ours */
+	ring(map, 3)->drops = 5;
+	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 0);
+	put_begin(map, 3, FVBPF_FAST_OP, 42, 100, "aten::addmm");
+	put_end(map, 3, 42, 200);
+	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 1);
+	CHECK_EQ(rec.kind, FVBPF_FAST_OP);
+	CHECK_EQ(rec.tid, 42);
+	CHECK_EQ(rec.ts_ns, 100);
+	CHECK_STR(name, "aten::addmm");
+	ring(map, 3)->tail += rec.size;
+	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 1);
+	CHECK_EQ(rec.kind, FVBPF_FAST_END);
+	ring(map, 3)->tail += rec.size;
+	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 0);
+	ring(map, 3)->drops = 7;
+	CHECK_EQ(fast_ops_lost(&f), 2); /* since the attach */
+	CHECK_EQ(f.bad, 0);
+	fast_ops_close(&f);
+	CHECK_EQ(f.ring_drops, 2);
+	munmap(map, FVBPF_FAST_BYTES);
+	close(fd);
+}
+
+/* A record ending the ring is preceded by a PAD: read across the wrap. */
+static void test_wrap(void)
+{
+	struct fvbpf_fast_rec rec;
+	char name[FVBPF_FAST_NAME + 1];
+	struct fast_ops f;
+	struct fvbpf_fast_ring *r;
+	uint8_t *map;
+	int fd;
+
+	memset(&f, 0, sizeof(f));
+	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
+	r = ring(map, 0);
+	r->head = r->tail = 2ull * FVBPF_FAST_RING_BYTES - 8; /* 8 bytes before the end */
+	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	((uint8_t *)(r + 1))[FVBPF_FAST_RING_BYTES - 8] = FVBPF_FAST_PAD;
+	r->head += 8;
+	put_begin(map, 0, FVBPF_FAST_NODE, 9, 5, "AddmmBackward0");
+	CHECK_EQ(fast_ops_peek(&f, 0, &rec, name), 1);
+	CHECK_EQ(rec.kind, FVBPF_FAST_NODE);
+	CHECK_STR(name, "AddmmBackward0");
+	CHECK_EQ(r->tail % FVBPF_FAST_RING_BYTES, 0);
+	fast_ops_close(&f);
+	munmap(map, FVBPF_FAST_BYTES);
+	close(fd);
+}
+
+/* Each broken ring: peek says -1 once, counts it, and the tail is the head. */
+static void expect_broken(struct fast_ops *f, uint8_t *map, const char *what)
+{
+	struct fvbpf_fast_rec rec;
+	char name[FVBPF_FAST_NAME + 1];
+	uint64_t bad = f->bad;
+	int r = fast_ops_peek(f, 1, &rec, name);
+
+	if (r != -1 || f->bad != bad + 1 || ring(map, 1)->tail != ring(map, 1)->head)
+		printf("# broken ring not refused: %s (r %d)\n", what, r);
+	CHECK_EQ(r, -1);
+	CHECK_EQ(f->bad, bad + 1);
+	CHECK(ring(map, 1)->tail == ring(map, 1)->head);
+}
+
+static struct fvbpf_fast_rec *at_tail(uint8_t *map)
+{
+	struct fvbpf_fast_ring *r = ring(map, 1);
+
+	return (struct fvbpf_fast_rec *)((uint8_t *)(r + 1) + r->tail % FVBPF_FAST_RING_BYTES);
+}
+
+static void test_hostile_rings(void)
+{
+	struct fast_ops f;
+	uint8_t *map;
+	int fd;
+
+	memset(&f, 0, sizeof(f));
+	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
+	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	ring(map, 1)->head = ring(map, 1)->tail - 8;
+	expect_broken(&f, map, "head behind tail");
+	ring(map, 1)->head += 2ull * FVBPF_FAST_RING_BYTES;
+	expect_broken(&f, map, "more than a ring unread");
+	put_end(map, 1, 1, 1);
+	at_tail(map)->size = 0;
+	expect_broken(&f, map, "size 0");
+	put_end(map, 1, 1, 1);
+	at_tail(map)->size = 12;
+	expect_broken(&f, map, "size not a multiple of 8");
+	put_end(map, 1, 1, 1);
+	at_tail(map)->size = 64;
+	expect_broken(&f, map, "size past the head");
+	put_end(map, 1, 1, 1);
+	at_tail(map)->kind = 9;
+	expect_broken(&f, map, "unknown kind");
+	put_begin(map, 1, FVBPF_FAST_OP, 1, 1, "aten::x");
+	at_tail(map)->name_len = FVBPF_FAST_NAME + 1;
+	expect_broken(&f, map, "name longer than kept");
+	put_begin(map, 1, FVBPF_FAST_OP, 1, 1, "aten::x");
+	at_tail(map)->name_len = 40;
+	expect_broken(&f, map, "name past its record");
+	put_end(map, 1, 1, 1);
+	at_tail(map)->kind = FVBPF_FAST_OP; /* a begin of 16 bytes */
+	expect_broken(&f, map, "begin shorter than its fixed part");
+	/* a record that would run past the end of the ring */
+	ring(map, 1)->head = ring(map, 1)->tail = 3ull * FVBPF_FAST_RING_BYTES - 16;
+	put_begin(map, 1, FVBPF_FAST_OP, 1, 1, "aten::x");
+	expect_broken(&f, map, "record across the end");
+	fast_ops_close(&f);
+	munmap(map, FVBPF_FAST_BYTES);
+	close(fd);
+}
+
+/* Random rings: every peek ends (1, 0 or -1), never reads out of the map
+ * (ASan), and a ring is never read past its head. */
+static void test_random_rings(void)
+{
+	struct fvbpf_fast_rec rec;
+	char name[FVBPF_FAST_NAME + 1];
+	struct fvbpf_fast_ring *r;
+	struct fast_ops f;
+	unsigned int seed = 12345, it, n, i;
+	uint8_t *map, *data;
+	int fd, ret, steps;
+
+	memset(&f, 0, sizeof(f));
+	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
+	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	r = ring(map, 2);
+	data = (uint8_t *)(r + 1);
+	for (it = 0; it < 3000; it++) {
+		n = 64 + rand_r(&seed) % 512;
+		r->tail = (uint64_t)rand_r(&seed) * 8;
+		for (i = 0; i < n; i++)
+			data[(r->tail + i) % FVBPF_FAST_RING_BYTES] = (uint8_t)rand_r(&seed);
+		if (rand_r(&seed) % 4 == 0)
+			at_tail(map)->size = (uint16_t)(8 * (rand_r(&seed) % 40)); /* plausible */
+		r->head = r->tail + (rand_r(&seed) % 3 ? n & ~7u : (uint64_t)rand_r(&seed));
+		for (steps = 0; steps < 1000; steps++) {
+			ret = fast_ops_peek(&f, 2, &rec, name);
+			if (ret != 1)
+				break;
+			CHECK(rec.size >= FVBPF_FAST_END_SIZE && rec.size <= r->head - r->tail);
+			CHECK(strlen(name) <= FVBPF_FAST_NAME || rec.kind == FVBPF_FAST_END);
+			r->tail += rec.size;
+		}
+		CHECK(steps < 1000);
+	}
+	fast_ops_close(&f);
+	munmap(map, FVBPF_FAST_BYTES);
+	close(fd);
+}
+
+static void test_torch_version(void)
+{
+	char v[40];
+
+	CHECK_EQ(torch_version_parse("__version__ = '2.14.1+cu130'\ndebug = False\n", v, sizeof(v)), 0);
+	CHECK_STR(v, "2.14.1+cu130");
+	CHECK_EQ(torch_version_layout(v), FVBPF_FAST_LAYOUT_TORCH2);
+	CHECK_EQ(torch_version_parse("x\n__version__ = '2.13.0'\n", v, sizeof(v)), 0);
+	CHECK_EQ(torch_version_layout(v), FVBPF_FAST_LAYOUT_TORCH2);
+	CHECK_EQ(torch_version_parse("__version__ = '2.15.0'", v, sizeof(v)), 0);
+	CHECK_EQ(torch_version_layout(v), 0); /* not checked: uprobes */
+	CHECK_EQ(torch_version_layout("1.13.1"), 0);
+	CHECK_EQ(torch_version_layout("2.1.0"), 0);
+	CHECK_EQ(torch_version_parse("__version__ = '2.14.1\x1b[31m'", v, sizeof(v)), -ENOENT);
+	CHECK_EQ(torch_version_parse("__version__ = '2.14.1", v, sizeof(v)), -ENOENT);
+	CHECK_EQ(torch_version_parse("__version__ = ''", v, sizeof(v)), -ENOENT);
+	CHECK_EQ(torch_version_parse("version = '2.14.1'", v, sizeof(v)), -ENOENT);
+	CHECK_EQ(torch_version_parse("__version__ = '2.14.1.2.3.4.5.6.7.8.9'", v, 8), -ENOENT);
+}
+
+int main(void)
+{
+	RUN(test_open_refuses);
+	RUN(test_records_and_stale_data);
+	RUN(test_wrap);
+	RUN(test_hostile_rings);
+	RUN(test_random_rings);
+	RUN(test_torch_version);
+	UNIT_DONE();
+}
