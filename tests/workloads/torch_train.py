@@ -27,6 +27,8 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset
 torch.set_num_threads(1)
 torch.manual_seed(0)
 D, T, B, H = 64, 16, 8, 4
+# TORCH_TRAIN_D=512: wider layers, fewer operators per ms (make bench)
+D = int(os.environ.get("TORCH_TRAIN_D", D))
 EPOCH = 4  # batches per epoch with --workers
 
 WORKERS = 0
