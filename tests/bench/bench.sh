@@ -64,6 +64,9 @@
 #      all operator probes, where the nanoseconds go (bpf_stats), and the step
 #      time of the CPU training loop not attached / fvbpf outside / inside /
 #      torch.profiler.  SKIP (said so) without the torch venv of `make venv`.
+#   6c. operators through PyTorch's callbacks (tests/bench/torch_fast_bench.sh,
+#      which says how): step time with the library in the process, callbacks
+#      and uprobes inside and outside segments, against torch.profiler.
 #   6b. --record-shapes (tests/bench/shapes_bench.sh, which says how): per-op
 #      cost of fvbpf with and without shapes against torch.profiler with and
 #      without record_shapes, on the same torch.add calls.
@@ -469,6 +472,7 @@ echo "     bpftrace: ${TS:-none seen}"
 torch_section() {
 	"$ROOT/tests/bench/torch_bench.sh" "$BUILD" || die "the PyTorch section failed (above)"
 	"$ROOT/tests/bench/shapes_bench.sh" "$BUILD" || die "the PyTorch shapes section failed (above)"
+	"$ROOT/tests/bench/torch_fast_bench.sh" "$BUILD" || die "the PyTorch callbacks section failed (above)"
 }
 
 # --- 7. fvbpf report / merge across ranks ------------------------------------
