@@ -127,6 +127,23 @@ PY
 	assert_success
 }
 
+@test "torch: --inject into a job without the library: operators through its callbacks, counts hold" {
+	oracle "$PY214"
+	need_torch "$PY214"
+	"$PY214" "$TRAIN" run "$BATS_TEST_TMPDIR" 8 >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$WL_LOG"
+	start_fvbpf -p "$WL_PID" -o "$OUT" --inject --step-by 'Optimizer.step*' -n 3
+	grep -q 'libfvbpf.so injected' "$FV_ERR"
+	grep -q 'operators through its own callbacks' "$FV_ERR"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$COUNTS" --all "$BATS_TEST_TMPDIR/oracle.json" "$OUT"/summary_rank0_segment000*_step.json
+	echo "$output"
+	assert_success
+}
+
 @test "torch: FVBPF_FAST=off in the job: operators from uprobes, said once, counts hold" {
 	oracle "$PY214"
 	need_torch "$PY214"
