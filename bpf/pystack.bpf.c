@@ -222,12 +222,11 @@ static __always_inline __u64 py_stack_api(__u32 slot, __u32 api, __u64 pid_tgid)
 
 /* A region begin's stack: the marker probes find their slot by the tgid
  * (or the cookie, which is the slot); same contract as py_stack_api. */
-static __always_inline __u64 py_stack_marker(struct pt_regs *ctx, __u64 pid_tgid)
+static __always_inline __u64 py_stack_at(struct pt_regs *ctx, __u64 pid_tgid, __u64 now)
 {
 	__u32 tgid = pid_tgid >> 32, k = tgid & (FVBPF_TGID_SLOTS - 1), slot;
 	struct fvbpf_tgid_slot *ts;
 	struct fvbpf_py_cfg *cfg;
-	__u64 now;
 
 	if (!py_active)
 		return 0;
@@ -236,7 +235,31 @@ static __always_inline __u64 py_stack_marker(struct pt_regs *ctx, __u64 pid_tgid
 	cfg = bpf_map_lookup_elem(&py_cfg, &slot);
 	if (!cfg || cfg->tgid != tgid)
 		return 0;
-	now = bpf_ktime_get_ns();
+	if (!now)
+		now = bpf_ktime_get_ns();
 	py_stack_emit(slot, pid_tgid, now, 0);
 	return now;
+}
+
+static __always_inline __u64 py_stack_marker(struct pt_regs *ctx, __u64 pid_tgid)
+{
+	return py_stack_at(ctx, pid_tgid, 0);
+}
+
+/*
+ * fvbpf_probe_py_stack(ts): the operator fast path's --with-stack (the
+ * library calls it at an outermost operator's begin, which it records
+ * with the same timestamp); the cookie is the process's slot, as the
+ * markers'.  Only inside segments, as the operator probes.
+ */
+SEC("uprobe")
+int BPF_KPROBE(py_stack_probe, __u64 ts)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct fvbpf_proc_state *ps = marker_proc(ctx, pid_tgid >> 32);
+
+	if (!ps || !(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0 || !ts)
+		return 0;
+	py_stack_at(ctx, pid_tgid, ts);
+	return 0;
 }

@@ -113,7 +113,7 @@ struct fvbpf_control {
 	__u32 fast_nregions;
 	__u32 fast_ngates;
 	__u32 fast_nsteps;
-	__u32 fast_pad;
+	__u32 fast_stacks;      /* loader: --with-stack: call fvbpf_probe_py_stack */
 	__u64 fast_regions[FVBPF_FAST_REGIONS]; /* fvbpf_region_hash of each enabled region */
 	__u64 fast_gates[FVBPF_FAST_GATES];     /* fvbpf_scope_hash of region scopes */
 	__u64 fast_steps[FVBPF_FAST_STEPS];     /* ... of --step-by scopes */

@@ -89,6 +89,7 @@ struct fvbpf_fast_rec {
 };
 
 #define FVBPF_FAST_CUT 1u            /* the name was longer than FVBPF_FAST_NAME */
+#define FVBPF_FAST_SAME 2u           /* --with-stack: inside a recorded op, its stack */
 #define FVBPF_FAST_END_SIZE 16u      /* an END record: kind..ts_ns */
 #define FVBPF_FAST_BEGIN_SIZE 24u    /* a begin's fixed part */
 

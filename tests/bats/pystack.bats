@@ -23,7 +23,9 @@ teardown() {
 # start_stack PY STEPS: the two-thread loop, waiting for $BATS_TEST_TMPDIR/go.
 start_stack() {
 	need_torch "$1"
-	"$1" "$STACKW" threads run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
+	# WL_PRELOAD=1: libfvbpf.so in the job, operators through its callbacks
+	${WL_PRELOAD:+env LD_PRELOAD=$BUILD/libfvbpf.so} "$1" "$STACKW" threads run \
+		"$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
 	WL_PIDS+=($!)
 	disown
 	local i
@@ -76,6 +78,11 @@ stacks_match_profiler() { # PY [fvbpf option...]
 	grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +5 +0  plain \(.*torch_stack.py:$op\) <- step \(.*torch_stack.py:$call\)\$" "$lines"
 	grep -q "\[scope 'stack_step', outside its torch calls\]" "$lines"
 	grep -Eq '^ +[0-9.]+ +100.0 +[0-9.]+ +0.0  total$' "$lines"
+}
+
+@test "--with-stack through PyTorch's callbacks (libfvbpf.so in the job): the same frames (torch 2.14)" {
+	WL_PRELOAD=1 stacks_match_profiler "$PY214" --with-stack
+	grep -q 'operators through its own callbacks' "$FV_ERR"
 }
 
 @test "FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 turns stacks on (torch 2.13)" {

@@ -41,8 +41,6 @@ static const char *not_for(struct session *s, struct session_target *t, unsigned
 		return "--no-torch-ops";
 	if (s->record_shapes || s->with_flops)
 		return "--record-shapes and --with-flops read operator arguments from uprobes";
-	if (s->pystacks)
-		return "--with-stack walks Python stacks from the operator uprobes";
 	if (s->profile_memory)
 		return "--profile-memory attributes allocations through the operator uprobes";
 	if (!torch_probes_mapped(t->proc.pid, lib, sizeof(lib)))
@@ -54,6 +52,8 @@ static const char *not_for(struct session *s, struct session_target *t, unsigned
 		return "its torch version's callback layout is not one fvbpf checked (2.13, 2.14)";
 	if (!t->proc.marker.syms[MARKER_SCOPE_END].found)
 		return "its libfvbpf.so predates the operator fast path";
+	if (s->pystacks && !t->proc.marker.syms[MARKER_PY_STACK].found)
+		return "its libfvbpf.so predates --with-stack through the operator fast path";
 	w = target_fast_watched(&t->ctl);
 	if (w <= 0)
 		return "no thread of libfvbpf.so watches for fvbpf in it (a C++ job with markers: "
@@ -77,6 +77,7 @@ int fast_attach_request(struct session *s, struct session_target *t)
 	struct target_fast_tables tb = {
 		.regions = regions, .gates = s->fast_gates, .ngates = s->nfast_gates,
 		.steps = s->fast_steps, .nsteps = s->nfast_steps, .window = s->window_ns != 0,
+		.stacks = s->pystacks != NULL,
 	};
 	unsigned int layout = 0, i;
 	const char *why;
@@ -116,13 +117,22 @@ static const char *answer_text(const struct target_fast_answer *a)
 static int scope_end_attach(struct session *s, struct session_target *t)
 {
 	const struct marker_lib *m = &t->proc.marker;
-	LIBBPF_OPTS(bpf_uprobe_opts, uo,
-		    .bpf_cookie = (uint64_t)(t - s->targets) << FVBPF_COOKIE_SLOT_SHIFT);
+	uint64_t slot = (uint64_t)(t - s->targets);
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = slot << FVBPF_COOKIE_SLOT_SHIFT);
+	LIBBPF_OPTS(bpf_uprobe_opts, us, .bpf_cookie = slot);
 
 	t->links[MARKER_SCOPE_END] = bpf_program__attach_uprobe_opts(
 		bpf_setup_prog(s->skel, FVBPF_PROG_SCOPE_END), t->proc.pid, m->open_path,
 		m->syms[MARKER_SCOPE_END].file_off, &uo);
-	return t->links[MARKER_SCOPE_END] ? 0 : -errno;
+	if (!t->links[MARKER_SCOPE_END])
+		return -errno;
+	if (!s->pystacks)
+		return 0;
+	/* --with-stack: BPF walks the Python frames when the library asks */
+	t->links[MARKER_PY_STACK] = bpf_program__attach_uprobe_opts(
+		bpf_setup_prog(s->skel, FVBPF_PROG_PY_STACK), t->proc.pid, m->open_path,
+		m->syms[MARKER_PY_STACK].file_off, &us);
+	return t->links[MARKER_PY_STACK] ? 0 : -errno;
 }
 
 int fast_attach_finish(struct session *s, struct session_target *t)
@@ -151,7 +161,7 @@ int fast_attach_finish(struct session *s, struct session_target *t)
 	err = scope_end_attach(s, t);
 	if (err) {
 		fast_ops_close(&t->fast);
-		return refuse(s, t, "the library's scope-end probe could not be attached");
+		return refuse(s, t, "the library's probe functions could not be probed");
 	}
 	t->ops = OPS_CALLBACKS;
 	t->torchp.ops_via_callbacks = true;

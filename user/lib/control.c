@@ -70,7 +70,8 @@ __asm__("	.text\n"
 	FVBPF_PROBE_FN(fvbpf_probe_correlation)
 	FVBPF_PROBE_FN(fvbpf_probe_gpu_batch)
 	FVBPF_PROBE_FN(fvbpf_probe_agent_status)
-	FVBPF_PROBE_FN(fvbpf_probe_scope_end));
+	FVBPF_PROBE_FN(fvbpf_probe_scope_end)
+	FVBPF_PROBE_FN(fvbpf_probe_py_stack));
 
 uint32_t markers_epoch(void)
 {

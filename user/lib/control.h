@@ -51,5 +51,8 @@ void fvbpf_probe_agent_status(uint32_t code, int32_t detail, int64_t value, cons
 /* The operator fast path's end of a torch scope (its at::RecordFunction in
  * rdi, as RecordFunction::end() has it): BPF's scope_end program. */
 void fvbpf_probe_scope_end(const void *rf);
+/* --with-stack through the fast path: BPF walks this thread's Python
+ * frames into a stack record of timestamp @ts (the operator's). */
+void fvbpf_probe_py_stack(uint64_t ts);
 
 #endif /* FVBPF_LIB_CONTROL_H */

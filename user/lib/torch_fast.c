@@ -53,6 +53,10 @@ static void ctx_dtor(void *self)
 static void *const ctx_vtable[4] = { NULL, NULL, (void *)ctx_dtor, (void *)ctx_dtor };
 static const struct { void *const *vptr; } recorded = { &ctx_vtable[2] };
 
+/* Recorded operators open on this thread: one inside another has its
+ * Python stack (--with-stack walks only the outermost). */
+static __thread uint32_t op_depth;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t h_op, h_node, h_gate;  /* 0: not registered */
 static volatile int registered;        /* h_op and h_node */
@@ -67,11 +71,13 @@ static inline bool recording(void)
 
 static bool record_begin(const void *rf, uint8_t kind)
 {
+	const struct fvbpf_control *c = control;
 	struct fvbpf_fast_ring *ring;
 	struct fvbpf_fast_rec *rec;
 	struct timespec ts;
 	const char *name;
 	uint32_t len, size;
+	uint64_t now;
 
 	if (!recording())
 		return false;
@@ -82,11 +88,20 @@ static bool record_begin(const void *rf, uint8_t kind)
 	if (!rec)
 		return false; /* counted; its end is not recorded either */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	rec->kind = kind;
 	rec->flags = len > FVBPF_FAST_NAME ? FVBPF_FAST_CUT : 0;
+	if (c->fast_stacks) {
+		/* the stack record goes out first, with the op's timestamp */
+		if (op_depth)
+			rec->flags |= FVBPF_FAST_SAME;
+		else
+			fvbpf_probe_py_stack(now);
+	}
+	op_depth++;
 	rec->size = (uint16_t)size;
 	rec->tid = fast_ring_tid();
-	rec->ts_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	rec->ts_ns = now;
 	if (len > FVBPF_FAST_NAME)
 		len = FVBPF_FAST_NAME;
 	rec->name_len = len;
@@ -119,6 +134,8 @@ static void rec_end(const void *rf, void *ctx)
 	(void)rf;
 	if (ctx != &recorded)
 		return;
+	if (op_depth)
+		op_depth--;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	rec = fast_ring_reserve(FVBPF_FAST_END_SIZE, &ring);
 	if (!rec)

@@ -22,6 +22,7 @@
 
 #include "fvbpf_events.h"
 #include "fvbpf_fast.h"
+#include "fvbpf_pystack.h"
 #include "model/session.h"
 #include "pipeline/fast_ops.h"
 #include "pipeline/events.h"
@@ -191,6 +192,8 @@ static void deliver(struct session *s, struct session_target *t, const struct fv
 			s->bad_records++;
 			return;
 		}
+		if (rec->flags & FVBPF_FAST_SAME)
+			ev.id |= FVBPF_TORCH_SAME_STACK;
 	}
 	t->fast.records++;
 	if (t->next_cut)
@@ -220,7 +223,7 @@ void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 	for (;;) {
 		best = UINT32_MAX;
 		for (i = 0; i < f->nrings; i++)
-			if (have[i] && recs[i].ts_ns <= until &&
+			if (have[i] && recs[i].ts_ns < until &&
 			    (best == UINT32_MAX || recs[i].ts_ns < recs[best].ts_ns))
 				best = i;
 		if (best == UINT32_MAX)

@@ -212,6 +212,7 @@ struct bpf_program *bpf_setup_prog(const struct fvbpf_bpf *skel, enum fvbpf_prog
 	case FVBPF_PROG_TORCH_EVAL: return skel->progs.torch_eval;
 	case FVBPF_PROG_SCOPE_ENTER: return skel->progs.scope_enter;
 	case FVBPF_PROG_SCOPE_END: return skel->progs.scope_end;
+	case FVBPF_PROG_PY_STACK: return skel->progs.py_stack_probe;
 	case FVBPF_PROG_MEM_CALL: return skel->progs.mem_call;
 	default: return NULL;
 	}

@@ -50,6 +50,7 @@ enum fvbpf_prog_id {
 	FVBPF_PROG_TORCH_EVAL,
 	FVBPF_PROG_SCOPE_ENTER,
 	FVBPF_PROG_SCOPE_END,
+	FVBPF_PROG_PY_STACK,     /* the fast path's --with-stack (the library's probe) */
 	FVBPF_PROG_MEM_CALL,     /* allocator events (--profile-memory) */
 };
 /* The program; NULL without an object. */

@@ -24,13 +24,14 @@ static const char *const marker_names[MARKER_NSYMS] = {
 	[MARKER_GPU_BATCH] = "fvbpf_probe_gpu_batch",
 	[MARKER_AGENT_STATUS] = "fvbpf_probe_agent_status",
 	[MARKER_SCOPE_END] = "fvbpf_probe_scope_end",
+	[MARKER_PY_STACK] = "fvbpf_probe_py_stack",
 };
 /* Which of them fvbpf probes: found only in executable code.  The two
  * variables are written by the kernel (semaphore) and read (control). */
 static const bool marker_code[MARKER_NSYMS] = {
 	[MARKER_BEGIN] = true, [MARKER_END] = true, [MARKER_SYNC] = true,
 	[MARKER_CORRELATION] = true, [MARKER_GPU_BATCH] = true, [MARKER_AGENT_STATUS] = true,
-	[MARKER_SCOPE_END] = true,
+	[MARKER_SCOPE_END] = true, [MARKER_PY_STACK] = true,
 };
 
 
@@ -105,7 +106,7 @@ static bool has_markers(int fd, const struct stat *st, struct marker_lib *lib)
 		return false;
 	elf_find_symbols_code(ef, marker_names, marker_code, MARKER_NSYMS, lib->syms);
 	elf_file_close(ef);
-	/* all but the optional last one (an older library lacks it) */
+	/* all but the optional last ones (an older library lacks them) */
 	found = true;
 	for (i = 0; i < MARKER_SCOPE_END; i++)
 		found = found && lib->syms[i].found;

@@ -24,7 +24,8 @@ enum marker_sym {
 	MARKER_CORRELATION,
 	MARKER_GPU_BATCH,
 	MARKER_AGENT_STATUS,
-	MARKER_SCOPE_END,       /* optional (libraries since the operator fast path) */
+	MARKER_SCOPE_END,       /* optional from here on (libraries since the operator fast path) */
+	MARKER_PY_STACK,
 	MARKER_NSYMS,
 };
 

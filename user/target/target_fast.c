@@ -76,6 +76,8 @@ int target_fast_request(const struct target_control *c, uint32_t layout,
 	if (!err)
 		err = proc_write_u32(c->pid, FIELD(fast_window), tb->window ? 1 : 0);
 	if (!err)
+		err = proc_write_u32(c->pid, FIELD(fast_stacks), tb->stacks ? 1 : 0);
+	if (!err)
 		err = proc_write_u32(c->pid, FIELD(fast_req), layout);
 	if (err)
 		return err;

@@ -30,6 +30,7 @@ struct target_fast_tables {
 	const uint64_t *steps;    /* ... of --step-by scopes */
 	uint32_t nsteps;
 	bool window;              /* time windows: always inside */
+	bool stacks;              /* --with-stack */
 };
 
 /* Write the tables, the layout, then a generation the library has not
