@@ -12,6 +12,9 @@
 #   C  the same with --with-stack
 #   D  torch.profiler(activities=[CPU], with_stack=True) in the process
 #      (TORCH_TRAIN_WITH_STACK=1: what FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 turns on)
+# Twice: operators through uprobes (no fvbpf code in the job), then through
+# PyTorch's callbacks (libfvbpf.so preloaded: the operator fast path, whose
+# --with-stack walks at each outermost operator through the library's probe).
 # SETS sets, medians.  Goal: C below D.  Each C run must give its steps'
 # operators stacks (the stack counts fvbpf prints at exit) and write the
 # folded files.
@@ -29,6 +32,12 @@ SETS=${BENCH_SETS:-3}
 STEPS=${BENCH_TORCH_STEPS:-60}
 STEP_SCOPE='Optimizer.step#AdamW.step'
 
+if [ -z "${PYSTACK_MODE:-}" ] && [ -x "$PY" ]; then
+	PYSTACK_MODE=uprobes "$0" "$@" && PYSTACK_MODE=callbacks "$0" "$@"
+	exit
+fi
+PRE=()
+[ "${PYSTACK_MODE:-}" = callbacks ] && PRE=(env "LD_PRELOAD=$BUILD/libfvbpf.so")
 echo
 if [ ! -x "$PY" ]; then
 	echo "13. --with-stack: SKIP (no torch venv at $PY: run \`make venv\`)"
@@ -109,7 +118,7 @@ for ((s = 1; s <= SETS; s++)); do
 	d=$TMP/step.$s
 	mkdir -p "$d"
 	WLOG=$d/wl.log
-	TORCH_TRAIN_WITH_STACK=1 "$PY" "$ROOT/tests/workloads/torch_train.py" time "$d" 4 "$STEPS" 3 \
+	TORCH_TRAIN_WITH_STACK=1 "${PRE[@]}" "$PY" "$ROOT/tests/workloads/torch_train.py" time "$d" 4 "$STEPS" 3 \
 		>"$WLOG" 2>&1 &
 	WPID=$!
 	PIDS+=("$WPID")
@@ -120,6 +129,8 @@ for ((s = 1; s <= SETS; s++)); do
 	fv_stop "$d/fi"
 	fv_start "$d/fs" --step-by "$STEP_SCOPE" --with-stack
 	grep -q -- '--with-stack: CPython' "$d/fs.stderr" || { tail -n 15 "$d/fs.stderr" >&2; die "no --with-stack"; }
+	[ "$PYSTACK_MODE" = uprobes ] || grep -q 'through its own callbacks' "$d/fs.stderr" ||
+		die "the library's callbacks were not used (set $s)"
 	round "$d" 2
 	fv_stop "$d/fs"
 	round "$d" 3
@@ -141,7 +152,7 @@ print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cp
 done
 M0=$(median "${S0[@]}") M1=$(median "${S1[@]}") M2=$(median "${S2[@]}") M3=$(median "${S3[@]}")
 EV=$(median "${EVS[@]}")
-echo "13. --with-stack: training step of tests/workloads/torch_train.py ($EV torch events a step), torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+echo "13. --with-stack, operators through $PYSTACK_MODE: training step of tests/workloads/torch_train.py ($EV torch events a step), torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
 echo "   median of $STEPS steps, $SETS sets (a process each); operators given a stack per C run: ${STK[*]}"
 srow() { # LABEL MEDIAN PER-SET...
 	local label=$1 med=$2
