@@ -270,8 +270,11 @@ int target_attach(struct session *s, struct session_target *t)
 			  t->proc.comm);
 		return -EINVAL;
 	}
-	if (!t->has_markers)
+	if (!t->has_markers) {
+		snprintf(t->fast.why, sizeof(t->fast.why),
+			 "libfvbpf.so is not in the process (--inject loads it)");
 		return attach_unmarked(s, t, fd, key);
+	}
 	/*
 	 * An even epoch keeps the markers away from the probes while they go
 	 * in; the odd one written once all are live makes every thread report

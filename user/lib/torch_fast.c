@@ -106,7 +106,8 @@ static bool record_begin(const void *rf, uint8_t kind)
 		len = FVBPF_FAST_NAME;
 	rec->name_len = len;
 	rec->pad = 0;
-	memcpy(rec + 1, name, len);
+	if (len)
+		memcpy(rec + 1, name, len);
 	memset((char *)(rec + 1) + len, 0, size - FVBPF_FAST_BEGIN_SIZE - len);
 	fast_ring_commit(ring, size);
 	return true;
