@@ -160,7 +160,6 @@ static int add_slice(struct segment *seg, uint32_t tid, uint32_t region, uint64_
 		seg->room = bytes / sizeof(*s);
 	}
 	err = seg_grow_in(seg, &seg->slices, seg->nslices, &seg->cap, &seg->room, sizeof(*s), 16);
-
 	if (err)
 		return err;
 	s = &seg->slices[seg->nslices];
