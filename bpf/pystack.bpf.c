@@ -41,6 +41,12 @@ struct {
 /* Set by the loader once a process has stacks (--with-stack): until then
  * the probes that could walk pay one load. */
 __u32 py_active = 0;
+/* Set before the load when the session may want stacks (--with-stack or
+ * FASTVIDEO_TORCH_PROFILER_WITH_STACK): read-only, so without it the
+ * verifier drops the walk from every program that could take it.  The
+ * walk was most of the load's verification time, and that time is the
+ * kernel's CPU in every attach (about 0.2 s on the 2-vCPU VM). */
+const volatile bool py_wanted = false;
 
 static __always_inline __u64 py_read_u64(__u64 addr)
 {
@@ -119,7 +125,7 @@ static __noinline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns, __u
 	struct fvbpf_py_cfg *cfg;
 	__u32 zero = 0, i, n = 0, size;
 
-	if (!py_active)
+	if (!py_wanted || !py_active)
 		return PY_NONE;
 	cfg = bpf_map_lookup_elem(&py_cfg, &slot);
 	if (!cfg || !cfg->tgid || cfg->tgid != pid_tgid >> 32)
@@ -193,7 +199,7 @@ static __always_inline void py_stack_return(__u32 slot, __u64 pid_tgid, __u64 sp
 	struct fvbpf_py_cfg *cfg;
 	struct fvbpf_py_tstate *st;
 
-	if (!py_active)
+	if (!py_wanted || !py_active)
 		return;
 	cfg = bpf_map_lookup_elem(&py_cfg, &slot);
 	if (!cfg || !cfg->tgid || cfg->tgid != pid_tgid >> 32)
@@ -210,7 +216,7 @@ static __always_inline __u64 py_stack_api(__u32 slot, __u32 api, __u64 pid_tgid)
 	__u8 *want;
 	__u64 ts;
 
-	if (!py_active)
+	if (!py_wanted || !py_active)
 		return 0;
 	want = bpf_map_lookup_elem(&py_apis, &api);
 	if (!want || !*want)
@@ -228,7 +234,7 @@ static __always_inline __u64 py_stack_at(struct pt_regs *ctx, __u64 pid_tgid, __
 	struct fvbpf_tgid_slot *ts;
 	struct fvbpf_py_cfg *cfg;
 
-	if (!py_active)
+	if (!py_wanted || !py_active)
 		return 0;
 	ts = bpf_map_lookup_elem(&tgid_slots, &k);
 	slot = ts && ts->tgid == tgid ? ts->slot : (__u32)(bpf_get_attach_cookie(ctx) & 0xffff);

@@ -333,6 +333,13 @@ print("; ".join(out))' "$PROG_MARK" "$1")
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+# set_ratio_spread "BASE..." "MINE..." "REF..." -> "lo-hi" of (MINE-BASE)/(REF-BASE) per set
+set_ratio_spread() {
+	awk -v b="$1" -v m="$2" -v r="$3" 'BEGIN{n = split(b, B, " "); split(m, M, " "); split(r, R, " ");
+		for (i = 1; i <= n; i++) if (R[i] - B[i] > 0) { x = (M[i] - B[i]) / (R[i] - B[i]);
+			if (!k++ || x < lo) lo = x; if (k == 1 || x > hi) hi = x }
+		if (k) printf "%.2f-%.2f", lo, hi}'
+}
 
 # Run a private copy of the library and the workload (the workload's rpath
 # $ORIGIN/.. finds the copy).  A uprobe is keyed by inode and offset, and the
@@ -451,6 +458,7 @@ echo
 if awk "BEGIN{exit !($HT > 0)}"; then
 	RATIO=$(awk "BEGIN{printf \"%.2f\", $HF/$HT}")
 	echo "marker_ratio=$RATIO" >>"$TMP/results"
+	echo "marker_ratio_spread=$(set_ratio_spread "${B[*]}" "${F[*]}" "${T[*]}")" >>"$TMP/results"
 	if awk "BEGIN{exit !($RATIO <= $TARGET)}"; then VERDICT=PASS; else VERDICT="ABOVE TARGET"; fi
 	echo "fvbpf / bpftrace cost per hit: ${RATIO}x   (target: at most ${TARGET}x)   $VERDICT"
 else
@@ -519,9 +527,9 @@ formats_section() {
 
 # The figures of issue 11's goals, from the sections' key=value results.
 summary_table() {
-	local r=$TMP/results
+	local r=$TMP/results runs
 	get() { sed -n "s/^$1=//p" "$r" 2>/dev/null | tail -1; }
-	# row GOAL MEASURED TARGET-TEXT CHECK(awk expr on x, or "")
+	# row GOAL MEASURED TARGET-TEXT CHECK(awk expr on x, or "") [SPREAD]
 	row() {
 		local v=$2 verdict=""
 		if [ -z "$v" ]; then
@@ -529,24 +537,34 @@ summary_table() {
 		elif [ -n "$4" ]; then
 			if awk -v x="$v" "BEGIN{exit !($4)}"; then verdict=met; else verdict="NOT MET"; fi
 		fi
-		printf '   %-48s %14s   %-26s %s\n' "$1" "$v" "$3" "$verdict"
+		printf '   %-48s %14s %-22s   %-26s %s\n' "$1" "$v" "${5:+(${5})}" "$3" "$verdict"
 	}
+	runs=$(get live_runs)
 	echo
-	echo "Summary: issue 11's goals on this machine (one run; ratios measured side by side)"
-	printf '   %-48s %14s   %-26s %s\n' "figure" "measured" "goal" ""
+	echo "Summary: issue 11's goals on this machine: section 11's figures are medians of ${runs:-?} runs,"
+	echo "the ratios medians of $SETS interleaved sets; (lowest-highest run or set) beside them"
+	printf '   %-48s %14s %-22s   %-26s %s\n' "figure" "measured" "(spread)" "goal" ""
 	row "live events/s, zero ring-buffer drops (best)" "$(get live_rate_best)" "as high as the VM makes" ""
 	row "live ring-buffer drops (all runs of section 11)" "$(get live_drops)" "0" "x == 0"
-	row "fvbpf CPU ns per event, live (worst run)" "$(get live_ns_worst)" "at most 250" "x <= 250"
-	row "replay events/s on one core, json" "$(get replay_core_json)" "at least 4000000" "x >= 4000000"
-	row "replay events/s on one core, json.gz" "$(get replay_core_json_gz)" "at least 4000000" "x >= 4000000"
-	row "replay events/s on one core, pftrace" "$(get replay_core_pftrace)" "at least 4000000" "x >= 4000000"
+	row "fvbpf CPU ns per event, live, tmpfs (worst row)" "$(get live_ns_worst)" "at most 250" "x <= 250" \
+		"$(get live_ns_spread_worst)"
+	row "fvbpf CPU ns per event, live, root disk" "$(get live_ns_disk)" "at most 250" "x <= 250" \
+		"$(get live_ns_spread_disk)"
+	row "replay events/s on one core, json" "$(get replay_core_json)" "at least 4000000" "x >= 4000000" \
+		"$(get replay_core_spread_json)"
+	row "replay events/s on one core, json.gz" "$(get replay_core_json_gz)" "at least 4000000" \
+		"x >= 4000000" "$(get replay_core_spread_json_gz)"
+	row "replay events/s on one core, pftrace" "$(get replay_core_pftrace)" "at least 4000000" \
+		"x >= 4000000" "$(get replay_core_spread_pftrace)"
 	row "lag of the last file, s (worst run)" "$(get live_lag_worst)" "under 1" "x < 1"
 	row "peak RSS MiB, live runs (worst)" "$(get live_rss_worst)" "under --max-memory (256)" "x < 256"
 	row "trace bytes per event, json" "$(get bytes_per_event_json)" "(today's form)" ""
 	row "trace bytes per event, json.gz" "$(get bytes_per_event_json_gz)" "" ""
 	row "trace bytes per event, pftrace" "$(get bytes_per_event_pftrace)" "under 16" "x < 16"
-	row "marker hit, fvbpf / bpftrace count()" "$(get marker_ratio)" "at most 1.1" "x <= 1.1"
-	row "cudaLaunchKernel inside, fvbpf / bpftrace e+r" "$(get cuda_inside_ratio)" "at most 1.1" "x <= 1.1"
+	row "marker hit, fvbpf / bpftrace count()" "$(get marker_ratio)" "at most 1.1" "x <= 1.1" \
+		"$(get marker_ratio_spread)"
+	row "cudaLaunchKernel inside, fvbpf / bpftrace e+r" "$(get cuda_inside_ratio)" "at most 1.1" \
+		"x <= 1.1" "$(get cuda_inside_ratio_spread)"
 	echo "   (an event is one ring record: a marker hit, a call entry or return; a slice is two)"
 }
 
@@ -745,6 +763,8 @@ verdict() {
 echo
 verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" "$TARGET_INSIDE"
 awk "BEGIN{exit !($OD > 0)}" && awk "BEGIN{printf \"cuda_inside_ratio=%.2f\\n\", $OC/$OD}" >>"$TMP/results"
+awk "BEGIN{exit !($OD > 0)}" &&
+	echo "cuda_inside_ratio_spread=$(set_ratio_spread "${LA[*]}" "${LC[*]}" "${LD[*]}")" >>"$TMP/results"
 verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
 sysctl -q kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 STATS_ON=1

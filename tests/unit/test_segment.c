@@ -617,6 +617,54 @@ static void test_many_slices_and_deep_nesting(void)
 	sink_free(&k);
 }
 
+/* A segment's slice array is kept for the next one (slice_spare.h): the
+ * next segment's slices are its own, its capacity and charged bytes are
+ * what a fresh array gives. */
+static void test_slice_array_kept(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+	struct seg_slice *big;
+	int i, seg;
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, STEP, 1);
+	for (i = 0; i < 4000; i++) {
+		seg_on_begin(&t, 2, FWD, 10 + 2 * (uint64_t)i);
+		seg_on_end(&t, 2, FWD, 11 + 2 * (uint64_t)i);
+	}
+	seg_on_end(&t, 1, STEP, 100000);
+	CHECK_EQ(k.n, 1);
+	if (k.n != 1)
+		return;
+	big = k.segs[0]->slices;
+	sink_free(&k); /* the writer is done with it: kept */
+	/* two short segments: the first takes the kept array, the second a fresh one */
+	for (seg = 0; seg < 2; seg++) {
+		seg_on_begin(&t, 1, STEP, 200000 + 1000 * (uint64_t)seg);
+		seg_on_begin(&t, 3, BWD, 200010 + 1000 * (uint64_t)seg);
+		seg_on_end(&t, 3, BWD, 200020 + 1000 * (uint64_t)seg);
+		seg_on_end(&t, 1, STEP, 200030 + 1000 * (uint64_t)seg);
+	}
+	CHECK_EQ(k.n, 2);
+	if (k.n == 2) {
+		CHECK(k.segs[0]->slices == big);
+		CHECK(k.segs[1]->slices != big);
+		CHECK_EQ(k.segs[0]->cap, k.segs[1]->cap);
+		CHECK_EQ(k.segs[0]->bytes, k.segs[1]->bytes);
+		for (seg = 0; seg < 2; seg++) {
+			CHECK_EQ(k.segs[seg]->nslices, 2);
+			CHECK_SLICE(k.segs[seg], 0, 1, STEP, 200000 + 1000 * (uint64_t)seg,
+				    200030 + 1000 * (uint64_t)seg, 0, 0);
+			CHECK_SLICE(k.segs[seg], 1, 3, BWD, 200010 + 1000 * (uint64_t)seg,
+				    200020 + 1000 * (uint64_t)seg, 0, 0);
+		}
+	}
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
 static void test_free_open_and_no_callback(void)
 {
 	struct seg_tracker t;
@@ -880,6 +928,7 @@ int main(void)
 	RUN(test_max_segments);
 	RUN(test_max_segments_nested_ignored);
 	RUN(test_many_slices_and_deep_nesting);
+	RUN(test_slice_array_kept);
 	RUN(test_free_open_and_no_callback);
 	RUN(test_open_before_attach);
 	RUN(test_open_before_attach_other_thread);

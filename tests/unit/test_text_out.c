@@ -31,6 +31,14 @@ static char *capture(void (*fill)(struct obuf *o, void *arg), void *arg, size_t 
 static const uint64_t samples[] = {
 	0, 1, 9, 10, 999, 1000, 1001, 123456789, 4294967295ull, 4294967296ull,
 	999999999999ull, 1000000000000000ull, UINT64_MAX - 1, UINT64_MAX,
+	/* every digit count's ends (ob_ndigits) */
+	99ull, 100ull, 9999ull, 10000ull, 99999ull, 100000ull, 999999ull, 1000000ull,
+	9999999ull, 10000000ull, 99999999ull, 100000000ull, 999999999ull, 1000000000ull,
+	9999999999ull, 10000000000ull, 99999999999ull, 100000000000ull, 1000000000000ull,
+	9999999999999ull, 10000000000000ull, 99999999999999ull, 100000000000000ull,
+	999999999999999ull, 9999999999999999ull, 10000000000000000ull, 99999999999999999ull,
+	100000000000000000ull, 999999999999999999ull, 1000000000000000000ull,
+	9999999999999999999ull, 10000000000000000000ull, 1ull << 63, (1ull << 63) - 1,
 };
 #define NSAMPLES (sizeof(samples) / sizeof(samples[0]))
 
@@ -107,6 +115,43 @@ static void test_straddle(void)
 	free(big);
 }
 
+/* Numbers written from each of the last 30 bytes of the buffer: the fast
+ * path (digits straight into the buffer) gives way to the copy there. */
+static void fill_numbers_at_end(struct obuf *o, void *arg)
+{
+	size_t start;
+
+	(void)arg;
+	for (start = OBUF_SIZE - 30; start <= OBUF_SIZE; start++) {
+		while (o->n < start)
+			ob_char(o, '.');
+		ob_u64(o, UINT64_MAX);
+		ob_us(o, UINT64_MAX);
+		ob_i64(o, INT64_MIN);
+		ob_flush(o);
+	}
+}
+
+static void test_numbers_at_buffer_end(void)
+{
+	char *want = NULL, *got;
+	size_t n, wn = 0, start;
+	FILE *f = open_memstream(&want, &wn);
+
+	for (start = OBUF_SIZE - 30; start <= OBUF_SIZE; start++) {
+		for (n = 0; n < start; n++)
+			fputc('.', f);
+		fprintf(f, "%" PRIu64 "%" PRIu64 ".%03" PRIu64 "%" PRId64, UINT64_MAX,
+			UINT64_MAX / 1000, UINT64_MAX % 1000, INT64_MIN);
+	}
+	fclose(f);
+	got = capture(fill_numbers_at_end, NULL, &n);
+	CHECK_EQ(n, wn);
+	CHECK(n == wn && !memcmp(got, want, n));
+	free(got);
+	free(want);
+}
+
 static void fill_json(struct obuf *o, void *arg)
 {
 	(void)arg;
@@ -145,6 +190,7 @@ int main(void)
 {
 	RUN(test_numbers_match_printf);
 	RUN(test_straddle);
+	RUN(test_numbers_at_buffer_end);
 	RUN(test_json_and_printf);
 	RUN(test_error_kept);
 	UNIT_DONE();

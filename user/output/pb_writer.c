@@ -71,22 +71,11 @@ static size_t varint_put(uint8_t *out, uint64_t v)
 	return n;
 }
 
-void pb_varint(struct pb_buf *b, uint64_t v)
+void pb_varint_slow(struct pb_buf *b, uint64_t v)
 {
 	if (pb_room(b, 10))
 		return;
 	b->len += varint_put(b->p + b->len, v);
-}
-
-void pb_tag(struct pb_buf *b, uint32_t field, enum pb_wire wire)
-{
-	pb_varint(b, (uint64_t)field << 3 | (uint32_t)wire);
-}
-
-void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v)
-{
-	pb_tag(b, field, PB_VARINT);
-	pb_varint(b, v);
 }
 
 void pb_int(struct pb_buf *b, uint32_t field, int64_t v)

@@ -21,10 +21,40 @@ struct pb_buf {
 void pb_init(struct pb_buf *b);
 void pb_free(struct pb_buf *b);
 void pb_reset(struct pb_buf *b);
-/* Raw varint (base 128, little-endian groups); returns nothing, sets err. */
-void pb_varint(struct pb_buf *b, uint64_t v);
-void pb_tag(struct pb_buf *b, uint32_t field, enum pb_wire wire);
-void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v);   /* uint32/64, enum, bool */
+/* pb_varint() when the buffer has no room for ten more bytes. */
+void pb_varint_slow(struct pb_buf *b, uint64_t v);
+
+/* Raw varint (base 128, little-endian groups); returns nothing, sets err.
+ * Inline: a pftrace slice is a dozen varints, and the calls and the room
+ * check were a third of the writer (perf). */
+static inline void pb_varint(struct pb_buf *b, uint64_t v)
+{
+	uint8_t *o;
+
+	if (b->err || b->cap - b->len < 10) {
+		pb_varint_slow(b, v);
+		return;
+	}
+	o = b->p + b->len;
+	while (v >= 0x80) {
+		*o++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*o++ = (uint8_t)v;
+	b->len = (size_t)(o - b->p);
+}
+
+static inline void pb_tag(struct pb_buf *b, uint32_t field, enum pb_wire wire)
+{
+	pb_varint(b, (uint64_t)field << 3 | (uint32_t)wire);
+}
+
+/* uint32/64, enum, bool */
+static inline void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v)
+{
+	pb_tag(b, field, PB_VARINT);
+	pb_varint(b, v);
+}
 void pb_int(struct pb_buf *b, uint32_t field, int64_t v);     /* int32/64 (two's complement) */
 void pb_fixed64(struct pb_buf *b, uint32_t field, uint64_t v);
 void pb_bytes(struct pb_buf *b, uint32_t field, const void *data, size_t n);

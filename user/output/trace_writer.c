@@ -10,6 +10,7 @@
 #include "output/mem_output.h"
 #include "output/seg_meta.h"
 #include "output/seg_tids.h"
+#include "output/slice_heads.h"
 #include "util/text_out.h"
 #include "probes/torch_ops.h"
 #include "output/trace_kineto.h"
@@ -80,23 +81,44 @@ static void thread_metadata(struct obuf *f, const struct seg_output_ctx *c)
 	free(tids);
 }
 
+/* A slice's opening up to its depth, the name escaped each time (the
+ * fallback of slice_heads.h). */
+static void slice_head_slow(struct obuf *f, const struct seg_output_ctx *c, const struct seg_slice *sl)
+{
+	const char *name = c->reg->defs[sl->region].name;
+
+	ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"fvbpf.region::");
+	ob_json_chars(f, name);
+	ob_char(f, '"');
+	slice_span(f, c->seg->pid, sl->tid, sl->start_ns, sl->end_ns);
+	ob_lit(f, ",\"args\":{\"region\":");
+	ob_json_string(f, name);
+	ob_lit(f, ",\"depth\":");
+}
+
 static void region_slices(struct obuf *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
 	const struct seg_slice *sl;
-	const char *name;
+	const struct slice_head *sh;
+	struct slice_heads heads;
 	size_t i;
 
+	slice_heads_init(&heads, c->reg, s->pid);
 	for (i = 0; i < s->nslices; i++) {
 		sl = &s->slices[i];
-		name = c->reg->defs[sl->region].name;
-		ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"fvbpf.region::");
-		ob_json_chars(f, name);
-		ob_char(f, '"');
-		slice_span(f, s->pid, sl->tid, sl->start_ns, sl->end_ns);
-		ob_lit(f, ",\"args\":{\"region\":");
-		ob_json_string(f, name);
-		ob_lit(f, ",\"depth\":");
+		sh = slice_heads_get(&heads, sl->region);
+		if (sh) {
+			ob_write(f, sh->head, sh->nhead);
+			ob_u64(f, sl->tid);
+			ob_lit(f, ",\"ts\":");
+			ob_us(f, sl->start_ns);
+			ob_lit(f, ",\"dur\":");
+			ob_us(f, span_u64(sl->start_ns, sl->end_ns));
+			ob_write(f, sh->args, sh->nargs);
+		} else {
+			slice_head_slow(f, c, sl);
+		}
 		ob_u64(f, sl->depth);
 		if (sl->flags & SLICE_OPEN_AT_END)
 			ob_lit(f, ",\"incomplete\":true");
@@ -107,6 +129,7 @@ static void region_slices(struct obuf *f, const struct seg_output_ctx *c)
 		pystack_trace_args(f, c, sl->stack); /* --with-stack */
 		ob_lit(f, "}}");
 	}
+	slice_heads_free(&heads);
 }
 
 /* --record-shapes, --with-flops: what the op's shapes record holds, as

@@ -6,6 +6,7 @@
 #include "util/grow.h"
 #include "pipeline/seg_memory.h"
 #include "pipeline/segment.h"
+#include "pipeline/slice_spare.h"
 #include "util/thread_table.h"
 
 void seg_tracker_init(struct seg_tracker *t, uint32_t pid, const struct region_registry *reg,
@@ -26,7 +27,11 @@ void segment_free(struct segment *seg)
 		return;
 	if (seg->mem)
 		mem_release(seg->mem, seg->bytes);
-	free(seg->slices);
+	/* Kept for the next segment (slice_spare.h), unless memory is short. */
+	if (!seg->slices || (seg->mem && mem_pressure(seg->mem)) ||
+	    !slice_spare_put(seg->slices, (seg->room > seg->cap ? seg->room : seg->cap) *
+					  sizeof(*seg->slices)))
+		free(seg->slices);
 	free(seg->calls);
 	free(seg->gpu);
 	free(seg->ops);
@@ -49,7 +54,8 @@ uint64_t segment_bytes(const struct segment *seg)
  * first block of each array is always granted: a segment must be able to
  * hold its outermost slice.
  */
-static int seg_grow(struct segment *seg, void *v, size_t n, size_t *cap, size_t size, size_t first)
+static int seg_grow_in(struct segment *seg, void *v, size_t n, size_t *cap, size_t *room,
+		       size_t size, size_t first)
 {
 	void **p = v, *nv;
 	size_t ncap;
@@ -69,16 +75,27 @@ static int seg_grow(struct segment *seg, void *v, size_t n, size_t *cap, size_t 
 	} else if (seg->mem) {
 		mem_charge(seg->mem, (uint64_t)ncap * size);
 	}
-	nv = realloc(*p, ncap * size);
-	if (!nv) {
-		if (seg->mem)
-			mem_release(seg->mem, (uint64_t)(ncap - *cap) * size);
-		return -ENOMEM;
+	/* A kept array (slice_spare.h) may already hold it: grown and charged
+	 * as if allocated, so the budget sees what it always saw. */
+	if (!room || ncap > *room) {
+		nv = realloc(*p, ncap * size);
+		if (!nv) {
+			if (seg->mem)
+				mem_release(seg->mem, (uint64_t)(ncap - *cap) * size);
+			return -ENOMEM;
+		}
+		*p = nv;
+		if (room)
+			*room = ncap;
 	}
 	seg->bytes += (uint64_t)(ncap - *cap) * size;
-	*p = nv;
 	*cap = ncap;
 	return 0;
+}
+
+static int seg_grow(struct segment *seg, void *v, size_t n, size_t *cap, size_t size, size_t first)
+{
+	return seg_grow_in(seg, v, n, cap, NULL, size, first);
 }
 
 static bool region_enabled(const struct seg_tracker *t, uint32_t region)
@@ -135,9 +152,14 @@ static int add_slice(struct segment *seg, uint32_t tid, uint32_t region, uint64_
 		     uint32_t depth, size_t *idx)
 {
 	struct seg_slice *s;
+	size_t bytes;
+	int err;
 
-	int err = seg_grow(seg, &seg->slices, seg->nslices, &seg->cap, sizeof(*s), 16);
-
+	if (!seg->slices && !seg->cap) {
+		seg->slices = slice_spare_take(&bytes);
+		seg->room = bytes / sizeof(*s);
+	}
+	err = seg_grow_in(seg, &seg->slices, seg->nslices, &seg->cap, &seg->room, sizeof(*s), 16);
 	if (err)
 		return err;
 	s = &seg->slices[seg->nslices];

@@ -75,6 +75,7 @@ struct segment {
 	bool started_before_attach; /* its outermost region was open at attach */
 	struct seg_slice *slices;
 	size_t nslices, cap;
+	size_t room;          /* slices allocated, >= cap (a kept array, slice_spare.h); 0: cap */
 	uint64_t unbalanced;  /* ends that matched no open begin */
 	uint64_t forced;      /* slices closed by an enclosing region's end */
 	uint64_t drops;       /* ring-buffer drops of this process while it was open; set by the caller */

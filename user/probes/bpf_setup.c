@@ -72,6 +72,8 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 	}
 	s->skel->rodata->report_all_execs = o->match != NULL;
 	s->skel->rodata->record_shapes = o->record_shapes || o->with_flops;
+	/* Python stacks: the session decided already (pystack_session_start()). */
+	s->skel->rodata->py_wanted = s->pystacks != NULL;
 	err = fvbpf_bpf__load(s->skel);
 	if (err) {
 		fvbpf_bpf__destroy(s->skel);
