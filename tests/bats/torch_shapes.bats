@@ -122,9 +122,12 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	assert_success
 }
 
-@test "torch: FastVideo's variables in fvbpf's environment turn shapes and FLOPs on; a bad value is refused" {
+@test "torch: FastVideo's variables in fvbpf's environment turn shapes and FLOPs on" {
 	FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES=1 FASTVIDEO_TORCH_PROFILER_WITH_FLOPS=true \
 		shapes_match "$PY214"
+}
+
+@test "torch: a bad value of FastVideo's shapes variable is refused" {
 	FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES=maybe run "$FVBPF" attach -p $$ -o "$OUT"
 	assert_failure
 	assert_output --partial "invalid FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES='maybe'"
