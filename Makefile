@@ -365,7 +365,7 @@ demo: deps all
 	$(Q)$(SUDO) tests/demo.sh $(BUILD)
 
 test: deps all venv $(UNIT_BINS) $(BUILD)/asan/fvbpf $(BUILD)/asan/fvbpf-test $(FUZZ_BINS)
-	$(Q)$(SUDO) env BUILD=$(BUILD) tests/run.sh
+	$(Q)$(SUDO) env BUILD=$(BUILD) FVBPF_ASAN_ALL=$(FVBPF_ASAN_ALL) tests/run.sh
 
 bench: deps all $(BUILD)/tests/replay_bench
 	$(Q)$(SUDO) tests/bench/bench.sh $(BUILD)

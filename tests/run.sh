@@ -70,11 +70,14 @@ if [ "$(id -u)" -ne 0 ]; then
 else
 	mountpoint -q /sys/kernel/tracing 2>/dev/null ||
 		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
-	run_tap "bats" bats --tap tests/bats
+	run_tap "bats" bats --timing --tap tests/bats
 	# Again against the ASan/UBSan build: what the target sends is hostile,
 	# and the next overflow in the loader should show here, not in a job.
+	# Every test runs in this pass too, except those that say
+	# plain_pass_only (no fvbpf code that this pass does not run elsewhere:
+	# docs/testing.md lists them); FVBPF_ASAN_ALL=1 runs those as well.
 	run_tap "bats (ASan/UBSan fvbpf)" env FVBPF_BIN="$BUILD/asan/fvbpf" FVBPF_SANITIZED=1 \
-		bats --tap tests/bats
+		bats --timing --tap tests/bats
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -291,6 +291,7 @@ R
 }
 
 @test "make install honours PREFIX and DESTDIR" {
+	plain_pass_only "no fvbpf code runs"
 	local dest=$BATS_TEST_TMPDIR/dest
 	run make -C "$ROOT" BUILD="$BUILD" install PREFIX=/opt/fv DESTDIR="$dest"
 	assert_success

@@ -102,6 +102,7 @@ three_styles_ok() {
 }
 
 @test "--inject: detached, the wrappers stay dormant; a second attach reuses them" {
+	plain_pass_only "the shim's side; fvbpf's injection reuse is inject.bats'"
 	start_job
 	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS" -n 2 -o "$OUT"
 	assert_success
@@ -118,6 +119,7 @@ three_styles_ok() {
 }
 
 @test "LD_PRELOAD=libfvbpf.so (the agent's way in): FastVideo's regions without --inject" {
+	plain_pass_only "the shim request of the --inject test, reached through the agent"
 	LD_PRELOAD=$BUILD/libfvbpf.so start_job
 	wait_for grep -q '^stepping' "$WL_LOG"
 	run timeout 120 "$FVBPF" attach -p "$WL_PID" -r "$REGIONS" -n 3 -o "$OUT"
@@ -129,6 +131,7 @@ three_styles_ok() {
 }
 
 @test "import hook: a job started with it needs no --inject" {
+	plain_pass_only "the shim request of the --inject test, reached through the import hook"
 	local venv=$BATS_TEST_TMPDIR/venv site
 	"$PY" -m venv --without-pip "$venv"
 	site=$("$venv/bin/python3" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -156,6 +159,7 @@ three_styles_ok() {
 }
 
 @test "FastVideo's own profiler on at the same time: its files and fvbpf's are both written" {
+	plain_pass_only "the --inject test's fvbpf code; checks FastVideo's own files"
 	FASTVIDEO_TORCH_PROFILE_REGIONS=training_train_one_step start_job --trace-dir "$RUN/fvtrace"
 	wait_for grep -q '^stepping' "$WL_LOG"
 	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS" -n 3 -o "$OUT"
@@ -170,6 +174,7 @@ three_styles_ok() {
 }
 
 @test "region names: an unknown -r name is warned about; a region FastVideo does not know is no segment" {
+	plain_pass_only "the unknown-name warning is errors.bats'; the rest is the shim's side"
 	start_job --unknown
 	wait_for grep -q '^stepping' "$WL_LOG"
 	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS,training_typo" -n 3 -o "$OUT"
@@ -207,14 +212,17 @@ blocked_main_thread() { # OPTION
 }
 
 @test "main thread blocked in a long time.sleep: the attach goes on, regions come when it wakes" {
+	plain_pass_only "the shim's bounded wait is ASan test_py_shim's; 'at last' runs in the late-import test"
 	blocked_main_thread --block-sleep
 }
 
 @test "main thread blocked in a C call: the attach goes on, regions come when it returns" {
+	plain_pass_only "the shim's bounded wait is ASan test_py_shim's; 'at last' runs in the late-import test"
 	blocked_main_thread --block-c
 }
 
 @test "DataLoader fork workers inherit the wrappers and call no probe" {
+	plain_pass_only "the --inject test's fvbpf code; the forked workers are the target's side"
 	start_job --workers 2
 	wait_for grep -q '^stepping' "$WL_LOG"
 	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -r "$REGIONS,training_dataloader" -n 3 -o "$OUT"
@@ -263,6 +271,7 @@ blocked_main_thread() { # OPTION
 }
 
 @test "sub-interpreters: the shim refuses with one line, the attach goes on" {
+	plain_pass_only "the shim's refusal; fvbpf relays its line as in the py: errors test"
 	start_workload "$WL_LOG" python3 "$PYLOOP" "$BATS_TEST_TMPDIR" 3 --subinterp
 	run timeout 60 "$FVBPF" attach --inject -p "$WL_PID" -d 3 -o "$OUT" \
 		-r 'py:__main__:Trainer.training_step'
@@ -274,6 +283,7 @@ blocked_main_thread() { # OPTION
 }
 
 @test "no marker region asked (--window): no Python shim request" {
+	plain_pass_only "no shim code runs"
 	start_job
 	wait_for grep -q '^stepping' "$WL_LOG"
 	run timeout 60 "$FVBPF" attach --inject -p "$WL_PID" --window 0.2 -d 1 -o "$OUT"

@@ -63,10 +63,12 @@ print(p["libc10"].endswith("torch/lib/libc10.so"), p["functions_probed"], p["rec
 }
 
 @test "memory 2.14.1: per-op CPU memory, [memory] events and the peak equal torch.profiler's" {
+	plain_pass_only "the allocator probes and [memory] events run in the --with-stack test of this pass; the oracle comparison is the plain pass's"
 	per_op_memory_matches_profiler "$PY214"
 }
 
 @test "memory 2.13.0: per-op CPU memory, [memory] events and the peak equal torch.profiler's" {
+	plain_pass_only "the same fvbpf code on torch 2.13.0"
 	per_op_memory_matches_profiler "$PY213"
 }
 
@@ -106,6 +108,7 @@ print([f.get("memory_svg") for f in json.load(open(sys.argv[1]))["files"]])' "$O
 }
 
 @test "memory: off by default: no allocator probes, no [memory] events, no memory columns" {
+	plain_pass_only "no memory-profile code runs"
 	need_torch "$PY214"
 	start_py "$WL_LOG" "$PY214" "$MEM_WL" run "$BATS_TEST_TMPDIR" 3
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 1
@@ -126,6 +129,7 @@ print(s["metadata"]["memory_events"], sum(1 for e in t if e.get("name") == "[mem
 }
 
 @test "memory: DataLoader workers fork every epoch with the allocator probes in: workers live, steps recorded" {
+	plain_pass_only "fvbpf's side is the --with-stack test's; the forked workers are the target's side"
 	need_torch "$PY214"
 	# 4 batches an epoch, 2 fork workers each: new workers fork twice in 8 steps
 	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_train.py" --workers 2 run \

@@ -227,6 +227,7 @@ first_entry() {
 }
 
 @test "report and merge: a manifest listing one summary 200,000 times is read once each, under the default --max-memory" {
+	plain_pass_only "its point is the memory bound, which the ASan build does not keep (RSS unchecked)"
 	python3 "$GEN" "$GEN_OUT" --nodes 1 --ranks 1 --segments 1 --repeat 200000
 	run_peak report "$GEN_OUT/node0"
 	assert_success
@@ -242,6 +243,7 @@ first_entry() {
 }
 
 @test "report and merge: 50,000 distinct entries within --max-memory 64M; a bound too small is one error line" {
+	plain_pass_only "its point is the memory bound, which the ASan build does not keep (RSS unchecked)"
 	python3 "$GEN" "$GEN_OUT" --nodes 1 --ranks 1 --segments 1
 	d=$GEN_OUT/node0
 	# 50,000 segments of 500 ranks, their summaries links of one file

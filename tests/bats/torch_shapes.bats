@@ -104,6 +104,7 @@ assert len(u) == 1, u
 }
 
 @test "torch 2.13.0: --record-shapes --with-flops equal torch.profiler's; a second attach reads the cache" {
+	plain_pass_only "the 2.14.1 test's fvbpf code; cache reads: ASan test_torch_abi parses the layout report"
 	shapes_match "$PY213" --record-shapes --with-flops
 	rm -rf "$OUT" "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/done" "$BATS_TEST_TMPDIR/exit"
 	start_shapes "$PY213" 2
@@ -122,15 +123,20 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	assert_success
 }
 
-@test "torch: FastVideo's variables in fvbpf's environment turn shapes and FLOPs on; a bad value is refused" {
+@test "torch: FastVideo's variables in fvbpf's environment turn shapes and FLOPs on" {
+	plain_pass_only "the 2.14.1 test's fvbpf code, switched on by two variables"
 	FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES=1 FASTVIDEO_TORCH_PROFILER_WITH_FLOPS=true \
 		shapes_match "$PY214"
+}
+
+@test "torch: a bad value of FastVideo's shapes variable is refused" {
 	FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES=maybe run "$FVBPF" attach -p $$ -o "$OUT"
 	assert_failure
 	assert_output --partial "invalid FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES='maybe'"
 }
 
 @test "torch: a cache entry fvbpf did not write is not believed: measured again" {
+	plain_pass_only "the 2.14.1 test's measurement; the layout parser is ASan test_torch_abi's"
 	need_torch "$PY214"
 	mkdir -p "$FVBPF_CACHE_DIR"
 	start_shapes "$PY214" 1
@@ -149,6 +155,7 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 }
 
 @test "torch: a nested tensor's shape is unknown and counted, never wrong; no row torch did not record" {
+	plain_pass_only "the shapes records are fuzz_shapes' and ASan test_torch_abi's; the path is the 2.14.1 test's"
 	oracle "$PY214" --odd
 	start_shapes "$PY214" 4 --odd
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes --with-flops
@@ -162,6 +169,7 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 }
 
 @test "torch: two processes of one build: measured once, the other waits for the cache" {
+	plain_pass_only "the 2.14.1 test's measurement and cache, twice"
 	need_torch "$PY214"
 	local p1 p2 d2=$BATS_TEST_TMPDIR/second
 	mkdir -p "$d2"

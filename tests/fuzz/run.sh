@@ -63,10 +63,9 @@ extra() {
 	esac
 }
 
-n=0 rc=0
-mkdir -p "$tmp/artifacts"
-for name in "${names[@]}"; do
-	n=$((n + 1))
+# One harness: its TAP line (numbered N) and any report, in $tmp/NAME.tap.
+fuzz_one() { # N NAME
+	local n=$1 name=$2 bin work log status execs cov
 	bin=$BUILD/fuzz/fuzz_$name
 	work=$keep/corpus/$name
 	log=$keep/$name.log
@@ -86,8 +85,27 @@ for name in "${names[@]}"; do
 		echo "not ok $n - fuzz $name: exit $status after ${execs:-?} executions"
 		grep -E -A12 '^(==[0-9]+==ERROR|.*runtime error)' "$log" | head -n 40 | sed 's/^/# /'
 		save_artifacts "$name"
-		rc=1
 	fi
+}
+
+# Each harness is one single-threaded process: FUZZ_JOBS of them at a time
+# (default: one per CPU), each still for its full SECONDS; the TAP lines
+# come out in order once all are done.
+par=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$par" -ge 1 ] 2>/dev/null || par=1
+n=0 rc=0
+mkdir -p "$tmp/artifacts"
+for name in "${names[@]}"; do
+	n=$((n + 1))
+	while [ "$(jobs -pr | wc -l)" -ge "$par" ]; do
+		wait -n
+	done
+	fuzz_one "$n" "$name" >"$tmp/$name.tap" &
+done
+wait
+for name in "${names[@]}"; do
+	cat "$tmp/$name.tap"
+	grep -q '^not ok' "$tmp/$name.tap" && rc=1
 done
 echo "1..$n"
 exit $rc
