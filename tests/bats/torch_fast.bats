@@ -145,6 +145,23 @@ PY
 	assert_success
 }
 
+@test "torch: a torch version whose callback layout fvbpf did not check: uprobes, said once, counts hold" {
+	oracle "$PY214"
+	start_lib "$PY214" 8
+	FVBPF=$(dirname "$FVBPF")/fvbpf-test FVBPF_TEST_TORCH_VERSION=2.99.0 \
+		start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 3
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run grep -c "callback layout is not one fvbpf checked" "$FV_ERR"
+	assert_output 1
+	grep -q 'torch operators, ' "$FV_ERR"
+	run python3 "$COUNTS" "$BATS_TEST_TMPDIR/oracle.json" "$OUT"/summary_rank0_segment000*_step.json
+	assert_success
+	run manifest_torch op_source torch_version
+	assert_line "op_source=uprobes"
+	assert_line "torch_version=2.99.0"
+}
+
 @test "torch: FVBPF_FAST=off in the job: operators from uprobes, said once, counts hold" {
 	plain_pass_only "the uprobe path's code is torch.bats'; the refusal's is the next test's"
 	oracle "$PY214"

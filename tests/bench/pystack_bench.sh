@@ -7,7 +7,8 @@
 # Method (root; torch venv of `make venv`, else SKIP): the CPU training loop
 # tests/workloads/torch_train.py, one process per set, STEPS steps a round
 # (median step), rounds in this order:
-#   A  not attached
+#   (a warm-up round first, not counted)
+#   A  not attached (the mean of a round before B and one after D)
 #   B  fvbpf inside segments (--step-by on the step scope: every step is in one)
 #   C  the same with --with-stack
 #   D  torch.profiler(activities=[CPU], with_stack=True) in the process
@@ -118,22 +119,24 @@ for ((s = 1; s <= SETS; s++)); do
 	d=$TMP/step.$s
 	mkdir -p "$d"
 	WLOG=$d/wl.log
-	TORCH_TRAIN_WITH_STACK=1 "${PRE[@]}" "$PY" "$ROOT/tests/workloads/torch_train.py" time "$d" 4 "$STEPS" 3 \
+	TORCH_TRAIN_WITH_STACK=1 "${PRE[@]}" "$PY" "$ROOT/tests/workloads/torch_train.py" time "$d" 6 "$STEPS" 4 \
 		>"$WLOG" 2>&1 &
 	WPID=$!
 	PIDS+=("$WPID")
 	wait_file "$WLOG" '^pid=' 120 "$WPID" || { tail -n 15 "$WLOG" >&2; die "torch workload did not start"; }
-	round "$d" 0
-	fv_start "$d/fi" --step-by "$STEP_SCOPE"
+	round "$d" 0 # warm-up, not counted
 	round "$d" 1
+	fv_start "$d/fi" --step-by "$STEP_SCOPE"
+	round "$d" 2
 	fv_stop "$d/fi"
 	fv_start "$d/fs" --step-by "$STEP_SCOPE" --with-stack
 	grep -q -- '--with-stack: CPython' "$d/fs.stderr" || { tail -n 15 "$d/fs.stderr" >&2; die "no --with-stack"; }
 	[ "$PYSTACK_MODE" = uprobes ] || grep -q 'through its own callbacks' "$d/fs.stderr" ||
 		die "the library's callbacks were not used (set $s)"
-	round "$d" 2
-	fv_stop "$d/fs"
 	round "$d" 3
+	fv_stop "$d/fs"
+	round "$d" 4
+	round "$d" 5 # not attached again: A is the mean of rounds 1 and 5
 	stop "$WPID"
 	ls "$d"/fs/stacks_*_step.folded >/dev/null 2>&1 || die "--with-stack wrote no folded file (set $s)"
 	STK+=("$(sed -n 's/.*--with-stack: \([0-9]*\) stack records, \([0-9]*\) given.*/\2/p' "$d/fs.stderr")")
@@ -142,10 +145,10 @@ for ((s = 1; s <= SETS; s++)); do
 f=sorted(glob.glob(sys.argv[1]+"/summary_*_step.json"))
 print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cpu_op","user_annotation")) if len(f) > 2 else 0)' "$d/fs")")
 	[ "${EVS[-1]}" -gt 0 ] || die "fvbpf wrote too few step segments (set $s)"
-	for k in 0 1 2 3; do
+	for k in 1 2 3 4 5; do
 		v=$(sed -n "s/^round $k ms_per_step \([0-9.]*\)/\1/p" "$WLOG")
 		[ -n "$v" ] || die "step round $k printed no figure"
-		case $k in 0) S0+=("$v") ;; 1) S1+=("$v") ;; 2) S2+=("$v") ;; 3) S3+=("$v") ;; esac
+		case $k in 1) a1=$v ;; 2) S1+=("$v") ;; 3) S2+=("$v") ;; 4) S3+=("$v") ;; 5) S0+=("$(awk "BEGIN{print ($a1+$v)/2}")") ;; esac
 	done
 	note "with-stack set $s/$SETS: ms ${S0[-1]} ${S1[-1]} ${S2[-1]} ${S3[-1]}"
 	rm -rf "$d"

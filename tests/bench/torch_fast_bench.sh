@@ -6,16 +6,16 @@
 # uprobes, inside and outside segments, against torch.profiler (CPU
 # activity) on the same loop in the same process.  One process per set,
 # rounds in turn:
-#   0 not attached          1 callbacks, outside segments (-r torch:no_such_scope)
-#   2 callbacks, inside (--step-by)   3 uprobes, outside   4 uprobes, inside
-#   5 torch.profiler
+#   0 warm-up (not counted)  1 not attached  2 callbacks, outside segments
+#   (-r torch:no_such_scope)  3 callbacks, inside (--step-by)  4 not attached
+#   5 uprobes, outside  6 uprobes, inside  7 torch.profiler  8 not attached
 # on the test loop (D=64) and a wider one (D=512: fewer operators per ms);
 # medians of SETS sets, each round the median of STEPS steps.  The goals
 # (issue 23): callbacks inside at most torch.profiler's overhead, outside
 # at most 2 %.
 #
 # Usage: tests/bench/torch_fast_bench.sh [BUILD_DIR]   (root)
-#   BENCH_SETS (3), BENCH_TORCH_STEPS (60)
+#   BENCH_SETS (3), BENCH_FAST_STEPS (200)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -25,7 +25,7 @@ FVBPF=$BUILD/fvbpf
 LIB=$BUILD/libfvbpf.so
 PY=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
 SETS=${BENCH_SETS:-3}
-STEPS=${BENCH_TORCH_STEPS:-60}
+STEPS=${BENCH_FAST_STEPS:-200}   # on D=64; a quarter on D=512
 
 echo
 if [ ! -x "$PY" ]; then
@@ -88,56 +88,77 @@ fv_round() { # DIR K WANT ARGS...: attach, run round K, detach
 	wait "$FPID" || die "fvbpf exited with status $? (round $k)"
 }
 
-run_loop() { # WIDTH
-	local width=$1 s d k v
-	S0=() S1=() S2=() S3=() S4=() S5=() EVS=()
+run_loop() { # WIDTH STEPS
+	local width=$1 steps=$2 s d k v base
+	R1=() R2=() R3=() R4=() R5=() A0=() A1=() A2=() A3=() A4=() A5=() EVS=()
 	for ((s = 1; s <= SETS; s++)); do
 		d=$TMP/w$width.$s
 		mkdir -p "$d"
 		TORCH_TRAIN_D=$width LD_PRELOAD=$LIB "$PY" "$ROOT/tests/workloads/torch_train.py" \
-			time "$d" 6 "$STEPS" 5 >"$d/wl.log" 2>&1 &
+			time "$d" 9 "$steps" 7 >"$d/wl.log" 2>&1 &
 		WPID=$!
 		PIDS+=("$WPID")
 		wait_file "$d/wl.log" '^pid=' 120 "$WPID" || die "the workload did not start"
-		round "$d" 0
-		fv_round "$d" 1 'through its own callbacks' -r 'torch:no_such_scope'
-		fv_round "$d" 2 'through its own callbacks' --step-by 'Optimizer.step*'
-		fv_round "$d" 3 'torch operators, ' --op-source uprobes -r 'torch:no_such_scope'
-		fv_round "$d" 4 'torch operators, ' --op-source uprobes --step-by 'Optimizer.step*'
-		round "$d" 5
+		round "$d" 0                                              # warm-up, not counted
+		round "$d" 1                                              # not attached
+		fv_round "$d" 2 'through its own callbacks' -r 'torch:no_such_scope'
+		fv_round "$d" 3 'through its own callbacks' --step-by 'Optimizer.step*'
+		round "$d" 4                                              # not attached
+		fv_round "$d" 5 'torch operators, ' --op-source uprobes -r 'torch:no_such_scope'
+		fv_round "$d" 6 'torch operators, ' --op-source uprobes --step-by 'Optimizer.step*'
+		round "$d" 7                                              # torch.profiler
+		round "$d" 8                                              # not attached
 		wait "$WPID" || true
 		EVS+=("$(python3 -c 'import json,glob,sys
 f=sorted(glob.glob(sys.argv[1]+"/summary_*_step.json"))
-print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cpu_op","user_annotation")) if len(f) > 2 else 0)' "$d/o2")")
+print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cpu_op","user_annotation")) if len(f) > 2 else 0)' "$d/o3")")
 		[ "${EVS[-1]}" -gt 0 ] || die "too few step segments through callbacks (set $s)"
-		for k in 0 1 2 3 4 5; do
+		declare -A ms=()
+		for k in 1 2 3 4 5 6 7 8; do
 			v=$(sed -n "s/^round $k ms_per_step \([0-9.]*\)/\1/p" "$d/wl.log")
 			[ -n "$v" ] || die "round $k printed no figure"
-			eval "S$k+=(\"$v\")"
+			ms[$k]=$v
 		done
-		note "callbacks bench D=$width set $s/$SETS: ms ${S0[-1]} ${S1[-1]} ${S2[-1]} ${S3[-1]} ${S4[-1]} ${S5[-1]}"
+		# this set's not-attached time: the median of its three such rounds
+		base=$(median "${ms[1]}" "${ms[4]}" "${ms[8]}")
+		A0+=("$base") A1+=("${ms[2]}") A2+=("${ms[3]}") A3+=("${ms[5]}") A4+=("${ms[6]}") A5+=("${ms[7]}")
+		R1+=("$(awk "BEGIN{print ${ms[2]}/$base}")") R2+=("$(awk "BEGIN{print ${ms[3]}/$base}")")
+		R3+=("$(awk "BEGIN{print ${ms[5]}/$base}")") R4+=("$(awk "BEGIN{print ${ms[6]}/$base}")")
+		R5+=("$(awk "BEGIN{print ${ms[7]}/$base}")")
+		note "callbacks bench D=$width set $s/$SETS: ms not attached ${ms[1]} ${ms[4]} ${ms[8]}; cb out ${ms[2]} in ${ms[3]}; uprobes out ${ms[5]} in ${ms[6]}; torch.profiler ${ms[7]}"
+		unset ms
 	done
-	M0=$(median "${S0[@]}") M1=$(median "${S1[@]}") M2=$(median "${S2[@]}")
-	M3=$(median "${S3[@]}") M4=$(median "${S4[@]}") M5=$(median "${S5[@]}")
 	EV=$(median "${EVS[@]}")
+	M0=$(median "${A0[@]}")
 	echo
-	echo "   D=$width: $EV torch events a step, median of $STEPS steps, $SETS sets (one process each, library preloaded)"
-	srow() { # LABEL MEDIAN PER-SET...
-		local label=$1 med=$2
-		shift 2
-		printf '   %-44s %-26s %8.3f ms  %5.3fx  %6.2f us/event\n' "$label" "$(printf '%.2f ' "$@")" \
-			"$med" "$(awk "BEGIN{print $med/$M0}")" "$(awk "BEGIN{print ($med-$M0)*1000/$EV}")"
+	echo "   D=$width: $EV torch events a step; each round the median of $steps steps; $SETS sets, one process"
+	echo "   each (library preloaded, a warm-up round first); ratios to the set's own not-attached time"
+	echo "   (the median of 3 such rounds around the others), then the median over sets"
+	printf '   %-34s %9s  %-22s %8s  %s\n' "run" "median ms" "ratio per set" "ratio" "us/event"
+	srow() { # LABEL MS-ARRAY-NAME RATIO-ARRAY-NAME
+		local -n a=$2 r=$3
+		local med rat
+		med=$(median "${a[@]}")
+		rat=$(median "${r[@]}")
+		printf '   %-34s %9.3f  %-22s %8.3f  %6.2f\n' "$1" "$med" "$(printf '%.3f ' "${r[@]}")" "$rat" \
+			"$(awk "BEGIN{print ($rat-1)*$M0*1000/$EV}")"
 	}
-	srow "not attached" "$M0" "${S0[@]}"
-	srow "callbacks, outside segments" "$M1" "${S1[@]}"
-	srow "callbacks, inside segments" "$M2" "${S2[@]}"
-	srow "uprobes, outside segments" "$M3" "${S3[@]}"
-	srow "uprobes, inside segments" "$M4" "${S4[@]}"
-	srow "torch.profiler (CPU) in process" "$M5" "${S5[@]}"
-	verdict "callbacks inside: overhead / torch.profiler's" \
-		"$(awk "BEGIN{d=$M5-$M0; printf \"%.2f\", (d > 0 ? ($M2-$M0)/d : 99)}")" "x <= 1" "at most 1"
-	verdict "callbacks outside: step / not attached" \
-		"$(awk "BEGIN{printf \"%.3f\", $M1/$M0}")" "x <= 1.02" "at most 1.02"
+	ONE=() && for ((s = 0; s < SETS; s++)); do ONE+=(1); done
+	srow "not attached" A0 ONE
+	srow "callbacks, outside segments" A1 R1
+	srow "callbacks, inside segments" A2 R2
+	srow "uprobes, outside segments" A3 R3
+	srow "uprobes, inside segments" A4 R4
+	srow "torch.profiler (CPU) in process" A5 R5
+	MR2=$(median "${R2[@]}") MR5=$(median "${R5[@]}") MR1=$(median "${R1[@]}")
+	if awk "BEGIN{exit !($MR5 - 1 > 0.02)}"; then
+		verdict "callbacks inside: overhead / torch.profiler's" \
+			"$(awk "BEGIN{printf \"%.2f\", ($MR2-1)/($MR5-1)}")" "x <= 1" "at most 1"
+	else
+		printf '   %-52s %8s   %s\n' "callbacks inside: overhead / torch.profiler's" "n/a" \
+			"(torch.profiler's own overhead is within 2 % here: the loop is compute-bound)"
+	fi
+	verdict "callbacks outside: step / not attached" "$MR1" "x <= 1.02" "at most 1.02"
 }
 
 verdict() { # LABEL VALUE CHECK GOAL
@@ -148,6 +169,6 @@ verdict() { # LABEL VALUE CHECK GOAL
 
 echo "6c. PyTorch operators through PyTorch's callbacks (libfvbpf.so in the process) and through"
 echo "    uprobes, against torch.profiler: training step time, torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
-run_loop 64
-run_loop 512
+run_loop 64 "$STEPS"
+run_loop 512 $((STEPS / 4))
 exit 0

@@ -29,8 +29,10 @@
  * a few ticks. */
 #define FAST_ANSWER_WAIT_NS 3000000000ull
 
-/* Why the fast path is not for @t, or NULL when it may be asked for. */
-static const char *not_for(struct session *s, struct session_target *t, unsigned int *layout)
+/* Why the fast path is not for @t, or NULL when it may be asked for;
+ * *@say: a reason worth a line (the job has torch and the library). */
+static const char *not_for(struct session *s, struct session_target *t, unsigned int *layout,
+			   bool *say)
 {
 	char lib[PATH_MAX];
 	int w;
@@ -39,12 +41,14 @@ static const char *not_for(struct session *s, struct session_target *t, unsigned
 		return "--op-source uprobes";
 	if (!s->torch_ops)
 		return "--no-torch-ops";
+	*say = s->torch_ops && torch_probes_mapped(t->proc.pid, lib, sizeof(lib));
 	if (s->record_shapes || s->with_flops)
 		return "--record-shapes and --with-flops read operator arguments from uprobes";
 	if (s->profile_memory)
 		return "--profile-memory attributes allocations through the operator uprobes";
 	if (!torch_probes_mapped(t->proc.pid, lib, sizeof(lib)))
 		return "libtorch_cpu.so was not mapped at attach";
+	*say = true;
 	if (torch_version_read(t->proc.pid, lib, t->fast.version, sizeof(t->fast.version)))
 		return "its torch/version.py could not be read";
 	*layout = torch_version_layout(t->fast.version);
@@ -61,11 +65,15 @@ static const char *not_for(struct session *s, struct session_target *t, unsigned
 	return NULL;
 }
 
-static int refuse(struct session *s, struct session_target *t, const char *why)
+static int refuse(struct session *s, struct session_target *t, const char *why, bool say)
 {
 	snprintf(t->fast.why, sizeof(t->fast.why), "%s", why);
-	if (s->op_source != OP_SOURCE_CALLBACKS)
+	if (s->op_source != OP_SOURCE_CALLBACKS) {
+		if (say)
+			log_info("PID %d: PyTorch operators through uprobes, not its own callbacks: %s",
+				 t->proc.pid, why);
 		return 0;
+	}
 	log_error("PID %d (%s): --op-source callbacks cannot be had: %s; use --op-source auto",
 		  t->proc.pid, t->proc.comm, why);
 	return -EINVAL;
@@ -80,22 +88,24 @@ int fast_attach_request(struct session *s, struct session_target *t)
 		.stacks = s->pystacks != NULL,
 	};
 	unsigned int layout = 0, i;
+	bool say = false;
 	const char *why;
 
 	t->ops = OPS_UPROBES;
 	t->fast.gen = 0;
-	why = not_for(s, t, &layout);
+	why = not_for(s, t, &layout, &say);
 	if (why)
-		return refuse(s, t, why);
+		return refuse(s, t, why, say);
 	for (i = 0; i < s->reg.count; i++) {
 		if (!s->reg.defs[i].enabled)
 			continue;
 		if (tb.nregions == FVBPF_FAST_REGIONS)
-			return refuse(s, t, "more regions are enabled than the callbacks follow (64)");
+			return refuse(s, t, "more regions are enabled than the callbacks follow (64)",
+				      true);
 		regions[tb.nregions++] = s->reg.defs[i].hash;
 	}
 	if (target_fast_request(&t->ctl, layout, &tb, &t->fast.gen))
-		return refuse(s, t, "its control page could not be written");
+		return refuse(s, t, "its control page could not be written", true);
 	return 0;
 }
 
@@ -149,19 +159,19 @@ int fast_attach_finish(struct session *s, struct session_target *t)
 		nanosleep(&tick, NULL);
 	t->fast.gen = 0;
 	if (r < 0)
-		return refuse(s, t, "its control page could not be read");
+		return refuse(s, t, "its control page could not be read", true);
 	if (r == 0)
-		return refuse(s, t, "the library did not answer within 3 s");
+		return refuse(s, t, "the library did not answer within 3 s", true);
 	if (a.state != FVBPF_FAST_READY)
-		return refuse(s, t, answer_text(&a));
+		return refuse(s, t, answer_text(&a), true);
 	err = fast_ops_open(&t->fast, t->proc.pid, a.fd, a.bytes);
 	if (err)
 		return refuse(s, t, "its shared rings could not be mapped (not a sealed memfd of "
-				    "the expected size)");
+				    "the expected size)", true);
 	err = scope_end_attach(s, t);
 	if (err) {
 		fast_ops_close(&t->fast);
-		return refuse(s, t, "the library's probe functions could not be probed");
+		return refuse(s, t, "the library's probe functions could not be probed", true);
 	}
 	t->ops = OPS_CALLBACKS;
 	t->torchp.ops_via_callbacks = true;
