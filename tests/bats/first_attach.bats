@@ -28,8 +28,8 @@ start_torch() {
 	wait_pid_line "$WL_LOG"
 }
 
-# run_steps: let the loop go and wait for it to be done.
-run_steps() {
+# go_until_done: let the loop go and wait for it to be done.
+go_until_done() {
 	local i
 	touch "$BATS_TEST_TMPDIR/go"
 	for i in $(seq 600); do
@@ -43,7 +43,7 @@ run_steps() {
 	start_torch 6
 	FASTVIDEO_TORCH_PROFILE_REGIONS= start_fvbpf -p "$WL_PID" -o "$OUT" -n 3
 	grep -q "no -r, --step-by or --window given: one segment per training step, from the end of one 'Optimizer.step\*' scope" "$FV_ERR"
-	run_steps
+	go_until_done
 	wait_fvbpf 60
 	[ "$FV_STATUS" -eq 0 ]
 	run python3 "$CHECK" "$OUT"
@@ -58,7 +58,7 @@ run_steps() {
 @test "--step-by that matches no scope: the scope names seen, and that matching is case-sensitive" {
 	start_torch 4
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'optimizer.step*'
-	run_steps
+	go_until_done
 	kill -INT "$FV_PID"
 	wait_fvbpf 30
 	[ "$FV_STATUS" -eq 0 ]
@@ -72,7 +72,7 @@ run_steps() {
 	grep -q 'libcudart' "/proc/$WL_PID/maps" # the CUDA wheel maps the runtime
 	! grep -q 'libcuda\.so' "/proc/$WL_PID/maps"
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 1
-	run_steps
+	go_until_done
 	wait_fvbpf 60
 	[ "$FV_STATUS" -eq 0 ]
 	! grep -q 'add --inject' "$FV_ERR"
@@ -84,7 +84,7 @@ run_steps() {
 	plain_pass_only "the schedule is ASan test_schedule's; the segments are the first test's"
 	start_torch 14
 	start_fvbpf -p "$WL_PID" -o "$OUT" --schedule wait=1,warmup=1,active=2,repeat=2
-	run_steps
+	go_until_done
 	wait_fvbpf 60 # stops by itself after the 8th segment
 	[ "$FV_STATUS" -eq 0 ]
 	run bash -c "ls '$OUT' | grep '^trace_' | tr '\n' ' '"
@@ -112,7 +112,7 @@ run_steps() {
 		>/dev/null 2>&1 &
 	FV_PID=$!
 	wait_long grep -q 'tracing 1 region' "$BATS_TEST_TMPDIR/tty.log"
-	run_steps
+	go_until_done
 	wait_fvbpf 60
 	grep -q $'\r\e\\[Kfvbpf: [0-9]* segments\\? written, [0-9]* events/s, 0 dropped, 1 process (Ctrl-C to stop)' \
 		"$BATS_TEST_TMPDIR/tty.log"

@@ -162,6 +162,18 @@ wait_pid_line() {
 	[ -n "$WL_PID" ]
 }
 
+# run_steps: let the workload go ($BATS_TEST_TMPDIR/go), wait up to 60 s
+# for its $BATS_TEST_TMPDIR/done, then for fvbpf.
+run_steps() {
+	touch "$BATS_TEST_TMPDIR/go"
+	local i
+	for i in $(seq 600); do
+		[ -e "$BATS_TEST_TMPDIR/done" ] && break
+		sleep 0.1
+	done
+	wait_fvbpf
+}
+
 # start_fvbpf ARGS...: attach in the background, return once it traces
 # (up to 30 s: reading and probing libtorch takes seconds on a busy machine).
 start_fvbpf() {

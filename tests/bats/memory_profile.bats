@@ -18,23 +18,13 @@ teardown() {
 	common_teardown
 }
 
-go_and_wait() {
-	touch "$BATS_TEST_TMPDIR/go"
-	local i
-	for i in $(seq 600); do
-		[ -e "$BATS_TEST_TMPDIR/done" ] && break
-		sleep 0.1
-	done
-	wait_fvbpf
-}
-
 per_op_memory_matches_profiler() { # PY
 	need_torch "$1"
 	"$1" "$MEM_WL" oracle 2>/dev/null | tail -n2 >"$BATS_TEST_TMPDIR/oracle.txt"
 	start_py "$WL_LOG" "$1" "$MEM_WL" run "$BATS_TEST_TMPDIR" 6
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 3 --profile-memory
 	grep -q -- '--profile-memory: 3 allocator functions probed in .*libc10.so' "$FV_ERR"
-	go_and_wait
+	run_steps
 	[ "$FV_STATUS" -eq 0 ]
 	local seg
 	for seg in 0000 0001 0002; do
@@ -82,7 +72,7 @@ print(p["libc10"].endswith("torch/lib/libc10.so"), p["functions_probed"], p["rec
 	# the FastVideo variable turns it on, as --profile-memory does
 	FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY=1 start_fvbpf -p "$WL_PID" -o "$OUT" \
 		-r training_train_one_step -n 1
-	go_and_wait
+	run_steps
 	[ "$FV_STATUS" -eq 0 ]
 	run python3 "$MEM_CHECK" cuda "$WL_LOG" \
 		"$OUT/summary_rank0_segment0000_training_train_one_step.json" \
@@ -112,7 +102,7 @@ print([f.get("memory_svg") for f in json.load(open(sys.argv[1]))["files"]])' "$O
 	need_torch "$PY214"
 	start_py "$WL_LOG" "$PY214" "$MEM_WL" run "$BATS_TEST_TMPDIR" 3
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 1
-	go_and_wait
+	run_steps
 	[ "$FV_STATUS" -eq 0 ]
 	run grep -c 'allocator functions probed' "$FV_ERR"
 	assert_output 0
@@ -135,7 +125,7 @@ print(s["metadata"]["memory_events"], sum(1 for e in t if e.get("name") == "[mem
 	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_train.py" --workers 2 run \
 		"$BATS_TEST_TMPDIR" 8
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 6 --profile-memory
-	go_and_wait
+	run_steps
 	[ "$FV_STATUS" -eq 0 ]
 	# every worker exited 0 (a crash makes the DataLoader raise, and the
 	# loop would not print this)
@@ -152,7 +142,7 @@ print(len(segs), all(x["memory_events"] > 0 and x["memory_events_lost"] == 0 for
 	need_torch "$PY214"
 	start_py "$WL_LOG" "$PY214" "$MEM_WL" run "$BATS_TEST_TMPDIR" 4
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 2 --profile-memory --with-stack
-	go_and_wait
+	run_steps
 	[ "$FV_STATUS" -eq 0 ]
 	# the peak's operator and the Python frame that called it (file:line)
 	grep -Eq '^memory_peaks: cpu allocated=[0-9]+ op=aten::[^ ]+ line=[^;]*\([^;:]*\.py:[0-9]+\)' \

@@ -38,16 +38,6 @@ start_stack() {
 	[ -n "$WL_PID" ] && [ -n "$TIDS" ]
 }
 
-run_steps() {
-	touch "$BATS_TEST_TMPDIR/go"
-	local i
-	for i in $(seq 600); do
-		[ -e "$BATS_TEST_TMPDIR/done" ] && break
-		sleep 0.1
-	done
-	wait_fvbpf
-}
-
 stacks_match_profiler() { # PY [fvbpf option...]
 	need_torch "$1"
 	"$1" "$STACKW" threads oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"

@@ -20,16 +20,6 @@ start_torch() {
 	wait_pid_line "$WL_LOG"
 }
 
-# run_steps: let the loop go, wait for it and for fvbpf.
-run_steps() {
-	touch "$BATS_TEST_TMPDIR/go"
-	local i
-	for i in $(seq 600); do
-		[ -e "$BATS_TEST_TMPDIR/done" ] && break
-		sleep 0.1
-	done
-	wait_fvbpf
-}
 
 oracle() { # PY [OPTION...]
 	need_torch "$1" || return 1

@@ -25,16 +25,6 @@ start_lib() {
 	wait_pid_line "$WL_LOG"
 }
 
-run_steps() {
-	touch "$BATS_TEST_TMPDIR/go"
-	local i
-	for i in $(seq 600); do
-		[ -e "$BATS_TEST_TMPDIR/done" ] && break
-		sleep 0.1
-	done
-	wait_fvbpf
-}
-
 oracle() { # PY [OPTION...]
 	need_torch "$1" || return 1
 	"$1" "$TRAIN" "${@:2}" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"

@@ -32,14 +32,9 @@ start_shapes() { # PY STEPS [--odd]
 	cp "/proc/$WL_PID/maps" "$BATS_TEST_TMPDIR/maps"
 }
 
-run_steps() {
-	touch "$BATS_TEST_TMPDIR/go"
-	local i
-	for i in $(seq 600); do
-		[ -e "$BATS_TEST_TMPDIR/done" ] && break
-		sleep 0.1
-	done
-	wait_fvbpf
+# the workload waits for exit before it ends
+run_steps_exit() {
+	run_steps_exit
 	touch "$BATS_TEST_TMPDIR/exit"
 }
 
@@ -67,7 +62,7 @@ shapes_match() {
 	start_shapes "$py" 4
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 "$@"
 	wait_shapes
-	run_steps
+	run_steps_exit
 	[ "$FV_STATUS" -eq 0 ]
 	run python3 "$SCHECK" "$BATS_TEST_TMPDIR/oracle.json" "$OUT" 0 1
 	echo "$output"
@@ -111,7 +106,7 @@ assert len(u) == 1, u
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 1 --record-shapes
 	wait_shapes
 	grep -q 'shapes of [0-9]* of [0-9]* torch operators .*cached' "$FV_ERR"
-	run_steps
+	run_steps_exit
 	[ "$FV_STATUS" -eq 0 ]
 	# --record-shapes alone: shapes, no FLOPs
 	run python3 -c '
@@ -150,7 +145,7 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 1 --record-shapes
 	wait_shapes
 	grep -q 'shapes of .*TensorImpl sizes at +[1-9][0-9]*, .*measured in' "$FV_ERR"
-	run_steps
+	run_steps_exit
 	[ "$FV_STATUS" -eq 0 ]
 }
 
@@ -160,7 +155,7 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	start_shapes "$PY214" 4 --odd
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes --with-flops
 	wait_shapes
-	run_steps
+	run_steps_exit
 	[ "$FV_STATUS" -eq 0 ]
 	run python3 "$SCHECK" --odd "$BATS_TEST_TMPDIR/oracle.json" "$OUT" 0 1
 	echo "$output"
@@ -203,7 +198,7 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	run grep -c 'shapes of .*cached' "$FV_ERR"
 	assert_output 1
 	touch "$d2/go"
-	run_steps
+	run_steps_exit
 	[ "$FV_STATUS" -eq 0 ]
 	touch "$d2/exit"
 }
