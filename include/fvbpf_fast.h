@@ -110,7 +110,8 @@ struct fvbpf_fast_hdr {
 	__u32 ring_bytes;
 	__u64 no_ring;               /* records lost by threads that found no free ring */
 	__u64 late;                  /* segments the callbacks were registered late for */
-	__u64 reserved[4];
+	__u64 outside;               /* callback calls outside segments (registration lag) */
+	__u64 reserved[3];
 };
 
 static inline __u64 fvbpf_fast_ring_off(__u32 i)

@@ -249,8 +249,12 @@ for f in segs:
 m = json.load(open(out + "/manifest.json"))["processes"][0]["torch"]
 print("segments", n, "with a thread", with_thread, "bad", bad, "incomplete", incomplete)
 print("lost", m["callback_ring_drops"], m["callback_no_ring"], m["callback_bad_records"])
+print("records", m["callback_records"], "calls outside segments", m["callback_calls_outside_segments"])
 assert n >= 100 and with_thread >= 40 and bad == 0 and incomplete <= 1
 assert m["callback_ring_drops"] == m["callback_no_ring"] == m["callback_bad_records"] == 0
+# unregistered at each segment's end: outside, at most the ops in flight
+# when the last one ended (the detach)
+assert m["callback_calls_outside_segments"] * 20 < m["callback_records"]
 PY
 	echo "$output"
 	assert_success

@@ -90,7 +90,7 @@ fv_round() { # DIR K WANT ARGS...: attach, run round K, detach
 
 run_loop() { # WIDTH STEPS
 	local width=$1 steps=$2 s d k v base
-	R1=() R2=() R3=() R4=() R5=() A0=() A1=() A2=() A3=() A4=() A5=() EVS=()
+	R1=() R2=() R3=() R4=() R5=() A0=() A1=() A2=() A3=() A4=() A5=() EVS=() OUTSIDE=() NOISE=()
 	for ((s = 1; s <= SETS; s++)); do
 		d=$TMP/w$width.$s
 		mkdir -p "$d"
@@ -113,6 +113,9 @@ run_loop() { # WIDTH STEPS
 f=sorted(glob.glob(sys.argv[1]+"/summary_*_step.json"))
 print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cpu_op","user_annotation")) if len(f) > 2 else 0)' "$d/o3")")
 		[ "${EVS[-1]}" -gt 0 ] || die "too few step segments through callbacks (set $s)"
+		OUTSIDE+=("$(python3 -c 'import json,sys
+t=json.load(open(sys.argv[1]))["processes"][0]["torch"]
+print(t["callback_calls_outside_segments"])' "$d/o2/manifest.json")")
 		declare -A ms=()
 		for k in 1 2 3 4 5 6 7 8; do
 			v=$(sed -n "s/^round $k ms_per_step \([0-9.]*\)/\1/p" "$d/wl.log")
@@ -121,6 +124,8 @@ print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cp
 		done
 		# this set's not-attached time: the median of its three such rounds
 		base=$(median "${ms[1]}" "${ms[4]}" "${ms[8]}")
+		NOISE+=("$(printf '%s\n' "${ms[1]}" "${ms[4]}" "${ms[8]}" | sort -g |
+			awk -v b="$base" '{v[NR]=$1} END {printf "%.0f", (v[3]-v[1])*100/b}')")
 		A0+=("$base") A1+=("${ms[2]}") A2+=("${ms[3]}") A3+=("${ms[5]}") A4+=("${ms[6]}") A5+=("${ms[7]}")
 		R1+=("$(awk "BEGIN{print ${ms[2]}/$base}")") R2+=("$(awk "BEGIN{print ${ms[3]}/$base}")")
 		R3+=("$(awk "BEGIN{print ${ms[5]}/$base}")") R4+=("$(awk "BEGIN{print ${ms[6]}/$base}")")
@@ -159,6 +164,8 @@ print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cp
 			"(torch.profiler's own overhead is within 2 % here: the loop is compute-bound)"
 	fi
 	verdict "callbacks outside: step / not attached" "$MR1" "x <= 1.02" "at most 1.02"
+	echo "   callbacks of fvbpf's run outside segments, per set (the exact cost outside): ${OUTSIDE[*]}"
+	echo "   noise floor: the 3 not-attached rounds of a set spread by ${NOISE[*]} % of their median"
 }
 
 verdict() { # LABEL VALUE CHECK GOAL

@@ -79,8 +79,15 @@ static bool record_begin(const void *rf, uint8_t kind)
 	uint32_t len, size;
 	uint64_t now;
 
-	if (!recording())
+	if (!recording()) {
+		/* registered, yet outside: the lag between a segment's end and
+		 * the removal, counted so that the cost outside is known */
+		uint64_t *n = fast_ring_counter(offsetof(struct fvbpf_fast_hdr, outside));
+
+		if (n)
+			__atomic_fetch_add(n, 1, __ATOMIC_RELAXED);
 		return false;
+	}
 	name = rf_name(rf);
 	len = name ? (uint32_t)strnlen(name, FVBPF_FAST_NAME + 1) : 0;
 	size = (FVBPF_FAST_BEGIN_SIZE + (len > FVBPF_FAST_NAME ? FVBPF_FAST_NAME : len) + 7) & ~7u;

@@ -23,9 +23,10 @@ static void report_op_source(const struct session_target *st)
 	}
 	printf("    operators: PyTorch %s's callbacks through libfvbpf.so, %llu records; lost: %llu "
 	       "to full rings, %llu of threads without a ring, %llu bad records; %llu segments "
-	       "registered late\n", f->version, (unsigned long long)f->records,
-	       (unsigned long long)f->ring_drops, (unsigned long long)f->no_ring,
-	       (unsigned long long)f->bad, (unsigned long long)f->late);
+	       "registered late; %llu callback calls outside segments\n", f->version,
+	       (unsigned long long)f->records, (unsigned long long)f->ring_drops,
+	       (unsigned long long)f->no_ring, (unsigned long long)f->bad,
+	       (unsigned long long)f->late, (unsigned long long)f->outside);
 }
 
 static void report_agent_library(const struct session_target *st)

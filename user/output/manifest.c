@@ -107,6 +107,8 @@ static json_object *torch_json(const struct session_target *t)
 		json_object_object_add(o, "callback_no_ring", json_object_new_uint64(t->fast.no_ring));
 		json_object_object_add(o, "callback_bad_records", json_object_new_uint64(t->fast.bad));
 		json_object_object_add(o, "callback_late_segments", json_object_new_uint64(t->fast.late));
+		json_object_object_add(o, "callback_calls_outside_segments",
+				       json_object_new_uint64(t->fast.outside));
 	}
 	json_object_object_add(o, "operators_probed",
 			       json_object_new_uint64(t->ops == OPS_CALLBACKS ? 0 : t->torchp.nops));

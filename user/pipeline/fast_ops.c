@@ -78,6 +78,7 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 	/* what an earlier attach left unread or lost is not ours */
 	f->no_ring = h->no_ring;
 	f->late = h->late;
+	f->outside = h->outside;
 	f->ring_drops = f->base_drops = 0;
 	f->next_ts = 0;
 	for (i = 0; i < f->nrings; i++) {
@@ -268,6 +269,7 @@ void fast_ops_close(struct fast_ops *f)
 	h = (const struct fvbpf_fast_hdr *)f->map;
 	f->no_ring = h->no_ring - f->no_ring;
 	f->late = h->late - f->late;
+	f->outside = h->outside - f->outside;
 	for (i = 0; i < f->nrings; i++)
 		f->ring_drops += ring_at(f, i)->drops;
 	f->ring_drops -= f->base_drops;

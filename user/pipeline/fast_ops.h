@@ -32,6 +32,7 @@ struct fast_ops {
 	uint64_t base_drops;
 	uint64_t no_ring;       /* records of threads that found no free ring */
 	uint64_t late;          /* segments the callbacks were registered late for */
+	uint64_t outside;       /* callback calls outside segments (registration lag) */
 	uint32_t gen;           /* the request's generation, 0: none asked */
 	char version[40];       /* the target's torch, "" unknown */
 	char why[160];          /* why a target with torch is on uprobes ("" none) */
