@@ -106,10 +106,13 @@ def rows(d):
     return out
 u, c = rows(sys.argv[1]), rows(sys.argv[2])
 assert len(u) == 2 and len(c) == 2, (len(u), len(c))
+m = json.load(open(sys.argv[2] + "/manifest.json"))["processes"][0]["torch"]
+print("callbacks lost", m["callback_ring_drops"], m["callback_no_ring"], m["callback_bad_records"])
+assert m["callback_ring_drops"] == m["callback_no_ring"] == m["callback_bad_records"] == 0
 for a, b in zip(u, c):
     b = {k: v for k, v in b.items() if k[0] != "detach"}
     diff = sorted((k, a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k))
-    print("names", len(a), "events", sum(a.values()), "diff", diff[:6])
+    print("names", len(a), "events", sum(a.values()), "diff", diff[:12])
     assert not diff
 PY
 	echo "$output"

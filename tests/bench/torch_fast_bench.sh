@@ -6,9 +6,11 @@
 # uprobes, inside and outside segments, against torch.profiler (CPU
 # activity) on the same loop in the same process.  One process per set,
 # rounds in turn:
-#   0 warm-up (not counted)  1 not attached  2 callbacks, outside segments
-#   (-r torch:no_such_scope)  3 callbacks, inside (--step-by)  4 not attached
-#   5 uprobes, outside  6 uprobes, inside  7 torch.profiler  8 not attached
+#   0 warm-up (not counted), then not attached before and after each of:
+#   callbacks outside segments (-r torch:no_such_scope), callbacks inside
+#   (--step-by), uprobes outside, uprobes inside, torch.profiler; each is
+#   compared with the mean of the two not-attached rounds around it (the VM's
+#   speed drifts by tens of % between rounds: pairs cancel the drift)
 # on the test loop (D=64) and a wider one (D=512: fewer operators per ms);
 # medians of SETS sets, each round the median of STEPS steps.  The goals
 # (issue 23): callbacks inside at most torch.profiler's overhead, outside
@@ -95,50 +97,52 @@ run_loop() { # WIDTH STEPS
 		d=$TMP/w$width.$s
 		mkdir -p "$d"
 		TORCH_TRAIN_D=$width LD_PRELOAD=$LIB "$PY" "$ROOT/tests/workloads/torch_train.py" \
-			time "$d" 9 "$steps" 7 >"$d/wl.log" 2>&1 &
+			time "$d" 12 "$steps" 10 >"$d/wl.log" 2>&1 &
 		WPID=$!
 		PIDS+=("$WPID")
 		wait_file "$d/wl.log" '^pid=' 120 "$WPID" || die "the workload did not start"
 		round "$d" 0                                              # warm-up, not counted
-		round "$d" 1                                              # not attached
+		round "$d" 1
 		fv_round "$d" 2 'through its own callbacks' -r 'torch:no_such_scope'
-		fv_round "$d" 3 'through its own callbacks' --step-by 'Optimizer.step*'
-		round "$d" 4                                              # not attached
-		fv_round "$d" 5 'torch operators, ' --op-source uprobes -r 'torch:no_such_scope'
-		fv_round "$d" 6 'torch operators, ' --op-source uprobes --step-by 'Optimizer.step*'
-		round "$d" 7                                              # torch.profiler
-		round "$d" 8                                              # not attached
+		round "$d" 3
+		fv_round "$d" 4 'through its own callbacks' --step-by 'Optimizer.step*'
+		round "$d" 5
+		fv_round "$d" 6 'torch operators, ' --op-source uprobes -r 'torch:no_such_scope'
+		round "$d" 7
+		fv_round "$d" 8 'torch operators, ' --op-source uprobes --step-by 'Optimizer.step*'
+		round "$d" 9
+		round "$d" 10                                             # torch.profiler
+		round "$d" 11
 		wait "$WPID" || true
 		EVS+=("$(python3 -c 'import json,glob,sys
 f=sorted(glob.glob(sys.argv[1]+"/summary_*_step.json"))
-print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cpu_op","user_annotation")) if len(f) > 2 else 0)' "$d/o3")")
+print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cpu_op","user_annotation")) if len(f) > 2 else 0)' "$d/o4")")
 		[ "${EVS[-1]}" -gt 0 ] || die "too few step segments through callbacks (set $s)"
 		OUTSIDE+=("$(python3 -c 'import json,sys
 t=json.load(open(sys.argv[1]))["processes"][0]["torch"]
 print(t["callback_calls_outside_segments"])' "$d/o2/manifest.json")")
 		declare -A ms=()
-		for k in 1 2 3 4 5 6 7 8; do
+		for k in 1 2 3 4 5 6 7 8 9 10 11; do
 			v=$(sed -n "s/^round $k ms_per_step \([0-9.]*\)/\1/p" "$d/wl.log")
 			[ -n "$v" ] || die "round $k printed no figure"
 			ms[$k]=$v
 		done
-		# this set's not-attached time: the median of its three such rounds
-		base=$(median "${ms[1]}" "${ms[4]}" "${ms[8]}")
-		NOISE+=("$(printf '%s\n' "${ms[1]}" "${ms[4]}" "${ms[8]}" | sort -g |
-			awk -v b="$base" '{v[NR]=$1} END {printf "%.0f", (v[3]-v[1])*100/b}')")
-		A0+=("$base") A1+=("${ms[2]}") A2+=("${ms[3]}") A3+=("${ms[5]}") A4+=("${ms[6]}") A5+=("${ms[7]}")
-		R1+=("$(awk "BEGIN{print ${ms[2]}/$base}")") R2+=("$(awk "BEGIN{print ${ms[3]}/$base}")")
-		R3+=("$(awk "BEGIN{print ${ms[5]}/$base}")") R4+=("$(awk "BEGIN{print ${ms[6]}/$base}")")
-		R5+=("$(awk "BEGIN{print ${ms[7]}/$base}")")
-		note "callbacks bench D=$width set $s/$SETS: ms not attached ${ms[1]} ${ms[4]} ${ms[8]}; cb out ${ms[2]} in ${ms[3]}; uprobes out ${ms[5]} in ${ms[6]}; torch.profiler ${ms[7]}"
+		# each run against the not-attached rounds just before and after it
+		pair() { awk "BEGIN{print ${ms[$1]}*2/(${ms[$(($1 - 1))]}+${ms[$(($1 + 1))]})}"; }
+		base=$(median "${ms[1]}" "${ms[3]}" "${ms[5]}" "${ms[7]}" "${ms[9]}" "${ms[11]}")
+		NOISE+=("$(printf '%s\n' "${ms[1]}" "${ms[3]}" "${ms[5]}" "${ms[7]}" "${ms[9]}" "${ms[11]}" |
+			sort -g | awk -v b="$base" '{v[NR]=$1} END {printf "%.0f", (v[NR]-v[1])*100/b}')")
+		A0+=("$base") A1+=("${ms[2]}") A2+=("${ms[4]}") A3+=("${ms[6]}") A4+=("${ms[8]}") A5+=("${ms[10]}")
+		R1+=("$(pair 2)") R2+=("$(pair 4)") R3+=("$(pair 6)") R4+=("$(pair 8)") R5+=("$(pair 10)")
+		note "callbacks bench D=$width set $s/$SETS: ms $(for k in 1 2 3 4 5 6 7 8 9 10 11; do printf '%s ' "${ms[$k]}"; done)"
 		unset ms
 	done
 	EV=$(median "${EVS[@]}")
 	M0=$(median "${A0[@]}")
 	echo
 	echo "   D=$width: $EV torch events a step; each round the median of $steps steps; $SETS sets, one process"
-	echo "   each (library preloaded, a warm-up round first); ratios to the set's own not-attached time"
-	echo "   (the median of 3 such rounds around the others), then the median over sets"
+	echo "   each (library preloaded, a warm-up round first); each run's ratio to the mean of the"
+	echo "   not-attached rounds just before and after it, then the median over sets"
 	printf '   %-34s %9s  %-22s %8s  %s\n' "run" "median ms" "ratio per set" "ratio" "us/event"
 	srow() { # LABEL MS-ARRAY-NAME RATIO-ARRAY-NAME
 		local -n a=$2 r=$3
@@ -165,7 +169,7 @@ print(t["callback_calls_outside_segments"])' "$d/o2/manifest.json")")
 	fi
 	verdict "callbacks outside: step / not attached" "$MR1" "x <= 1.02" "at most 1.02"
 	echo "   callbacks of fvbpf's run outside segments, per set (the exact cost outside): ${OUTSIDE[*]}"
-	echo "   noise floor: the 3 not-attached rounds of a set spread by ${NOISE[*]} % of their median"
+	echo "   noise floor: the 6 not-attached rounds of a set spread by ${NOISE[*]} % of their median"
 }
 
 verdict() { # LABEL VALUE CHECK GOAL
