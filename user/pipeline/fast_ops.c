@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,6 +72,11 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 	    h->nthreads != FVBPF_FAST_THREADS || h->ring_bytes != FVBPF_FAST_RING_BYTES) {
 		munmap(p, bytes);
 		return -EPROTO;
+	}
+	f->names = calloc(FAST_NAME_SLOTS, sizeof(*f->names));
+	if (!f->names) {
+		munmap(p, bytes);
+		return -ENOMEM;
 	}
 	f->map = p;
 	f->bytes = bytes;
@@ -168,6 +174,39 @@ static int fast_id(struct session *s, const struct fvbpf_fast_rec *rec, const ch
 	return err == -ENOSPC ? 0 : err;
 }
 
+_Static_assert(sizeof(((struct fast_name_slot *)0)->name) >= FVBPF_FAST_NAME, "a slot holds a name");
+
+/* fast_id() through the slot cache: FNV-1a of the name and kind. */
+static int cached_id(struct session *s, struct fast_ops *f, const struct fvbpf_fast_rec *rec,
+		     const char *name, uint32_t *id)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ rec->kind;
+	struct fast_name_slot *sl;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < rec->name_len; i++) {
+		h ^= (unsigned char)name[i];
+		h *= 0x100000001b3ULL;
+	}
+	h = h ? h : 1;
+	sl = &f->names[h % FAST_NAME_SLOTS];
+	if (sl->hash == h && sl->len == rec->name_len && sl->kind == rec->kind &&
+	    !memcmp(sl->name, name, rec->name_len)) {
+		*id = sl->id;
+		return 0;
+	}
+	err = fast_id(s, rec, name, id);
+	if (err)
+		return err;
+	sl->hash = h;
+	sl->id = *id;
+	sl->len = (uint16_t)rec->name_len;
+	sl->kind = rec->kind;
+	memcpy(sl->name, name, rec->name_len);
+	return 0;
+}
+
 static void deliver(struct session *s, struct session_target *t, const struct fvbpf_fast_rec *rec,
 		    const char *name)
 {
@@ -189,7 +228,7 @@ static void deliver(struct session *s, struct session_target *t, const struct fv
 		}
 	} else {
 		ev.hdr.type = FVBPF_EV_TORCH_ENTER;
-		if (fast_id(s, rec, name, &ev.id)) {
+		if (cached_id(s, &t->fast, rec, name, &ev.id)) {
 			s->bad_records++;
 			return;
 		}
@@ -275,4 +314,6 @@ void fast_ops_close(struct fast_ops *f)
 	f->ring_drops -= f->base_drops;
 	munmap(f->map, f->bytes);
 	f->map = NULL;
+	free(f->names);
+	f->names = NULL;
 }

@@ -19,8 +19,20 @@ struct session_target;
 /* Where a target's operators come from. */
 enum op_source { OPS_UPROBES = 0, OPS_CALLBACKS = 1 };
 
+/* A name seen lately and its torch id: most records find theirs here
+ * without the name table's lock and hash. */
+#define FAST_NAME_SLOTS 1024
+struct fast_name_slot {
+	uint64_t hash;          /* 0: empty */
+	uint32_t id;
+	uint16_t len;
+	uint8_t kind;           /* the record's FVBPF_FAST_OP or _NODE */
+	char name[160];         /* FVBPF_FAST_NAME */
+};
+
 struct fast_ops {
 	uint8_t *map;           /* the memfd, mapped; NULL: not in use */
+	struct fast_name_slot *names; /* FAST_NAME_SLOTS, with map */
 	size_t bytes;
 	uint32_t nrings;
 	uint64_t next_ts;       /* smallest ts at a ring's head, UINT64_MAX none known */
