@@ -34,7 +34,7 @@ start_shapes() { # PY STEPS [--odd]
 
 # the workload waits for exit before it ends
 run_steps_exit() {
-	run_steps_exit
+	run_steps
 	touch "$BATS_TEST_TMPDIR/exit"
 }
 
