@@ -179,7 +179,7 @@ static void set_registered_locked(bool on)
 	}
 }
 
-/* Registration follows BPF's fast_open; @late: the caller is the watch
+/* Registration follows "inside a segment" (fast_segments.c); @late: the watch
  * thread, which only catches what the other points missed. */
 static void sync_registration(bool late)
 {
