@@ -231,12 +231,16 @@ static void gate_end(const void *rf, void *ctx)
 {
 	const struct fvbpf_control *c = control;
 
-	if (!c || !live_epoch())
-		return;
 	/* BPF's scope end, which it would otherwise take from a uprobe on
 	 * RecordFunction::end(), a trap on every operator while ours are
-	 * registered */
+	 * registered.  From the attach on, odd epoch or not: BPF records
+	 * scope begins from the moment its scope probe is in, before the
+	 * epoch turns odd.  Never in a forked child (its page is wiped). */
+	if (!c || c->magic != FVBPF_CONTROL_MAGIC || !semaphore)
+		return;
 	fvbpf_probe_scope_end(rf);
+	if (!live_epoch())
+		return;
 	if (ctx == &gated || c->fast_nsteps) {
 		fast_seg_scope_end(c, scope_hash(rf), ctx == &gated);
 		sync_registration(false);

@@ -123,6 +123,7 @@ static json_object *torch_json(const struct session_target *t)
 	json_object_object_add(o, "returns_unmatched", json_object_new_uint64(t->tpair.unmatched));
 	json_object_object_add(o, "too_deep", json_object_new_uint64(t->tpair.too_deep));
 	json_object_object_add(o, "scopes_untracked", json_object_new_uint64(t->torch.scopes_untracked));
+	json_object_object_add(o, "scope_ends_lost", json_object_new_uint64(t->tpair.scope_ends_lost));
 	json_object_object_add(o, "scope_names_cut", json_object_new_uint64(t->torch.scopes_cut));
 	/* --record-shapes: operators with a plan, or why none */
 	json_object_object_add(o, "operators_with_shapes", json_object_new_uint64(t->torchp.nplans));

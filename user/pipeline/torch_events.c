@@ -277,6 +277,7 @@ static int on_scope_begin(struct session *s, struct session_target *t,
 	op.kind = TORCH_SCOPE;
 	if (!(ev->flags & (FVBPF_SCOPE_GATED | FVBPF_SCOPE_STEP)))
 		step_glob_watch(s, op.name);
+	torch_pairing_forget_scope(&t->tpair, t->tracker.cur, ev->handle, ev->hdr.ts_ns);
 	return torch_pairing_enter(&t->tpair, t->tracker.cur, TORCH_SCOPE_ID, &op, ev->handle, region);
 }
 

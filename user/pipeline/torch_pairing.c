@@ -152,3 +152,27 @@ uint32_t torch_pairing_top_op(struct torch_pairing *p, uint32_t tid)
 			return t->stack[level - 1].id;
 	return TORCH_SCOPE_ID;
 }
+
+int torch_pairing_forget_scope(struct torch_pairing *p, struct segment *seg, uint64_t handle,
+			       uint64_t ts)
+{
+	struct torch_thread *t;
+	uint32_t level;
+	size_t i;
+	int n = 0;
+
+	for (i = 0; handle && i < p->n; i++) {
+		t = &p->threads[i];
+		for (level = t->depth; level > 0; level--) {
+			if (t->stack[level - 1].id != TORCH_SCOPE_ID || t->stack[level - 1].handle != handle)
+				continue;
+			close_one(seg, &t->stack[level - 1], ts, false);
+			memmove(&t->stack[level - 1], &t->stack[level],
+				(t->depth - level) * sizeof(t->stack[0]));
+			t->depth--;
+			n++;
+		}
+	}
+	p->scope_ends_lost += (uint64_t)n;
+	return n;
+}

@@ -47,6 +47,7 @@ struct torch_pairing {
 	uint64_t unmatched;         /* returns of nothing open */
 	uint64_t too_deep;          /* entries past TORCH_STACK_MAX */
 	uint64_t threads_dropped;
+	uint64_t scope_ends_lost;   /* scopes closed when their address began another */
 };
 
 /* Open a call on @tid; stored in @seg (may be NULL) with @op's fields. */
@@ -59,6 +60,12 @@ int torch_pairing_exit(struct torch_pairing *p, struct segment *seg, uint32_t ti
  * region in *@region, or 0 when unknown. */
 int torch_pairing_scope_end(struct torch_pairing *p, struct segment *seg, uint64_t handle,
 			    uint64_t ts, int *region, uint32_t *tid);
+/* A scope begins at the address of @handle: no scope still open there can
+ * be live (one at::RecordFunction per address), so each is closed where
+ * it lies, without a return, and counted (its end was not seen).  The
+ * number closed. */
+int torch_pairing_forget_scope(struct torch_pairing *p, struct segment *seg, uint64_t handle,
+			       uint64_t ts);
 /* The index in @seg of the innermost call open on @tid that @seg holds, -1. */
 long torch_pairing_innermost(const struct torch_pairing *p, const struct segment *seg,
 			     uint32_t tid);
