@@ -5,23 +5,26 @@
 # A benchmark, not a test: it prints figures and exits 0 unless a run failed.
 #
 # Method (root; torch venv of `make venv`, else SKIP): the CPU training loop
-# tests/workloads/torch_train.py, one process per set, STEPS steps a round
-# (median step), rounds in this order:
-#   (a warm-up round first, not counted)
-#   A  not attached (the mean of a round before B and one after D)
-#   B  fvbpf inside segments (--step-by on the step scope: every step is in one)
-#   C  the same with --with-stack
-#   D  torch.profiler(activities=[CPU], with_stack=True) in the process
-#      (TORCH_TRAIN_WITH_STACK=1: what FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 turns on)
+# tests/workloads/torch_train.py in its ab mode (short blocks in turn, A
+# then B or B then A, the median of B/A over pairs: see
+# tests/bench/torch_fast_bench.sh for why), one process per set, rounds:
+#   0 warm-up; 1, 3, 6, 8 not attached, B blocks under
+#   torch.profiler(activities=[CPU], with_stack=True) (what
+#   FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 turns on): D
+#   2 fvbpf --with-stack, 7 fvbpf without, both gated on record_function
+#   "bench_in" around each B step (a segment each), A steps outside: C and B
+#   as inside/outside (B/A) times outside/not attached, derived as section
+#   6c does from rounds 4 (attached on a scope that never comes) and 5
+#   (what an empty record_function scope costs, attached) against 3 and 6
 # Twice: operators through uprobes (no fvbpf code in the job), then through
 # PyTorch's callbacks (libfvbpf.so preloaded: the operator fast path, whose
 # --with-stack walks at each outermost operator through the library's probe).
-# SETS sets, medians.  Goal: C below D.  Each C run must give its steps'
-# operators stacks (the stack counts fvbpf prints at exit) and write the
-# folded files.
+# SETS sets, medians, by the step's thread CPU time and by the clock.  Goal:
+# C below D.  Each C run must give its steps' operators stacks (the stack
+# counts fvbpf prints at exit) and write the folded files.
 #
 # Usage: tests/bench/pystack_bench.sh BUILD_DIR
-# Environment: BENCH_SETS (3), BENCH_TORCH_STEPS (60), FVBPF_TORCH_PY_214.
+# Environment: BENCH_SETS (3), BENCH_STACK_PAIRS (16), FVBPF_TORCH_PY_214.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -30,8 +33,7 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 FVBPF=$BUILD/fvbpf
 PY=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
 SETS=${BENCH_SETS:-3}
-STEPS=${BENCH_TORCH_STEPS:-60}
-STEP_SCOPE='Optimizer.step#AdamW.step'
+PAIRS=${BENCH_STACK_PAIRS:-16}
 
 if [ -z "${PYSTACK_MODE:-}" ] && [ -x "$PY" ]; then
 	PYSTACK_MODE=uprobes "$0" "$@" && PYSTACK_MODE=callbacks "$0" "$@"
@@ -45,126 +47,76 @@ if [ ! -x "$PY" ]; then
 	exit 0
 fi
 
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
-note() { echo "bench: $*" >&2; }
-
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-pystack-bench.XXXXXX")
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -INT "$p" 2>/dev/null || true
-	done
-	sleep 0.2
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
-	done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
+bpf_stats_on
 trap 'exit 130' INT TERM
 
-wait_file() { # FILE PATTERN SECONDS PID
-	local file=$1 pat=$2 secs=$3 pid=$4 i
-	for ((i = 0; i < secs * 20; i++)); do
-		grep -q -- "$pat" "$file" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || { sleep 0.1; grep -q -- "$pat" "$file" 2>/dev/null; return; }
-		sleep 0.05
-	done
-	return 1
-}
-
-stop() { # PID: SIGINT, wait (SIGKILL after 60 s); sets RC
-	local pid=$1 i
-	kill -INT "$pid" 2>/dev/null || true
-	for ((i = 0; i < 1200; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid" 2>/dev/null || true; }
-	RC=0
-	wait "$pid" || RC=$?
-}
-
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-
-round() { # DIR K
-	local i
-	touch "$1/go.$2"
-	for ((i = 0; i < 6000; i++)); do
-		[ -e "$1/done.$2" ] && return 0
-		kill -0 "$WPID" 2>/dev/null || break
-		sleep 0.05
-	done
-	[ -e "$1/done.$2" ] || { tail -n 15 "$WLOG" >&2; die "round $2 did not finish"; }
-}
-
-fv_start() { # OUTDIR ARGS...
-	local o=$1
-	shift
-	"$FVBPF" attach -p "$WPID" "$@" -o "$o" >"$o.stdout" 2>"$o.stderr" &
-	FPID=$!
-	PIDS+=("$FPID")
-	wait_file "$o.stderr" 'fvbpf: tracing' 120 "$FPID" ||
-		{ tail -n 15 "$o.stderr" >&2; die "fvbpf did not attach"; }
-}
-
-fv_stop() { # OUTDIR
-	stop "$FPID"
-	[ "$RC" -eq 0 ] || { tail -n 15 "$1.stderr" >&2; die "fvbpf exited with status $RC"; }
-}
-
-S0=() S1=() S2=() S3=() EVS=() STK=()
+WANT='torch operators, '
+[ "$PYSTACK_MODE" = callbacks ] && WANT='through its own callbacks'
+declare -A D=() C=() B=() NA=() O=()
+EVS=() STK=()
 for ((s = 1; s <= SETS; s++)); do
 	d=$TMP/step.$s
 	mkdir -p "$d"
-	WLOG=$d/wl.log
-	TORCH_TRAIN_WITH_STACK=1 "${PRE[@]}" "$PY" "$ROOT/tests/workloads/torch_train.py" time "$d" 6 "$STEPS" 4 \
-		>"$WLOG" 2>&1 &
+	"${PRE[@]}" "$PY" "$ROOT/tests/workloads/torch_train.py" ab "$d" 9 "$PAIRS" 10 >"$d/wl.log" 2>&1 &
 	WPID=$!
 	PIDS+=("$WPID")
-	wait_file "$WLOG" '^pid=' 120 "$WPID" || { tail -n 15 "$WLOG" >&2; die "torch workload did not start"; }
-	round "$d" 0 # warm-up, not counted
-	round "$d" 1
-	fv_start "$d/fi" --step-by "$STEP_SCOPE"
-	round "$d" 2
-	fv_stop "$d/fi"
-	fv_start "$d/fs" --step-by "$STEP_SCOPE" --with-stack
-	grep -q -- '--with-stack: CPython' "$d/fs.stderr" || { tail -n 15 "$d/fs.stderr" >&2; die "no --with-stack"; }
-	[ "$PYSTACK_MODE" = uprobes ] || grep -q 'through its own callbacks' "$d/fs.stderr" ||
-		die "the library's callbacks were not used (set $s)"
-	round "$d" 3
-	fv_stop "$d/fs"
-	round "$d" 4
-	round "$d" 5 # not attached again: A is the mean of rounds 1 and 5
+	wait_file "$d/wl.log" '^pid=' 120 "$WPID" || die "torch workload did not start: $(tail -n 5 "$d/wl.log")"
+	round "$d" 0 profstack # warm-up, not counted
+	round "$d" 1 profstack
+	fv_round "$d" 2 scope "$WANT" -r torch:bench_in --with-stack
+	grep -q -- '--with-stack: CPython' "$d/f2.err" || die "no --with-stack: $(tail -n 5 "$d/f2.err")"
+	round "$d" 3 profstack
+	BPF_STATS=1 FV_THEN="5 scopecost" fv_round "$d" 4 scope "$WANT" -r torch:no_such_scope --with-stack
+	round "$d" 6 profstack
+	fv_round "$d" 7 scope "$WANT" -r torch:bench_in
+	round "$d" 8 profstack
 	stop "$WPID"
-	ls "$d"/fs/stacks_*_step.folded >/dev/null 2>&1 || die "--with-stack wrote no folded file (set $s)"
-	STK+=("$(sed -n 's/.*--with-stack: \([0-9]*\) stack records, \([0-9]*\) given.*/\2/p' "$d/fs.stderr")")
+	ls "$d"/o2/stacks_*_bench_in.folded >/dev/null 2>&1 || die "--with-stack wrote no folded file (set $s)"
+	STK+=("$(sed -n 's/.*--with-stack: \([0-9]*\) stack records, \([0-9]*\) given.*/\2/p' "$d/f2.err")")
 	[ "${STK[-1]:-0}" -gt 0 ] || die "--with-stack gave no operator a stack (set $s)"
-	EVS+=("$(python3 -c 'import json,glob,sys
-f=sorted(glob.glob(sys.argv[1]+"/summary_*_step.json"))
-print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cpu_op","user_annotation")) if len(f) > 2 else 0)' "$d/fs")")
-	[ "${EVS[-1]}" -gt 0 ] || die "fvbpf wrote too few step segments (set $s)"
-	for k in 1 2 3 4 5; do
-		v=$(sed -n "s/^round $k ms_per_step \([0-9.]*\)/\1/p" "$WLOG")
-		[ -n "$v" ] || die "step round $k printed no figure"
-		case $k in 1) a1=$v ;; 2) S1+=("$v") ;; 3) S2+=("$v") ;; 4) S3+=("$v") ;; 5) S0+=("$(awk "BEGIN{print ($a1+$v)/2}")") ;; esac
+	EVS+=("$(step_events "$d/o2" 'summary_*_bench_in.json')")
+	[ "${EVS[-1]}" -gt 0 ] || die "fvbpf wrote too few segments (set $s)"
+	for w in cpu wall; do
+		NA[$w]+=" $(fig "$d" 1 $w 1)"
+		D[$w]+=" $(median "$(fig "$d" 1 $w 2)" "$(fig "$d" 3 $w 2)" "$(fig "$d" 6 $w 2)" "$(fig "$d" 8 $w 2)")"
+		# inside against outside (B/A of one round) times outside against
+		# not attached, derived as in section 6c (the same probes run outside
+		# with stacks or without)
+		o=$(derived_outside "$d" 4 5 3 6 $((20 * PAIRS)) $w)
+		C[$w]+=" $(awk "BEGIN{print $(fig "$d" 2 $w 2)*$o}")"
+		B[$w]+=" $(awk "BEGIN{print $(fig "$d" 7 $w 2)*$o}")"
+		O[$w]+=" $o"
 	done
-	note "with-stack set $s/$SETS: ms ${S0[-1]} ${S1[-1]} ${S2[-1]} ${S3[-1]}"
-	rm -rf "$d"
+	note "with-stack ($PYSTACK_MODE) set $s/$SETS: $(grep '^round' "$d/wl.log" | tr '\n' ';')"
 done
-M0=$(median "${S0[@]}") M1=$(median "${S1[@]}") M2=$(median "${S2[@]}") M3=$(median "${S3[@]}")
 EV=$(median "${EVS[@]}")
 echo "13. --with-stack, operators through $PYSTACK_MODE: training step of tests/workloads/torch_train.py ($EV torch events a step), torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
-echo "   median of $STEPS steps, $SETS sets (a process each); operators given a stack per C run: ${STK[*]}"
-srow() { # LABEL MEDIAN PER-SET...
-	local label=$1 med=$2
-	shift 2
-	printf '   %-46s %-24s %8.3f ms  %5.2fx  %6.2f us/event\n' "$label" "$(printf '%.2f ' "$@")" "$med" \
-		"$(awk "BEGIN{print $med/$M0}")" "$(awk "BEGIN{print ($med-$M0)*1000/$EV}")"
-}
-srow "A not attached" "$M0" "${S0[@]}"
-srow "B fvbpf inside segments" "$M1" "${S1[@]}"
-srow "C fvbpf inside segments, --with-stack" "$M2" "${S2[@]}"
-srow "D torch.profiler (CPU), with_stack=True" "$M3" "${S3[@]}"
-echo "   goal C < D: $(awk "BEGIN{print ($M2 < $M3) ? \"met\" : \"NOT met\"}") (C-B, the stacks alone: $(awk "BEGIN{printf \"%.2f\", ($M2-$M1)*1000/$EV}") us/event)"
+echo "   $SETS sets (a process each), $PAIRS pairs of 10-step blocks a round; operators given a stack per C run: ${STK[*]}"
+echo "   each figure: step time against not attached, median over sets ('cpu': the step's thread CPU time)"
+for w in cpu wall; do
+	# shellcheck disable=SC2086
+	m0=$(median ${NA[$w]})
+	srow() { # LABEL VALUES...
+		local m
+		m=$(median "${@:2}")
+		printf '   %-46s %-5s %-20s %6.3fx  %6.2f us/event\n' "$1" "$w" "$(printf '%.3f ' "${@:2}")" "$m" \
+			"$(awk "BEGIN{print ($m-1)*$m0*1000/$EV}")"
+		LAST=$m
+	}
+	# shellcheck disable=SC2086
+	srow "fvbpf outside segments (derived, as in 6c)" ${O[$w]}
+	# shellcheck disable=SC2086
+	srow "B fvbpf inside segments" ${B[$w]}
+	MB=$LAST
+	# shellcheck disable=SC2086
+	srow "C fvbpf inside segments, --with-stack" ${C[$w]}
+	MC=$LAST
+	# shellcheck disable=SC2086
+	srow "D torch.profiler (CPU), with_stack=True" ${D[$w]}
+	MD=$LAST
+	echo "   goal C < D ($w): $(awk "BEGIN{print ($MC < $MD) ? \"met\" : \"NOT met\"}") (C-B, the stacks alone: $(awk "BEGIN{printf \"%.2f\", ($MC-$MB)*$m0*1000/$EV}") us/event; not attached $m0 ms a step)"
+done

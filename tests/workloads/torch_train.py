@@ -163,16 +163,95 @@ elif mode == "time":
             prof = profile(activities=[ProfilerActivity.CPU],
                            with_stack=os.environ.get("TORCH_TRAIN_WITH_STACK") == "1")
             prof.__enter__()
-        times = []
+        times, cpu = [], []
         for _ in range(steps):
-            t0 = time.perf_counter_ns()
+            t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
             step()
+            cpu.append(time.thread_time_ns() - c0)
             times.append(time.perf_counter_ns() - t0)
         if prof is not None:
             prof.__exit__(None, None, None)
         times.sort()
+        cpu.sort()
         print("round %d ms_per_step %.3f" % (k, times[len(times) // 2] / 1e6), flush=True)
+        # the step's own CPU time (user + system, this thread): what the job
+        # pays in its thread, without the time it waited for a CPU
+        print("round %d cpu_ms_per_step %.3f" % (k, cpu[len(cpu) // 2] / 1e6), flush=True)
+        open(os.path.join(d, "done.%d" % k), "w").close()
+elif mode == "ab":
+    # Blocks in turn, for ratios that the VM's drift cannot move: ROUNDS
+    # rounds, each waiting for DIR/go.K, whose content names what its B
+    # blocks run ("prof": torch.profiler (CPU) around the block, entered and
+    # left outside the timing, "profstack" the same with with_stack=True;
+    # "scope": each step in record_function
+    # "bench_in" (a segment when fvbpf gates on it); A blocks run each step
+    # in record_function "bench_out", B's without a gate); PAIRS pairs of
+    # BLOCK steps.  Each block's figure is the median of its steps; a round
+    # prints the median over pairs of B/A and of A, wall clock and the
+    # thread's own CPU time.  Rounds other than "scope" then print what an
+    # empty record_function scope costs the thread ("scopecost": only that).
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    d, rounds, pairs, block = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+    print("pid=%d" % os.getpid(), flush=True)
+
+    def run_block(name, kind):
+        wall, cpu = [], []
+        prof = kind in ("prof", "profstack")
+        if prof:
+            p = profile(activities=[ProfilerActivity.CPU], with_stack=kind == "profstack")
+            p.__enter__()
+        for _ in range(block):
+            t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
+            with record_function(name):
+                step()
+            cpu.append(time.thread_time_ns() - c0)
+            wall.append(time.perf_counter_ns() - t0)
+        if prof:
+            p.__exit__(None, None, None)
+        return sorted(wall)[block // 2], sorted(cpu)[block // 2]
+
+    def med(v):
+        v = sorted(v)
+        return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+    def ab_pairs(k, kind):
+        a, b = [], []
+        for i in range(pairs):
+            # ABBA order: a block's position in the pair does not favour either
+            if i % 2:
+                b.append(run_block("bench_in", kind))
+                a.append(run_block("bench_out", ""))
+            else:
+                a.append(run_block("bench_out", ""))
+                b.append(run_block("bench_in", kind))
+        for j, what in ((0, "wall"), (1, "cpu")):
+            print("round %d %s a_ms %.4f ratio %.4f" % (
+                k, what, med([x[j] for x in a]) / 1e6, med([y[j] / x[j] for x, y in zip(a, b)])),
+                flush=True)
+
+    def scope_cost(k):
+        # what one empty record_function scope costs this thread now (its
+        # probes, when fvbpf is attached): the median of 5 runs of 2000
+        sc = []
+        for _ in range(5):
+            c0 = time.thread_time_ns()
+            for _ in range(2000):
+                with record_function("bench_noop"):
+                    pass
+            sc.append((time.thread_time_ns() - c0) / 2000)
+        print("round %d scope_ns %.0f" % (k, med(sc)), flush=True)
+
+    for k in range(rounds):
+        go = os.path.join(d, "go.%d" % k)
+        while not os.path.exists(go):
+            time.sleep(0.02)
+        kind = open(go).read().strip()
+        if kind != "scopecost":
+            ab_pairs(k, kind)
+        if kind != "scope":
+            scope_cost(k)
         open(os.path.join(d, "done.%d" % k), "w").close()
 else:
     sys.exit("usage: torch_train.py [--workers N] oracle | run DIR STEPS | "
-             "time DIR ROUNDS STEPS [PROFILE_ROUND]")
+             "time DIR ROUNDS STEPS [PROFILE_ROUND] | ab DIR ROUNDS PAIRS BLOCK")

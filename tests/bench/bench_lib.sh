@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# Sourced by the make-bench scripts that time a torch workload in rounds
+# (tests/bench/torch_fast_bench.sh, pystack_bench.sh): the helpers they
+# share.  The caller sets TMP (its scratch folder), FVBPF, and WPID (the
+# workload) before calling round/fv_round; PIDS collects what cleanup kills.
+
+die() { echo "bench: FAILED: $*" >&2; exit 1; }
+note() { echo "bench: $*" >&2; }
+
+PIDS=()
+bench_cleanup() {
+	local p
+	for p in "${PIDS[@]:-}"; do
+		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -INT "$p" 2>/dev/null || true
+	done
+	sleep 0.2
+	for p in "${PIDS[@]:-}"; do
+		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
+	done
+	[ -n "${TMP:-}" ] && rm -rf "$TMP"
+}
+
+wait_file() { # FILE PATTERN SECONDS PID: 0 once FILE has PATTERN, 1 if PID ends first
+	local i
+	for ((i = 0; i < $3 * 20; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$4" 2>/dev/null || { sleep 0.1; grep -q -- "$2" "$1" 2>/dev/null; return; }
+		sleep 0.05
+	done
+	return 1
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+stop() { # PID: SIGINT, wait (SIGKILL after 60 s); sets RC
+	local i
+	kill -INT "$1" 2>/dev/null || true
+	for ((i = 0; i < 1200; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$1" 2>/dev/null && { kill -KILL "$1" 2>/dev/null || true; }
+	RC=0
+	wait "$1" || RC=$?
+}
+
+# round DIR K [KIND]: run the workload's round K and wait for it; KIND (the
+# ab mode's: what its B blocks run) goes in DIR/go.K, written whole before
+# the workload can see it
+round() {
+	local i
+	printf '%s\n' "${3:-}" >"$1/go.$2.tmp"
+	mv "$1/go.$2.tmp" "$1/go.$2"
+	for ((i = 0; i < 6000; i++)); do
+		[ -e "$1/done.$2" ] && return 0
+		kill -0 "$WPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	die "round $2 did not finish: $(tail -n 5 "$1/wl.log")"
+}
+
+# fv_round DIR K KIND WANT ARGS...: attach fvbpf (output DIR/oK, its stderr
+# DIR/fK.err, which must say WANT), run round K, detach.  BPF_STATS=1:
+# bpftool's program list before the attach and around the round (bpf_runs);
+# FV_THEN="K2 KIND2": round K2 too, before the detach
+fv_round() {
+	local d=$1 k=$2 kind=$3 want=$4
+	shift 4
+	[ -z "${BPF_STATS:-}" ] || bpftool -j prog show >"$d/bpf$k.old" 2>/dev/null || true
+	"$FVBPF" attach -p "$WPID" -o "$d/o$k" "$@" >"$d/f$k.out" 2>"$d/f$k.err" &
+	FPID=$!
+	PIDS+=("$FPID")
+	wait_file "$d/f$k.err" 'fvbpf: tracing' 120 "$FPID" || die "fvbpf did not attach: $(tail -n 5 "$d/f$k.err")"
+	grep -q -- "$want" "$d/f$k.err" || die "round $k: fvbpf did not say '$want'"
+	[ -z "${BPF_STATS:-}" ] || bpftool -j prog show >"$d/bpf$k.before" 2>/dev/null || true
+	round "$d" "$k" "$kind"
+	[ -z "${BPF_STATS:-}" ] || bpftool -j prog show >"$d/bpf$k.after" 2>/dev/null || true
+	if [ -n "${FV_THEN:-}" ]; then
+		set -- $FV_THEN
+		if [ -n "${BPF_STATS:-}" ]; then
+			cp "$d/bpf$k.old" "$d/bpf$1.old" 2>/dev/null || true
+			bpftool -j prog show >"$d/bpf$1.before" 2>/dev/null || true
+		fi
+		round "$d" "$1" "$2"
+		[ -z "${BPF_STATS:-}" ] || bpftool -j prog show >"$d/bpf$1.after" 2>/dev/null || true
+	fi
+	stop "$FPID"
+	[ "$RC" -eq 0 ] || die "fvbpf exited with status $RC (round $k): $(tail -n 5 "$d/f$k.err")"
+}
+
+# fig DIR K CLOCK FIELD: what the ab mode printed for round K, "round K
+# CLOCK a_ms X ratio Y" (CLOCK wall or cpu): FIELD 1 is X, 2 is Y
+fig() {
+	local v
+	v=$(sed -n "s/^round $2 $3 a_ms \([0-9.]*\) ratio \([0-9.]*\)\$/\\$4/p" "$1/wl.log")
+	[ -n "$v" ] || die "round $2 printed no $3 figure: $(tail -n 3 "$1/wl.log")"
+	echo "$v"
+}
+
+# step_events DIR GLOB: torch events a step, from the second of the segment
+# summaries DIR/GLOB (the first may have begun mid-step); 0 with fewer than 3
+step_events() {
+	python3 -c 'import json,glob,sys
+f=sorted(glob.glob(sys.argv[1]+"/"+sys.argv[2]))
+print(sum(r["count"] for r in json.load(open(f[1]))["rows"] if r["kind"] in ("cpu_op","user_annotation")) if len(f) > 2 else 0)' "$1" "$2"
+}
+
+verdict() { # LABEL VALUE CHECK GOAL
+	local v=met
+	awk -v x="$2" "BEGIN{exit !($3)}" || v="NOT MET"
+	printf '   %-52s %8s   (goal: %s)   %s\n' "$1" "$2" "$4" "$v"
+}
+
+# bpf_runs DIR K: "RUNS NS" of the BPF programs fvbpf loaded for round K
+# (those not there before its attach), run during the round: with
+# kernel.bpf_stats_enabled=1, the kernel counts every run exactly
+bpf_runs() {
+	python3 - "$1/bpf$2.old" "$1/bpf$2.before" "$1/bpf$2.after" <<'PY'
+import json, sys
+def load(p):
+    try:
+        return {x["id"]: x for x in json.load(open(p))}
+    except (OSError, ValueError):
+        return {}
+old, a, b = (load(p) for p in sys.argv[1:])
+ids = [i for i in b if i not in old and i in a]
+print(sum(b[i].get("run_cnt", 0) - a[i].get("run_cnt", 0) for i in ids),
+      sum(b[i].get("run_time_ns", 0) - a[i].get("run_time_ns", 0) for i in ids))
+PY
+}
+
+sn() { # DIR K: the scope cost round K printed (ns)
+	local v
+	v=$(sed -n "s/^round $2 scope_ns \([0-9.]*\)\$/\1/p" "$1/wl.log")
+	[ -n "$v" ] || die "round $2 printed no scope cost: $(tail -n 3 "$1/wl.log")"
+	echo "$v"
+}
+
+# derived_outside DIR KN KC KA KB STEPS CLOCK: 1 + the cost outside segments
+# of a step, as a share of round KN's A steps (CLOCK: wall or cpu).  Round
+# KN ran attached (BPF_STATS=1) on a scope that never comes and KC
+# (scopecost) right after it, in the same attach; KA and KB not attached
+# around them.  Outside segments the callbacks do not run (their count is
+# exact) and the BPF programs that do are those of record_function scopes,
+# so the cost is the scopes a step (BPF runs a step in KN over runs a scope
+# in KC, 10,000 scopes) times what an empty scope costs more attached (KC
+# against KA and KB, the same process in the same minute).
+derived_outside() {
+	local runs sruns extra
+	read -r runs _ < <(bpf_runs "$1" "$2")
+	read -r sruns _ < <(bpf_runs "$1" "$3")
+	[ "${sruns:-0}" -gt 0 ] || die "no BPF runs counted in round $3 (kernel.bpf_stats_enabled?)"
+	extra=$(awk "BEGIN{print $(sn "$1" "$3")-($(sn "$1" "$4")+$(sn "$1" "$5"))/2}")
+	awk "BEGIN{print 1+$extra*($runs/$6)/($sruns/10000)/($(fig "$1" "$2" "$7" 1)*1e6)}"
+}
+
+# bpf_stats_on: kernel.bpf_stats_enabled=1 until the script exits
+bpf_stats_on() {
+	STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+	sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null || true
+	trap 'sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null; bench_cleanup' EXIT
+}
