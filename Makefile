@@ -164,9 +164,11 @@ $(BUILD)/fvbpf: $(BUILD)/user/cli/fvbpf.o $(CORE_OBJS)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # fvbpf with test hooks (FVBPF_TEST_HOOKS) in these files only: the
-# --inject tests' stall knob, the --max-memory tests' slow writer.  The
-# production binary has none.
-HOOK_SRCS := user/target/inject.c user/output/writer_delay.c user/target/torch_version.c
+# --inject tests' stall knob, the --max-memory tests' slow writer, a torch
+# version and a frame layout for the fast path's refusals.  The production
+# binary has none.
+HOOK_SRCS := user/target/inject.c user/output/writer_delay.c user/target/torch_version.c \
+	user/attach/pystack_attach.c
 HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/test-cli/%.o)
 SAN_HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/asan/test-cli/%.o)
 $(BUILD)/test-cli/user/%.o: user/%.c | $(SKELS)

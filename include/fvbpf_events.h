@@ -117,6 +117,14 @@ struct fvbpf_control {
 	__u64 fast_regions[FVBPF_FAST_REGIONS]; /* fvbpf_region_hash of each enabled region */
 	__u64 fast_gates[FVBPF_FAST_GATES];     /* fvbpf_scope_hash of region scopes */
 	__u64 fast_steps[FVBPF_FAST_STEPS];     /* ... of --step-by scopes */
+	/* --with-stack through the fast path: where the interpreter keeps a
+	 * thread's frames (struct fvbpf_py_cfg of fvbpf_pystack.h, what BPF's
+	 * walk is given), written by the loader before fast_py_set = 1.  With
+	 * it the library walks its own thread's frames and writes them into
+	 * its ring (FVBPF_FAST_STACK) instead of calling fvbpf_probe_py_stack. */
+	__u64 fast_py[5];
+	__u32 fast_py_set;
+	__u32 fast_pad;
 };
 
 struct fvbpf_event_hdr {

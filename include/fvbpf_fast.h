@@ -23,7 +23,7 @@
 #endif
 
 #define FVBPF_FAST_MAGIC 0x74736166u     /* "fast" */
-#define FVBPF_FAST_VERSION 2u
+#define FVBPF_FAST_VERSION 3u
 #define FVBPF_FAST_THREADS 64
 #define FVBPF_FAST_RING_BYTES (2048u * 1024u) /* ~50,000 records: 150 ms at 350 k/s */
 #define FVBPF_FAST_NAME 160              /* bytes of name kept (torch's names are shorter) */
@@ -74,6 +74,7 @@ enum fvbpf_fast_kind {
 	FVBPF_FAST_OP = 1,           /* begin, RecordScope FUNCTION */
 	FVBPF_FAST_NODE = 2,         /* begin, RecordScope BACKWARD_FUNCTION */
 	FVBPF_FAST_END = 3,          /* the end of the thread's innermost recorded begin */
+	FVBPF_FAST_STACK = 4,        /* --with-stack: the Python frames of the begin after it */
 };
 
 struct fvbpf_fast_rec {
@@ -88,7 +89,27 @@ struct fvbpf_fast_rec {
 	/* char name[name_len], then zeros to the next multiple of 8 */
 };
 
-#define FVBPF_FAST_CUT 1u            /* the name was longer than FVBPF_FAST_NAME */
+/*
+ * A STACK record: the calling thread's CPython frames, innermost first,
+ * walked by the library itself (its own thread's, so nothing is read
+ * across threads) at an outermost operator's begin, which follows it on
+ * the same ring with the same ts_ns.  The frames are struct
+ * fvbpf_py_frame's (fvbpf_pystack.h): code object, instruction.
+ */
+struct fvbpf_fast_stack {
+	__u8 kind;                   /* FVBPF_FAST_STACK */
+	__u8 flags;                  /* FVBPF_FAST_CUT: more frames than the walk takes */
+	__u16 size;                  /* FVBPF_FAST_STACK_SIZE + 16 * nframes */
+	__u32 tid;
+	__u64 ts_ns;
+	__u32 nframes;               /* 1 to FVBPF_PY_DEPTH_MAX */
+	__u32 pad;
+	/* then nframes x { __u64 code, instr } */
+};
+#define FVBPF_FAST_STACK_SIZE 24u
+
+#define FVBPF_FAST_CUT 1u            /* the name was longer than FVBPF_FAST_NAME;
+				      * a STACK: the walk was cut at its depth */
 #define FVBPF_FAST_SAME 2u           /* --with-stack: inside a recorded op, its stack */
 #define FVBPF_FAST_END_SIZE 16u      /* an END record: kind..ts_ns */
 #define FVBPF_FAST_BEGIN_SIZE 24u    /* a begin's fixed part */
@@ -124,6 +145,7 @@ static inline __u64 fvbpf_fast_ring_off(__u32 i)
 
 #if !defined(__BPF__) && !defined(__cplusplus)
 _Static_assert(sizeof(struct fvbpf_fast_rec) == 24, "fast record layout");
+_Static_assert(sizeof(struct fvbpf_fast_stack) == FVBPF_FAST_STACK_SIZE, "fast stack layout");
 _Static_assert(sizeof(struct fvbpf_fast_ring) == 64, "fast ring layout");
 _Static_assert(sizeof(struct fvbpf_fast_hdr) == 64, "fast header layout");
 _Static_assert(sizeof(struct fvbpf_rf_callback) == 40, "RecordFunctionCallback, layout 1");

@@ -73,6 +73,16 @@ stacks_match_profiler() { # PY [fvbpf option...]
 @test "--with-stack through PyTorch's callbacks (libfvbpf.so in the job): the same frames (torch 2.14)" {
 	WL_PRELOAD=1 stacks_match_profiler "$PY214" --with-stack
 	grep -q 'operators through its own callbacks' "$FV_ERR"
+	# the library walked every stack in the process: none through BPF's probe
+	grep -Eq 'walked in the process by libfvbpf.so: [1-9][0-9]*; BPF \(all processes\): 0 stacks' "$FV_ERR"
+}
+
+@test "--with-stack through the callbacks: a frame layout the library's check refuses leaves the walks to BPF, same frames" {
+	plain_pass_only "the callbacks test's code with one offset changed by fvbpf-test"
+	FVBPF=$(dirname "$FVBPF")/fvbpf-test FVBPF_TEST_BAD_PY_CFG=1 WL_PRELOAD=1 \
+		stacks_match_profiler "$PY214" --with-stack
+	grep -q 'operators through its own callbacks' "$FV_ERR"
+	grep -Eq 'walked in the process by libfvbpf.so: 0; BPF \(all processes\): [1-9][0-9]* stacks' "$FV_ERR"
 }
 
 @test "FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 turns stacks on (torch 2.13)" {

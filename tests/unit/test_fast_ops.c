@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fvbpf_fast.h"
+#include "fvbpf_pystack.h"
 #include "pipeline/fast_ops.h"
 #include "target/torch_version.h"
 #include "unit.h"
@@ -78,6 +79,28 @@ static void put_end(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts)
 	rec->tid = tid;
 	rec->ts_ns = ts;
 	r->head += FVBPF_FAST_END_SIZE;
+}
+
+/* A STACK record of @n frames (code 0x1000 + 16 i, instr 0x2000 + i). */
+static void put_stack(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts, uint32_t n)
+{
+	struct fvbpf_fast_ring *r = ring(map, i);
+	struct fvbpf_fast_stack *rec = (struct fvbpf_fast_stack *)((uint8_t *)(r + 1) +
+								   r->head % FVBPF_FAST_RING_BYTES);
+	uint64_t *fr = (uint64_t *)(rec + 1);
+	uint32_t k;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->kind = FVBPF_FAST_STACK;
+	rec->size = (uint16_t)(FVBPF_FAST_STACK_SIZE + 16 * n);
+	rec->tid = tid;
+	rec->ts_ns = ts;
+	rec->nframes = n;
+	for (k = 0; k < n; k++) {
+		fr[2 * k] = 0x1000 + 16 * k;
+		fr[2 * k + 1] = 0x2000 + k;
+	}
+	r->head += rec->size;
 }
 
 static void test_open_refuses(void)
@@ -191,6 +214,59 @@ static struct fvbpf_fast_rec *at_tail(uint8_t *map)
 	return (struct fvbpf_fast_rec *)((uint8_t *)(r + 1) + r->tail % FVBPF_FAST_RING_BYTES);
 }
 
+/* The library's own walks: a STACK record comes out as BPF's stack record
+ * would, then its operator; broken ones are refused. */
+static void test_stack_records(void)
+{
+	struct fvbpf_fast_rec rec;
+	char name[FVBPF_FAST_NAME + 1];
+	struct fast_ops f;
+	uint8_t *map;
+	int fd;
+
+	memset(&f, 0, sizeof(f));
+	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
+	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	put_stack(map, 1, 42, 100, 3);
+	put_begin(map, 1, FVBPF_FAST_OP, 42, 100, "aten::linear");
+	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 2);
+	CHECK_EQ(rec.size, FVBPF_FAST_STACK_SIZE + 48);
+	CHECK_EQ(f.stack->hdr.type, FVBPF_EV_PYSTACK);
+	CHECK_EQ(f.stack->hdr.size, 32 + 48);
+	CHECK_EQ(f.stack->hdr.tid, 42);
+	CHECK_EQ(f.stack->hdr.ts_ns, 100);
+	CHECK_EQ(f.stack->nframes, 3);
+	CHECK_EQ(f.stack->flags, 0);
+	CHECK_EQ(f.stack->frames[2].code, 0x1020);
+	CHECK_EQ(f.stack->frames[2].instr, 0x2002);
+	ring(map, 1)->tail += rec.size;
+	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 1);
+	CHECK_STR(name, "aten::linear");
+	ring(map, 1)->tail += rec.size;
+	put_stack(map, 1, 42, 200, FVBPF_PY_DEPTH_MAX);
+	((struct fvbpf_fast_stack *)at_tail(map))->flags = FVBPF_FAST_CUT;
+	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 2);
+	CHECK_EQ(f.stack->nframes, FVBPF_PY_DEPTH_MAX);
+	CHECK_EQ(f.stack->flags, FVBPF_PYSTACK_CUT);
+	ring(map, 1)->tail += rec.size;
+	put_stack(map, 1, 1, 1, 0);
+	expect_broken(&f, map, "stack of no frame");
+	put_stack(map, 1, 1, 1, 2);
+	((struct fvbpf_fast_stack *)at_tail(map))->nframes = 3;
+	expect_broken(&f, map, "stack with more frames than its size");
+	put_stack(map, 1, 1, 1, 2);
+	((struct fvbpf_fast_stack *)at_tail(map))->nframes = 1;
+	expect_broken(&f, map, "stack with fewer frames than its size");
+	put_end(map, 1, 1, 1);
+	at_tail(map)->kind = FVBPF_FAST_STACK; /* 16 bytes */
+	expect_broken(&f, map, "stack shorter than its fixed part");
+	put_stack(map, 1, 1, 1, FVBPF_PY_DEPTH_MAX + 1);
+	expect_broken(&f, map, "stack deeper than a walk goes");
+	fast_ops_close(&f);
+	munmap(map, FVBPF_FAST_BYTES);
+	close(fd);
+}
+
 static void test_hostile_rings(void)
 {
 	struct fast_ops f;
@@ -234,7 +310,7 @@ static void test_hostile_rings(void)
 	close(fd);
 }
 
-/* Random rings: every peek ends (1, 0 or -1), never reads out of the map
+/* Random rings: every peek ends (2, 1, 0 or -1), never reads out of the map
  * (ASan), and a ring is never read past its head. */
 static void test_random_rings(void)
 {
@@ -261,8 +337,11 @@ static void test_random_rings(void)
 		r->head = r->tail + (rand_r(&seed) % 3 ? n & ~7u : (uint64_t)rand_r(&seed));
 		for (steps = 0; steps < 1000; steps++) {
 			ret = fast_ops_peek(&f, 2, &rec, name);
-			if (ret != 1)
+			if (ret != 1 && ret != 2)
 				break;
+			if (ret == 2)
+				CHECK(f.stack->nframes >= 1 && f.stack->nframes <= FVBPF_PY_DEPTH_MAX &&
+				      rec.size == FVBPF_FAST_STACK_SIZE + 16 * f.stack->nframes);
 			CHECK(rec.size >= FVBPF_FAST_END_SIZE && rec.size <= r->head - r->tail);
 			CHECK(strlen(name) <= FVBPF_FAST_NAME || rec.kind == FVBPF_FAST_END);
 			r->tail += rec.size;
@@ -298,6 +377,7 @@ int main(void)
 {
 	RUN(test_open_refuses);
 	RUN(test_records_and_stale_data);
+	RUN(test_stack_records);
 	RUN(test_wrap);
 	RUN(test_hostile_rings);
 	RUN(test_random_rings);

@@ -8,6 +8,7 @@
 #include "pipeline/pystack.h"
 #include "probes/bpf_setup.h"
 #include "probes/cuda_api.h"
+#include "target/target_fast.h"
 #include "util/log.h"
 
 bool pystack_wanted(const struct attach_opts *o)
@@ -68,7 +69,20 @@ static int put_cfg(struct session *s, struct session_target *t, unsigned int slo
 		return -EPROTO;
 	if (fd < 0)
 		return fd;
-	return bpf_map_update_elem(fd, &slot, &cfg, BPF_ANY) ? -errno : 0;
+	if (bpf_map_update_elem(fd, &slot, &cfg, BPF_ANY))
+		return -errno;
+	/* operators through the callbacks: the library walks its own frames
+	 * with the same offsets (else BPF does, through its probe) */
+#ifdef FVBPF_TEST_HOOKS
+	/* tests: a layout whose code objects are not code objects, which the
+	 * library's check must refuse (BPF keeps the right one) */
+	if (getenv("FVBPF_TEST_BAD_PY_CFG"))
+		cfg.fr_code = cfg.fr_previous;
+#endif
+	if (t->ops == OPS_CALLBACKS && target_fast_py(&t->ctl, &cfg, sizeof(cfg)))
+		log_warn("pid %d: --with-stack: the library cannot be told where the frames are; "
+			 "BPF walks them", t->proc.pid);
+	return 0;
 }
 
 /* Launches get stacks: the loader's table says which calls launch. */
@@ -140,7 +154,8 @@ void pystack_target_release(struct session *s, struct session_target *t)
 			 "launch or region begin, %llu operators inside the last walked one (%llu "
 			 "without its stack), %llu "
 			 "distinct stacks; %llu frames without a line, %llu bad code objects, %llu "
-			 "line tables too big, %llu unreadable, %llu refused (bounds); BPF (all "
+			 "line tables too big, %llu unreadable, %llu refused (bounds); walked in the "
+			 "process by libfvbpf.so: %llu; BPF (all "
 			 "processes): %llu stacks, %llu lost to a full ring, %llu thread lookups "
 			 "without a Python thread, %llu unreadable", t->proc.pid,
 			 (unsigned long long)n->records,
@@ -148,7 +163,8 @@ void pystack_target_release(struct session *s, struct session_target *t)
 			 (unsigned long long)n->same_lost, (unsigned long long)n->stacks,
 			 (unsigned long long)n->frames_unknown, (unsigned long long)n->bad_code,
 			 (unsigned long long)n->huge_tables, (unsigned long long)n->unreadable,
-			 (unsigned long long)n->refused, (unsigned long long)bc.py_stacks,
+			 (unsigned long long)n->refused, (unsigned long long)t->fast.stacks,
+			 (unsigned long long)bc.py_stacks,
 			 (unsigned long long)bc.py_drops, (unsigned long long)bc.py_no_thread,
 			 (unsigned long long)bc.py_fault);
 	}

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "control.h"
+#include "fast_pystack.h"
 #include "fast_ring.h"
 #include "fast_segments.h"
 #include "torch_fast.h"
@@ -91,20 +92,19 @@ static bool record_begin(const void *rf, uint8_t kind)
 	name = rf_name(rf);
 	len = name ? (uint32_t)strnlen(name, FVBPF_FAST_NAME + 1) : 0;
 	size = (FVBPF_FAST_BEGIN_SIZE + (len > FVBPF_FAST_NAME ? FVBPF_FAST_NAME : len) + 7) & ~7u;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	/* the stack record goes out first, with the op's timestamp: walked
+	 * here when the library can, else by BPF through the probe */
+	if (c->fast_stacks && !op_depth && !fast_py_emit(c, now))
+		fvbpf_probe_py_stack(now);
 	rec = fast_ring_reserve(size, &ring);
 	if (!rec)
 		return false; /* counted; its end is not recorded either */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	rec->kind = kind;
 	rec->flags = len > FVBPF_FAST_NAME ? FVBPF_FAST_CUT : 0;
-	if (c->fast_stacks) {
-		/* the stack record goes out first, with the op's timestamp */
-		if (op_depth)
-			rec->flags |= FVBPF_FAST_SAME;
-		else
-			fvbpf_probe_py_stack(now);
-	}
+	if (c->fast_stacks && op_depth)
+		rec->flags |= FVBPF_FAST_SAME;
 	op_depth++;
 	rec->size = (uint16_t)size;
 	rec->tid = fast_ring_tid();
@@ -341,6 +341,7 @@ static void serve_locked(struct fvbpf_control *c, uint32_t gen)
 		return;
 	}
 	fast_seg_reset(); /* a new attach: its markers and scopes open segments */
+	fast_py_lookup();
 	if (!h_gate)
 		h_gate = add_one((void *)gate_start, (void *)gate_end, FVBPF_RF_USER_SCOPE);
 	answer(c, gen, FVBPF_FAST_READY, 0, fd, bytes);

@@ -27,6 +27,7 @@
 #include "model/session.h"
 #include "pipeline/fast_ops.h"
 #include "pipeline/events.h"
+#include "pipeline/pystack.h"
 #include "pipeline/torch_events.h"
 #include "pipeline/torch_pairing.h"
 #include "probes/torch_ops.h"
@@ -74,7 +75,12 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 		return -EPROTO;
 	}
 	f->names = calloc(FAST_NAME_SLOTS, sizeof(*f->names));
-	if (!f->names) {
+	f->stack = malloc(sizeof(*f->stack));
+	if (!f->names || !f->stack) {
+		free(f->names);
+		free(f->stack);
+		f->names = NULL;
+		f->stack = NULL;
 		munmap(p, bytes);
 		return -ENOMEM;
 	}
@@ -93,6 +99,31 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 		__atomic_store_n(&r->tail, __atomic_load_n(&r->head, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
 	}
+	return 0;
+}
+
+/* A STACK record of @size bytes at @at into f->stack, as BPF's record:
+ * 0, or -1 when it makes no sense. */
+static int copy_stack(struct fast_ops *f, const uint8_t *at, uint32_t size)
+{
+	struct fvbpf_pystack_event *ev = f->stack;
+	struct fvbpf_fast_stack h;
+
+	if (size < FVBPF_FAST_STACK_SIZE)
+		return -1;
+	memcpy(&h, at, sizeof(h));
+	if (!h.nframes || h.nframes > FVBPF_PY_DEPTH_MAX || h.size != size ||
+	    size != FVBPF_FAST_STACK_SIZE + h.nframes * sizeof(ev->frames[0]))
+		return -1;
+	ev->hdr.type = FVBPF_EV_PYSTACK;
+	ev->hdr.version = FVBPF_EVENT_VERSION;
+	ev->hdr.size = 32 + h.nframes * (uint32_t)sizeof(ev->frames[0]);
+	ev->hdr.tgid = 0; /* the caller's target */
+	ev->hdr.tid = h.tid;
+	ev->hdr.ts_ns = h.ts_ns;
+	ev->nframes = h.nframes;
+	ev->flags = h.flags & FVBPF_FAST_CUT ? FVBPF_PYSTACK_CUT : 0;
+	memcpy(ev->frames, at + FVBPF_FAST_STACK_SIZE, h.nframes * sizeof(ev->frames[0]));
 	return 0;
 }
 
@@ -124,6 +155,11 @@ int fast_ops_peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, ch
 			goto broken;
 		if (rec->kind == FVBPF_FAST_END)
 			return 1;
+		if (rec->kind == FVBPF_FAST_STACK) {
+			if (copy_stack(f, data + pos, rec->size))
+				goto broken;
+			return 2;
+		}
 		if ((rec->kind != FVBPF_FAST_OP && rec->kind != FVBPF_FAST_NODE) ||
 		    rec->size < FVBPF_FAST_BEGIN_SIZE)
 			goto broken;
@@ -241,25 +277,43 @@ static void deliver(struct session *s, struct session_target *t, const struct fv
 	torch_events_handle(s, t, &ev, sizeof(ev));
 }
 
+/* The next operator record of ring @i (fast_ops_peek's 1 or 0), its STACK
+ * records handed on to the stack table on the way: each is its begin's,
+ * just behind it on the same ring. */
+static int next_rec(struct session *s, struct session_target *t, uint32_t i,
+		    struct fvbpf_fast_rec *rec, char *name)
+{
+	struct fast_ops *f = &t->fast;
+	int r;
+
+	for (;;) {
+		r = fast_ops_peek(f, i, rec, name);
+		if (r < 0)
+			continue;
+		if (r != 2)
+			return r;
+		f->stack->hdr.tgid = (uint32_t)t->proc.pid;
+		f->stacks++;
+		if (t->pystk && s->pystacks)
+			pystack_record(s->pystacks, t->pystk, f->stack, f->stack->hdr.size);
+		advance(f, i, rec->size);
+	}
+}
+
 void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 {
 	struct fast_ops *f = &t->fast;
 	static __thread struct fvbpf_fast_rec recs[FVBPF_FAST_THREADS];
 	static __thread char names[FVBPF_FAST_THREADS][FVBPF_FAST_NAME + 1];
 	bool have[FVBPF_FAST_THREADS];
-	uint32_t i, best;
-	int r;
-
 	uint64_t scan_ns, next;
+	uint32_t i, best;
 
 	if (!f->map || until < f->next_ts)
 		return; /* nothing there can be older: the last scan said so */
 	scan_ns = clock_ns(CLOCK_MONOTONIC);
-	for (i = 0; i < f->nrings; i++) {
-		while ((r = fast_ops_peek(f, i, &recs[i], names[i])) < 0)
-			;
-		have[i] = r == 1;
-	}
+	for (i = 0; i < f->nrings; i++)
+		have[i] = next_rec(s, t, i, &recs[i], names[i]) == 1;
 	for (;;) {
 		best = UINT32_MAX;
 		for (i = 0; i < f->nrings; i++)
@@ -270,9 +324,7 @@ void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 			break;
 		deliver(s, t, &recs[best], names[best]);
 		advance(f, best, recs[best].size);
-		while ((r = fast_ops_peek(f, best, &recs[best], names[best])) < 0)
-			;
-		have[best] = r == 1;
+		have[best] = next_rec(s, t, best, &recs[best], names[best]) == 1;
 	}
 	/* A record not there yet is younger than this scan (give or take the
 	 * few ns between its timestamp and its commit). */
@@ -316,4 +368,6 @@ void fast_ops_close(struct fast_ops *f)
 	f->map = NULL;
 	free(f->names);
 	f->names = NULL;
+	free(f->stack);
+	f->stack = NULL;
 }

@@ -15,6 +15,7 @@
 
 struct session;
 struct session_target;
+struct fvbpf_pystack_event;
 
 /* Where a target's operators come from. */
 enum op_source { OPS_UPROBES = 0, OPS_CALLBACKS = 1 };
@@ -33,10 +34,12 @@ struct fast_name_slot {
 struct fast_ops {
 	uint8_t *map;           /* the memfd, mapped; NULL: not in use */
 	struct fast_name_slot *names; /* FAST_NAME_SLOTS, with map */
+	struct fvbpf_pystack_event *stack; /* the last STACK record, as BPF's, with map */
 	size_t bytes;
 	uint32_t nrings;
 	uint64_t next_ts;       /* smallest ts at a ring's head, UINT64_MAX none known */
 	uint64_t records;       /* handed on */
+	uint64_t stacks;        /* STACK records handed on (the library's walks) */
 	uint64_t bad;           /* records that broke the format (the ring resynced) */
 	/* the library's loss counts over this attach (at open: their values
 	 * then, so the difference is ours), read at the end */
@@ -55,8 +58,9 @@ struct fast_ops {
 int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes);
 /* The record at ring @i's tail, copied out and checked, its name
  * NUL-terminated in @name (FVBPF_FAST_NAME + 1 bytes): 1 one is there, 0
- * none, -1 the ring made no sense (skipped to its head, counted in bad).
- * Exposed for tests. */
+ * none, -1 the ring made no sense (skipped to its head, counted in bad),
+ * 2 a STACK record (its first 16 bytes in @rec, the whole of it in
+ * f->stack as BPF's walk writes one).  Exposed for tests. */
 struct fvbpf_fast_rec;
 int fast_ops_peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name);
 /* Hand on every record of the target's rings older than @until, oldest

@@ -65,7 +65,10 @@ int target_fast_request(const struct target_control *c, uint32_t layout,
 
 	if (!c->page)
 		return -ENOENT;
-	err = proc_read_u32(c->pid, FIELD(fast_gen), &cur);
+	/* a cfg of an earlier attach is not this one's */
+	err = proc_write_u32(c->pid, FIELD(fast_py_set), 0);
+	if (!err)
+		err = proc_read_u32(c->pid, FIELD(fast_gen), &cur);
 	if (!err)
 		err = proc_read_u32(c->pid, FIELD(fast_done), &done);
 	if (!err)
@@ -114,4 +117,18 @@ int target_fast_answered(const struct target_control *c, uint32_t gen,
 	a->fd = (int32_t)fd;
 	a->bytes = (uint64_t)hi << 32 | lo;
 	return 1;
+}
+
+int target_fast_py(const struct target_control *c, const void *cfg, size_t len)
+{
+	struct iovec local = { (void *)cfg, len };
+	struct iovec remote = { (void *)(uintptr_t)FIELD(fast_py), len };
+
+	if (!c->page)
+		return -ENOENT;
+	if (len != sizeof(((struct fvbpf_control *)0)->fast_py))
+		return -EINVAL;
+	if (process_vm_writev(c->pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+		return -errno;
+	return proc_write_u32(c->pid, FIELD(fast_py_set), 1);
 }

@@ -8,6 +8,7 @@
 #define FVBPF_TARGET_FAST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "target/target_control.h"
@@ -42,5 +43,9 @@ int target_fast_answered(const struct target_control *c, uint32_t gen,
 			 struct target_fast_answer *a);
 /* The scope tables again (a scope name learned later). */
 int target_fast_scopes(const struct target_control *c, const struct target_fast_tables *tb);
+/* --with-stack: where the interpreter keeps a thread's frames (@cfg, a
+ * struct fvbpf_py_cfg of @len bytes), for the library's own walk; written
+ * before the flag that lets the library use it. */
+int target_fast_py(const struct target_control *c, const void *cfg, size_t len);
 
 #endif /* FVBPF_TARGET_FAST_H */
