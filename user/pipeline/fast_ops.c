@@ -212,7 +212,7 @@ static void deliver(struct session *s, struct session_target *t, const struct fv
 {
 	struct fvbpf_torch_event ev;
 	struct torch_seq sq = { .seq_nr = rec->seq_nr, .rf_tid = rec->rf_tid,
-				.fwd_tid = rec->fwd_tid };
+				.fwd_tid = rec->fwd_tid, .node = rec->kind == FVBPF_FAST_NODE };
 
 	memset(&ev, 0, sizeof(ev));
 	ev.hdr.version = FVBPF_EVENT_VERSION;

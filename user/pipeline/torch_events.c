@@ -154,6 +154,30 @@ static void op_seq(struct session_target *t, struct torch_call *op, const struct
 					    op->stack);
 }
 
+/* A node's evaluate_function (the call open around it) gets the node's
+ * sequence number, forward thread and forward stack, as torch gives them
+ * to it (set_autograd_evaluate in its profiler's collection): it records
+ * none itself. */
+static void evaluate_seq(struct session *s, struct session_target *t, const struct torch_call *node)
+{
+	char name[sizeof(TORCH_EVAL_PREFIX)];
+	struct segment *seg = t->tracker.cur;
+	struct torch_call *parent;
+	long i = torch_pairing_innermost(&t->tpair, seg, node->tid);
+
+	if (i < 0)
+		return;
+	parent = &seg->ops[i];
+	if (parent->seq1 || parent->kind != TORCH_NODE)
+		return;
+	name_table_get(&s->knames, parent->name, name, sizeof(name));
+	if (strcmp(name, TORCH_EVAL_PREFIX))
+		return; /* the name cut to the prefix's length: not the prefix */
+	parent->seq1 = node->seq1;
+	parent->fwd_tid = node->fwd_tid;
+	parent->fwd_stack = node->fwd_stack;
+}
+
 static int on_op(struct session *s, struct session_target *t, const struct fvbpf_torch_event *ev,
 		 size_t size, const struct torch_seq *sq)
 {
@@ -181,6 +205,8 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	if (t->pystk)
 		op.stack = pystack_take_op(t->pystk, op.tid, op.start_ns, same);
 	op_seq(t, &op, sq);
+	if (sq && sq->node)
+		evaluate_seq(s, t, &op);
 	return torch_pairing_enter(&t->tpair, t->tracker.cur, op_id, &op, 0, -1);
 }
 

@@ -4,6 +4,7 @@
 #ifndef FVBPF_TORCH_EVENTS_H
 #define FVBPF_TORCH_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,7 @@ struct torch_seq {
 	int64_t seq_nr;             /* seqNr(), -1 none */
 	uint64_t rf_tid;            /* threadId() */
 	uint64_t fwd_tid;           /* forwardThreadId(), 0 on a forward op */
+	bool node;                  /* RecordScope BACKWARD_FUNCTION */
 };
 struct fvbpf_torch_event;
 /* An FVBPF_EV_TORCH_ENTER or _EXIT from the callbacks; @sq for an entry. */
