@@ -75,6 +75,23 @@ static struct pystack_entry *entry(struct name_table *names, const char *func, i
 	return e;
 }
 
+/* The segment's folded stacks, sorted, as the file has them. */
+static char *folded_text(const struct seg_output_ctx *c)
+{
+	struct fold_set fs;
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *f;
+
+	CHECK_EQ(pystack_fold_build(c, &fs), 0);
+	pystack_fold_sort(&fs);
+	f = open_memstream(&buf, &blen);
+	CHECK_EQ(pystack_fold_write(f, &fs), 0);
+	fclose(f);
+	pystack_fold_free(&fs);
+	return buf;
+}
+
 /* Backward ops under their node take the forward line: the node, its
  * inner node and the operators it runs; the time outside stays with the
  * backward() line. */
@@ -94,16 +111,12 @@ static void test_attribution(void)
 		{ .start_ns = 70, .end_ns = 75, .tid = 1, .depth = 0, .kind = 2, .stack = 2 },
 	};
 	struct segment seg = { .ops = ops, .nops = 5, .end_ns = 100 };
-	struct region_registry reg = { 0 };
 	struct name_table names;
 	struct pystack_table tab;
-	struct seg_output_ctx c = { .seg = &seg, .reg = &reg, .knames = &names, .pystacks = &tab };
+	struct seg_output_ctx c = { .seg = &seg, .knames = &names, .pystacks = &tab };
 	uint64_t self[5];
 	uint32_t sid[5];
-	struct fold_set fs;
-	char *buf = NULL;
-	size_t blen = 0;
-	FILE *f;
+	char *buf;
 
 	name_table_init(&names);
 	pystack_table_init(&tab, &names);
@@ -119,11 +132,7 @@ static void test_attribution(void)
 	CHECK_EQ(pystack_op_walk(&seg, self, sid), 0);
 	CHECK(sid[0] == 1 && sid[1] == 1 && sid[2] == 1 && sid[3] == 1 && sid[4] == 2);
 	CHECK(self[1] == 10 && self[2] == 10 && self[3] == 20);
-	CHECK_EQ(pystack_fold_build(&c, &fs), 0);
-	pystack_fold_sort(&fs);
-	f = open_memstream(&buf, &blen);
-	CHECK_EQ(pystack_fold_write(f, &fs), 0);
-	fclose(f);
+	buf = folded_text(&c);
 	CHECK_STR(buf, "<module> (w.py:9);torch::autograd::AccumulateGrad 5\n"
 		       "fwd (w.py:7);aten::linear 10\n"
 		       "fwd (w.py:7);autograd::engine::evaluate_function: AddmmBackward0 10\n"
@@ -132,7 +141,6 @@ static void test_attribution(void)
 		       "fwd (w.py:7);autograd::engine::evaluate_function: AddmmBackward0;"
 		       "AddmmBackward0;aten::mm 20\n");
 	free(buf);
-	pystack_fold_free(&fs);
 	pystack_table_free(&tab);
 	name_table_free(&names);
 }
