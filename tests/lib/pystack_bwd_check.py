@@ -25,7 +25,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pystack_check import frames_differ  # noqa: E402
+from pystack_check import frames_differ, report  # noqa: E402
 
 # which marker line calls each forward op (the workload's source)
 MARK = {"aten::mm": "matmul", "aten::relu": "relu", "aten::t": "linear",
@@ -101,10 +101,7 @@ def main():
                                                           re.escape(EVAL), o["node"], o["node"])
             if not re.search(needle, text):
                 fails.append("%s: folded file has %s not under line %d" % (seg, o["node"], lines[MARK[o["forward"]]]))
-    for f in fails:
-        print("FAIL", f)
-    print("segments=%d nodes=%d fails=%d" % (len(traces), nodes, len(fails)))
-    sys.exit(1 if fails else 0)
+    report(fails, "segments=%d nodes=%d" % (len(traces), nodes))
 
 
 if __name__ == "__main__":

@@ -157,9 +157,14 @@ def main():
                 fails.append("%s: folded file lacks %s (%s)" % (seg, needle, mark))
             if needle not in titles:
                 fails.append("%s: SVG lacks %s (%s)" % (seg, needle, mark))
+    report(fails, "segments=%d ops=%d" % (len(traces), nops))
+
+
+def report(fails, counts):
+    """Each failure, the counts and their number; exit 1 on any."""
     for f in fails:
         print("FAIL", f)
-    print("segments=%d ops=%d fails=%d" % (len(traces), nops, len(fails)))
+    print("%s fails=%d" % (counts, len(fails)))
     sys.exit(1 if fails else 0)
 
 

@@ -15,7 +15,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 
 import torch
 
@@ -94,17 +93,8 @@ mode = sys.argv[1] if len(sys.argv) > 1 else "oracle"
 if mode == "oracle":
     oracle()
 elif mode == "run":
-    d, steps = sys.argv[2], int(sys.argv[3])
-    print("pid=%d" % os.getpid(), flush=True)
-    while not os.path.exists(os.path.join(d, "go")):
-        time.sleep(0.05)
-    for _ in range(steps):
-        named_step()
-        time.sleep(0.05)
-    open(os.path.join(d, "done"), "w").close()
-    for _ in range(2400):
-        if os.path.exists(os.path.join(d, "exit")):
-            break
-        time.sleep(0.05)
+    from wl_steps import run_steps
+
+    run_steps(sys.argv[2], int(sys.argv[3]), named_step)
 else:
     sys.exit("usage: torch_backward.py oracle | run DIR STEPS")
