@@ -100,6 +100,8 @@ backward_run() {
 	run python3 "$CHECK" "$OUT"
 	assert_success
 	grep -q '"sequence_numbers":true' "$OUT"/trace_rank0_segment0001_bwd_step.json
+	# each step's 6 nodes paired: their forward ops ran in the same segment
+	grep -q -- "18 backward nodes given their forward op's stack, 0 without" "$FV_ERR"
 }
 
 @test "operators through uprobes: no sequence numbers, and the metadata says so (torch 2.14)" {
