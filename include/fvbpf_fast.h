@@ -23,7 +23,7 @@
 #endif
 
 #define FVBPF_FAST_MAGIC 0x74736166u     /* "fast" */
-#define FVBPF_FAST_VERSION 3u
+#define FVBPF_FAST_VERSION 4u
 #define FVBPF_FAST_THREADS 64
 #define FVBPF_FAST_RING_BYTES (2048u * 1024u) /* ~50,000 records: 150 ms at 350 k/s */
 #define FVBPF_FAST_NAME 160              /* bytes of name kept (torch's names are shorter) */
@@ -35,7 +35,11 @@
  * 1: torch 2.x (checked against the headers of 2.13.0 and 2.14.1 by
  *    tests/lib/torch_abi_check.cpp): {start, end, double sampling_prob,
  *    bool scopes[10], bool needs_inputs, needs_outputs, needs_ids},
- *    40 bytes; FUNCTION 0, BACKWARD_FUNCTION 1, USER_SCOPE 7.
+ *    40 bytes; FUNCTION 0, BACKWARD_FUNCTION 1, USER_SCOPE 7.  Inside
+ *    at::RecordFunction (private fields behind inline accessors, so read
+ *    at their offsets): sequence_nr_ (seqNr(), int64) at 200,
+ *    step_callbacks_.thread_id_ (threadId(), uint64) at 88,
+ *    fwd_thread_id_ (forwardThreadId(), uint64) at 304.
  */
 #define FVBPF_FAST_LAYOUT_TORCH2 1u
 
@@ -49,6 +53,10 @@ enum {
 	FVBPF_RF_BACKWARD_FUNCTION = 1,
 	FVBPF_RF_USER_SCOPE = 7,
 };
+/* Byte offsets of three fields in layout 1's at::RecordFunction. */
+#define FVBPF_RF_OFF_SEQ_NR 200
+#define FVBPF_RF_OFF_THREAD_ID 88
+#define FVBPF_RF_OFF_FWD_THREAD_ID 304
 struct fvbpf_rf_callback {
 	void *start;             /* std::unique_ptr<ObserverContext> (*)(const RecordFunction &) */
 	void *end;               /* void (*)(const RecordFunction &, ObserverContext *) */
@@ -86,6 +94,9 @@ struct fvbpf_fast_rec {
 	/* begins only: */
 	__u32 name_len;
 	__u32 pad;
+	__s64 seq_nr;                /* seqNr(): the autograd sequence number, -1 none */
+	__u64 rf_tid;                /* threadId(): torch's id of the recording thread */
+	__u64 fwd_tid;               /* forwardThreadId(): a node's forward thread, else 0 */
 	/* char name[name_len], then zeros to the next multiple of 8 */
 };
 
@@ -112,7 +123,7 @@ struct fvbpf_fast_stack {
 				      * a STACK: the walk was cut at its depth */
 #define FVBPF_FAST_SAME 2u           /* --with-stack: inside a recorded op, its stack */
 #define FVBPF_FAST_END_SIZE 16u      /* an END record: kind..ts_ns */
-#define FVBPF_FAST_BEGIN_SIZE 24u    /* a begin's fixed part */
+#define FVBPF_FAST_BEGIN_SIZE 48u    /* a begin's fixed part */
 
 struct fvbpf_fast_ring {
 	__u32 tid;                   /* owner, 0: free (its records may still be unread) */
@@ -144,7 +155,7 @@ static inline __u64 fvbpf_fast_ring_off(__u32 i)
 #define FVBPF_FAST_BYTES fvbpf_fast_ring_off(FVBPF_FAST_THREADS)
 
 #if !defined(__BPF__) && !defined(__cplusplus)
-_Static_assert(sizeof(struct fvbpf_fast_rec) == 24, "fast record layout");
+_Static_assert(sizeof(struct fvbpf_fast_rec) == FVBPF_FAST_BEGIN_SIZE, "fast record layout");
 _Static_assert(sizeof(struct fvbpf_fast_stack) == FVBPF_FAST_STACK_SIZE, "fast stack layout");
 _Static_assert(sizeof(struct fvbpf_fast_ring) == 64, "fast ring layout");
 _Static_assert(sizeof(struct fvbpf_fast_hdr) == 64, "fast header layout");

@@ -85,6 +85,44 @@ stacks_match_profiler() { # PY [fvbpf option...]
 	grep -Eq 'walked in the process by libfvbpf.so: 0; BPF \(all processes\): [1-9][0-9]* stacks' "$FV_ERR"
 }
 
+BWW=$ROOT/tests/workloads/torch_backward.py
+
+# backward_run PY PRELOAD [fvbpf option...]: torch.profiler's oracle of one
+# step of the backward loop, then 3 segments of fvbpf on 6 steps of it
+# (PRELOAD 1: libfvbpf.so in the job, operators through its callbacks).
+backward_run() {
+	need_torch "$1"
+	"$1" "$BWW" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+	start_py "$WL_LOG" env ${2:+LD_PRELOAD=$BUILD/libfvbpf.so} "$1" "$BWW" run \
+		"$BATS_TEST_TMPDIR" 6
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:bwd_step -n 3 "${@:3}"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+}
+
+@test "--with-stack through PyTorch's callbacks: backward nodes get their forward op's stack, paired and placed as torch.profiler does (torch 2.14)" {
+	backward_run "$PY214" 1 --with-stack
+	grep -q 'operators through its own callbacks' "$FV_ERR"
+	run python3 "$ROOT/tests/lib/pystack_bwd_check.py" "$BATS_TEST_TMPDIR/oracle.json" "$BWW" "$OUT"
+	echo "$output"
+	assert_success
+	assert_line "segments=3 nodes=18 fails=0"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	grep -q '"sequence_numbers":true' "$OUT"/trace_rank0_segment0001_bwd_step.json
+	# each step's 6 nodes paired: their forward ops ran in the same segment
+	grep -q -- "18 backward nodes given their forward op's stack, 0 without" "$FV_ERR"
+}
+
+@test "operators through uprobes: no sequence numbers, and the metadata says so (torch 2.14)" {
+	plain_pass_only "the callbacks test's fvbpf code; here only what the uprobe path leaves out"
+	backward_run "$PY214" "" --with-stack
+	run grep -c '"Sequence number"' "$OUT"/trace_rank0_segment0001_bwd_step.json
+	[ "$output" = 0 ]
+	grep -q '"sequence_numbers":false' "$OUT"/trace_rank0_segment0001_bwd_step.json
+	grep -q '"AddmmBackward0"' "$OUT"/trace_rank0_segment0001_bwd_step.json
+}
+
 @test "FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 turns stacks on (torch 2.13)" {
 	plain_pass_only "the 2.14 test's fvbpf code on torch 2.13.0, switched on by a variable"
 	FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 stacks_match_profiler "$PY213"

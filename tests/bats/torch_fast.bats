@@ -270,7 +270,7 @@ PY
 	[ "$output" -gt 64 ]
 }
 
-@test "torch: RecordFunctionCallback as fvbpf's library lays it out, checked against the headers of 2.13.0 and 2.14.1" {
+@test "torch: RecordFunctionCallback and RecordFunction's sequence number fields as fvbpf's library lays them out, checked against the headers and code of 2.13.0 and 2.14.1" {
 	command -v g++ >/dev/null || skip "no g++"
 	plain_pass_only "no fvbpf code runs here"
 	local py t
@@ -283,5 +283,15 @@ PY
 		echo "$output"
 		assert_success
 		assert_output --partial "layout 1 ok"
+		assert_output --partial ", 0 wrong"
 	done
+	# the check can fail: one offset 8 bytes off
+	g++ -std=c++20 -O0 -DABI_CHECK_WRONG_OFFSET -I"$t/include" -I"$ROOT/include" \
+		-o "$BATS_TEST_TMPDIR/abi" "$ROOT/tests/lib/torch_abi_check.cpp" -L"$t/lib" -lc10 \
+		-ltorch_cpu -Wl,-rpath,"$t/lib"
+	run "$BATS_TEST_TMPDIR/abi"
+	echo "$output"
+	assert_failure
+	assert_output --partial "differs: offset of RecordFunction::sequence_nr_"
+	assert_output --partial "differs: libtorch's sequence numbers"
 }

@@ -69,11 +69,22 @@ def check_op(name, ev, stacks, oracle, lines, fails):
     ours = stacks[str(sid)]
     if ev["args"].get("Python line") is None:
         fails.append("%s: no Python line" % name)
-    theirs = upto_step(oracle["frames"], lambda f: f[2])
+    if frames_differ(name, ours, oracle["frames"], fails):
+        return
+    mark = OPS[name]
+    if mark and ours[0]["line"] != lines[mark]:
+        fails.append("%s: line %d, the source says %d" % (name, ours[0]["line"], lines[mark]))
+
+
+def frames_differ(name, ours, oracle_frames, fails):
+    """Our frames (pythonStacks) against torch's, innermost first up to
+    named_step; appends to @fails, True if any differs."""
+    n = len(fails)
+    theirs = upto_step(oracle_frames, lambda f: f[2])
     mine = upto_step(ours, lambda f: f["function"].split(".")[-1])
     if len(mine) != len(theirs):
         fails.append("%s: %d frames, torch %d: %s / %s" % (name, len(mine), len(theirs), mine, theirs))
-        return
+        return True
     for m, t in zip(mine, theirs):
         fn = m["function"].split(".")[-1]
         if t[0] == "nn.Module":  # torch names Module.__call__'s frame by the module
@@ -86,9 +97,7 @@ def check_op(name, ev, stacks, oracle, lines, fails):
                 fails.append("%s: gen lines %d..%d, torch %d" % (name, m["first_line"], m["line"], t[1]))
         elif m["first_line"] != t[1]:
             fails.append("%s: %s first line %d, torch %d" % (name, fn, m["first_line"], t[1]))
-    mark = OPS[name]
-    if mark and ours[0]["line"] != lines[mark]:
-        fails.append("%s: line %d, the source says %d" % (name, ours[0]["line"], lines[mark]))
+    return len(fails) > n
 
 
 def main():
@@ -148,10 +157,16 @@ def main():
                 fails.append("%s: folded file lacks %s (%s)" % (seg, needle, mark))
             if needle not in titles:
                 fails.append("%s: SVG lacks %s (%s)" % (seg, needle, mark))
+    report(fails, "segments=%d ops=%d" % (len(traces), nops))
+
+
+def report(fails, counts):
+    """Each failure, the counts and their number; exit 1 on any."""
     for f in fails:
         print("FAIL", f)
-    print("segments=%d ops=%d fails=%d" % (len(traces), nops, len(fails)))
+    print("%s fails=%d" % (counts, len(fails)))
     sys.exit(1 if fails else 0)
 
 
-main()
+if __name__ == "__main__":
+    main()

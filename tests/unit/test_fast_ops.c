@@ -48,8 +48,8 @@ static struct fvbpf_fast_ring *ring(uint8_t *map, uint32_t i)
 	return (struct fvbpf_fast_ring *)(map + fvbpf_fast_ring_off(i));
 }
 
-/* A begin record named @name at the ring's head. */
-static void put_begin(uint8_t *map, uint32_t i, uint8_t kind, uint32_t tid, uint64_t ts,
+/* A begin record named @name at the ring's head (no sequence number). */
+static struct fvbpf_fast_rec *put_begin(uint8_t *map, uint32_t i, uint8_t kind, uint32_t tid, uint64_t ts,
 		      const char *name)
 {
 	struct fvbpf_fast_ring *r = ring(map, i);
@@ -63,8 +63,10 @@ static void put_begin(uint8_t *map, uint32_t i, uint8_t kind, uint32_t tid, uint
 	rec->tid = tid;
 	rec->ts_ns = ts;
 	rec->name_len = len;
+	rec->seq_nr = -1;
 	memcpy(rec + 1, name, len);
 	r->head += size;
+	return rec;
 }
 
 static void put_end(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts)
@@ -144,12 +146,13 @@ static void test_records_and_stale_data(void)
 	ring(map, 3)->drops = 5;
 	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
 	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 0);
-	put_begin(map, 3, FVBPF_FAST_OP, 42, 100, "aten::addmm");
+	put_begin(map, 3, FVBPF_FAST_OP, 42, 100, "aten::addmm")->seq_nr = 17;
 	put_end(map, 3, 42, 200);
 	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 1);
 	CHECK_EQ(rec.kind, FVBPF_FAST_OP);
 	CHECK_EQ(rec.tid, 42);
 	CHECK_EQ(rec.ts_ns, 100);
+	CHECK_EQ(rec.seq_nr, 17);
 	CHECK_STR(name, "aten::addmm");
 	ring(map, 3)->tail += rec.size;
 	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 1);
@@ -168,7 +171,7 @@ static void test_records_and_stale_data(void)
 /* A record ending the ring is preceded by a PAD: read across the wrap. */
 static void test_wrap(void)
 {
-	struct fvbpf_fast_rec rec;
+	struct fvbpf_fast_rec rec, *node;
 	char name[FVBPF_FAST_NAME + 1];
 	struct fast_ops f;
 	struct fvbpf_fast_ring *r;
@@ -182,9 +185,13 @@ static void test_wrap(void)
 	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
 	((uint8_t *)(r + 1))[FVBPF_FAST_RING_BYTES - 8] = FVBPF_FAST_PAD;
 	r->head += 8;
-	put_begin(map, 0, FVBPF_FAST_NODE, 9, 5, "AddmmBackward0");
+	node = put_begin(map, 0, FVBPF_FAST_NODE, 9, 5, "AddmmBackward0");
+	node->seq_nr = 3;
+	node->fwd_tid = 1;
 	CHECK_EQ(fast_ops_peek(&f, 0, &rec, name), 1);
 	CHECK_EQ(rec.kind, FVBPF_FAST_NODE);
+	CHECK_EQ(rec.seq_nr, 3);
+	CHECK_EQ(rec.fwd_tid, 1);
 	CHECK_STR(name, "AddmmBackward0");
 	CHECK_EQ(r->tail % FVBPF_FAST_RING_BYTES, 0);
 	fast_ops_close(&f);
@@ -301,6 +308,9 @@ static void test_hostile_rings(void)
 	put_end(map, 1, 1, 1);
 	at_tail(map)->kind = FVBPF_FAST_OP; /* a begin of 16 bytes */
 	expect_broken(&f, map, "begin shorter than its fixed part");
+	put_begin(map, 1, FVBPF_FAST_OP, 1, 1, "aten::x");
+	at_tail(map)->size = 24; /* a version 2 begin: no sequence number */
+	expect_broken(&f, map, "begin of the fixed part's old size");
 	/* a record that would run past the end of the ring */
 	ring(map, 1)->head = ring(map, 1)->tail = 3ull * FVBPF_FAST_RING_BYTES - 16;
 	put_begin(map, 1, FVBPF_FAST_OP, 1, 1, "aten::x");

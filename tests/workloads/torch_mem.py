@@ -71,18 +71,9 @@ if mode == "oracle":
                       "peak": max(m["Total Allocated"] for m in mem),
                       "mib_events": sum(1 for m in mem if m["Bytes"] == 1 << 20)}))
 elif mode == "run":
-    d, steps = sys.argv[2], int(sys.argv[3])
-    print("pid=%d" % os.getpid(), flush=True)
-    while not os.path.exists(os.path.join(d, "go")):
-        time.sleep(0.05)
-    for _ in range(steps):
-        step()
-        time.sleep(0.05)
-    open(os.path.join(d, "done"), "w").close()
-    for _ in range(2400):
-        if os.path.exists(os.path.join(d, "exit")):
-            break
-        time.sleep(0.05)
+    from wl_steps import run_steps
+
+    run_steps(sys.argv[2], int(sys.argv[3]), step)
 elif mode in ("time", "alloc"):
     # ROUNDS rounds, each after DIR/go.K; PROFILE "K:cpu,K:mem" runs round K
     # under torch.profiler (CPU), without or with profile_memory.  time:

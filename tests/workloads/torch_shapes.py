@@ -22,7 +22,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 
 import torch
 import torch.nn.functional as F
@@ -119,17 +118,8 @@ if mode == "oracle":
             dims.setdefault(e["name"], []).append(e["args"].get("Input Dims"))
     print(json.dumps({"rows": rows, "dims": dims}, sort_keys=True))
 elif mode == "run":
-    d, steps = sys.argv[2], int(sys.argv[3])
-    print("pid=%d" % os.getpid(), flush=True)
-    while not os.path.exists(os.path.join(d, "go")):
-        time.sleep(0.05)
-    for _ in range(steps):
-        step()
-        time.sleep(0.05)
-    open(os.path.join(d, "done"), "w").close()
-    for _ in range(2400):
-        if os.path.exists(os.path.join(d, "exit")):
-            break
-        time.sleep(0.05)
+    from wl_steps import run_steps
+
+    run_steps(sys.argv[2], int(sys.argv[3]), step)
 else:
     sys.exit("usage: torch_shapes.py oracle | run DIR STEPS")

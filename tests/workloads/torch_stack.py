@@ -153,19 +153,10 @@ if mode == "oracle":
         named_step()
     print(json.dumps(torch_frames(prof)))
 elif mode == "run":
-    d, steps = sys.argv[2], int(sys.argv[3])
-    print("pid=%d" % os.getpid(), flush=True)
-    print("tids=%s" % ",".join(str(w.native_id) for w in workers), flush=True)
-    while not os.path.exists(os.path.join(d, "go")):
-        time.sleep(0.05)
-    for _ in range(steps):
-        named_step()
-        time.sleep(0.05)
-    open(os.path.join(d, "done"), "w").close()
-    for _ in range(2400):
-        if os.path.exists(os.path.join(d, "exit")):
-            break
-        time.sleep(0.05)
+    from wl_steps import run_steps
+
+    run_steps(sys.argv[2], int(sys.argv[3]), named_step,
+              "tids=%s" % ",".join(str(w.native_id) for w in workers))
 elif mode == "time":
     d, rounds, steps = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     prof_round = int(sys.argv[5]) if len(sys.argv) > 5 else -1

@@ -63,6 +63,16 @@ static uint64_t h_op, h_node, h_gate;  /* 0: not registered */
 static volatile int registered;        /* h_op and h_node */
 static uint32_t served_gen;
 
+/* A field of layout 1's at::RecordFunction at @off (fvbpf_fast.h): read
+ * in a begin callback, where torch hands us a live object. */
+static uint64_t rf_field(const void *rf, unsigned int off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)rf + off, sizeof(v));
+	return v;
+}
+
 static inline bool recording(void)
 {
 	const struct fvbpf_control *c = control;
@@ -113,6 +123,11 @@ static bool record_begin(const void *rf, uint8_t kind)
 		len = FVBPF_FAST_NAME;
 	rec->name_len = len;
 	rec->pad = 0;
+	/* what correlates a backward node with its forward op (Kineto's
+	 * "Sequence number" and "Fwd thread id") */
+	rec->seq_nr = (int64_t)rf_field(rf, FVBPF_RF_OFF_SEQ_NR);
+	rec->rf_tid = rf_field(rf, FVBPF_RF_OFF_THREAD_ID);
+	rec->fwd_tid = rf_field(rf, FVBPF_RF_OFF_FWD_THREAD_ID);
 	if (len)
 		memcpy(rec + 1, name, len);
 	memset((char *)(rec + 1) + len, 0, size - FVBPF_FAST_BEGIN_SIZE - len);

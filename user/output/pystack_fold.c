@@ -106,6 +106,7 @@ static int add_row(struct fold_set *fs, const char *path, uint64_t ns)
 struct fold_thread {
 	uint32_t tid;
 	size_t chain[TORCH_STACK_MAX]; /* op index open at each depth */
+	bool by_fwd[TORCH_STACK_MAX];  /* pystack_op_walk: that op's stack is a forward op's */
 };
 
 static struct fold_thread *thread_of(struct fold_thread *th, size_t *n, uint32_t tid)
@@ -142,26 +143,24 @@ static bool put_frame(char *path, size_t *len, const char *s)
 	return true;
 }
 
-/* The folded path of the op at depth @d of @t's chain. */
+/* The folded path of the op at depth @d of @t's chain; @sids: each op's
+ * stack as pystack_op_walk gives it. */
 static bool op_path(const struct seg_output_ctx *c, const struct fold_thread *t, uint16_t d,
-		    char *path)
+		    const uint32_t *sids, char *path)
 {
 	const struct segment *s = c->seg;
 	const struct pystack_entry *e = NULL;
+	uint32_t sid = sids[t->chain[d]];
 	char label[1200];
-	uint32_t sid = 0;
 	size_t len = 0;
 	int a = d, k;
 	bool ok = true;
 
-	/* the stack: its own, else the nearest caller op's; the torch calls
-	 * shown under it are those from the outermost one with that same
-	 * stack down (a scope has none: it cannot be placed among frames) */
-	for (k = d; k >= 0 && !sid; k--)
-		sid = s->ops[t->chain[k]].stack;
+	/* the torch calls shown under the stack are those from the outermost
+	 * one with that same stack down (a scope has none: it cannot be
+	 * placed among frames) */
 	if (sid) {
-		a = k + 1;
-		while (a > 0 && s->ops[t->chain[a - 1]].stack == sid)
+		while (a > 0 && sids[t->chain[a - 1]] == sid)
 			a--;
 		e = pystack_get(c->pystacks, sid);
 	} else {
@@ -192,6 +191,7 @@ int pystack_op_walk(const struct segment *s, uint64_t *self, uint32_t *sid)
 	struct fold_thread *th = calloc(FOLD_THREADS, sizeof(*th)), *t;
 	size_t nth = 0, i, p;
 	uint64_t dur;
+	bool by_fwd;
 
 	if (!th)
 		return -ENOMEM;
@@ -199,7 +199,9 @@ int pystack_op_walk(const struct segment *s, uint64_t *self, uint32_t *sid)
 		const struct torch_call *op = &s->ops[i];
 
 		self[i] = 0;
-		sid[i] = op->stack;
+		/* a backward node: its forward op's stack, not the one it ran under */
+		by_fwd = op->fwd_stack != 0;
+		sid[i] = by_fwd ? op->fwd_stack : op->stack;
 		t = thread_of(th, &nth, op->tid);
 		if (!t || op->depth >= TORCH_STACK_MAX)
 			continue;
@@ -209,9 +211,13 @@ int pystack_op_walk(const struct segment *s, uint64_t *self, uint32_t *sid)
 		if (op->depth > 0) {
 			p = t->chain[op->depth - 1];
 			self[p] = self[p] > dur ? self[p] - dur : 0;
-			if (!sid[i])
-				sid[i] = sid[p]; /* no stack of its own: its caller's */
+			/* no stack of its own, or inside a backward node: its caller's */
+			if (!by_fwd && (!sid[i] || t->by_fwd[op->depth - 1])) {
+				sid[i] = sid[p];
+				by_fwd = t->by_fwd[op->depth - 1];
+			}
 		}
+		t->by_fwd[op->depth] = by_fwd;
 	}
 	free(th);
 	return 0;
@@ -247,7 +253,7 @@ int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs)
 			fs->ops_with_stack++;
 		else
 			fs->ops_without++;
-		if (!op_path(c, t, op->depth, path))
+		if (!op_path(c, t, op->depth, sid, path))
 			fs->paths_cut++;
 		ret = add_row(fs, path, self[i]);
 		if (ret)

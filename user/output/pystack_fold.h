@@ -37,7 +37,9 @@ void pystack_frame_label(struct name_table *names, const struct pystack_frame *f
 /* A file name without the interpreter's and site-packages' prefixes. */
 const char *pystack_short_file(const char *file);
 /* Per torch call of @s: its self time (less its direct children's) and its
- * stack (its own, else its caller's); arrays of s->nops.  0 or -ENOMEM. */
+ * stack: a backward node's forward op's stack where it has one
+ * (torch_call.fwd_stack), and the calls under it get that too; else its
+ * own, else its caller's; arrays of s->nops.  0 or -ENOMEM. */
 int pystack_op_walk(const struct segment *s, uint64_t *self, uint32_t *sid);
 int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs);
 /* The same for device time: each GPU record under its launching call's

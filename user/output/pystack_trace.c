@@ -10,7 +10,8 @@
 
 #define TRACE_THREADS 256
 
-void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack)
+static void stack_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack,
+		       const char *id_key, const char *line_key)
 {
 	const struct pystack_entry *e;
 	char label[1200];
@@ -18,10 +19,29 @@ void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t
 	if (!c->pystacks || !stack || !(e = pystack_get(c->pystacks, stack)) || !e->n)
 		return;
 	pystack_frame_label(c->knames, &e->f[0], label, sizeof(label));
-	ob_lit(f, ",\"Python stack\":");
+	ob_write(f, id_key, strlen(id_key));
 	ob_u64(f, stack);
-	ob_lit(f, ",\"Python line\":");
+	ob_write(f, line_key, strlen(line_key));
 	ob_json_string(f, label);
+}
+
+void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack)
+{
+	stack_args(f, c, stack, ",\"Python stack\":", ",\"Python line\":");
+}
+
+void pystack_trace_op_args(struct obuf *f, const struct seg_output_ctx *c,
+			   const struct torch_call *op)
+{
+	if (op->seq1) {
+		ob_lit(f, ",\"Sequence number\":");
+		ob_u64(f, op->seq1 - 1);
+		ob_lit(f, ",\"Fwd thread id\":");
+		ob_u64(f, op->fwd_tid);
+	}
+	pystack_trace_args(f, c, op->stack);
+	stack_args(f, c, op->fwd_stack, ",\"Python stack (forward)\":",
+		   ",\"Python line (forward)\":");
 }
 
 /* A frame as the same call as an open one: the same function, called
@@ -185,12 +205,15 @@ void pystack_trace_table(struct obuf *f, const struct seg_output_ctx *c)
 
 	if (!c->pystacks)
 		return;
-	ids = malloc((s->nops + s->nslices + s->ncalls + 1) * sizeof(*ids));
+	ids = malloc((2 * s->nops + s->nslices + s->ncalls + 1) * sizeof(*ids));
 	if (!ids)
 		return;
-	for (i = 0; i < s->nops; i++)
+	for (i = 0; i < s->nops; i++) {
 		if (s->ops[i].stack)
 			ids[n++] = s->ops[i].stack;
+		if (s->ops[i].fwd_stack)
+			ids[n++] = s->ops[i].fwd_stack;
+	}
 	for (i = 0; i < s->nslices; i++)
 		if (s->slices[i].stack)
 			ids[n++] = s->slices[i].stack;

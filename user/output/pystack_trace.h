@@ -18,6 +18,12 @@
 
 /* `,"Python stack":ID,"Python line":"..."` for a slice with @stack (0: nothing). */
 void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack);
+/* A torch call's: its stack's, and Kineto's "Sequence number" and "Fwd
+ * thread id" where it has one (the callbacks); a backward node with its
+ * forward op's stack adds `"Python stack (forward)":ID,"Python line
+ * (forward)":"..."`. */
+void pystack_trace_op_args(struct obuf *f, const struct seg_output_ctx *c,
+			   const struct torch_call *op);
 void pystack_trace_slices(struct obuf *f, const struct seg_output_ctx *c);
 /* `,\n"pythonStacks":{...}` after traceEvents' closing bracket. */
 void pystack_trace_table(struct obuf *f, const struct seg_output_ctx *c);

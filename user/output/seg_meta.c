@@ -79,6 +79,9 @@ GET(limits)
 }
 GET(torch_calls) { UNUSED_BUF; v->u = c->seg->nops; }
 GET(op_source) { UNUSED_BUF; v->s = c->seg->ops_by_callbacks ? "callbacks" : "uprobes"; }
+/* autograd sequence numbers come from the RecordFunction the callbacks
+ * get; the uprobes have none to read them from */
+GET(sequence_numbers) { UNUSED_BUF; v->b = c->seg->ops_by_callbacks; }
 GET(callback_records_lost) { UNUSED_BUF; v->u = c->seg->callback_lost; }
 GET(torch_calls_over_limit) { UNUSED_BUF; v->u = c->seg->ops_dropped; }
 GET(torch_scope_names_cut) { UNUSED_BUF; v->u = seg_scopes_cut(c->seg); }
@@ -143,6 +146,7 @@ const struct seg_meta_field seg_meta_fields[] = {
 	ROW(limits, SM_COUNTS, SMG_LIMITS),
 	ROW(torch_calls, SM_UINT, SMG_TORCH),
 	ROW(op_source, SM_STR, SMG_TORCH),
+	ROW(sequence_numbers, SM_BOOL, SMG_TORCH),
 	ROW(callback_records_lost, SM_UINT, SMG_TORCH),
 	ROW(torch_calls_over_limit, SM_UINT, SMG_TORCH),
 	ROW(torch_scope_names_cut, SM_UINT, SMG_TORCH),

@@ -202,7 +202,7 @@ static void torch_slices(struct obuf *f, const struct seg_output_ctx *c, struct 
 			ob_lit(f, ",\"name_cut\":true"); /* the scope's name is longer */
 		kineto_op_args(f, k, i);
 		shape_args(f, c, op);
-		pystack_trace_args(f, c, op->stack); /* --with-stack */
+		pystack_trace_op_args(f, c, op); /* sequence numbers, --with-stack */
 		ob_lit(f, "}}");
 	}
 }

@@ -247,6 +247,8 @@ static void deliver(struct session *s, struct session_target *t, const struct fv
 		    const char *name)
 {
 	struct fvbpf_torch_event ev;
+	struct torch_seq sq = { .seq_nr = rec->seq_nr, .rf_tid = rec->rf_tid,
+				.fwd_tid = rec->fwd_tid, .node = rec->kind == FVBPF_FAST_NODE };
 
 	memset(&ev, 0, sizeof(ev));
 	ev.hdr.version = FVBPF_EVENT_VERSION;
@@ -274,7 +276,7 @@ static void deliver(struct session *s, struct session_target *t, const struct fv
 	t->fast.records++;
 	if (t->next_cut)
 		window_cut_until(s, t, rec->ts_ns);
-	torch_events_handle(s, t, &ev, sizeof(ev));
+	torch_events_fast(s, t, &ev, rec->kind == FVBPF_FAST_END ? NULL : &sq);
 }
 
 /* The next operator record of ring @i (fast_ops_peek's 1 or 0), its STACK

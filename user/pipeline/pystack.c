@@ -69,6 +69,7 @@ void pystack_target_free(struct pystack_target *pt)
 	for (i = 0; i < pt->nseen; i++)
 		free(pt->seen[i].frames);
 	free(pt->seen);
+	fwd_link_free(&pt->fwd);
 	memset(pt, 0, sizeof(*pt));
 }
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "fvbpf_pystack.h"
+#include "pipeline/fwd_link.h"
 #include "pipeline/segment.h"
 #include "target/py_code.h"
 #include "target/py_runtime.h"
@@ -74,6 +75,7 @@ struct pystack_target {
 	 * entry, and the stack of the last operator that walked one */
 	struct { uint32_t tid, id; uint64_t ts; uint32_t op_tid, op_id; } pend[PYSTACK_PENDING];
 	struct pystack_counts n;
+	struct fwd_link fwd;        /* backward nodes to their forward op's stack */
 };
 
 void pystack_table_init(struct pystack_table *t, struct name_table *names);

@@ -44,6 +44,9 @@ struct torch_call {
 	uint32_t shapes;            /* --record-shapes: its shapes record (torch_shapes.h)
 				     * in the name table, 0 none */
 	uint32_t stack;             /* --with-stack: id in the session's pystack table, 0 none */
+	uint32_t fwd_stack;         /* --with-stack, a backward node: its forward op's stack */
+	uint32_t fwd_tid;           /* forwardThreadId(): a node's forward thread, 0 (callbacks) */
+	uint64_t seq1;              /* the autograd sequence number + 1, 0 none (callbacks) */
 };
 
 struct seg_limits {

@@ -142,8 +142,44 @@ static void op_shapes(struct session *s, const struct torch_id *id, const void *
 	free(rec);
 }
 
+/* The sequence number and, with --with-stack, a node's forward stack. */
+static void op_seq(struct session_target *t, struct torch_call *op, const struct torch_seq *sq)
+{
+	if (!sq || sq->seq_nr < 0)
+		return;
+	op->seq1 = (uint64_t)sq->seq_nr + 1;
+	op->fwd_tid = sq->fwd_tid > UINT32_MAX ? UINT32_MAX : (uint32_t)sq->fwd_tid;
+	if (t->pystk)
+		op->fwd_stack = fwd_link_op(&t->pystk->fwd, sq->seq_nr, sq->rf_tid, sq->fwd_tid,
+					    op->stack);
+}
+
+/* A node's evaluate_function (the call open around it) gets the node's
+ * sequence number, forward thread and forward stack, as torch gives them
+ * to it (set_autograd_evaluate in its profiler's collection): it records
+ * none itself. */
+static void evaluate_seq(struct session *s, struct session_target *t, const struct torch_call *node)
+{
+	char name[sizeof(TORCH_EVAL_PREFIX)];
+	struct segment *seg = t->tracker.cur;
+	struct torch_call *parent;
+	long i = torch_pairing_innermost(&t->tpair, seg, node->tid);
+
+	if (i < 0)
+		return;
+	parent = &seg->ops[i];
+	if (parent->seq1 || parent->kind != TORCH_NODE)
+		return;
+	name_table_get(&s->knames, parent->name, name, sizeof(name));
+	if (strcmp(name, TORCH_EVAL_PREFIX))
+		return; /* the name cut to the prefix's length: not the prefix */
+	parent->seq1 = node->seq1;
+	parent->fwd_tid = node->fwd_tid;
+	parent->fwd_stack = node->fwd_stack;
+}
+
 static int on_op(struct session *s, struct session_target *t, const struct fvbpf_torch_event *ev,
-		 size_t size)
+		 size_t size, const struct torch_seq *sq)
 {
 	bool same = (ev->hdr.type == FVBPF_EV_TORCH_ENTER ||
 		     ev->hdr.type == FVBPF_EV_TORCH_ENTER_SHAPES) && (ev->id & FVBPF_TORCH_SAME_STACK);
@@ -168,6 +204,9 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	op_shapes(s, id, ev, size, &op);
 	if (t->pystk)
 		op.stack = pystack_take_op(t->pystk, op.tid, op.start_ns, same);
+	op_seq(t, &op, sq);
+	if (sq && sq->node)
+		evaluate_seq(s, t, &op);
 	return torch_pairing_enter(&t->tpair, t->tracker.cur, op_id, &op, 0, -1);
 }
 
@@ -307,6 +346,12 @@ static int on_scope_end(struct session *s, struct session_target *t,
 	return err;
 }
 
+int torch_events_fast(struct session *s, struct session_target *t,
+		      const struct fvbpf_torch_event *ev, const struct torch_seq *sq)
+{
+	return on_op(s, t, ev, sizeof(*ev), sq);
+}
+
 int torch_events_handle(struct session *s, struct session_target *t, const void *data, size_t size)
 {
 	const struct fvbpf_event_hdr *h = data;
@@ -317,7 +362,7 @@ int torch_events_handle(struct session *s, struct session_target *t, const void 
 	case FVBPF_EV_TORCH_EXIT:
 		if (size < sizeof(struct fvbpf_torch_event))
 			break;
-		return on_op(s, t, data, size);
+		return on_op(s, t, data, size, NULL);
 	case FVBPF_EV_SCOPE_BEGIN:
 	case FVBPF_EV_SCOPE_END:
 		if (size < sizeof(struct fvbpf_scope_event))
