@@ -9,6 +9,8 @@
 #include "util/pair_index.h"
 #include "util/row_table.h"
 #include "output/mem_output.h"
+#include "output/pystack_lines.h"
+#include "pipeline/pystack.h"
 #include "output/seg_meta.h"
 #include "output/seg_output.h"
 #include "output/summary.h"
@@ -16,6 +18,8 @@
 #include "util/text_sanitize.h"
 #include "output/torch_summary.h"
 #include "output/trace_writer.h"
+
+#define SUMMARY_STACK_MAX 8192 /* a row's frames, at most (16 of them, cut past this) */
 
 static void row_key(const void *arr, size_t i, const char **name, const char **kind)
 {
@@ -178,7 +182,9 @@ static int cmp_rows(const void *a, const void *b)
 		return x->dev_total_ns > y->dev_total_ns ? -1 : 1;
 	if (x->cpu_total_ns != y->cpu_total_ns)
 		return x->cpu_total_ns > y->cpu_total_ns ? -1 : 1;
-	return strcmp(x->name, y->name);
+	if (strcmp(x->name, y->name))
+		return strcmp(x->name, y->name);
+	return strcmp(x->key ? x->key : "", y->key ? y->key : ""); /* shapes, stacks: a fixed order */
 }
 
 /* A slice's row: looked up by name once per region, not once per slice
@@ -254,27 +260,37 @@ static int add_call_rows(struct summary *s, const struct seg_output_ctx *c)
 	return 0;
 }
 
-/* A torch row of (@name, @shapes): keyed by both, so that each shape has its own. */
-static struct summary_row *row_get_shaped(struct summary *s, const char *name, const char *kind,
-					  const char *shapes)
+/* "name\x1fshapes\x1fstack": the index key of a torch row with shapes or a stack. */
+static char *row_key_of(const char *name, const char *shapes, const char *stack)
+{
+	size_t kl = strlen(name) + strlen(shapes) + strlen(stack) + 3;
+	char *key = malloc(kl);
+
+	if (key)
+		snprintf(key, kl, "%s%c%s%c%s", name, '\x1f', shapes, '\x1f', stack);
+	return key;
+}
+
+/* A torch row of (@name, @shapes, @stack): keyed by all three, so that each
+ * shape and each stack has its own ("" for none). */
+static struct summary_row *row_get_keyed(struct summary *s, const char *name, const char *kind,
+					 const char *shapes, const char *stack)
 {
 	struct summary_row *r;
 	char *key;
-	size_t kl;
 
-	if (!shapes[0])
+	if (!shapes[0] && !stack[0])
 		return row_get(s, name, kind);
-	kl = strlen(name) + strlen(shapes) + 2;
-	key = malloc(kl);
+	key = row_key_of(name, shapes, stack);
 	if (!key)
 		return NULL;
-	snprintf(key, kl, "%s%c%s", name, '\x1f', shapes);
 	r = row_get(s, key, kind);
 	if (r && !r->key) { /* new: named by the name alone, the key kept beside */
 		r->key = r->name;
 		r->name = strdup(name);
-		r->shapes = strdup(shapes);
-		if (!r->name || !r->shapes)
+		r->shapes = shapes[0] ? strdup(shapes) : NULL;
+		r->stack = stack[0] ? strdup(stack) : NULL;
+		if (!r->name || (shapes[0] && !r->shapes) || (stack[0] && !r->stack))
 			r = NULL;
 	}
 	free(key);
@@ -286,8 +302,13 @@ static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu
 		     const struct torch_row_shapes *sh)
 {
 	struct summary *s = ctx;
-	struct summary_row *r = row_get_shaped(s, name, kind, s->record_shapes ? sh->key : "");
+	struct summary_row *r;
+	char stack[SUMMARY_STACK_MAX] = "";
 
+	if (s->stack_n)
+		pystack_source_location(s->pystacks, s->names, sh->stack, s->stack_n, stack,
+					sizeof(stack));
+	r = row_get_keyed(s, name, kind, s->record_shapes ? sh->key : "", stack);
 	if (!r)
 		return -ENOMEM;
 	r->flops = sat_add_u64(r->flops, sh->flops);
@@ -318,6 +339,11 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 
 	memset(s, 0, sizeof(*s));
 	s->record_shapes = c->record_shapes;
+	if (c->pystacks) {
+		s->stack_n = c->pystacks->summary_n;
+		s->pystacks = c->pystacks;
+		s->names = c->knames;
+	}
 	s->segment_ns = span_u64(c->seg->start_ns, c->seg->end_ns);
 	err = add_slice_rows(s, c);
 	if (!err && c->seg->nops)
@@ -353,6 +379,7 @@ void summary_free(struct summary *s)
 		free(s->rows[i].name);
 		free(s->rows[i].key);
 		free(s->rows[i].shapes);
+		free(s->rows[i].stack);
 	}
 	free(s->rows);
 	pair_index_free(&s->index);
