@@ -10,6 +10,7 @@ load helpers
 
 STACKW=$ROOT/tests/workloads/torch_stack.py
 PYCHECK=$ROOT/tests/lib/pystack_check.py
+GROUPCHECK=$ROOT/tests/lib/pystack_groups_check.py
 HOSTILE=$BUILD/tests/py_hostile
 FAKETORCH=$BUILD/tests/faketorch/libtorch_cpu.so
 FAKEPY=$BUILD/tests/fakepy/libpython3.11.so.1.0
@@ -68,11 +69,25 @@ stacks_match_profiler() { # PY [fvbpf option...]
 	grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +5 +0  plain \(.*torch_stack.py:$op\) <- step \(.*torch_stack.py:$call\)\$" "$lines"
 	grep -q "\[scope 'stack_step', outside its torch calls\]" "$lines"
 	grep -Eq '^ +[0-9.]+ +100.0 +[0-9.]+ +0.0  total$' "$lines"
+	# the summaries: a row per (operator, innermost 2 frames), each with
+	# key_averages(group_by_stack_n)'s count (3: torch counts the C call too)
+	"$PY214" "$STACKW" threads oracle_groups 3 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/groups.json"
+	run python3 "$GROUPCHECK" "$BATS_TEST_TMPDIR/groups.json" 2 "$OUT"
+	echo "$output"
+	assert_success
+	assert_line --regexp '^segments=3 groups=[0-9]+ torch_groups=[0-9]+ fails=0$'
+	local summ=$OUT/summary_rank0_segment0001_stack_step.txt
+	grep -q 'grouped by name and the innermost 2 Python frame(s)' "$summ"
+	grep -Eq "^aten::add .*cpu_op  at .*torch_stack.py\($((op - 1))\): plain\$" "$summ"
+	grep -Eq '^ +<- .*torch_stack.py\([0-9]+\): step$' "$summ"
 }
 
 @test "--with-stack through PyTorch's callbacks (libfvbpf.so in the job): the same frames (torch 2.14)" {
 	WL_PRELOAD=1 stacks_match_profiler "$PY214" --with-stack
 	grep -q 'operators through its own callbacks' "$FV_ERR"
+	# no --group-by-stack: the summaries as without stacks
+	! grep -q '"stack"' "$OUT"/summary_*.json
+	! grep -q 'innermost' "$OUT"/summary_*.txt
 }
 
 @test "FASTVIDEO_TORCH_PROFILER_WITH_STACK=1 turns stacks on (torch 2.13)" {
