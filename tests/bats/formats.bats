@@ -7,8 +7,6 @@
 
 load helpers
 
-PB_PY=$BUILD/venv-pb/bin/python
-PFCHECK=$ROOT/tests/lib/pftrace_check.py
 REGIONS=training_train_one_step,training_forward,training_backward,training_dataloader,training_optimizer
 
 setup() { common_setup; }
@@ -22,10 +20,6 @@ run_format() {
 	kill -USR1 "$WL_PID"
 	wait_fvbpf
 	[ "$FV_STATUS" -eq 0 ]
-}
-
-need_pb() {
-	[ -x "$PB_PY" ] || skip "no $PB_PY (make venv)"
 }
 
 @test "--format json is the default: .json traces as before, named in the manifest" {
