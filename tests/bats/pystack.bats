@@ -157,6 +157,31 @@ other_python() { # NAME
 	[ "$n" -gt 0 ] || skip "neither python3.12 nor python3.13 is installed"
 }
 
+@test "--with-stack --format pftrace: each slice's Python line and the python_function slices, as the source says (torch 2.14)" {
+	need_pb
+	start_stack "$PY214" 6
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:stack_step -n 3 --with-stack --format pftrace
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	local f n=0 mark op name line def
+	for f in "$OUT"/trace_rank0_segment000[0-2]_stack_step.pftrace; do
+		run "$PB_PY" "$PFCHECK" "$f"
+		assert_success
+		# the outermost operator of each marked line carries that line;
+		# its function a derived python_function slice from its first line
+		for mark in plain:aten::add inner:aten::mul method:aten::sub decorated:aten::neg \
+			thread_a:aten::sin thread_b:aten::cos; do
+			op=${mark#*:}
+			line=$(grep -n "# @op:${mark%%:*}\$" "$STACKW" | cut -d: -f1)
+			assert_line --regexp "^python_line cpu_op $op [A-Za-z_.<>]+ \(.*torch_stack.py:$line\)\$"
+		done
+		def=$(grep -n '^def plain(t):$' "$STACKW" | cut -d: -f1)
+		assert_line --regexp "^slice python_function .*torch_stack.py\($def\): plain\$"
+		n=$((n + 1))
+	done
+	[ "$n" -eq 3 ]
+}
+
 @test "without --with-stack: no stacks, no stack files" {
 	plain_pass_only "no stack code runs"
 	start_stack "$PY214" 4

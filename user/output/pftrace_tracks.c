@@ -2,6 +2,7 @@
 /* The pftrace's packets out, and its track descriptors (moved out of pftrace_writer.c). */
 #include "output/pftrace_fields.h"
 #include "output/pftrace_priv.h"
+#include "output/pftrace_pystack.h"
 #include "util/text_sanitize.h"
 
 void pf_put_packet(struct pf *p)
@@ -48,7 +49,7 @@ static void descriptor(struct pf *p, uint64_t uuid, uint64_t parent, const char 
 void pf_descriptors(struct pf *p, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
-	uint64_t proc_uuid = track_uuid(1 + p->ncpu + p->ngpu), dev_uuid = 0;
+	uint64_t proc_uuid = track_uuid(1 + p->ncpu + p->ngpu + p->npy), dev_uuid = 0;
 	uint32_t dev, prev_dev = 0;
 	char label[256], clean[256];
 	size_t i, m, mm;
@@ -85,12 +86,13 @@ void pf_descriptors(struct pf *p, const struct seg_output_ctx *c)
 		pb_end(&p->b, m);
 		pf_put_packet(p);
 	}
+	pf_py_descriptors(p, proc_uuid);
 	for (i = 0; i < p->ngpu; i++) {
 		uint32_t tid = (uint32_t)p->gpu[i];
 
 		dev = (uint32_t)(p->gpu[i] >> 32);
 		if (!i || dev != prev_dev) {
-			dev_uuid = track_uuid(2 + p->ncpu + p->ngpu + i);
+			dev_uuid = track_uuid(2 + p->ncpu + p->ngpu + p->npy + i);
 			snprintf(label, sizeof(label), "GPU %u", dev);
 			descriptor(p, dev_uuid, 0, label);
 		}

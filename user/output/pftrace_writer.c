@@ -28,6 +28,7 @@
 #include "output/pftrace_fields.h"
 #include "output/pftrace_meta.h"
 #include "output/pftrace_priv.h"
+#include "output/pftrace_pystack.h"
 #include "output/pftrace_writer.h"
 #include "output/seg_tids.h"
 #include "util/text_out.h"
@@ -82,8 +83,9 @@ static size_t uniq_u64(uint64_t *v, size_t n)
 	return m;
 }
 
-static int build_tracks(struct pf *p, const struct segment *s)
+static int build_tracks(struct pf *p, const struct seg_output_ctx *c)
 {
+	const struct segment *s = c->seg;
 	size_t i;
 
 	long ncpu = seg_tids(s, &p->cpu);
@@ -97,7 +99,7 @@ static int build_tracks(struct pf *p, const struct segment *s)
 	for (i = 0; i < s->ngpu; i++)
 		p->gpu[i] = (uint64_t)s->gpu[i].device << 32 | gpu_tid(&s->gpu[i]);
 	p->ngpu = uniq_u64(p->gpu, s->ngpu);
-	return 0;
+	return pf_py_tracks(p, c);
 }
 
 static void add_slice_iid(struct pf *p, uint32_t track, uint64_t start, uint64_t dur,
@@ -133,10 +135,12 @@ static void add_slice_iid(struct pf *p, uint32_t track, uint64_t start, uint64_t
 	sl->flow_out = flow_out;
 	sl->flow_in = flow_in;
 	sl->order = (uint32_t)p->nsl++;
+	sl->stack = 0;
+	sl->pyline = 0;
 }
 
-static void add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
-		      const char *cat, uint32_t flow_out, uint32_t flow_in)
+void pf_add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
+		  const char *cat, uint32_t flow_out, uint32_t flow_in)
 {
 	uint32_t n = strtab_intern(&p->names, name), k = strtab_intern(&p->cats, cat);
 
@@ -167,6 +171,7 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 		}
 		add_slice_iid(p, track, sl->start_ns, span_u64(sl->start_ns, sl->end_ns), name_iid,
 			      cat_iid, 0, 0);
+		pf_py_mark(p, c, sl->stack); /* --with-stack */
 	}
 	for (i = 0; i < s->nops; i++) {
 		const struct torch_call *op = &s->ops[i];
@@ -174,8 +179,9 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 			       (s->end_ns > op->start_ns ? s->end_ns : op->start_ns);
 
 		name_table_get(c->knames, op->name, name, sizeof(name));
-		add_slice(p, cpu_track(p, op->tid), op->start_ns, span_u64(op->start_ns, end), name,
-			  op->kind == TORCH_SCOPE ? "user_annotation" : "cpu_op", 0, 0);
+		pf_add_slice(p, cpu_track(p, op->tid), op->start_ns, span_u64(op->start_ns, end), name,
+			     op->kind == TORCH_SCOPE ? "user_annotation" : "cpu_op", 0, 0);
+		pf_py_mark(p, c, op->stack);
 	}
 	for (i = 0; i < s->ncalls; i++) {
 		const struct api_call *call = &s->calls[i];
@@ -183,10 +189,11 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 
 		if (!r)
 			continue;
-		add_slice(p, cpu_track(p, call->tid), call->start_ns,
-			  span_u64(call->start_ns, call->end_ns), cuda_api_symbol(call->api_id),
-			  cuda_api_layer_cat(r->layer),
-			  call->correlation && call->gpu_records ? call->correlation : 0, 0);
+		pf_add_slice(p, cpu_track(p, call->tid), call->start_ns,
+			     span_u64(call->start_ns, call->end_ns), cuda_api_symbol(call->api_id),
+			     cuda_api_layer_cat(r->layer),
+			     call->correlation && call->gpu_records ? call->correlation : 0, 0);
+		pf_py_mark(p, c, call->stack);
 	}
 	for (i = 0; i < s->ngpu; i++) {
 		const struct gpu_activity *a = &s->gpu[i];
@@ -194,10 +201,11 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 
 		trace_gpu_name(c, a, name, sizeof(name));
 		cat = trace_gpu_cat(a->kind);
-		add_slice(p, gpu_track(p, a), a->start, span_u64(a->start, a->end), name, cat, 0,
-			  a->call >= 0 && a->correlation ? a->correlation : 0);
+		pf_add_slice(p, gpu_track(p, a), a->start, span_u64(a->start, a->end), name, cat, 0,
+			     a->call >= 0 && a->correlation ? a->correlation : 0);
 	}
-	if (p->names.err || p->cats.err)
+	pf_py_collect(p, c);
+	if (p->names.err || p->cats.err || p->lines.err)
 		p->err = -ENOMEM;
 }
 
@@ -222,6 +230,8 @@ static void seq_start(struct pf *p, struct pf_seq *q, size_t track, uint64_t bas
 	q->last_ts = base;
 	memset(q->named, 0, p->names.n + 1);
 	memset(q->catted, 0, p->cats.n + 1);
+	memset(q->lined, 0, p->lines.n + 1);
+	q->da_named = false;
 	pb_uint(&p->b, TP_SEQ_ID, q->id);
 	pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
 	m = pb_begin(&p->b, TP_DEFAULTS);
@@ -254,7 +264,7 @@ static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uin
 	pb_uint(&p->b, TP_TIMESTAMP, ts - q->last_ts);
 	q->last_ts = ts;
 	pb_uint(&p->b, TP_SEQ_ID, q->id);
-	if (sl && (!q->named[sl->name] || !q->catted[sl->cat])) {
+	if (sl && (!q->named[sl->name] || !q->catted[sl->cat] || pf_py_needs_interning(p, q, sl))) {
 		pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 		m = pb_begin(&p->b, TP_INTERNED_DATA);
 		if (!q->catted[sl->cat]) {
@@ -271,6 +281,7 @@ static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uin
 			pb_end(&p->b, mi);
 			q->named[sl->name] = 1;
 		}
+		pf_py_intern(p, q, sl);
 		pb_end(&p->b, m);
 	}
 	mm = pb_begin(&p->b, TP_TRACK_EVENT);
@@ -284,6 +295,7 @@ static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uin
 			pb_fixed64(&p->b, TE_TERMINATING_FLOW_IDS, sl->flow_in);
 		if (annotate)
 			annotate(&p->b, c);
+		pf_py_annotations(p, sl);
 	}
 	pb_end(&p->b, mm);
 	pf_put_packet(p);
@@ -324,11 +336,11 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 		return -ENOMEM;
 	ob_init(p.out, f);
 	p.mem = s->mem;
-	p.err = build_tracks(&p, s);
+	p.err = build_tracks(&p, c);
 	if (!p.err) {
 		/* The metadata slice spans the segment. */
 		snprintf(label, sizeof(label), "segment %04u: %s", s->seq, c->reg->defs[s->region].name);
-		add_slice(&p, 0, s->start_ns, span_u64(s->start_ns, s->end_ns), label, "fvbpf", 0, 0);
+		pf_add_slice(&p, 0, s->start_ns, span_u64(s->start_ns, s->end_ns), label, "fvbpf", 0, 0);
 		collect(&p, c);
 	}
 	if (!p.err) {
@@ -336,7 +348,8 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 		stack = malloc((p.nsl + 1) * sizeof(*stack));
 		q.named = malloc(p.names.n + 1);
 		q.catted = malloc(p.cats.n + 1);
-		if (!stack || !q.named || !q.catted)
+		q.lined = malloc(p.lines.n + 1);
+		if (!stack || !q.named || !q.catted || !q.lined)
 			p.err = -ENOMEM;
 	}
 	if (!p.err)
@@ -349,13 +362,16 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 	free(stack);
 	free(q.named);
 	free(q.catted);
+	free(q.lined);
 	free(p.sl);
 	if (p.mem)
 		mem_release(p.mem, p.capsl * sizeof(*p.sl));
 	free(p.cpu);
 	free(p.gpu);
+	free(p.py);
 	strtab_free(&p.names);
 	strtab_free(&p.cats);
+	strtab_free(&p.lines);
 	pb_free(&p.b);
 	if (!p.err)
 		p.err = ob_flush(p.out);
