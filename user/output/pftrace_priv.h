@@ -57,6 +57,10 @@ struct pf_seq {
 
 /* The packet in p->b goes out as one Trace.packet field. */
 void pf_put_packet(struct pf *p);
+/* An InternedData entry (@field: its kind) for @iid of @t, unless @seen
+ * says the sequence has it; inside the packet's open InternedData. */
+void pf_intern_once(struct pf *p, uint32_t field, uint32_t iid, const struct strtab *t,
+		    uint8_t *seen);
 /* A slice of @name and @cat (interned here) on @track. */
 void pf_add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
 		  const char *cat, uint32_t flow_out, uint32_t flow_in);

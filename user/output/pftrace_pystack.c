@@ -110,13 +110,7 @@ void pf_py_intern(struct pf *p, struct pf_seq *q, const struct pf_slice *sl)
 		pb_end(&p->b, m);
 	}
 	q->da_named = true;
-	if (!q->lined[sl->pyline]) {
-		m = pb_begin(&p->b, ID_DA_STRINGS);
-		pb_uint(&p->b, IID, sl->pyline);
-		pb_string(&p->b, IID_NAME, p->lines.s[sl->pyline - 1]);
-		pb_end(&p->b, m);
-		q->lined[sl->pyline] = 1;
-	}
+	pf_intern_once(p, ID_DA_STRINGS, sl->pyline, &p->lines, q->lined);
 }
 
 void pf_py_annotations(struct pf *p, const struct pf_slice *sl)

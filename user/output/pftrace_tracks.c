@@ -1,9 +1,23 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* The pftrace's packets out, and its track descriptors (moved out of pftrace_writer.c). */
+/* The pftrace's packets out, its interned entries and its track descriptors. */
 #include "output/pftrace_fields.h"
 #include "output/pftrace_priv.h"
 #include "output/pftrace_pystack.h"
 #include "util/text_sanitize.h"
+
+void pf_intern_once(struct pf *p, uint32_t field, uint32_t iid, const struct strtab *t,
+		    uint8_t *seen)
+{
+	size_t m;
+
+	if (seen[iid])
+		return;
+	m = pb_begin(&p->b, field);
+	pb_uint(&p->b, IID, iid);
+	pb_string(&p->b, IID_NAME, t->s[iid - 1]);
+	pb_end(&p->b, m);
+	seen[iid] = 1;
+}
 
 void pf_put_packet(struct pf *p)
 {

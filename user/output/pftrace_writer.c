@@ -259,7 +259,7 @@ static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uin
 		  void (*annotate)(struct pb_buf *, const struct seg_output_ctx *),
 		  const struct seg_output_ctx *c)
 {
-	size_t m, mm, mi;
+	size_t m, mm;
 
 	pb_uint(&p->b, TP_TIMESTAMP, ts - q->last_ts);
 	q->last_ts = ts;
@@ -267,20 +267,8 @@ static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uin
 	if (sl && (!q->named[sl->name] || !q->catted[sl->cat] || pf_py_needs_interning(p, q, sl))) {
 		pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 		m = pb_begin(&p->b, TP_INTERNED_DATA);
-		if (!q->catted[sl->cat]) {
-			mi = pb_begin(&p->b, ID_EVENT_CATEGORIES);
-			pb_uint(&p->b, IID, sl->cat);
-			pb_string(&p->b, IID_NAME, p->cats.s[sl->cat - 1]);
-			pb_end(&p->b, mi);
-			q->catted[sl->cat] = 1;
-		}
-		if (!q->named[sl->name]) {
-			mi = pb_begin(&p->b, ID_EVENT_NAMES);
-			pb_uint(&p->b, IID, sl->name);
-			pb_string(&p->b, IID_NAME, p->names.s[sl->name - 1]);
-			pb_end(&p->b, mi);
-			q->named[sl->name] = 1;
-		}
+		pf_intern_once(p, ID_EVENT_CATEGORIES, sl->cat, &p->cats, q->catted);
+		pf_intern_once(p, ID_EVENT_NAMES, sl->name, &p->names, q->named);
 		pf_py_intern(p, q, sl);
 		pb_end(&p->b, m);
 	}
