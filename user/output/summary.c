@@ -311,6 +311,8 @@ static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu
 	r = row_get_keyed(s, name, kind, s->record_shapes ? sh->key : "", stack);
 	if (!r)
 		return -ENOMEM;
+	if (s->call_rows) /* its memory goes to the same row: see mem_row */
+		s->call_rows[s->ncall_rows++] = (size_t)(r - s->rows);
 	r->flops = sat_add_u64(r->flops, sh->flops);
 	r->extra_flops = sat_add_u64(r->extra_flops, sh->extra_flops);
 	row_add_cpu(r, cpu_ns, self_ns);
@@ -319,10 +321,17 @@ static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu
 	return 0;
 }
 
+/* mem_summary_rows gives the calls torch_row had, in its order: each to
+ * the row its call went to, whatever shapes or stack keyed that row. */
 static int mem_row(void *ctx, const char *name, const char *kind, const struct mem_usage *u)
 {
-	struct summary_row *r = row_get(ctx, name, kind);
+	struct summary *s = ctx;
+	struct summary_row *r = NULL;
 
+	if (s->call_rows && s->mem_next < s->ncall_rows)
+		r = &s->rows[s->call_rows[s->mem_next++]];
+	if (!r || strcmp(r->name, name) || strcmp(r->kind, kind))
+		r = row_get(s, name, kind); /* out of step: by name, as without shapes */
 	if (!r)
 		return -ENOMEM;
 	r->cpu_mem = mem_sat_add(r->cpu_mem, u->cpu);
@@ -345,12 +354,19 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 		s->names = c->knames;
 	}
 	s->segment_ns = span_u64(c->seg->start_ns, c->seg->end_ns);
+	s->has_memory = c->seg->memory != NULL;
+	if (s->has_memory && (s->record_shapes || s->stack_n) && c->seg->nops) {
+		s->call_rows = calloc(c->seg->nops, sizeof(*s->call_rows));
+		if (!s->call_rows)
+			return -ENOMEM;
+	}
 	err = add_slice_rows(s, c);
 	if (!err && c->seg->nops)
 		err = torch_summary_rows(c->seg, c->knames, torch_row, s, &s->unattributed_calls);
-	s->has_memory = c->seg->memory != NULL;
 	if (!err && s->has_memory)
 		err = mem_summary_rows(c->seg, c->knames, mem_row, s);
+	free(s->call_rows);
+	s->call_rows = NULL;
 	if (!err)
 		err = add_call_rows(s, c);
 	if (!err)

@@ -43,6 +43,8 @@ struct summary {
 	unsigned int stack_n;    /* --with-stack --group-by-stack N: torch rows per (name, N frames) */
 	struct pystack_table *pystacks; /* ... their stacks, while building */
 	struct name_table *names;
+	size_t *call_rows;       /* --profile-memory with shapes or stacks: each torch call's row */
+	size_t ncall_rows, mem_next;
 };
 
 /* 0, or -ENOMEM with nothing left to free. */
