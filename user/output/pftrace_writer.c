@@ -15,7 +15,9 @@
  * Launch -> kernel arrows are flow_ids / terminating_flow_ids (the CUPTI
  * correlation id).  Slices on a track must nest: a slice that outlives its
  * parent is ended with the parent.  The interned strings are pf_strtab.c's,
- * the segment slice's annotations pftrace_meta.c's.
+ * the segment slice's annotations pftrace_meta.c's, the track descriptors
+ * pftrace_tracks.c's, --with-stack's annotations and python_function
+ * tracks pftrace_pystack.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
