@@ -303,12 +303,15 @@ static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu
 {
 	struct summary *s = ctx;
 	struct summary_row *r;
-	char stack[SUMMARY_STACK_MAX] = "";
 
-	if (s->stack_n)
-		pystack_source_location(s->pystacks, s->names, sh->stack, s->stack_n, stack,
-					sizeof(stack));
-	r = row_get_keyed(s, name, kind, s->record_shapes ? sh->key : "", stack);
+	/* calls in a row share their stack (the ones inside an operator its) */
+	if (s->stack_buf && sh->stack != s->stack_sid) {
+		pystack_source_location(s->pystacks, s->names, sh->stack, s->stack_n, s->stack_buf,
+					SUMMARY_STACK_MAX);
+		s->stack_sid = sh->stack;
+	}
+	r = row_get_keyed(s, name, kind, s->record_shapes ? sh->key : "",
+			  s->stack_buf ? s->stack_buf : "");
 	if (!r)
 		return -ENOMEM;
 	if (s->call_rows) /* its memory goes to the same row: see mem_row */
@@ -348,17 +351,22 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 
 	memset(s, 0, sizeof(*s));
 	s->record_shapes = c->record_shapes;
-	if (c->pystacks) {
+	if (c->pystacks && c->pystacks->summary_n) {
 		s->stack_n = c->pystacks->summary_n;
 		s->pystacks = c->pystacks;
 		s->names = c->knames;
+		s->stack_buf = calloc(1, SUMMARY_STACK_MAX); /* "": stack 0's */
+		if (!s->stack_buf)
+			return -ENOMEM;
 	}
 	s->segment_ns = span_u64(c->seg->start_ns, c->seg->end_ns);
 	s->has_memory = c->seg->memory != NULL;
 	if (s->has_memory && (s->record_shapes || s->stack_n) && c->seg->nops) {
 		s->call_rows = calloc(c->seg->nops, sizeof(*s->call_rows));
-		if (!s->call_rows)
+		if (!s->call_rows) {
+			free(s->stack_buf);
 			return -ENOMEM;
+		}
 	}
 	err = add_slice_rows(s, c);
 	if (!err && c->seg->nops)
@@ -367,6 +375,8 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 		err = mem_summary_rows(c->seg, c->knames, mem_row, s);
 	free(s->call_rows);
 	s->call_rows = NULL;
+	free(s->stack_buf);
+	s->stack_buf = NULL;
 	if (!err)
 		err = add_call_rows(s, c);
 	if (!err)

@@ -43,6 +43,8 @@ struct summary {
 	unsigned int stack_n;    /* --with-stack --group-by-stack N: torch rows per (name, N frames) */
 	struct pystack_table *pystacks; /* ... their stacks, while building */
 	struct name_table *names;
+	char *stack_buf;         /* ... the last call's frames (pystack_source_location) */
+	uint32_t stack_sid;      /* ... of this stack id */
 	size_t *call_rows;       /* --profile-memory with shapes or stacks: each torch call's row */
 	size_t ncall_rows, mem_next;
 };
