@@ -7,8 +7,6 @@
 
 load helpers
 
-PB_PY=$BUILD/venv-pb/bin/python
-PFCHECK=$ROOT/tests/lib/pftrace_check.py
 REGIONS=training_train_one_step,training_forward,training_backward,training_dataloader,training_optimizer
 
 setup() { common_setup; }
@@ -22,10 +20,6 @@ run_format() {
 	kill -USR1 "$WL_PID"
 	wait_fvbpf
 	[ "$FV_STATUS" -eq 0 ]
-}
-
-need_pb() {
-	[ -x "$PB_PY" ] || skip "no $PB_PY (make venv)"
 }
 
 @test "--format json is the default: .json traces as before, named in the manifest" {
@@ -111,12 +105,19 @@ PY
 	assert_success
 	run "$PB_PY" "$PFCHECK" "$OUT/fixture.pftrace" --json "$OUT/fixture.json"
 	assert_success
-	assert_line "json_equal slices=9"
+	assert_line "json_equal slices=9 python_lines=0"
 	assert_line --partial "metadata_equal keys="
 	assert_line --partial "flows_out=2 flows_in=2"
 	run "$PB_PY" "$PFCHECK" "$OUT/fixture.pftrace" --json "$OUT/fixture.json.gz"
 	assert_success
-	assert_line "json_equal slices=9"
+	assert_line "json_equal slices=9 python_lines=0"
+	# --with-stack: each slice's Python stack and line, and the derived
+	# python_function slices, the JSON's (interned in the pftrace)
+	run "$PB_PY" "$PFCHECK" "$OUT/fixture_stack.pftrace" --json "$OUT/fixture_stack.json"
+	assert_success
+	assert_line "json_equal slices=18 python_lines=5"
+	assert_line "python_line cpu_op aten::mm Model.other (/w/a.py:50)"
+	assert_line "slice python_function b.py(25): Model.outer"
 }
 
 @test "an unknown --format is a one-line error, exit 2, nothing traced" {

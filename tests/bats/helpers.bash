@@ -131,6 +131,14 @@ start_workload() {
 PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
 PY213=${FVBPF_TORCH_PY_213:-$BUILD/venv-torch213/bin/python3}
 
+# The independent reader of --format pftrace traces and its protobuf venv.
+PB_PY=$BUILD/venv-pb/bin/python
+PFCHECK=$ROOT/tests/lib/pftrace_check.py
+
+need_pb() {
+	[ -x "$PB_PY" ] || skip "no $PB_PY (make venv)"
+}
+
 # need_torch PY: a missing venv fails the test: it is part of the suite, not optional.
 need_torch() {
 	if [ ! -x "$1" ]; then

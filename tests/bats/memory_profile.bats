@@ -141,7 +141,8 @@ print(len(segs), all(x["memory_events"] > 0 and x["memory_events_lost"] == 0 for
 @test "memory with --with-stack: the Python line of the operator at each peak" {
 	need_torch "$PY214"
 	start_py "$WL_LOG" "$PY214" "$MEM_WL" run "$BATS_TEST_TMPDIR" 4
-	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 2 --profile-memory --with-stack
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 2 --profile-memory --with-stack \
+		--group-by-stack 1
 	run_steps
 	[ "$FV_STATUS" -eq 0 ]
 	# the peak's operator and the Python frame that called it (file:line)
@@ -152,5 +153,14 @@ print(len(segs), all(x["memory_events"] > 0 and x["memory_events_lost"] == 0 for
 import json, re, sys
 m = json.load(open(sys.argv[1]))["metadata"]["memory_peaks"]
 assert re.search(r"op=aten::\S+ line=.*\.py:\d+\)", m), m
+' "$OUT/summary_rank0_segment0001_mem_step.json"
+	# rows per (operator, frame): each call's memory on its own row, no
+	# memory-only rows beside them
+	python3 -c '
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["kind"] == "cpu_op"]
+mem = [r for r in rows if r["cpu_memory_usage"] or r["self_cpu_memory_usage"]]
+assert mem and all(r["count"] > 0 for r in mem), [r for r in mem if not r["count"]]
+assert sum(1 for r in mem if r["stack"] and ".py(" in r["stack"][0]) > 5, mem
 ' "$OUT/summary_rank0_segment0001_mem_step.json"
 }

@@ -10,6 +10,7 @@ load helpers
 
 STACKW=$ROOT/tests/workloads/torch_stack.py
 PYCHECK=$ROOT/tests/lib/pystack_check.py
+GROUPCHECK=$ROOT/tests/lib/pystack_groups_check.py
 HOSTILE=$BUILD/tests/py_hostile
 FAKETORCH=$BUILD/tests/faketorch/libtorch_cpu.so
 FAKEPY=$BUILD/tests/fakepy/libpython3.11.so.1.0
@@ -68,6 +69,17 @@ stacks_match_profiler() { # PY [fvbpf option...]
 	grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +5 +0  plain \(.*torch_stack.py:$op\) <- step \(.*torch_stack.py:$call\)\$" "$lines"
 	grep -q "\[scope 'stack_step', outside its torch calls\]" "$lines"
 	grep -Eq '^ +[0-9.]+ +100.0 +[0-9.]+ +0.0  total$' "$lines"
+	# the summaries: a row per (operator, innermost 2 frames), each with
+	# key_averages(group_by_stack_n)'s count (3: torch counts the C call too)
+	"$PY214" "$STACKW" threads oracle_groups 3 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/groups.json"
+	run python3 "$GROUPCHECK" "$BATS_TEST_TMPDIR/groups.json" 2 "$OUT"
+	echo "$output"
+	assert_success
+	assert_line --regexp '^segments=3 groups=[0-9]+ torch_groups=[0-9]+ fails=0$'
+	local summ=$OUT/summary_rank0_segment0001_stack_step.txt
+	grep -q 'grouped by name and the innermost 2 Python frame(s)' "$summ"
+	grep -Eq "^aten::add .*cpu_op  at .*torch_stack.py\($((op - 1))\): plain\$" "$summ"
+	grep -Eq '^ +<- .*torch_stack.py\([0-9]+\): step$' "$summ"
 }
 
 @test "--with-stack through PyTorch's callbacks (libfvbpf.so in the job): the same frames (torch 2.14)" {
@@ -75,6 +87,11 @@ stacks_match_profiler() { # PY [fvbpf option...]
 	grep -q 'operators through its own callbacks' "$FV_ERR"
 	# the library walked every stack in the process: none through BPF's probe
 	grep -Eq 'walked in the process by libfvbpf.so: [1-9][0-9]*; BPF \(all processes\): 0 stacks' "$FV_ERR"
+	# no --group-by-stack: the summaries as without stacks
+	run grep -l '"stack"' "$OUT"/summary_*.json
+	assert_failure
+	run grep -l 'innermost' "$OUT"/summary_*.txt
+	assert_failure
 }
 
 @test "--with-stack through the callbacks: a frame layout the library's check refuses leaves the walks to BPF, same frames" {
@@ -188,6 +205,31 @@ other_python() { # NAME
 		n=$((n + 1))
 	done
 	[ "$n" -gt 0 ] || skip "neither python3.12 nor python3.13 is installed"
+}
+
+@test "--with-stack --format pftrace: each slice's Python line and the python_function slices, as the source says (torch 2.14)" {
+	need_pb
+	start_stack "$PY214" 6
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:stack_step -n 3 --with-stack --format pftrace
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	local f n=0 mark op name line def
+	for f in "$OUT"/trace_rank0_segment000[0-2]_stack_step.pftrace; do
+		run "$PB_PY" "$PFCHECK" "$f"
+		assert_success
+		# the outermost operator of each marked line carries that line;
+		# its function a derived python_function slice from its first line
+		for mark in plain:aten::add inner:aten::mul method:aten::sub decorated:aten::neg \
+			thread_a:aten::sin thread_b:aten::cos; do
+			op=${mark#*:}
+			line=$(grep -n "# @op:${mark%%:*}\$" "$STACKW" | cut -d: -f1)
+			assert_line --regexp "^python_line cpu_op $op [A-Za-z_.<>]+ \(.*torch_stack.py:$line\)\$"
+		done
+		def=$(grep -n '^def plain(t):$' "$STACKW" | cut -d: -f1)
+		assert_line --regexp "^slice python_function .*torch_stack.py\($def\): plain\$"
+		n=$((n + 1))
+	done
+	[ "$n" -eq 3 ]
 }
 
 @test "without --with-stack: no stacks, no stack files" {

@@ -31,6 +31,7 @@ U64, U32, I64, I32, BOOL, STR, MSG, ENUM, FX64, DBL = (F.TYPE_UINT64, F.TYPE_UIN
                                                        F.TYPE_INT32, F.TYPE_BOOL, F.TYPE_STRING,
                                                        F.TYPE_MESSAGE, F.TYPE_ENUM, F.TYPE_FIXED64,
                                                        F.TYPE_DOUBLE)
+BYTES = F.TYPE_BYTES
 
 # name: [(field, number, type, label, type_name)]
 SCHEMA = {
@@ -54,12 +55,17 @@ SCHEMA = {
                    ("type", 9, I32, OPT, None), ("track_uuid", 11, U64, OPT, None),
                    ("debug_annotations", 4, MSG, REP, "DebugAnnotation"),
                    ("flow_ids", 47, FX64, REP, None), ("terminating_flow_ids", 48, FX64, REP, None)],
-    "DebugAnnotation": [("name", 10, STR, OPT, None), ("bool_value", 2, BOOL, OPT, None),
+    "DebugAnnotation": [("name", 10, STR, OPT, None), ("name_iid", 1, U64, OPT, None),
+                        ("string_value_iid", 17, U64, OPT, None), ("bool_value", 2, BOOL, OPT, None),
                         ("uint_value", 3, U64, OPT, None), ("int_value", 4, I64, OPT, None),
                         ("double_value", 5, DBL, OPT, None), ("string_value", 6, STR, OPT, None),
                         ("dict_entries", 11, MSG, REP, "DebugAnnotation")],
     "InternedData": [("event_categories", 1, MSG, REP, "EventCategory"),
-                     ("event_names", 2, MSG, REP, "EventName")],
+                     ("event_names", 2, MSG, REP, "EventName"),
+                     ("debug_annotation_names", 3, MSG, REP, "DebugAnnotationName"),
+                     ("debug_annotation_string_values", 29, MSG, REP, "InternedString")],
+    "DebugAnnotationName": [("iid", 1, U64, OPT, None), ("name", 2, STR, OPT, None)],
+    "InternedString": [("iid", 1, U64, OPT, None), ("str", 2, BYTES, OPT, None)],
     "EventCategory": [("iid", 1, U64, OPT, None), ("name", 2, STR, OPT, None)],
     "EventName": [("iid", 1, U64, OPT, None), ("name", 2, STR, OPT, None)],
     "TrackDescriptor": [("uuid", 1, U64, OPT, None), ("name", 2, STR, OPT, None),
@@ -110,14 +116,27 @@ def varint(n):
             return bytes(out)
 
 
-def annotation_value(a):
-    """A debug annotation's value: a scalar, or a dict of its entries."""
+def annotation_value(a, st=None):
+    """A debug annotation's value: a scalar, or a dict of its entries; an
+    interned string through the sequence's state @st."""
     if len(a.dict_entries):
         return {e.name: annotation_value(e) for e in a.dict_entries}
+    if a.HasField("string_value_iid"):
+        if st is None or a.string_value_iid not in st["da_strings"]:
+            fail("annotation string iid %d not interned" % a.string_value_iid)
+        return st["da_strings"][a.string_value_iid]
     for fld in ("string_value", "int_value", "uint_value", "bool_value", "double_value"):
         if a.HasField(fld):
             return getattr(a, fld)
     return None
+
+
+def annotation_name(a, st):
+    if a.HasField("name_iid"):
+        if a.name_iid not in st["da_names"]:
+            fail("annotation name iid %d not interned" % a.name_iid)
+        return st["da_names"][a.name_iid]
+    return a.name
 
 
 def decode(trace):
@@ -137,7 +156,8 @@ def decode(trace):
             continue
         st = seqs.get(seq)
         if p.sequence_flags & 1:
-            st = seqs[seq] = {"names": {}, "cats": {}, "ts": None, "track": None, "clock": None}
+            st = seqs[seq] = {"names": {}, "cats": {}, "da_names": {}, "da_strings": {},
+                              "ts": None, "track": None, "clock": None}
         if st is None:
             fail("packet %d on sequence %d before its incremental state was cleared" % (i, seq))
         if p.HasField("trace_packet_defaults"):
@@ -155,6 +175,10 @@ def decode(trace):
                 st["names"][e.iid] = e.name
             for e in p.interned_data.event_categories:
                 st["cats"][e.iid] = e.name
+            for e in p.interned_data.debug_annotation_names:
+                st["da_names"][e.iid] = e.name
+            for e in p.interned_data.debug_annotation_string_values:
+                st["da_strings"][e.iid] = e.str.decode("utf-8")
         if not p.HasField("track_event"):
             continue
         te = p.track_event
@@ -181,12 +205,14 @@ def decode(trace):
                     meta[a.name] = annotation_value(a)
                     n = a.ByteSize()
                     meta_bytes += 1 + len(varint(n)) + n  # tag 4, length, message
-            stack.append((name, cat, ts))
+            args = {} if cat == "fvbpf" else {annotation_name(a, st): annotation_value(a, st)
+                                              for a in te.debug_annotations}
+            stack.append((name, cat, ts, args))
         elif te.type == 2:
             if not stack:
                 fail("packet %d: slice end without a begin on track %d" % (i, uuid))
-            name, cat, start = stack.pop()
-            slices.append((uuid, name, cat, start, ts))
+            name, cat, start, args = stack.pop()
+            slices.append((uuid, name, cat, start, ts, args))
         else:
             fail("packet %d: unexpected track event type %d" % (i, te.type))
     for uuid, stack in open_.items():
@@ -206,6 +232,9 @@ def track_key(tracks, uuid):
         if t.name.startswith("sync (stream "):
             return (dev, 0x40000000 | int(t.name[len("sync (stream "):-1]))
         return (dev, int(t.name[len("stream "):]))
+    if t.name.startswith("Python of thread ") and t.parent_uuid in tracks:
+        tid = int(t.name.split()[3])  # "Python of thread N (derived)", as the JSON's tid
+        return (tracks[t.parent_uuid].process.pid, tid | 1 << 30)
     return ("meta", t.name)
 
 
@@ -226,6 +255,10 @@ def compare_meta(other, meta):
     print("metadata_equal keys=%d" % len(meta))
 
 
+# --with-stack: the args each slice carries in both formats
+PY_ARGS = ("Python stack", "Python line", "derived")
+
+
 def kineto_only(e):
     """Events the JSON trace adds for Kineto's tools (HTA, TensorBoard): the
     ProfilerStep#N span (the pftrace's segment slice, category "fvbpf",
@@ -242,19 +275,21 @@ def compare_json(path, tracks, slices, flows_out, flows_in, meta):
     ev = t["traceEvents"]
     want = sorted(((e["pid"], e["tid"]), e["name"], e["cat"],
                    round(e["ts"] * 1000), round(e["ts"] * 1000) + round(e["dur"] * 1000))
+                  + tuple(e["args"].get(k) for k in PY_ARGS)
                   for e in ev if e.get("ph") == "X" and not kineto_only(e))
-    got = sorted((track_key(tracks, u), n, c, s, e) for u, n, c, s, e in slices if c != "fvbpf")
+    got = sorted((track_key(tracks, u), n, c, s, e) + tuple(a.get(k) for k in PY_ARGS)
+                 for u, n, c, s, e, a in slices if c != "fvbpf")
     if len(want) != len(got):
         fail("json has %d slices, pftrace %d" % (len(want), len(got)))
     for w, g in zip(want, got):
         # ts and dur are rounded to ns separately in the JSON: allow 1 ns
-        if w[:3] != g[:3] or abs(w[3] - g[3]) > 0 or abs(w[4] - g[4]) > 1:
+        if w[:3] != g[:3] or abs(w[3] - g[3]) > 0 or abs(w[4] - g[4]) > 1 or w[5:] != g[5:]:
             fail("slice differs: json %r pftrace %r" % (w, g))
     jout = sum(1 for e in ev if e.get("ph") == "s")
     jin = sum(1 for e in ev if e.get("ph") == "f")
     if (jout, jin) != (flows_out, flows_in):
         fail("flows: json %d/%d pftrace %d/%d" % (jout, jin, flows_out, flows_in))
-    print("json_equal slices=%d" % len(got))
+    print("json_equal slices=%d python_lines=%d" % (len(got), sum(1 for g in got if g[6])))
 
 
 def compare_counts(path, slices):
@@ -264,7 +299,7 @@ def compare_counts(path, slices):
         ev = json.load(fh)["traceEvents"]
     want = collections.Counter((e["cat"], e["name"]) for e in ev
                                if e.get("ph") == "X" and not kineto_only(e))
-    got = collections.Counter((c, n) for _, n, c, _, _ in slices if c != "fvbpf")
+    got = collections.Counter((c, n) for _, n, c, _, _, _ in slices if c != "fvbpf")
     if want != got:
         fail("slice counts differ: json %s pftrace %s" % (sorted(want.items()), sorted(got.items())))
     print("json_counts_equal slices=%d" % sum(got.values()))
@@ -286,6 +321,8 @@ def main():
     for s in sorted(slices, key=lambda s: (s[3], s[0])):
         if s[2] != "fvbpf":
             print("slice %s %s" % (s[2], s[1]))
+            if "Python line" in s[5]:
+                print("python_line %s %s %s" % (s[2], s[1], s[5]["Python line"]))
     if len(args) == 3 and args[1] == "--json":
         compare_json(args[2], tracks, slices, fo, fi, meta)
     elif len(args) == 3 and args[1] == "--counts":

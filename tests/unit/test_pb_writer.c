@@ -18,6 +18,7 @@
 #include "util/name_table.h"
 #include "output/pb_writer.h"
 #include "output/pftrace_writer.h"
+#include "pipeline/pystack.h"
 #include "pipeline/registry.h"
 #include "output/seg_output.h"
 #include "pipeline/segment.h"
@@ -333,6 +334,82 @@ static void test_formats(void)
 	teardown(&x);
 }
 
+static struct pystack_entry *two_frames(struct name_table *n, const char *func, int line,
+				       int first, int caller_line)
+{
+	struct pystack_entry *e = calloc(1, sizeof(*e) + 2 * sizeof(e->f[0]));
+
+	CHECK(e != NULL);
+	if (!e)
+		return NULL;
+	e->n = 2;
+	e->f[0] = (struct pystack_frame){ name_table_intern(n, func), name_table_intern(n, "/w/a.py"),
+					  line, first };
+	e->f[1] = (struct pystack_frame){ name_table_intern(n, "Model.outer"),
+					  name_table_intern(n, "/usr/lib/python3.11/b.py"),
+					  caller_line, 25 };
+	return e;
+}
+
+/* --with-stack: the fixture with torch calls, a region and a launch that
+ * have Python stacks, on two threads, written as fixture_stack.json and
+ * fixture_stack.pftrace: the reader checks the one against the other. */
+static void test_formats_stacks(void)
+{
+	const char *out = getenv("FVBPF_FORMATS_OUT");
+	struct torch_call ops[4];
+	struct pystack_table tab;
+	struct fixture x;
+	size_t njson, npf;
+	char *json, *pf;
+	uint64_t t0;
+	uint32_t me;
+
+	setup(&x);
+	t0 = x.seg.start_ns;
+	me = x.seg.pid;
+	pystack_table_init(&tab, &x.knames);
+	tab.e = calloc(2, sizeof(*tab.e));
+	CHECK(tab.e != NULL);
+	if (!tab.e)
+		return;
+	tab.e[0] = two_frames(&x.knames, "inner", 12, 10, 30);
+	tab.e[1] = two_frames(&x.knames, "Model.other", 50, 48, 31);
+	tab.n = tab.cap = 2;
+	memset(ops, 0, sizeof(ops));
+	ops[0] = (struct torch_call){ .start_ns = t0 + 1000, .end_ns = t0 + 2000, .tid = me,
+				      .name = name_table_intern(&x.knames, "aten::add"), .stack = 1 };
+	ops[1] = (struct torch_call){ .start_ns = t0 + 1100, .end_ns = t0 + 1900, .tid = me,
+				      .name = name_table_intern(&x.knames, "aten::copy_"), .depth = 1 };
+	ops[2] = (struct torch_call){ .start_ns = t0 + 3000, .end_ns = t0 + 4000, .tid = me,
+				      .name = name_table_intern(&x.knames, "aten::mm"), .stack = 2 };
+	ops[3] = (struct torch_call){ .start_ns = t0 + 500, .end_ns = t0 + 800, .tid = me + 1,
+				      .name = name_table_intern(&x.knames, "aten::add"), .stack = 1 };
+	x.seg.ops = ops;
+	x.seg.nops = 4;
+	x.seg.slices[1].stack = 2;
+	x.seg.calls[0].stack = 1;
+	x.ctx.pystacks = &tab;
+	json = in_memory(trace_write, &x, &njson);
+	pf = in_memory(pftrace_write, &x, &npf);
+	CHECK(json && pf);
+	if (json && pf) {
+		CHECK(memmem(json, njson, "\"Python line\":\"inner (/w/a.py:12)\"", 34) != NULL);
+		/* each line once per sequence: interned */
+		CHECK(memmem(pf, npf, "Python line", 11) != NULL);
+		CHECK(memmem(pf, npf, "a.py(10): inner", 15) != NULL);
+		if (out) {
+			save(out, "fixture_stack.json", json, njson);
+			save(out, "fixture_stack.pftrace", pf, npf);
+		}
+	}
+	free(json);
+	free(pf);
+	x.seg.ops = NULL;
+	pystack_table_free(&tab);
+	teardown(&x);
+}
+
 static void test_format_names(void)
 {
 	enum trace_format f;
@@ -353,6 +430,7 @@ int main(void)
 	RUN(test_varints);
 	RUN(test_fields);
 	RUN(test_formats);
+	RUN(test_formats_stacks);
 	RUN(test_events_compact);
 	RUN(test_format_names);
 	UNIT_DONE();

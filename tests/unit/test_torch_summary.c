@@ -220,6 +220,54 @@ static void test_first_op_deep(void)
 	torch_pairing_free(&p);
 }
 
+struct stacks {
+	char name[4][32];
+	uint32_t stack[4];
+	size_t n;
+};
+
+static int collect_stack(void *ctx, const char *name, const char *kind, uint64_t cpu,
+			 uint64_t self, uint64_t dev, uint64_t self_dev,
+			 const struct torch_row_shapes *sh)
+{
+	struct stacks *st = ctx;
+
+	(void)kind, (void)cpu, (void)self, (void)dev, (void)self_dev;
+	if (st->n == 4)
+		return -1;
+	snprintf(st->name[st->n], sizeof(st->name[0]), "%s", name);
+	st->stack[st->n++] = sh->stack;
+	return 0;
+}
+
+/* --group-by-stack: a call without a stack of its own has its caller's
+ * (torch gives a nested op its parent's Python stack); one with its own
+ * keeps it; an outermost one without stays without. */
+static void test_stack_inherited(void)
+{
+	struct torch_call ops[4] = {
+		{ .start_ns = 0, .end_ns = 50, .tid = 1, .depth = 0, .kind = TORCH_OP, .stack = 5 },
+		{ .start_ns = 10, .end_ns = 20, .tid = 1, .depth = 1, .kind = TORCH_OP },
+		{ .start_ns = 30, .end_ns = 40, .tid = 1, .depth = 1, .kind = TORCH_OP, .stack = 7 },
+		{ .start_ns = 60, .end_ns = 70, .tid = 1, .depth = 0, .kind = TORCH_OP },
+	};
+	struct segment seg = { .ops = ops, .nops = 4, .end_ns = 100 };
+	struct stacks st = { .n = 0 };
+	uint64_t skipped;
+
+	ops[0].name = name_table_intern(&names, "aten::linear");
+	ops[1].name = name_table_intern(&names, "aten::t");
+	ops[2].name = name_table_intern(&names, "aten::addmm");
+	ops[3].name = name_table_intern(&names, "aten::add");
+	CHECK_EQ(torch_summary_rows(&seg, &names, collect_stack, &st, &skipped), 0);
+	CHECK_EQ(st.n, 4);
+	CHECK_STR(st.name[1], "aten::t");
+	CHECK_EQ(st.stack[0], 5);
+	CHECK_EQ(st.stack[1], 5);
+	CHECK_EQ(st.stack[2], 7);
+	CHECK_EQ(st.stack[3], 0);
+}
+
 int main(void)
 {
 	name_table_init(&names);
@@ -228,6 +276,7 @@ int main(void)
 	RUN(test_exception_and_unmatched);
 	RUN(test_deep_stack_bounded);
 	RUN(test_first_op_deep);
+	RUN(test_stack_inherited);
 	name_table_free(&names);
 	UNIT_DONE();
 }

@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 """Torch operators called from known lines through known kinds of Python
 functions (plain, nested, lambda, method, decorated, generator, an
-nn.Module), for --with-stack.  Each operator line carries a marker comment
-"# @op:NAME": the checker reads the lines from this file.  Two worker
+nn.Module, one function from two callers), for --with-stack.  Each operator
+line carries a marker comment "# @op:NAME": the checker reads the lines
+from this file.  Two worker
 threads run their own operators inside each step ("threads" argument).
 
   torch_stack.py [threads] oracle          one step under torch.profiler
         (with_stack=True); prints JSON: per operator, in order, its thread
         and the Python frames torch saw around it (file, line, function)
+  torch_stack.py [threads] oracle_groups N   the same step under
+        torch.profiler(with_stack=True, verbose: FunctionEvent.stack filled);
+        prints JSON: key_averages(group_by_stack_n=N) as [name, stack, count]
   torch_stack.py [threads] run DIR STEPS   print pid=, wait for DIR/go, run
         STEPS steps (record_function "stack_step" each), write DIR/done
   torch_stack.py time DIR ROUNDS STEPS     as torch_train.py time: rounds of
@@ -64,6 +68,18 @@ def gen(t):
     yield torch.abs(t)  # @op:generator2
 
 
+def shared(t):
+    return torch.floor(t)
+
+
+def via_a(t):  # shared() from two callers: --group-by-stack 2 tells them apart
+    return shared(t)
+
+
+def via_b(t):
+    return shared(t)
+
+
 lin = torch.nn.Linear(8, 8)
 m = Model()
 
@@ -105,6 +121,9 @@ def step():
         for _ in gen(x):
             pass
         lin(x)
+        via_a(x)
+        via_b(x)
+        via_b(x)
     for w in workers:
         w.go.set()
     for w in workers:
@@ -152,6 +171,16 @@ if mode == "oracle":
     with profile(activities=[ProfilerActivity.CPU], with_stack=True) as prof:
         named_step()
     print(json.dumps(torch_frames(prof)))
+elif mode == "oracle_groups":
+    from torch._C._profiler import _ExperimentalConfig
+    from torch.profiler import ProfilerActivity, profile
+
+    # verbose: torch fills each event's stack only then (KinetoEvent's python_stack)
+    with profile(activities=[ProfilerActivity.CPU], with_stack=True,
+                 experimental_config=_ExperimentalConfig(verbose=True)) as prof:
+        named_step()
+    print(json.dumps([[a.key, a.stack, a.count]
+                      for a in prof.key_averages(group_by_stack_n=int(sys.argv[2]))]))
 elif mode == "run":
     from wl_steps import run_steps
 
@@ -181,4 +210,4 @@ elif mode == "time":
         print("round %d ms_per_step %.3f" % (k, times[len(times) // 2] / 1e6), flush=True)
         open(os.path.join(d, "done.%d" % k), "w").close()
 else:
-    sys.exit("usage: torch_stack.py [threads] oracle | run DIR STEPS | time DIR ROUNDS STEPS")
+    sys.exit("usage: torch_stack.py [threads] oracle | oracle_groups N | run DIR STEPS | time DIR ROUNDS STEPS")

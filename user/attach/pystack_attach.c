@@ -36,6 +36,7 @@ int pystack_session_start(struct session *s, const struct attach_opts *o)
 	}
 	pystack_table_init(s->pystacks, &s->knames);
 	s->pystacks->group_n = o->group_by_stack ? o->group_by_stack : 1;
+	s->pystacks->summary_n = o->group_by_stack; /* absent: the summaries stay as they were */
 	return 0;
 }
 

@@ -127,8 +127,10 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 	[AO_GROUP_BY_STACK] = { "group-by-stack", OPT_GROUP_BY_STACK, "N", AK_COUNT, 1, 16,
 				.def = 1, .has_def = 1,
 				.help = "With --with-stack: each segment's pylines_*.txt table "
-					"groups time by the innermost N Python frames (as torch's "
-					"key_averages(group_by_stack_n=N))",
+					"groups time by the innermost N Python frames, and its "
+					"summaries' torch rows by name and those frames (as torch's "
+					"key_averages(group_by_stack_n=N)); without it the "
+					"summaries are not grouped by stack",
 				.see = "[Python stacks](python-stacks.md#python-stacks---with-stack)" },
 	[AO_PROFILE_MEMORY] = { "profile-memory", OPT_PROFILE_MEMORY, NULL, AK_FLAG,
 				.def_text = "$FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY",

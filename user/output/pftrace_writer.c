@@ -15,7 +15,9 @@
  * Launch -> kernel arrows are flow_ids / terminating_flow_ids (the CUPTI
  * correlation id).  Slices on a track must nest: a slice that outlives its
  * parent is ended with the parent.  The interned strings are pf_strtab.c's,
- * the segment slice's annotations pftrace_meta.c's.
+ * the segment slice's annotations pftrace_meta.c's, the track descriptors
+ * pftrace_tracks.c's, --with-stack's annotations and python_function
+ * tracks pftrace_pystack.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,40 +29,14 @@
 #include "output/pf_strtab.h"
 #include "output/pftrace_fields.h"
 #include "output/pftrace_meta.h"
+#include "output/pftrace_priv.h"
+#include "output/pftrace_pystack.h"
 #include "output/pftrace_writer.h"
 #include "output/seg_tids.h"
 #include "util/text_out.h"
 #include "util/text_sanitize.h"
 #include "probes/torch_ops.h"
 #include "output/trace_writer.h"
-
-struct pf_slice {
-	uint64_t start, end;
-	uint32_t track;      /* index in tracks */
-	uint32_t name, cat;  /* iids */
-	uint32_t flow_out, flow_in;
-	uint32_t order;
-};
-
-struct pf {
-	struct obuf *out;    /* packets are small: one fwrite per OBUF_SIZE */
-	struct pb_buf b;
-	struct strtab names, cats;
-	struct pf_slice *sl;
-	size_t nsl, capsl;
-	uint32_t *cpu;       /* thread ids, sorted, unique */
-	size_t ncpu;
-	uint64_t *gpu;       /* device << 32 | gpu track tid, sorted, unique */
-	size_t ngpu;
-	int err;
-	struct mem_budget *mem;  /* the segment's, charged for sl; NULL in tests */
-};
-
-/* Track indices: 0 the segment's metadata track, then threads, then GPU tracks. */
-static uint64_t track_uuid(size_t track)
-{
-	return track + 1;
-}
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -109,8 +85,9 @@ static size_t uniq_u64(uint64_t *v, size_t n)
 	return m;
 }
 
-static int build_tracks(struct pf *p, const struct segment *s)
+static int build_tracks(struct pf *p, const struct seg_output_ctx *c)
 {
+	const struct segment *s = c->seg;
 	size_t i;
 
 	long ncpu = seg_tids(s, &p->cpu);
@@ -124,7 +101,7 @@ static int build_tracks(struct pf *p, const struct segment *s)
 	for (i = 0; i < s->ngpu; i++)
 		p->gpu[i] = (uint64_t)s->gpu[i].device << 32 | gpu_tid(&s->gpu[i]);
 	p->ngpu = uniq_u64(p->gpu, s->ngpu);
-	return 0;
+	return pf_py_tracks(p, c);
 }
 
 static void add_slice_iid(struct pf *p, uint32_t track, uint64_t start, uint64_t dur,
@@ -160,10 +137,12 @@ static void add_slice_iid(struct pf *p, uint32_t track, uint64_t start, uint64_t
 	sl->flow_out = flow_out;
 	sl->flow_in = flow_in;
 	sl->order = (uint32_t)p->nsl++;
+	sl->stack = 0;
+	sl->pyline = 0;
 }
 
-static void add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
-		      const char *cat, uint32_t flow_out, uint32_t flow_in)
+void pf_add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
+		  const char *cat, uint32_t flow_out, uint32_t flow_in)
 {
 	uint32_t n = strtab_intern(&p->names, name), k = strtab_intern(&p->cats, cat);
 
@@ -194,6 +173,7 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 		}
 		add_slice_iid(p, track, sl->start_ns, span_u64(sl->start_ns, sl->end_ns), name_iid,
 			      cat_iid, 0, 0);
+		pf_py_mark(p, c, sl->stack); /* --with-stack */
 	}
 	for (i = 0; i < s->nops; i++) {
 		const struct torch_call *op = &s->ops[i];
@@ -201,8 +181,9 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 			       (s->end_ns > op->start_ns ? s->end_ns : op->start_ns);
 
 		name_table_get(c->knames, op->name, name, sizeof(name));
-		add_slice(p, cpu_track(p, op->tid), op->start_ns, span_u64(op->start_ns, end), name,
-			  op->kind == TORCH_SCOPE ? "user_annotation" : "cpu_op", 0, 0);
+		pf_add_slice(p, cpu_track(p, op->tid), op->start_ns, span_u64(op->start_ns, end), name,
+			     op->kind == TORCH_SCOPE ? "user_annotation" : "cpu_op", 0, 0);
+		pf_py_mark(p, c, op->stack);
 	}
 	for (i = 0; i < s->ncalls; i++) {
 		const struct api_call *call = &s->calls[i];
@@ -210,10 +191,11 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 
 		if (!r)
 			continue;
-		add_slice(p, cpu_track(p, call->tid), call->start_ns,
-			  span_u64(call->start_ns, call->end_ns), cuda_api_symbol(call->api_id),
-			  cuda_api_layer_cat(r->layer),
-			  call->correlation && call->gpu_records ? call->correlation : 0, 0);
+		pf_add_slice(p, cpu_track(p, call->tid), call->start_ns,
+			     span_u64(call->start_ns, call->end_ns), cuda_api_symbol(call->api_id),
+			     cuda_api_layer_cat(r->layer),
+			     call->correlation && call->gpu_records ? call->correlation : 0, 0);
+		pf_py_mark(p, c, call->stack);
 	}
 	for (i = 0; i < s->ngpu; i++) {
 		const struct gpu_activity *a = &s->gpu[i];
@@ -221,10 +203,11 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 
 		trace_gpu_name(c, a, name, sizeof(name));
 		cat = trace_gpu_cat(a->kind);
-		add_slice(p, gpu_track(p, a), a->start, span_u64(a->start, a->end), name, cat, 0,
-			  a->call >= 0 && a->correlation ? a->correlation : 0);
+		pf_add_slice(p, gpu_track(p, a), a->start, span_u64(a->start, a->end), name, cat, 0,
+			     a->call >= 0 && a->correlation ? a->correlation : 0);
 	}
-	if (p->names.err || p->cats.err)
+	pf_py_collect(p, c);
+	if (p->names.err || p->cats.err || p->lines.err)
 		p->err = -ENOMEM;
 }
 
@@ -241,110 +224,6 @@ static int cmp_slice(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* The packet in p->b goes out as one Trace.packet field. */
-static void put_packet(struct pf *p)
-{
-	uint8_t hdr[11];
-	size_t n = 0;
-	uint64_t len = p->b.len;
-
-	if (p->b.err && !p->err)
-		p->err = p->b.err;
-	if (p->err)
-		return;
-	hdr[n++] = TRACE_PACKET << 3 | PB_LEN;
-	while (len >= 0x80) {
-		hdr[n++] = (uint8_t)(len | 0x80);
-		len >>= 7;
-	}
-	hdr[n++] = (uint8_t)len;
-	ob_write(p->out, (const char *)hdr, n);
-	ob_write(p->out, (const char *)p->b.p, p->b.len);
-	if (p->out->err)
-		p->err = p->out->err;
-	pb_reset(&p->b);
-}
-
-static void descriptor(struct pf *p, uint64_t uuid, uint64_t parent, const char *name)
-{
-	size_t m;
-	char clean[256];
-
-	pb_uint(&p->b, TP_SEQ_ID, 1);
-	m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
-	pb_uint(&p->b, TD_UUID, uuid);
-	if (parent)
-		pb_uint(&p->b, TD_PARENT, parent);
-	if (name) {
-		text_clean_utf8(clean, sizeof(clean), name);
-		pb_string(&p->b, TD_NAME, clean);
-	}
-	pb_end(&p->b, m);
-	put_packet(p);
-}
-
-static void descriptors(struct pf *p, const struct seg_output_ctx *c)
-{
-	const struct segment *s = c->seg;
-	uint64_t proc_uuid = track_uuid(1 + p->ncpu + p->ngpu), dev_uuid = 0;
-	uint32_t dev, prev_dev = 0;
-	char label[256], clean[256];
-	size_t i, m, mm;
-
-	seg_output_proc_label(c->proc, s->pid, label, sizeof(label));
-	text_clean_utf8(clean, sizeof(clean), label);
-	pb_uint(&p->b, TP_SEQ_ID, 1);
-	pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-	m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
-	pb_uint(&p->b, TD_UUID, proc_uuid);
-	mm = pb_begin(&p->b, TD_PROCESS);
-	pb_int(&p->b, PD_PID, s->pid);
-	pb_string(&p->b, PD_NAME, clean);
-	pb_end(&p->b, mm);
-	pb_end(&p->b, m);
-	put_packet(p);
-
-	snprintf(label, sizeof(label), "fvbpf segment %04u: %s%s%s", s->seq,
-		 c->reg->defs[s->region].name, s->started_before_attach ? " (started before attach)" : "",
-		 s->incomplete ? " (incomplete)" : "");
-	descriptor(p, track_uuid(0), proc_uuid, label);
-
-	for (i = 0; i < p->ncpu; i++) {
-		text_clean_utf8(clean, sizeof(clean), proc_thread_name(c->proc, p->cpu[i]));
-		pb_uint(&p->b, TP_SEQ_ID, 1);
-		m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
-		pb_uint(&p->b, TD_UUID, track_uuid(1 + i));
-		pb_uint(&p->b, TD_PARENT, proc_uuid);
-		mm = pb_begin(&p->b, TD_THREAD);
-		pb_int(&p->b, THD_PID, s->pid);
-		pb_int(&p->b, THD_TID, (int32_t)p->cpu[i]);
-		pb_string(&p->b, THD_NAME, clean);
-		pb_end(&p->b, mm);
-		pb_end(&p->b, m);
-		put_packet(p);
-	}
-	for (i = 0; i < p->ngpu; i++) {
-		uint32_t tid = (uint32_t)p->gpu[i];
-
-		dev = (uint32_t)(p->gpu[i] >> 32);
-		if (!i || dev != prev_dev) {
-			dev_uuid = track_uuid(2 + p->ncpu + p->ngpu + i);
-			snprintf(label, sizeof(label), "GPU %u", dev);
-			descriptor(p, dev_uuid, 0, label);
-		}
-		prev_dev = dev;
-		snprintf(label, sizeof(label), tid & 0x40000000u ? "sync (stream %u)" : "stream %u",
-			 tid & ~0x40000000u);
-		descriptor(p, track_uuid(1 + p->ncpu + i), dev_uuid, label);
-	}
-}
-
-struct pf_seq {
-	uint32_t id;
-	uint64_t last_ts;
-	uint8_t *named, *catted;  /* iids interned on this sequence */
-};
-
 static void seq_start(struct pf *p, struct pf_seq *q, size_t track, uint64_t base)
 {
 	size_t m, mm, m3;
@@ -353,6 +232,8 @@ static void seq_start(struct pf *p, struct pf_seq *q, size_t track, uint64_t bas
 	q->last_ts = base;
 	memset(q->named, 0, p->names.n + 1);
 	memset(q->catted, 0, p->cats.n + 1);
+	memset(q->lined, 0, p->lines.n + 1);
+	q->da_named = false;
 	pb_uint(&p->b, TP_SEQ_ID, q->id);
 	pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
 	m = pb_begin(&p->b, TP_DEFAULTS);
@@ -372,7 +253,7 @@ static void seq_start(struct pf *p, struct pf_seq *q, size_t track, uint64_t bas
 	pb_uint(&p->b, CLK_INCREMENTAL, 1);
 	pb_end(&p->b, m3);
 	pb_end(&p->b, m);
-	put_packet(p);
+	pf_put_packet(p);
 }
 
 /* Begin of @sl (or its end when @sl is NULL) at @ts; @annotate writes debug annotations. */
@@ -380,28 +261,17 @@ static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uin
 		  void (*annotate)(struct pb_buf *, const struct seg_output_ctx *),
 		  const struct seg_output_ctx *c)
 {
-	size_t m, mm, mi;
+	size_t m, mm;
 
 	pb_uint(&p->b, TP_TIMESTAMP, ts - q->last_ts);
 	q->last_ts = ts;
 	pb_uint(&p->b, TP_SEQ_ID, q->id);
-	if (sl && (!q->named[sl->name] || !q->catted[sl->cat])) {
+	if (sl && (!q->named[sl->name] || !q->catted[sl->cat] || pf_py_needs_interning(p, q, sl))) {
 		pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 		m = pb_begin(&p->b, TP_INTERNED_DATA);
-		if (!q->catted[sl->cat]) {
-			mi = pb_begin(&p->b, ID_EVENT_CATEGORIES);
-			pb_uint(&p->b, IID, sl->cat);
-			pb_string(&p->b, IID_NAME, p->cats.s[sl->cat - 1]);
-			pb_end(&p->b, mi);
-			q->catted[sl->cat] = 1;
-		}
-		if (!q->named[sl->name]) {
-			mi = pb_begin(&p->b, ID_EVENT_NAMES);
-			pb_uint(&p->b, IID, sl->name);
-			pb_string(&p->b, IID_NAME, p->names.s[sl->name - 1]);
-			pb_end(&p->b, mi);
-			q->named[sl->name] = 1;
-		}
+		pf_intern_once(p, ID_EVENT_CATEGORIES, sl->cat, &p->cats, q->catted);
+		pf_intern_once(p, ID_EVENT_NAMES, sl->name, &p->names, q->named);
+		pf_py_intern(p, q, sl);
 		pb_end(&p->b, m);
 	}
 	mm = pb_begin(&p->b, TP_TRACK_EVENT);
@@ -415,9 +285,10 @@ static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uin
 			pb_fixed64(&p->b, TE_TERMINATING_FLOW_IDS, sl->flow_in);
 		if (annotate)
 			annotate(&p->b, c);
+		pf_py_annotations(p, sl);
 	}
 	pb_end(&p->b, mm);
-	put_packet(p);
+	pf_put_packet(p);
 }
 
 static void emit_track(struct pf *p, struct pf_seq *q, size_t track, const struct pf_slice *sl,
@@ -455,11 +326,11 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 		return -ENOMEM;
 	ob_init(p.out, f);
 	p.mem = s->mem;
-	p.err = build_tracks(&p, s);
+	p.err = build_tracks(&p, c);
 	if (!p.err) {
 		/* The metadata slice spans the segment. */
 		snprintf(label, sizeof(label), "segment %04u: %s", s->seq, c->reg->defs[s->region].name);
-		add_slice(&p, 0, s->start_ns, span_u64(s->start_ns, s->end_ns), label, "fvbpf", 0, 0);
+		pf_add_slice(&p, 0, s->start_ns, span_u64(s->start_ns, s->end_ns), label, "fvbpf", 0, 0);
 		collect(&p, c);
 	}
 	if (!p.err) {
@@ -467,11 +338,12 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 		stack = malloc((p.nsl + 1) * sizeof(*stack));
 		q.named = malloc(p.names.n + 1);
 		q.catted = malloc(p.cats.n + 1);
-		if (!stack || !q.named || !q.catted)
+		q.lined = malloc(p.lines.n + 1);
+		if (!stack || !q.named || !q.catted || !q.lined)
 			p.err = -ENOMEM;
 	}
 	if (!p.err)
-		descriptors(&p, c);
+		pf_descriptors(&p, c);
 	for (i = 0; i < p.nsl && !p.err; i = j) {
 		for (j = i + 1; j < p.nsl && p.sl[j].track == p.sl[i].track; j++)
 			;
@@ -480,13 +352,16 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 	free(stack);
 	free(q.named);
 	free(q.catted);
+	free(q.lined);
 	free(p.sl);
 	if (p.mem)
 		mem_release(p.mem, p.capsl * sizeof(*p.sl));
 	free(p.cpu);
 	free(p.gpu);
+	free(p.py);
 	strtab_free(&p.names);
 	strtab_free(&p.cats);
+	strtab_free(&p.lines);
 	pb_free(&p.b);
 	if (!p.err)
 		p.err = ob_flush(p.out);

@@ -173,6 +173,31 @@ int pylines_write(FILE *f, struct pyline_set *ls, const char *title, unsigned in
 	return ferror(f) ? -EIO : 0;
 }
 
+void pystack_source_location(struct pystack_table *t, struct name_table *names, uint32_t sid,
+			     unsigned int nframes, char *buf, size_t len)
+{
+	const struct pystack_entry *e = t && sid ? pystack_get(t, sid) : NULL;
+	char func[512], file[1024];
+	size_t at = 0, k;
+	int n;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (k = 0; e && k < e->n && k < nframes && at < len; k++) {
+		name_table_get(names, e->f[k].func, func, sizeof(func));
+		name_table_get(names, e->f[k].file, file, sizeof(file));
+		n = snprintf(buf + at, len - at, "%s%s(%d): %s", k ? "\n" : "",
+			     e->f[k].file ? pystack_short_file(file) : "?", e->f[k].firstline, func);
+		if (n < 0)
+			break;
+		for (size_t j = at + (k ? 1 : 0); j < len && buf[j]; j++)
+			if ((unsigned char)buf[j] < 0x20 || buf[j] == 0x7f)
+				buf[j] = '?';
+		at += (size_t)n;
+	}
+}
+
 void pylines_free(struct pyline_set *ls)
 {
 	size_t i;

@@ -31,4 +31,13 @@ int pylines_build(const struct seg_output_ctx *c, unsigned int nframes, struct p
 int pylines_write(FILE *f, struct pyline_set *ls, const char *title, unsigned int nframes);
 void pylines_free(struct pyline_set *ls);
 
+/*
+ * The innermost @nframes frames of stack @sid as torch's key_averages
+ * table shows them in "Source Location": "file(first_line): function",
+ * innermost first, '\n' between (control characters in the target's
+ * names become '?'); "" for no stack.  Cut at @len.
+ */
+void pystack_source_location(struct pystack_table *t, struct name_table *names, uint32_t sid,
+			     unsigned int nframes, char *buf, size_t len);
+
 #endif /* FVBPF_PYSTACK_LINES_H */

@@ -8,8 +8,6 @@
 #include "pipeline/torch_pairing.h"
 #include "util/name_table.h"
 
-#define TRACE_THREADS 256
-
 static void stack_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack,
 		       const char *id_key, const char *line_key)
 {
@@ -44,17 +42,15 @@ void pystack_trace_op_args(struct obuf *f, const struct seg_output_ctx *c,
 		   ",\"Python line (forward)\":");
 }
 
-/* A frame as the same call as an open one: the same function, called
- * from the same line of the same caller (frames outside it agree). */
-struct open_frame {
-	uint32_t func, file;
-	int32_t firstline, caller_line;
-	uint64_t start, end;
+struct emit_ctx {
+	struct obuf *f;
+	const struct seg_output_ctx *c;
 };
 
-static void emit(struct obuf *f, const struct seg_output_ctx *c, uint32_t tid,
-		 const struct open_frame *o)
+static void emit(void *ctx, uint32_t tid, const struct pystack_derived *o)
 {
+	struct obuf *f = ((struct emit_ctx *)ctx)->f;
+	const struct seg_output_ctx *c = ((struct emit_ctx *)ctx)->c;
 	char func[512], file[1024];
 
 	name_table_get(c->knames, o->func, func, sizeof(func));
@@ -72,12 +68,11 @@ static void emit(struct obuf *f, const struct seg_output_ctx *c, uint32_t tid,
 	ob_us(f, o->start);
 	ob_lit(f, ",\"dur\":");
 	ob_us(f, o->end > o->start ? o->end - o->start : 0);
-	ob_lit(f, ",\"args\":{\"derived\":\"from the Python stacks of its torch calls "
-		  "(fvbpf --with-stack)\"}}");
+	ob_lit(f, ",\"args\":{\"derived\":\"" PYSTACK_DERIVED_NOTE "\"}}");
 }
 
-static void thread_slices(struct obuf *f, const struct seg_output_ctx *c, uint32_t tid,
-			  struct open_frame *open)
+void pystack_derive(const struct seg_output_ctx *c, uint32_t tid, struct pystack_derived *open,
+		    pystack_derived_fn fn, void *ctx)
 {
 	const struct segment *s = c->seg;
 	uint32_t last_stack = 0, n = 0, i, k, common;
@@ -103,7 +98,7 @@ static void thread_slices(struct obuf *f, const struct seg_output_ctx *c, uint32
 					break;
 			}
 			for (k = n; k > common; k--)
-				emit(f, c, tid, &open[k - 1]);
+				fn(ctx, tid, &open[k - 1]);
 			n = common;
 			for (i = common; i < e->n && i < TORCH_STACK_MAX; i++) {
 				const struct pystack_frame *fr = &e->f[e->n - 1 - i];
@@ -123,27 +118,36 @@ static void thread_slices(struct obuf *f, const struct seg_output_ctx *c, uint32
 				open[i].end = end;
 	}
 	for (k = n; k > 0; k--)
-		emit(f, c, tid, &open[k - 1]);
+		fn(ctx, tid, &open[k - 1]);
 }
 
-void pystack_trace_slices(struct obuf *f, const struct seg_output_ctx *c)
+size_t pystack_trace_tids(const struct segment *s, uint32_t *tids, size_t max)
 {
-	const struct segment *s = c->seg;
-	uint32_t tids[TRACE_THREADS];
-	struct open_frame *open;
 	size_t nt = 0, i, k;
-	char name[64];
 
-	if (!c->pystacks)
-		return;
 	for (i = 0; i < s->nops; i++) {
 		if (!s->ops[i].stack)
 			continue;
 		for (k = 0; k < nt && tids[k] != s->ops[i].tid; k++)
 			;
-		if (k == nt && nt < TRACE_THREADS)
+		if (k == nt && nt < max)
 			tids[nt++] = s->ops[i].tid;
 	}
+	return nt;
+}
+
+void pystack_trace_slices(struct obuf *f, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	struct emit_ctx ec = { f, c };
+	uint32_t tids[PYSTACK_THREADS_MAX];
+	struct pystack_derived *open;
+	size_t nt, k;
+	char name[64];
+
+	if (!c->pystacks)
+		return;
+	nt = pystack_trace_tids(s, tids, PYSTACK_THREADS_MAX);
 	open = calloc(TORCH_STACK_MAX, sizeof(*open));
 	if (!open)
 		return;
@@ -156,7 +160,7 @@ void pystack_trace_slices(struct obuf *f, const struct seg_output_ctx *c)
 		ob_lit(f, ",\"name\":\"thread_name\",\"args\":{\"name\":");
 		ob_json_string(f, name);
 		ob_lit(f, "}}");
-		thread_slices(f, c, tids[k], open);
+		pystack_derive(c, tids[k], open, emit, &ec);
 	}
 	free(open);
 }

@@ -15,6 +15,27 @@
 #include "util/text_out.h"
 
 #define PYSTACK_TRACK_BIT (1u << 30)  /* tid of a thread's python_function track */
+#define PYSTACK_THREADS_MAX 256        /* threads given python_function slices, at most */
+#define PYSTACK_DERIVED_NOTE "from the Python stacks of its torch calls (fvbpf --with-stack)"
+
+/* A derived python_function slice: the function, called from the same
+ * line of the same caller (frames outside it agree), from its first
+ * operator's start to its last one's end. */
+struct pystack_derived {
+	uint32_t func, file;
+	int32_t firstline, caller_line;
+	uint64_t start, end;
+};
+
+typedef void (*pystack_derived_fn)(void *ctx, uint32_t tid, const struct pystack_derived *d);
+
+/* The threads of @c's segment whose torch calls have stacks, in order of
+ * their first one, at most @max into @tids; how many. */
+size_t pystack_trace_tids(const struct segment *s, uint32_t *tids, size_t max);
+/* @fn per python_function slice of thread @tid, innermost first where they
+ * end together; @open: TORCH_STACK_MAX entries of scratch. */
+void pystack_derive(const struct seg_output_ctx *c, uint32_t tid, struct pystack_derived *open,
+		    pystack_derived_fn fn, void *ctx);
 
 /* `,"Python stack":ID,"Python line":"..."` for a slice with @stack (0: nothing). */
 void pystack_trace_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack);

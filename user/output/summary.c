@@ -9,6 +9,8 @@
 #include "util/pair_index.h"
 #include "util/row_table.h"
 #include "output/mem_output.h"
+#include "output/pystack_lines.h"
+#include "pipeline/pystack.h"
 #include "output/seg_meta.h"
 #include "output/seg_output.h"
 #include "output/summary.h"
@@ -16,6 +18,8 @@
 #include "util/text_sanitize.h"
 #include "output/torch_summary.h"
 #include "output/trace_writer.h"
+
+#define SUMMARY_STACK_MAX 8192 /* a row's frames, at most (16 of them, cut past this) */
 
 static void row_key(const void *arr, size_t i, const char **name, const char **kind)
 {
@@ -178,7 +182,9 @@ static int cmp_rows(const void *a, const void *b)
 		return x->dev_total_ns > y->dev_total_ns ? -1 : 1;
 	if (x->cpu_total_ns != y->cpu_total_ns)
 		return x->cpu_total_ns > y->cpu_total_ns ? -1 : 1;
-	return strcmp(x->name, y->name);
+	if (strcmp(x->name, y->name))
+		return strcmp(x->name, y->name);
+	return strcmp(x->key ? x->key : "", y->key ? y->key : ""); /* shapes, stacks: a fixed order */
 }
 
 /* A slice's row: looked up by name once per region, not once per slice
@@ -254,27 +260,37 @@ static int add_call_rows(struct summary *s, const struct seg_output_ctx *c)
 	return 0;
 }
 
-/* A torch row of (@name, @shapes): keyed by both, so that each shape has its own. */
-static struct summary_row *row_get_shaped(struct summary *s, const char *name, const char *kind,
-					  const char *shapes)
+/* "name\x1fshapes\x1fstack": the index key of a torch row with shapes or a stack. */
+static char *row_key_of(const char *name, const char *shapes, const char *stack)
+{
+	size_t kl = strlen(name) + strlen(shapes) + strlen(stack) + 3;
+	char *key = malloc(kl);
+
+	if (key)
+		snprintf(key, kl, "%s%c%s%c%s", name, '\x1f', shapes, '\x1f', stack);
+	return key;
+}
+
+/* A torch row of (@name, @shapes, @stack): keyed by all three, so that each
+ * shape and each stack has its own ("" for none). */
+static struct summary_row *row_get_keyed(struct summary *s, const char *name, const char *kind,
+					 const char *shapes, const char *stack)
 {
 	struct summary_row *r;
 	char *key;
-	size_t kl;
 
-	if (!shapes[0])
+	if (!shapes[0] && !stack[0])
 		return row_get(s, name, kind);
-	kl = strlen(name) + strlen(shapes) + 2;
-	key = malloc(kl);
+	key = row_key_of(name, shapes, stack);
 	if (!key)
 		return NULL;
-	snprintf(key, kl, "%s%c%s", name, '\x1f', shapes);
 	r = row_get(s, key, kind);
 	if (r && !r->key) { /* new: named by the name alone, the key kept beside */
 		r->key = r->name;
 		r->name = strdup(name);
-		r->shapes = strdup(shapes);
-		if (!r->name || !r->shapes)
+		r->shapes = shapes[0] ? strdup(shapes) : NULL;
+		r->stack = stack[0] ? strdup(stack) : NULL;
+		if (!r->name || (shapes[0] && !r->shapes) || (stack[0] && !r->stack))
 			r = NULL;
 	}
 	free(key);
@@ -286,10 +302,20 @@ static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu
 		     const struct torch_row_shapes *sh)
 {
 	struct summary *s = ctx;
-	struct summary_row *r = row_get_shaped(s, name, kind, s->record_shapes ? sh->key : "");
+	struct summary_row *r;
 
+	/* calls in a row share their stack (the ones inside an operator its) */
+	if (s->stack_buf && sh->stack != s->stack_sid) {
+		pystack_source_location(s->pystacks, s->names, sh->stack, s->stack_n, s->stack_buf,
+					SUMMARY_STACK_MAX);
+		s->stack_sid = sh->stack;
+	}
+	r = row_get_keyed(s, name, kind, s->record_shapes ? sh->key : "",
+			  s->stack_buf ? s->stack_buf : "");
 	if (!r)
 		return -ENOMEM;
+	if (s->call_rows) /* its memory goes to the same row: see mem_row */
+		s->call_rows[s->ncall_rows++] = (size_t)(r - s->rows);
 	r->flops = sat_add_u64(r->flops, sh->flops);
 	r->extra_flops = sat_add_u64(r->extra_flops, sh->extra_flops);
 	row_add_cpu(r, cpu_ns, self_ns);
@@ -298,10 +324,17 @@ static int torch_row(void *ctx, const char *name, const char *kind, uint64_t cpu
 	return 0;
 }
 
+/* mem_summary_rows gives the calls torch_row had, in its order: each to
+ * the row its call went to, whatever shapes or stack keyed that row. */
 static int mem_row(void *ctx, const char *name, const char *kind, const struct mem_usage *u)
 {
-	struct summary_row *r = row_get(ctx, name, kind);
+	struct summary *s = ctx;
+	struct summary_row *r = NULL;
 
+	if (s->call_rows && s->mem_next < s->ncall_rows)
+		r = &s->rows[s->call_rows[s->mem_next++]];
+	if (!r || strcmp(r->name, name) || strcmp(r->kind, kind))
+		r = row_get(s, name, kind); /* out of step: by name, as without shapes */
 	if (!r)
 		return -ENOMEM;
 	r->cpu_mem = mem_sat_add(r->cpu_mem, u->cpu);
@@ -318,13 +351,32 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c)
 
 	memset(s, 0, sizeof(*s));
 	s->record_shapes = c->record_shapes;
+	if (c->pystacks && c->pystacks->summary_n) {
+		s->stack_n = c->pystacks->summary_n;
+		s->pystacks = c->pystacks;
+		s->names = c->knames;
+		s->stack_buf = calloc(1, SUMMARY_STACK_MAX); /* "": stack 0's */
+		if (!s->stack_buf)
+			return -ENOMEM;
+	}
 	s->segment_ns = span_u64(c->seg->start_ns, c->seg->end_ns);
+	s->has_memory = c->seg->memory != NULL;
+	if (s->has_memory && (s->record_shapes || s->stack_n) && c->seg->nops) {
+		s->call_rows = calloc(c->seg->nops, sizeof(*s->call_rows));
+		if (!s->call_rows) {
+			free(s->stack_buf);
+			return -ENOMEM;
+		}
+	}
 	err = add_slice_rows(s, c);
 	if (!err && c->seg->nops)
 		err = torch_summary_rows(c->seg, c->knames, torch_row, s, &s->unattributed_calls);
-	s->has_memory = c->seg->memory != NULL;
 	if (!err && s->has_memory)
 		err = mem_summary_rows(c->seg, c->knames, mem_row, s);
+	free(s->call_rows);
+	s->call_rows = NULL;
+	free(s->stack_buf);
+	s->stack_buf = NULL;
 	if (!err)
 		err = add_call_rows(s, c);
 	if (!err)
@@ -353,6 +405,7 @@ void summary_free(struct summary *s)
 		free(s->rows[i].name);
 		free(s->rows[i].key);
 		free(s->rows[i].shapes);
+		free(s->rows[i].stack);
 	}
 	free(s->rows);
 	pair_index_free(&s->index);

@@ -23,7 +23,8 @@ struct summary_row {
 	uint64_t dev_count;      /* GPU executions (a graph launch makes many) */
 	/* torch rows: --record-shapes, --with-flops */
 	char *shapes;            /* torch's str(input_shapes), NULL: none */
-	char *key;               /* name and shapes, the index key; NULL: the name */
+	char *stack;             /* --group-by-stack: the row's frames (pystack_source_location), NULL none */
+	char *key;               /* name, shapes and stack, the index key; NULL: the name */
 	uint64_t flops, extra_flops;
 	int64_t cpu_mem, self_cpu_mem, dev_mem, self_dev_mem; /* --profile-memory, bytes */
 };
@@ -39,6 +40,13 @@ struct summary {
 	uint64_t unattributed_calls; /* CUDA calls not attributed to torch calls (too many) */
 	bool record_shapes;      /* torch rows per (name, shapes) */
 	bool has_memory;         /* --profile-memory records: the rows' memory columns */
+	unsigned int stack_n;    /* --with-stack --group-by-stack N: torch rows per (name, N frames) */
+	struct pystack_table *pystacks; /* ... their stacks, while building */
+	struct name_table *names;
+	char *stack_buf;         /* ... the last call's frames (pystack_source_location) */
+	uint32_t stack_sid;      /* ... of this stack id */
+	size_t *call_rows;       /* --profile-memory with shapes or stacks: each torch call's row */
+	size_t ncall_rows, mem_next;
 };
 
 /* 0, or -ENOMEM with nothing left to free. */

@@ -56,27 +56,66 @@ static void header_lines(FILE *f, const struct seg_output_ctx *c)
 			"budget; later events are counted above, not recorded\n");
 }
 
+/* The next of a row's '\n'-separated frames into @frame (cut to fit);
+ * false past the last. */
+static bool next_frame(const char **p, char *frame, size_t len)
+{
+	const char *nl;
+	size_t n;
+
+	if (!*p || !**p)
+		return false;
+	nl = strchr(*p, '\n');
+	n = nl ? (size_t)(nl - *p) : strlen(*p);
+	if (n >= len)
+		n = len - 1;
+	memcpy(frame, *p, n);
+	frame[n] = '\0';
+	*p = nl ? nl + 1 : NULL;
+	return true;
+}
+
+/* --group-by-stack: the row's frames after it, one under the other from
+ * column @col, as torch's table shows its "Source Location". */
+static void stack_lines(FILE *f, const char *stack, int col)
+{
+	char frame[4 * 2048], shown[4 * 4 * 2048];
+	const char *p = stack;
+	bool first = true;
+
+	while (next_frame(&p, frame, sizeof(frame))) {
+		if (first)
+			fprintf(f, "  at %s", text_shown(shown, sizeof(shown), frame));
+		else
+			fprintf(f, "\n%*s<- %s", col, "", text_shown(shown, sizeof(shown), frame));
+		first = false;
+	}
+}
+
 static void row_line(FILE *f, const struct summary *s, const struct summary_row *r)
 {
 	char name[4 * 1024];
+	int col = 0;
 
-	fprintf(f, "%-44s %8llu %9.3f ms %8.3f ms %8.3f ms %8.3f ms %9.3f ms ",
-		text_shown(name, sizeof(name), r->name),
-		(unsigned long long)(r->count ? r->count : r->dev_count), ms(r->cpu_total_ns),
-		ms(r->count ? r->cpu_total_ns / r->count : 0), ms(r->cpu_min_ns),
-		ms(r->cpu_max_ns), ms(r->cpu_self_ns));
+	col += fprintf(f, "%-44s %8llu %9.3f ms %8.3f ms %8.3f ms %8.3f ms %9.3f ms ",
+		       text_shown(name, sizeof(name), r->name),
+		       (unsigned long long)(r->count ? r->count : r->dev_count), ms(r->cpu_total_ns),
+		       ms(r->count ? r->cpu_total_ns / r->count : 0), ms(r->cpu_min_ns),
+		       ms(r->cpu_max_ns), ms(r->cpu_self_ns));
 	if (r->dev_count || r->dev_total_ns)
-		fprintf(f, "%9.3f ms %8.3f ms ", ms(r->dev_total_ns),
-			ms(r->dev_total_ns / (r->dev_count ? r->dev_count : r->count)));
+		col += fprintf(f, "%9.3f ms %8.3f ms ", ms(r->dev_total_ns),
+			       ms(r->dev_total_ns / (r->dev_count ? r->dev_count : r->count)));
 	else
-		fprintf(f, "%12s %11s ", "-", "-");
-	fprintf(f, "%8.1f%%  %s", share(s, r), r->kind);
+		col += fprintf(f, "%12s %11s ", "-", "-");
+	col += fprintf(f, "%8.1f%%  %s", share(s, r), r->kind);
 	/* --record-shapes, --with-flops: fvbpf's own digits, safe to print */
 	if (r->shapes)
 		fprintf(f, "  shapes %s", r->shapes);
 	if (r->flops || r->extra_flops)
 		fprintf(f, "  flops %llu extra %llu", (unsigned long long)r->flops,
 			(unsigned long long)r->extra_flops);
+	if (r->stack)
+		stack_lines(f, r->stack, col);
 	fputc('\n', f);
 }
 
@@ -122,6 +161,10 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 		fprintf(f, "CUDA calls not attributed to torch operators (too many to match): %llu\n",
 			(unsigned long long)s->unattributed_calls);
 	fputc('\n', f);
+	if (s->stack_n)
+		fprintf(f, "torch rows grouped by name and the innermost %u Python frame(s) "
+			"(--group-by-stack), shown after each row: at file(first line): function "
+			"<- its caller ...\n", s->stack_n);
 	fprintf(f, "%-44s %8s %12s %11s %11s %11s %12s %12s %11s %9s  %s\n", "Name", "Calls",
 		"CPU total", "CPU avg", "CPU min", "CPU max", "Self CPU", "Device total",
 		"Device avg", "% seg/GPU", "Kind");
@@ -196,6 +239,19 @@ static void mem_json_columns(json_object *o, const struct summary_row *r)
 			       json_object_new_int64(r->self_dev_mem));
 }
 
+/* --group-by-stack: the row's frames, innermost first, as torch's
+ * FunctionEventAvg.stack ("file(first line): function"); [] none. */
+static json_object *stack_json(const char *stack)
+{
+	json_object *a = json_object_new_array();
+	char frame[4 * 2048];
+	const char *p = stack;
+
+	while (a && next_frame(&p, frame, sizeof(frame)))
+		json_object_array_add(a, json_string_obj(frame)); /* the target's bytes, made valid */
+	return a;
+}
+
 int summary_write_json(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
 	json_object *root = json_object_new_object(), *rows = json_object_new_array(), *o;
@@ -217,6 +273,8 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 		json_object_object_add(o, "name", json_string_obj(r->name));
 		json_object_object_add(o, "kind", json_string_obj(r->kind));
 		json_object_object_add(o, "shapes", json_string_obj(r->shapes ? r->shapes : ""));
+		if (s->stack_n)
+			json_object_object_add(o, "stack", stack_json(r->stack));
 		if (c->with_flops) {
 			json_object_object_add(o, "flops", json_object_new_uint64(r->flops));
 			json_object_object_add(o, "extra_flops", json_object_new_uint64(r->extra_flops));

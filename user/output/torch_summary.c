@@ -24,6 +24,7 @@ struct tree {
 	unsigned int *kids;     /* torch children */
 	bool *merged;
 	uint64_t *child_ns, *dev_self, *dev_total;
+	uint32_t *stack;        /* the call's Python stack, else its caller's */
 	long *call_op;          /* innermost torch call around each CUDA call */
 };
 
@@ -145,10 +146,15 @@ static int build_tree(const struct segment *seg, struct tree *t, uint64_t *skipp
 	t->child_ns = calloc(n, sizeof(*t->child_ns));
 	t->dev_self = calloc(n, sizeof(*t->dev_self));
 	t->dev_total = calloc(n, sizeof(*t->dev_total));
+	t->stack = calloc(n, sizeof(*t->stack));
 	t->call_op = calloc(seg->ncalls ? seg->ncalls : 1, sizeof(*t->call_op));
 	if (!t->parent || !t->kids || !t->merged || !t->child_ns || !t->dev_self || !t->dev_total ||
-	    !t->call_op || link_parents(seg, t))
+	    !t->stack || !t->call_op || link_parents(seg, t))
 		return -ENOMEM;
+	/* Entry order: a parent's stack is known before its children's. */
+	for (i = 0; i < seg->nops; i++)
+		t->stack[i] = seg->ops[i].stack ? seg->ops[i].stack :
+			      t->parent[i] >= 0 ? t->stack[t->parent[i]] : 0;
 	/* Entry order: a parent's merge is decided before its children's. */
 	for (i = 0; i < seg->nops; i++) {
 		p = t->parent[i];
@@ -173,6 +179,7 @@ static void free_tree(struct tree *t)
 	free(t->child_ns);
 	free(t->dev_self);
 	free(t->dev_total);
+	free(t->stack);
 	free(t->call_op);
 }
 
@@ -218,6 +225,7 @@ int torch_summary_rows(const struct segment *seg, struct name_table *names, torc
 		dur = span_u64(seg->ops[i].start_ns, op_end(seg, &seg->ops[i]));
 		name_table_get(names, seg->ops[i].name, name, sizeof(name));
 		row_shapes(&seg->ops[i], name, names, rec, &sh);
+		sh.stack = t.stack[i];
 		err = fn(ctx, name, seg->ops[i].kind == TORCH_SCOPE ? "user_annotation" : "cpu_op", dur,
 			 t.child_ns[i] < dur ? dur - t.child_ns[i] : 0, t.dev_total[i], t.dev_self[i],
 			 &sh);

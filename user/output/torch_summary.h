@@ -9,10 +9,13 @@
 #include "pipeline/segment.h"
 
 /* A torch call's shapes (--record-shapes, --with-flops): torch's shapes
- * string ("" not recorded or unknown) and its FLOPs. */
+ * string ("" not recorded or unknown) and its FLOPs; and (--with-stack) its
+ * Python stack id: its own, else its caller's (torch gives a call inside
+ * another its caller's stack), 0 none. */
 struct torch_row_shapes {
 	const char *key;
 	uint64_t flops, extra_flops;
+	uint32_t stack;
 };
 
 /* One torch call as a row: total and self CPU, total and self device ns. */

@@ -44,6 +44,7 @@ struct pystack_table {
 	struct name_table *names;
 	bool apis_set;              /* BPF knows which CUDA calls get stacks */
 	unsigned int group_n;       /* --group-by-stack: frames a pylines_*.txt row groups by */
+	unsigned int summary_n;     /* --group-by-stack given: frames a summary row groups by, 0 not */
 };
 
 /* Counted per target, reported in the manifest and the exit report. */
