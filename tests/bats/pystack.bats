@@ -94,6 +94,13 @@ stacks_match_profiler() { # PY [fvbpf option...]
 	assert_failure
 }
 
+@test "--with-stack --inject on an unmodified job: the library goes in, walks the frames itself, torch.profiler's frames (torch 2.14)" {
+	stacks_match_profiler "$PY214" --with-stack --inject
+	grep -q 'libfvbpf.so injected' "$FV_ERR"
+	grep -q 'operators through its own callbacks' "$FV_ERR"
+	grep -Eq 'walked in the process by libfvbpf.so: [1-9][0-9]*; BPF \(all processes\): 0 stacks' "$FV_ERR"
+}
+
 @test "--with-stack through the callbacks: a frame layout the library's check refuses leaves the walks to BPF, same frames" {
 	plain_pass_only "the callbacks test's code with one offset changed by fvbpf-test"
 	FVBPF=$(dirname "$FVBPF")/fvbpf-test FVBPF_TEST_BAD_PY_CFG=1 WL_PRELOAD=1 \
