@@ -140,8 +140,8 @@ TARGET_INSIDE=1.1   # (C-A)/(D-A): fvbpf inside a segment vs bpftrace entry+retu
 TARGET_OUTSIDE=1.1  # (B-A)/(E-A): fvbpf outside a segment vs a bare uprobe
 WL_ENV=""           # VAR=value for the workload's environment (section 5)
 
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
-note() { echo "bench: $*" >&2; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
 
 [ "$(id -u)" -eq 0 ] || die "run as root (uprobes, bpftrace): sudo $0 $*"
 for f in "$FVBPF" "$LIB" "$WL"; do
@@ -157,34 +157,12 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 
 	die "cannot mount tracefs on /sys/kernel/tracing (bpftrace needs it)"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-bench.XXXXXX")
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -INT "$p" 2>/dev/null || true
-	done
-	sleep 0.2
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
-	done
-	rm -rf "$TMP"
-}
-STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-trap 'cleanup; sysctl -q kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null || true' EXIT
+bpf_stats_saved   # the sections below turn the stats on and off
 trap 'exit 130' INT TERM
 
-# wait_for FILE PATTERN SECONDS PID: until FILE has PATTERN; fails when PID dies.
-wait_for() {
-	local file=$1 pat=$2 secs=$3 pid=$4 i
-	for ((i = 0; i < secs * 20; i++)); do
-		grep -q -- "$pat" "$file" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || { sleep 0.1; grep -q -- "$pat" "$file" 2>/dev/null; return; }
-		sleep 0.05
-	done
-	return 1
-}
-
 # reap PID SECONDS: wait for PID to exit (SIGKILL after SECONDS); sets RC.
+# Not bench_lib's stop: no SIGINT (the caller sends what it needs), its own
+# limit, and the reaped PID leaves PIDS.
 reap() {
 	local pid=$1 secs=$2 i
 	for ((i = 0; i < secs * 20; i++)); do
@@ -207,7 +185,7 @@ start_workload() {
 	env ${WL_ENV:+"$WL_ENV"} "$WL" "$@" >"$out" 2>&1 & # env execs: $! is the workload
 	WPID=$!
 	PIDS+=("$WPID")
-	wait_for "$out" '^pid=' 10 "$WPID" || { tail -n 15 "$out" >&2; die "workload did not start"; }
+	wait_file "$out" '^pid=' 10 "$WPID" || { tail -n 15 "$out" >&2; die "workload did not start"; }
 }
 
 # finish_workload OUT [KEY]: waits, checks, sets NSPP (the KEY figure, default
@@ -236,7 +214,7 @@ run_fvbpf() { # -> NSPP; checks the segments fvbpf wrote
 	"$FVBPF" attach -p "$WPID" -r "$REGIONS" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
 	fpid=$!
 	PIDS+=("$fpid")
-	wait_for "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
+	wait_file "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
 		{ tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not attach"; }
 	sleep 0.5
 	kill -USR1 "$WPID"
@@ -293,7 +271,7 @@ run_bpftrace() { # -> NSPP; checks bpftrace's count
 		uprobe:$LIB:fvbpf_probe_region_end { @ = count(); }" >"$bout" 2>"$bout.err" &
 	bpid=$!
 	PIDS+=("$bpid")
-	wait_for "$bout" 'Attaching' 30 "$bpid" ||
+	wait_file "$bout" 'Attaching' 30 "$bpid" ||
 		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach$(bt_hint)"; }
 	sleep 1
 	kill -USR1 "$WPID"
@@ -332,7 +310,6 @@ for p in json.load(sys.stdin):
 print("; ".join(out))' "$PROG_MARK" "$1")
 }
 
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 # set_ratio_spread "BASE..." "MINE..." "REF..." -> "lo-hi" of (MINE-BASE)/(REF-BASE) per set
 set_ratio_spread() {
 	awk -v b="$1" -v m="$2" -v r="$3" 'BEGIN{n = split(b, B, " "); split(m, M, " "); split(r, R, " ");
@@ -636,7 +613,7 @@ run_launch_fvbpf() { # B (outside) or C (inside) -> NSPP; checks what fvbpf reco
 	"$FVBPF" attach -p "$WPID" -r "$LAUNCH_REGION" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
 	fpid=$!
 	PIDS+=("$fpid")
-	wait_for "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
+	wait_file "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
 		{ tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not attach"; }
 	sleep 0.5
 	kill -USR1 "$WPID"
@@ -702,7 +679,7 @@ run_launch_bpftrace() { # D (ret: entry+return) or E (entry only) -> NSPP; check
 	bpftrace -p "$WPID" -e "$prog" >"$bout" 2>"$bout.err" &
 	bpid=$!
 	PIDS+=("$bpid")
-	wait_for "$bout" 'Attaching' 30 "$bpid" ||
+	wait_file "$bout" 'Attaching' 30 "$bpid" ||
 		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach"; }
 	sleep 1
 	kill -USR1 "$WPID"
@@ -749,7 +726,8 @@ lrow "D  bpftrace uprobe+uretprobe count (entry+return)" "$MD" "$OD" "${LD[@]}"
 lrow "E  bpftrace uprobe count (a bare uprobe)" "$ME" "$OE" "${LE[@]}"
 echo "   fvbpf ring-buffer drops: $LFV_DROPS over $((2 * SETS)) runs"
 
-# verdict LABEL NUM DEN TARGET: NUM/DEN against TARGET.
+# verdict LABEL NUM DEN TARGET: NUM/DEN against TARGET (not bench_lib's
+# verdict, which checks one value: this one prints a ratio, or n/a).
 verdict() {
 	local ratio v
 	if awk "BEGIN{exit !($3 > 0)}"; then

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-# Sourced by the make-bench scripts that time a torch workload in rounds
-# (tests/bench/torch_fast_bench.sh, pystack_bench.sh): the helpers they
+# Sourced by the make-bench scripts (tests/bench/*.sh): the helpers they
 # share.  The caller sets TMP (its scratch folder), FVBPF, and WPID (the
 # workload) before calling round/fv_round; PIDS collects what cleanup kills.
+# A script that defines one of these names again after sourcing this file
+# (its own round, fv_round, verdict...) keeps its own, which differs.
 
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
+# die MESSAGE: BENCH_TAG (default bench) names the script in the line
+die() { echo "${BENCH_TAG:-bench}: FAILED: $*" >&2; exit 1; }
 note() { echo "bench: $*" >&2; }
 
 PIDS=()
@@ -29,6 +31,9 @@ wait_file() { # FILE PATTERN SECONDS PID: 0 once FILE has PATTERN, 1 if PID ends
 	done
 	return 1
 }
+
+now() { date +%s.%N; }
+ms() { awk "BEGIN{printf \"%.1f\", ($2-$1)*1000}"; } # T0 T1 (from now): ms between
 
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
@@ -154,9 +159,16 @@ derived_outside() {
 	awk "BEGIN{print 1+$extra*($runs/$6)/($sruns/10000)/($(fig "$1" "$2" "$7" 1)*1e6)}"
 }
 
+# bpf_stats_saved: kernel.bpf_stats_enabled back to what it is now
+# (STATS_WAS) when the script exits, and bench_cleanup, for a script that
+# turns the stats on and off itself
+bpf_stats_saved() {
+	STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+	trap 'sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null; bench_cleanup' EXIT
+}
+
 # bpf_stats_on: kernel.bpf_stats_enabled=1 until the script exits
 bpf_stats_on() {
-	STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+	bpf_stats_saved
 	sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null || true
-	trap 'sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null; bench_cleanup' EXIT
 }
