@@ -53,54 +53,14 @@ if [ ! -x "$PY" ]; then
 	exit 0
 fi
 
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
-note() { echo "bench: $*" >&2; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
 command -v bpftrace >/dev/null || die "bpftrace not found (make deps installs it)"
 command -v bpftool >/dev/null || die "bpftool not found (make deps installs it)"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-torch-bench.XXXXXX")
-PIDS=()
-STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-cleanup() {
-	local p
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -INT "$p" 2>/dev/null || true
-	done
-	sleep 0.2
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
-	done
-	sysctl -q -w kernel.bpf_stats_enabled="$STATS_WAS" >/dev/null 2>&1 || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+bpf_stats_saved   # part b turns the stats on for one round a set
 trap 'exit 130' INT TERM
-
-# wait_file FILE PATTERN SECONDS PID: until FILE has PATTERN; fails when PID dies.
-wait_file() {
-	local file=$1 pat=$2 secs=$3 pid=$4 i
-	for ((i = 0; i < secs * 20; i++)); do
-		grep -q -- "$pat" "$file" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || { sleep 0.1; grep -q -- "$pat" "$file" 2>/dev/null; return; }
-		sleep 0.05
-	done
-	return 1
-}
-
-# stop PID: SIGINT, wait (SIGKILL after 60 s); sets RC.
-stop() {
-	local pid=$1 i
-	kill -INT "$pid" 2>/dev/null || true
-	for ((i = 0; i < 1200; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid" 2>/dev/null || true; }
-	RC=0
-	wait "$pid" || RC=$?
-}
-
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 # start_py DIR ARGS...: a torch workload printing pid=; sets WPID, WLOG.
 start_py() {
@@ -113,7 +73,9 @@ start_py() {
 	wait_file "$WLOG" '^pid=' 120 "$WPID" || { tail -n 15 "$WLOG" >&2; die "torch workload did not start"; }
 }
 
-# round DIR K: let round K run, wait for it.
+# round DIR K: let round K run, wait for it.  Not bench_lib's round: an
+# empty go file (torch_op_cost.py only looks for it), and done.K counts even
+# when the workload has exited right after writing it.
 round() {
 	local i
 	touch "$1/go.$2"
@@ -250,7 +212,7 @@ trow "E  bpftrace uprobe count (a bare uprobe)" "$ME" "$OE" "${E[@]}"
 trow "B  fvbpf, all torch probes, outside segments" "$MB" "$OB" "${B[@]}"
 trow "C  fvbpf, all torch probes, inside a segment" "$MC" "$OC" "${C[@]}"
 trow "D  bpftrace uprobe+uretprobe count (entry+return)" "$MD" "$OD" "${D[@]}"
-verdict() { # LABEL NUM DEN TARGET
+verdict() { # LABEL NUM DEN TARGET: a ratio, not bench_lib's one-value check
 	local ratio v
 	if awk "BEGIN{exit !($3 > 0)}"; then
 		ratio=$(awk "BEGIN{printf \"%.2f\", $2/$3}")
