@@ -64,6 +64,32 @@ round() {
 	die "round $2 did not finish: $(tail -n 5 "$1/wl.log")"
 }
 
+# start_py DIR ARGS...: "$PY" ARGS, a workload that prints pid= when it is
+# ready, its output in DIR/wl.log; sets WPID, WLOG
+start_py() {
+	local d=$1
+	shift
+	WLOG=$d/wl.log
+	"$PY" "$@" >"$WLOG" 2>&1 &
+	WPID=$!
+	PIDS+=("$WPID")
+	wait_file "$WLOG" '^pid=' 120 "$WPID" || { tail -n 15 "$WLOG" >&2; die "torch workload did not start"; }
+}
+
+# go_round DIR K: round's variant for workloads that only look for DIR/go.K
+# (an empty file); done.K counts even when the workload has exited right
+# after writing it, and a failure shows the end of WLOG
+go_round() {
+	local i
+	touch "$1/go.$2"
+	for ((i = 0; i < 6000; i++)); do
+		[ -e "$1/done.$2" ] && return 0
+		kill -0 "$WPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -e "$1/done.$2" ] || { tail -n 15 "$WLOG" >&2; die "round $2 did not finish"; }
+}
+
 # fv_round DIR K KIND WANT ARGS...: attach fvbpf (output DIR/oK, its stderr
 # DIR/fK.err, which must say WANT), run round K, detach.  BPF_STATS=1:
 # bpftool's program list before the attach and around the round (bpf_runs);

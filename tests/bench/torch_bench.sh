@@ -62,31 +62,6 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-torch-bench.XXXXXX")
 bpf_stats_saved   # part b turns the stats on for one round a set
 trap 'exit 130' INT TERM
 
-# start_py DIR ARGS...: a torch workload printing pid=; sets WPID, WLOG.
-start_py() {
-	local d=$1
-	shift
-	WLOG=$d/wl.log
-	"$PY" "$@" >"$WLOG" 2>&1 &
-	WPID=$!
-	PIDS+=("$WPID")
-	wait_file "$WLOG" '^pid=' 120 "$WPID" || { tail -n 15 "$WLOG" >&2; die "torch workload did not start"; }
-}
-
-# round DIR K: let round K run, wait for it.  Not bench_lib's round: an
-# empty go file (torch_op_cost.py only looks for it), and done.K counts even
-# when the workload has exited right after writing it.
-round() {
-	local i
-	touch "$1/go.$2"
-	for ((i = 0; i < 6000; i++)); do
-		[ -e "$1/done.$2" ] && return 0
-		kill -0 "$WPID" 2>/dev/null || break
-		sleep 0.05
-	done
-	[ -e "$1/done.$2" ] || { tail -n 15 "$WLOG" >&2; die "round $2 did not finish"; }
-}
-
 # fv_start OUTDIR ARGS...: fvbpf attached to WPID; sets FPID.
 fv_start() {
 	local o=$1
@@ -153,30 +128,30 @@ for ((s = 1; s <= SETS; s++)); do
 	start_py "$d" "$ROOT/tests/bench/torch_op_cost.py" "$d" "$N" 6
 	LIB=$(awk '$6 ~ /libtorch_cpu\.so$/ {print $6; exit}' "/proc/$WPID/maps")
 	[ -n "$LIB" ] || die "the workload maps no libtorch_cpu.so"
-	round "$d" 0                                                      # A
+	go_round "$d" 0                                                   # A
 	bt_start "$d/bte" "uprobe:$LIB:$FN { @e = count(); }"             # E
-	round "$d" 1
+	go_round "$d" 1
 	stop "$BPID"
 	[ "$(bt_count "$d/bte" e)" = $((N + 1)) ] || die "bpftrace counted $(bt_count "$d/bte" e) entries, expected $((N + 1))"
 	fv_start "$d/fo" -r 'torch:no_such_scope'                         # B
-	round "$d" 2
+	go_round "$d" 2
 	fv_stop "$d/fo"
 	[ "$(seg_adds "$d/fo")" = 0 ] || die "fvbpf recorded ops outside segments"
 	fv_start "$d/fi" -r 'torch:bench_round'                           # C
-	round "$d" 3
+	go_round "$d" 3
 	fv_stop "$d/fi"
 	cp "$d/fi.stderr" "$TMP/probed"
 	[ "$(seg_adds "$d/fi")" = $((N + 1)) ] || die "fvbpf recorded $(seg_adds "$d/fi") torch.add in segments, expected $((N + 1))"
 	ATT+=("$(python3 -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["processes"][0]["torch"]["attach_ms"])' "$d/fi/manifest.json")")
 	bt_start "$d/btd" "uprobe:$LIB:$FN { @e = count(); } uretprobe:$LIB:$FN { @r = count(); }"  # D
-	round "$d" 4
+	go_round "$d" 4
 	stop "$BPID"
 	[ "$(bt_count "$d/btd" r)" = $((N + 1)) ] || die "bpftrace counted $(bt_count "$d/btd" r) returns, expected $((N + 1))"
 	# b: the same as C, with BPF statistics on (not timed)
 	fv_start "$d/fs" -r 'torch:bench_round'
 	sysctl -q -w kernel.bpf_stats_enabled=1
 	read -r ns0 cnt0 < <(prog_stats "$FPID")
-	round "$d" 5
+	go_round "$d" 5
 	read -r ns1 cnt1 < <(prog_stats "$FPID")
 	sysctl -q -w kernel.bpf_stats_enabled="$STATS_WAS"
 	fv_stop "$d/fs"
@@ -236,14 +211,14 @@ for ((s = 1; s <= SETS; s++)); do
 	d=$TMP/step.$s
 	mkdir -p "$d"
 	start_py "$d" "$ROOT/tests/workloads/torch_train.py" time "$d" 4 "$STEPS" 3
-	round "$d" 0
+	go_round "$d" 0
 	fv_start "$d/fo" -r 'torch:no_such_scope'
-	round "$d" 1
+	go_round "$d" 1
 	fv_stop "$d/fo"
 	fv_start "$d/fi" --step-by "$STEP_SCOPE"
-	round "$d" 2
+	go_round "$d" 2
 	fv_stop "$d/fi"
-	round "$d" 3
+	go_round "$d" 3
 	stop "$WPID"
 	EVS+=("$(python3 -c 'import json,glob,sys
 f=sorted(glob.glob(sys.argv[1]+"/summary_*_step.json"))
