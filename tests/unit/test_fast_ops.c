@@ -48,14 +48,20 @@ static struct fvbpf_fast_ring *ring(uint8_t *map, uint32_t i)
 	return (struct fvbpf_fast_ring *)(map + fvbpf_fast_ring_off(i));
 }
 
+/* Where ring @i's next record goes: its head, within the ring. */
+static void *at_head(uint8_t *map, uint32_t i)
+{
+	struct fvbpf_fast_ring *r = ring(map, i);
+
+	return (uint8_t *)(r + 1) + r->head % FVBPF_FAST_RING_BYTES;
+}
+
 /* A begin record named @name at the ring's head (no sequence number). */
 static struct fvbpf_fast_rec *put_begin(uint8_t *map, uint32_t i, uint8_t kind, uint32_t tid, uint64_t ts,
 		      const char *name)
 {
-	struct fvbpf_fast_ring *r = ring(map, i);
 	uint32_t len = (uint32_t)strlen(name), size = (FVBPF_FAST_BEGIN_SIZE + len + 7) & ~7u;
-	struct fvbpf_fast_rec *rec = (struct fvbpf_fast_rec *)((uint8_t *)(r + 1) +
-							       r->head % FVBPF_FAST_RING_BYTES);
+	struct fvbpf_fast_rec *rec = at_head(map, i);
 
 	memset(rec, 0, size);
 	rec->kind = kind;
@@ -65,30 +71,26 @@ static struct fvbpf_fast_rec *put_begin(uint8_t *map, uint32_t i, uint8_t kind, 
 	rec->name_len = len;
 	rec->seq_nr = -1;
 	memcpy(rec + 1, name, len);
-	r->head += size;
+	ring(map, i)->head += size;
 	return rec;
 }
 
 static void put_end(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts)
 {
-	struct fvbpf_fast_ring *r = ring(map, i);
-	struct fvbpf_fast_rec *rec = (struct fvbpf_fast_rec *)((uint8_t *)(r + 1) +
-							       r->head % FVBPF_FAST_RING_BYTES);
+	struct fvbpf_fast_rec *rec = at_head(map, i);
 
 	memset(rec, 0, FVBPF_FAST_END_SIZE);
 	rec->kind = FVBPF_FAST_END;
 	rec->size = FVBPF_FAST_END_SIZE;
 	rec->tid = tid;
 	rec->ts_ns = ts;
-	r->head += FVBPF_FAST_END_SIZE;
+	ring(map, i)->head += FVBPF_FAST_END_SIZE;
 }
 
 /* A STACK record of @n frames (code 0x1000 + 16 i, instr 0x2000 + i). */
 static void put_stack(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts, uint32_t n)
 {
-	struct fvbpf_fast_ring *r = ring(map, i);
-	struct fvbpf_fast_stack *rec = (struct fvbpf_fast_stack *)((uint8_t *)(r + 1) +
-								   r->head % FVBPF_FAST_RING_BYTES);
+	struct fvbpf_fast_stack *rec = at_head(map, i);
 	uint64_t *fr = (uint64_t *)(rec + 1);
 	uint32_t k;
 
@@ -102,7 +104,7 @@ static void put_stack(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts, uint3
 		fr[2 * k] = 0x1000 + 16 * k;
 		fr[2 * k + 1] = 0x2000 + k;
 	}
-	r->head += rec->size;
+	ring(map, i)->head += rec->size;
 }
 
 static void test_open_refuses(void)
