@@ -160,21 +160,13 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-bench.XXXXXX")
 bpf_stats_saved   # the sections below turn the stats on and off
 trap 'exit 130' INT TERM
 
-# reap PID SECONDS: wait for PID to exit (SIGKILL after SECONDS); sets RC.
-# Not bench_lib's stop: no SIGINT (the caller sends what it needs), its own
-# limit, and the reaped PID leaves PIDS.
+# reap PID SECONDS: bench_lib's wait_gone (no SIGINT: the caller sends
+# what it needs), then PID leaves PIDS: its pid may be reused, so cleanup
+# must not signal it again.
 reap() {
-	local pid=$1 secs=$2 i
-	for ((i = 0; i < secs * 20; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid" 2>/dev/null || true; }
-	RC=0
-	wait "$pid" || RC=$?
-	# Reaped: its pid may be reused, so cleanup must not signal it again.
 	local keep=() p
-	for p in "${PIDS[@]}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
+	wait_gone "$1" "$2"
+	for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
 	PIDS=("${keep[@]}")
 }
 
@@ -550,16 +542,15 @@ throughput_section() {
 		die "the throughput section failed (above)"
 }
 
-# --- 5. cudaLaunchKernel on the real libcudart ------------------------------
-if [ ! -e "$CUDART" ]; then
-	echo
-	echo "5. cudaLaunchKernel on the real libcudart: skipped ($CUDART not found: no CUDA toolkit)"
+# the_rest: the sections after 5 (unless BENCH_LAST stops at 5), the
+# summary, exit 0; with or without the CUDA toolkit
+the_rest() {
 	[ "$LAST" -gt 5 ] || exit 0
 	torch_section
 	report_section
 	"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
 	BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
-	die "the --inject section failed (above)"
+		die "the --inject section failed (above)"
 	formats_section
 	throughput_section
 	"$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (above)"
@@ -567,6 +558,13 @@ if [ ! -e "$CUDART" ]; then
 	"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (above)"
 	summary_table
 	exit 0
+}
+
+# --- 5. cudaLaunchKernel on the real libcudart ------------------------------
+if [ ! -e "$CUDART" ]; then
+	echo
+	echo "5. cudaLaunchKernel on the real libcudart: skipped ($CUDART not found: no CUDA toolkit)"
+	the_rest
 fi
 
 # Private copies again: the workload finds libfvbpf.so through its rpath
@@ -753,16 +751,4 @@ sysctl -q kernel.bpf_stats_enabled=0
 echo "   BPF programs' own cost (bpf_stats; a run is one entry or one return; C and D once more with stats on):"
 echo "     C fvbpf api_call (session: entry and return): ${CS:-none seen}"
 echo "     D bpftrace uprobe, uretprobe:                  ${DS:-none seen}"
-[ "$LAST" -gt 5 ] || exit 0
-torch_section
-report_section
-"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
-BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
-	die "the --inject section failed (above)"
-formats_section
-throughput_section
-"$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (above)"
-"$ROOT/tests/bench/pystack_bench.sh" "$BUILD" || die "the --with-stack section failed (above)"
-"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (above)"
-summary_table
-exit 0
+the_rest

@@ -37,16 +37,20 @@ ms() { awk "BEGIN{printf \"%.1f\", ($2-$1)*1000}"; } # T0 T1 (from now): ms betw
 
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
-stop() { # PID: SIGINT, wait (SIGKILL after 60 s); sets RC
+wait_gone() { # PID SECONDS: wait for PID to exit (SIGKILL after SECONDS); sets RC
 	local i
-	kill -INT "$1" 2>/dev/null || true
-	for ((i = 0; i < 1200; i++)); do
+	for ((i = 0; i < $2 * 20; i++)); do
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.05
 	done
 	kill -0 "$1" 2>/dev/null && { kill -KILL "$1" 2>/dev/null || true; }
 	RC=0
 	wait "$1" || RC=$?
+}
+
+stop() { # PID: SIGINT, wait (SIGKILL after 60 s); sets RC
+	kill -INT "$1" 2>/dev/null || true
+	wait_gone "$1" 60
 }
 
 # round DIR K [KIND]: run the workload's round K and wait for it; KIND (the
