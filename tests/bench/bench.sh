@@ -197,24 +197,55 @@ run_baseline() { # -> NSPP
 	finish_workload "$out"
 }
 
-FV_DROPS=0
-FV_WARN=""
-run_fvbpf() { # -> NSPP; checks the segments fvbpf wrote
-	local set=$1 out=$TMP/fvbpf.$1.out dir=$TMP/fvbpf.$1 fpid drops check
-	start_workload "$out" --hits "$HITS" --rounds "$ROUNDS" --wait-signal
+# fv_timed OUT DIR REGIONS STATS_RE [KEY]: the workload (started with
+# --wait-signal, output OUT) run once fvbpf traces it (-r REGIONS, output
+# DIR), the BPF stats of STATS_RE, fvbpf stopped (the workload has printed
+# its result; fvbpf stops by itself once it exits) and its status checked;
+# KEY as finish_workload's
+fv_timed() {
+	local out=$1 dir=$2 regions=$3 re=$4 fpid
+	shift 4
 	prog_mark
-	"$FVBPF" attach -p "$WPID" -r "$REGIONS" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
+	"$FVBPF" attach -p "$WPID" -r "$regions" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
 	fpid=$!
 	PIDS+=("$fpid")
 	wait_file "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
 		{ tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not attach"; }
 	sleep 0.5
 	kill -USR1 "$WPID"
-	finish_workload "$out"
-	prog_stats '^region_(begin|end)$'
+	finish_workload "$out" "$@"
+	prog_stats "$re"
 	kill -INT "$fpid" 2>/dev/null || true
 	reap "$fpid" 120
 	[ "$RC" -eq 0 ] || { tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf exited with status $RC"; }
+}
+
+# bt_timed OUT BOUT PROG STATS_RE [KEY]: the same with bpftrace -e PROG
+# (output BOUT); bpftrace may exit on its own once the -p process is gone
+bt_timed() {
+	local out=$1 bout=$2 prog=$3 re=$4 bpid
+	shift 4
+	prog_mark
+	bpftrace -p "$WPID" -e "$prog" >"$bout" 2>"$bout.err" &
+	bpid=$!
+	PIDS+=("$bpid")
+	wait_file "$bout" 'Attaching' 30 "$bpid" ||
+		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach$(bt_hint)"; }
+	sleep 1
+	kill -USR1 "$WPID"
+	finish_workload "$out" "$@"
+	prog_stats "$re"
+	kill -INT "$bpid" 2>/dev/null || true
+	reap "$bpid" 30
+	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC$(bt_hint)"; }
+}
+
+FV_DROPS=0
+FV_WARN=""
+run_fvbpf() { # -> NSPP; checks the segments fvbpf wrote
+	local set=$1 out=$TMP/fvbpf.$1.out dir=$TMP/fvbpf.$1 drops check
+	start_workload "$out" --hits "$HITS" --rounds "$ROUNDS" --wait-signal
+	fv_timed "$out" "$dir" "$REGIONS" '^region_(begin|end)$'
 	[ "${SEM:-0}" != 0 ] || die "fvbpf was attached but the semaphore stayed 0"
 	drops=$(sed -n 's/^ *loss: \([0-9]*\) ring-buffer drops.*/\1/p' "$dir.stdout")
 	[ -n "$drops" ] || { tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf printed no loss line"; }
@@ -256,23 +287,10 @@ bt_hint() {
 }
 
 run_bpftrace() { # -> NSPP; checks bpftrace's count
-	local out=$TMP/bt.$1.out bout=$TMP/bt.$1.stdout bpid count want
+	local out=$TMP/bt.$1.out bout=$TMP/bt.$1.stdout count want
 	start_workload "$out" --hits "$HITS" --rounds "$ROUNDS" --wait-signal --force-semaphore
-	prog_mark
-	bpftrace -p "$WPID" -e "uprobe:$LIB:fvbpf_probe_region_begin { @ = count(); }
-		uprobe:$LIB:fvbpf_probe_region_end { @ = count(); }" >"$bout" 2>"$bout.err" &
-	bpid=$!
-	PIDS+=("$bpid")
-	wait_file "$bout" 'Attaching' 30 "$bpid" ||
-		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach$(bt_hint)"; }
-	sleep 1
-	kill -USR1 "$WPID"
-	finish_workload "$out"
-	prog_stats '^fvbpf_probe_reg'
-	kill -INT "$bpid" 2>/dev/null || true
-	reap "$bpid" 30
-	# bpftrace may exit on its own once the -p process is gone.
-	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC$(bt_hint)"; }
+	bt_timed "$out" "$bout" "uprobe:$LIB:fvbpf_probe_region_begin { @ = count(); }
+		uprobe:$LIB:fvbpf_probe_region_end { @ = count(); }" '^fvbpf_probe_reg'
 	count=$(sed -n 's/^@: *\([0-9]*\)/\1/p' "$bout")
 	want=$((ROUNDS * (2 * ((HITS + 1) / 2) + 2)))
 	[ "${count:-0}" -eq "$want" ] ||
@@ -601,26 +619,13 @@ run_launch_idle() { # A -> NSPP
 
 LFV_DROPS=0
 run_launch_fvbpf() { # B (outside) or C (inside) -> NSPP; checks what fvbpf recorded
-	local set=$1 mode=$2 out=$TMP/launch_$2.$1.out dir=$TMP/launch_$2.$1 fpid check
+	local set=$1 mode=$2 out=$TMP/launch_$2.$1.out dir=$TMP/launch_$2.$1 check
 	if [ "$mode" = inside ]; then
 		start_launch "$out" "${LARGS[@]}" --inside
 	else
 		start_launch "$out" "${LARGS[@]}"
 	fi
-	prog_mark
-	"$FVBPF" attach -p "$WPID" -r "$LAUNCH_REGION" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
-	fpid=$!
-	PIDS+=("$fpid")
-	wait_file "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
-		{ tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not attach"; }
-	sleep 0.5
-	kill -USR1 "$WPID"
-	finish_workload "$out" ns_per_call
-	prog_stats '^api_call$'
-	# The workload has printed its result; fvbpf stops by itself once it exits.
-	kill -INT "$fpid" 2>/dev/null || true
-	reap "$fpid" 120
-	[ "$RC" -eq 0 ] || { tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf exited with status $RC"; }
+	fv_timed "$out" "$dir" "$LAUNCH_REGION" '^api_call$' ns_per_call
 	grep -q '^attached=1 ' "$out" ||
 		{ tail -n 15 "$out" "$dir.stderr" >&2; die "fvbpf was attached but the workload's fvbpf_attached() was 0"; }
 	# Inside: one segment per round, each with LAUNCH_CALLS cudaLaunchKernel
@@ -668,24 +673,12 @@ run_launch_fvbpf() { # B (outside) or C (inside) -> NSPP; checks what fvbpf reco
 }
 
 run_launch_bpftrace() { # D (ret: entry+return) or E (entry only) -> NSPP; checks the counts
-	local set=$1 mode=$2 out=$TMP/launch_bt$2.$1.out bout=$TMP/launch_bt$2.$1.stdout bpid prog e r
+	local set=$1 mode=$2 out=$TMP/launch_bt$2.$1.out bout=$TMP/launch_bt$2.$1.stdout prog e r
 	local want=$((LAUNCH_ROUNDS * LAUNCH_CALLS))
 	prog="uprobe:$CUDART:cudaLaunchKernel { @e = count(); }"
 	[ "$mode" = ret ] && prog="$prog uretprobe:$CUDART:cudaLaunchKernel { @r = count(); }"
 	start_launch "$out" "${LARGS[@]}" --inside
-	prog_mark
-	bpftrace -p "$WPID" -e "$prog" >"$bout" 2>"$bout.err" &
-	bpid=$!
-	PIDS+=("$bpid")
-	wait_file "$bout" 'Attaching' 30 "$bpid" ||
-		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach"; }
-	sleep 1
-	kill -USR1 "$WPID"
-	finish_workload "$out" ns_per_call
-	prog_stats '^cudaLaunchKerne'
-	kill -INT "$bpid" 2>/dev/null || true
-	reap "$bpid" 30
-	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC"; }
+	bt_timed "$out" "$bout" "$prog" '^cudaLaunchKerne' ns_per_call
 	e=$(sed -n 's/^@e: *\([0-9]*\)/\1/p' "$bout")
 	r=$(sed -n 's/^@r: *\([0-9]*\)/\1/p' "$bout")
 	[ "${e:-0}" -eq "$want" ] ||
