@@ -107,6 +107,24 @@ static void put_stack(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts, uint3
 	ring(map, i)->head += rec->size;
 }
 
+/* Sealed rings, memset @f open on them; the memfd (close_rings ends all). */
+static int open_rings(struct fast_ops *f, uint8_t **map)
+{
+	int fd;
+
+	memset(f, 0, sizeof(*f));
+	fd = make_rings(true, FVBPF_FAST_BYTES, map);
+	CHECK_EQ(fast_ops_open(f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	return fd;
+}
+
+static void close_rings(struct fast_ops *f, uint8_t *map, int fd)
+{
+	fast_ops_close(f);
+	munmap(map, FVBPF_FAST_BYTES);
+	close(fd);
+}
+
 static void test_open_refuses(void)
 {
 	struct fast_ops f;
@@ -196,9 +214,7 @@ static void test_wrap(void)
 	CHECK_EQ(rec.fwd_tid, 1);
 	CHECK_STR(name, "AddmmBackward0");
 	CHECK_EQ(r->tail % FVBPF_FAST_RING_BYTES, 0);
-	fast_ops_close(&f);
-	munmap(map, FVBPF_FAST_BYTES);
-	close(fd);
+	close_rings(&f, map, fd);
 }
 
 /* Each broken ring: peek says -1 once, counts it, and the tail is the head. */
@@ -233,9 +249,7 @@ static void test_stack_records(void)
 	uint8_t *map;
 	int fd;
 
-	memset(&f, 0, sizeof(f));
-	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	fd = open_rings(&f, &map);
 	put_stack(map, 1, 42, 100, 3);
 	put_begin(map, 1, FVBPF_FAST_OP, 42, 100, "aten::linear");
 	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 2);
@@ -271,9 +285,7 @@ static void test_stack_records(void)
 	expect_broken(&f, map, "stack shorter than its fixed part");
 	put_stack(map, 1, 1, 1, FVBPF_PY_DEPTH_MAX + 1);
 	expect_broken(&f, map, "stack deeper than a walk goes");
-	fast_ops_close(&f);
-	munmap(map, FVBPF_FAST_BYTES);
-	close(fd);
+	close_rings(&f, map, fd);
 }
 
 static void test_hostile_rings(void)
@@ -282,9 +294,7 @@ static void test_hostile_rings(void)
 	uint8_t *map;
 	int fd;
 
-	memset(&f, 0, sizeof(f));
-	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	fd = open_rings(&f, &map);
 	ring(map, 1)->head = ring(map, 1)->tail - 8;
 	expect_broken(&f, map, "head behind tail");
 	ring(map, 1)->head += 2ull * FVBPF_FAST_RING_BYTES;
@@ -317,9 +327,7 @@ static void test_hostile_rings(void)
 	ring(map, 1)->head = ring(map, 1)->tail = 3ull * FVBPF_FAST_RING_BYTES - 16;
 	put_begin(map, 1, FVBPF_FAST_OP, 1, 1, "aten::x");
 	expect_broken(&f, map, "record across the end");
-	fast_ops_close(&f);
-	munmap(map, FVBPF_FAST_BYTES);
-	close(fd);
+	close_rings(&f, map, fd);
 }
 
 /* Random rings: every peek ends (2, 1, 0 or -1), never reads out of the map
@@ -334,9 +342,7 @@ static void test_random_rings(void)
 	uint8_t *map, *data;
 	int fd, ret, steps;
 
-	memset(&f, 0, sizeof(f));
-	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	fd = open_rings(&f, &map);
 	r = ring(map, 2);
 	data = (uint8_t *)(r + 1);
 	for (it = 0; it < 3000; it++) {
@@ -360,9 +366,7 @@ static void test_random_rings(void)
 		}
 		CHECK(steps < 1000);
 	}
-	fast_ops_close(&f);
-	munmap(map, FVBPF_FAST_BYTES);
-	close(fd);
+	close_rings(&f, map, fd);
 }
 
 static void test_torch_version(void)
