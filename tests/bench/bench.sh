@@ -197,11 +197,24 @@ run_baseline() { # -> NSPP
 	finish_workload "$out"
 }
 
-# fv_timed OUT DIR REGIONS STATS_RE [KEY]: the workload (started with
-# --wait-signal, output OUT) run once fvbpf traces it (-r REGIONS, output
-# DIR), the BPF stats of STATS_RE, fvbpf stopped (the workload has printed
-# its result; fvbpf stops by itself once it exits) and its status checked;
-# KEY as finish_workload's
+# timed_run TOOL_PID SETTLE SECS OUT STATS_RE [KEY]: once a tool traces the
+# workload (started with --wait-signal, output OUT): SETTLE seconds, the
+# timed loop (USR1) and its result (KEY as finish_workload's), the BPF stats
+# of STATS_RE, the tool stopped (SIGINT, SIGKILL after SECS; sets RC)
+timed_run() {
+	local tpid=$1 settle=$2 secs=$3 out=$4 re=$5
+	shift 5
+	sleep "$settle"
+	kill -USR1 "$WPID"
+	finish_workload "$out" "$@"
+	prog_stats "$re"
+	kill -INT "$tpid" 2>/dev/null || true
+	reap "$tpid" "$secs"
+}
+
+# fv_timed OUT DIR REGIONS STATS_RE [KEY]: timed_run under fvbpf -r REGIONS
+# (output DIR; the workload has printed its result when fvbpf is stopped),
+# its status checked
 fv_timed() {
 	local out=$1 dir=$2 regions=$3 re=$4 fpid
 	shift 4
@@ -211,16 +224,11 @@ fv_timed() {
 	PIDS+=("$fpid")
 	wait_file "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
 		{ tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not attach"; }
-	sleep 0.5
-	kill -USR1 "$WPID"
-	finish_workload "$out" "$@"
-	prog_stats "$re"
-	kill -INT "$fpid" 2>/dev/null || true
-	reap "$fpid" 120
+	timed_run "$fpid" 0.5 120 "$out" "$re" "$@"
 	[ "$RC" -eq 0 ] || { tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf exited with status $RC"; }
 }
 
-# bt_timed OUT BOUT PROG STATS_RE [KEY]: the same with bpftrace -e PROG
+# bt_timed OUT BOUT PROG STATS_RE [KEY]: the same under bpftrace -e PROG
 # (output BOUT); bpftrace may exit on its own once the -p process is gone
 bt_timed() {
 	local out=$1 bout=$2 prog=$3 re=$4 bpid
@@ -231,12 +239,7 @@ bt_timed() {
 	PIDS+=("$bpid")
 	wait_file "$bout" 'Attaching' 30 "$bpid" ||
 		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach$(bt_hint)"; }
-	sleep 1
-	kill -USR1 "$WPID"
-	finish_workload "$out" "$@"
-	prog_stats "$re"
-	kill -INT "$bpid" 2>/dev/null || true
-	reap "$bpid" 30
+	timed_run "$bpid" 1 30 "$out" "$re" "$@"
 	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC$(bt_hint)"; }
 }
 
