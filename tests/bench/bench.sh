@@ -720,24 +720,12 @@ lrow "D  bpftrace uprobe+uretprobe count (entry+return)" "$MD" "$OD" "${LD[@]}"
 lrow "E  bpftrace uprobe count (a bare uprobe)" "$ME" "$OE" "${LE[@]}"
 echo "   fvbpf ring-buffer drops: $LFV_DROPS over $((2 * SETS)) runs"
 
-# verdict LABEL NUM DEN TARGET: NUM/DEN against TARGET (not bench_lib's
-# verdict, which checks one value: this one prints a ratio, or n/a).
-verdict() {
-	local ratio v
-	if awk "BEGIN{exit !($3 > 0)}"; then
-		ratio=$(awk "BEGIN{printf \"%.2f\", $2/$3}")
-		if awk "BEGIN{exit !($ratio <= $4)}"; then v=PASS; else v="ABOVE TARGET"; fi
-		printf '%-66s %5sx   (target: at most %sx)   %s\n' "$1" "$ratio" "$4" "$v"
-	else
-		printf '%-66s   n/a (the reference cost is within noise of A)   (target: at most %sx)\n' "$1" "$4"
-	fi
-}
 echo
-verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" "$TARGET_INSIDE"
+ratio_verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" "$TARGET_INSIDE"
 awk "BEGIN{exit !($OD > 0)}" && awk "BEGIN{printf \"cuda_inside_ratio=%.2f\\n\", $OC/$OD}" >>"$TMP/results"
 awk "BEGIN{exit !($OD > 0)}" &&
 	echo "cuda_inside_ratio_spread=$(set_ratio_spread "${LA[*]}" "${LC[*]}" "${LD[*]}")" >>"$TMP/results"
-verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
+ratio_verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
 sysctl -q kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 STATS_ON=1
 run_launch_fvbpf stats inside; CS=$STATS

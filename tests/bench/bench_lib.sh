@@ -132,6 +132,22 @@ fig() {
 	echo "$v"
 }
 
+# ratio_verdict LABEL NUM DEN TARGET: NUM/DEN against TARGET (at most); n/a
+# when DEN is not above 0.  RATIO_LABEL: the label's printf format (default
+# %-66s); RATIO_NA_TARGET=0: the n/a line without the target
+ratio_verdict() {
+	local ratio v fmt=${RATIO_LABEL:-%-66s} na="   n/a (the reference cost is within noise of A)"
+	if awk "BEGIN{exit !($3 > 0)}"; then
+		ratio=$(awk "BEGIN{printf \"%.2f\", $2/$3}")
+		if awk "BEGIN{exit !($ratio <= $4)}"; then v=PASS; else v="ABOVE TARGET"; fi
+		printf "$fmt %5sx   (target: at most %sx)   %s\n" "$1" "$ratio" "$4" "$v"
+	elif [ "${RATIO_NA_TARGET:-1}" = 1 ]; then
+		printf "$fmt$na   (target: at most %sx)\n" "$1" "$4"
+	else
+		printf "$fmt$na\n" "$1"
+	fi
+}
+
 # step_events DIR GLOB: torch events a step, from the second of the segment
 # summaries DIR/GLOB (the first may have begun mid-step); 0 with fewer than 3
 step_events() {

@@ -187,18 +187,9 @@ trow "E  bpftrace uprobe count (a bare uprobe)" "$ME" "$OE" "${E[@]}"
 trow "B  fvbpf, all torch probes, outside segments" "$MB" "$OB" "${B[@]}"
 trow "C  fvbpf, all torch probes, inside a segment" "$MC" "$OC" "${C[@]}"
 trow "D  bpftrace uprobe+uretprobe count (entry+return)" "$MD" "$OD" "${D[@]}"
-verdict() { # LABEL NUM DEN TARGET: a ratio, not bench_lib's one-value check
-	local ratio v
-	if awk "BEGIN{exit !($3 > 0)}"; then
-		ratio=$(awk "BEGIN{printf \"%.2f\", $2/$3}")
-		if awk "BEGIN{exit !($ratio <= $4)}"; then v=PASS; else v="ABOVE TARGET"; fi
-		printf '   %-60s %5sx   (target: at most %sx)   %s\n' "$1" "$ratio" "$4" "$v"
-	else
-		printf '   %-60s   n/a (the reference cost is within noise of A)\n' "$1"
-	fi
-}
-verdict "inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" 1.25
-verdict "outside segments, fvbpf / a bare uprobe:" "$OB" "$OE" 1.1
+RATIO_LABEL='   %-60s' RATIO_NA_TARGET=0
+ratio_verdict "inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" 1.25
+ratio_verdict "outside segments, fvbpf / a bare uprobe:" "$OB" "$OE" 1.1
 echo "   attach with all $(grep -o '[0-9]* torch operators, [0-9]* autograd nodes' "$TMP/probed" | head -1) probed (one uprobe_multi link): ${MATT} ms (per set: ${ATT[*]})"
 echo "   where an op's $OC ns go inside a segment: trap of a bare uprobe (E-A) $OE ns;"
 echo "     BPF torch_call $MBPF ns a run x 2 runs (entry, return; bpf_stats, ring reserve+submit included);"
