@@ -140,8 +140,8 @@ TARGET_INSIDE=1.1   # (C-A)/(D-A): fvbpf inside a segment vs bpftrace entry+retu
 TARGET_OUTSIDE=1.1  # (B-A)/(E-A): fvbpf outside a segment vs a bare uprobe
 WL_ENV=""           # VAR=value for the workload's environment (section 5)
 
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
-note() { echo "bench: $*" >&2; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
 
 [ "$(id -u)" -eq 0 ] || die "run as root (uprobes, bpftrace): sudo $0 $*"
 for f in "$FVBPF" "$LIB" "$WL"; do
@@ -157,46 +157,16 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 
 	die "cannot mount tracefs on /sys/kernel/tracing (bpftrace needs it)"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-bench.XXXXXX")
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -INT "$p" 2>/dev/null || true
-	done
-	sleep 0.2
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
-	done
-	rm -rf "$TMP"
-}
-STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-trap 'cleanup; sysctl -q kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null || true' EXIT
+bpf_stats_saved   # the sections below turn the stats on and off
 trap 'exit 130' INT TERM
 
-# wait_for FILE PATTERN SECONDS PID: until FILE has PATTERN; fails when PID dies.
-wait_for() {
-	local file=$1 pat=$2 secs=$3 pid=$4 i
-	for ((i = 0; i < secs * 20; i++)); do
-		grep -q -- "$pat" "$file" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || { sleep 0.1; grep -q -- "$pat" "$file" 2>/dev/null; return; }
-		sleep 0.05
-	done
-	return 1
-}
-
-# reap PID SECONDS: wait for PID to exit (SIGKILL after SECONDS); sets RC.
+# reap PID SECONDS: bench_lib's wait_gone (no SIGINT: the caller sends
+# what it needs), then PID leaves PIDS: its pid may be reused, so cleanup
+# must not signal it again.
 reap() {
-	local pid=$1 secs=$2 i
-	for ((i = 0; i < secs * 20; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid" 2>/dev/null || true; }
-	RC=0
-	wait "$pid" || RC=$?
-	# Reaped: its pid may be reused, so cleanup must not signal it again.
 	local keep=() p
-	for p in "${PIDS[@]}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
+	wait_gone "$1" "$2"
+	for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
 	PIDS=("${keep[@]}")
 }
 
@@ -207,7 +177,7 @@ start_workload() {
 	env ${WL_ENV:+"$WL_ENV"} "$WL" "$@" >"$out" 2>&1 & # env execs: $! is the workload
 	WPID=$!
 	PIDS+=("$WPID")
-	wait_for "$out" '^pid=' 10 "$WPID" || { tail -n 15 "$out" >&2; die "workload did not start"; }
+	wait_file "$out" '^pid=' 10 "$WPID" || { tail -n 15 "$out" >&2; die "workload did not start"; }
 }
 
 # finish_workload OUT [KEY]: waits, checks, sets NSPP (the KEY figure, default
@@ -227,24 +197,58 @@ run_baseline() { # -> NSPP
 	finish_workload "$out"
 }
 
+# timed_run TOOL_PID SETTLE SECS OUT STATS_RE [KEY]: once a tool traces the
+# workload (started with --wait-signal, output OUT): SETTLE seconds, the
+# timed loop (USR1) and its result (KEY as finish_workload's), the BPF stats
+# of STATS_RE, the tool stopped (SIGINT, SIGKILL after SECS; sets RC)
+timed_run() {
+	local tpid=$1 settle=$2 secs=$3 out=$4 re=$5
+	shift 5
+	sleep "$settle"
+	kill -USR1 "$WPID"
+	finish_workload "$out" "$@"
+	prog_stats "$re"
+	kill -INT "$tpid" 2>/dev/null || true
+	reap "$tpid" "$secs"
+}
+
+# fv_timed OUT DIR REGIONS STATS_RE [KEY]: timed_run under fvbpf -r REGIONS
+# (output DIR; the workload has printed its result when fvbpf is stopped),
+# its status checked
+fv_timed() {
+	local out=$1 dir=$2 regions=$3 re=$4 fpid
+	shift 4
+	prog_mark
+	"$FVBPF" attach -p "$WPID" -r "$regions" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
+	fpid=$!
+	PIDS+=("$fpid")
+	wait_file "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
+		{ tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not attach"; }
+	timed_run "$fpid" 0.5 120 "$out" "$re" "$@"
+	[ "$RC" -eq 0 ] || { tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf exited with status $RC"; }
+}
+
+# bt_timed OUT BOUT PROG STATS_RE [KEY]: the same under bpftrace -e PROG
+# (output BOUT); bpftrace may exit on its own once the -p process is gone
+bt_timed() {
+	local out=$1 bout=$2 prog=$3 re=$4 bpid
+	shift 4
+	prog_mark
+	bpftrace -p "$WPID" -e "$prog" >"$bout" 2>"$bout.err" &
+	bpid=$!
+	PIDS+=("$bpid")
+	wait_file "$bout" 'Attaching' 30 "$bpid" ||
+		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach$(bt_hint)"; }
+	timed_run "$bpid" 1 30 "$out" "$re" "$@"
+	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC$(bt_hint)"; }
+}
+
 FV_DROPS=0
 FV_WARN=""
 run_fvbpf() { # -> NSPP; checks the segments fvbpf wrote
-	local set=$1 out=$TMP/fvbpf.$1.out dir=$TMP/fvbpf.$1 fpid drops check
+	local set=$1 out=$TMP/fvbpf.$1.out dir=$TMP/fvbpf.$1 drops check
 	start_workload "$out" --hits "$HITS" --rounds "$ROUNDS" --wait-signal
-	prog_mark
-	"$FVBPF" attach -p "$WPID" -r "$REGIONS" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
-	fpid=$!
-	PIDS+=("$fpid")
-	wait_for "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
-		{ tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not attach"; }
-	sleep 0.5
-	kill -USR1 "$WPID"
-	finish_workload "$out"
-	prog_stats '^region_(begin|end)$'
-	kill -INT "$fpid" 2>/dev/null || true
-	reap "$fpid" 120
-	[ "$RC" -eq 0 ] || { tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf exited with status $RC"; }
+	fv_timed "$out" "$dir" "$REGIONS" '^region_(begin|end)$'
 	[ "${SEM:-0}" != 0 ] || die "fvbpf was attached but the semaphore stayed 0"
 	drops=$(sed -n 's/^ *loss: \([0-9]*\) ring-buffer drops.*/\1/p' "$dir.stdout")
 	[ -n "$drops" ] || { tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf printed no loss line"; }
@@ -286,23 +290,10 @@ bt_hint() {
 }
 
 run_bpftrace() { # -> NSPP; checks bpftrace's count
-	local out=$TMP/bt.$1.out bout=$TMP/bt.$1.stdout bpid count want
+	local out=$TMP/bt.$1.out bout=$TMP/bt.$1.stdout count want
 	start_workload "$out" --hits "$HITS" --rounds "$ROUNDS" --wait-signal --force-semaphore
-	prog_mark
-	bpftrace -p "$WPID" -e "uprobe:$LIB:fvbpf_probe_region_begin { @ = count(); }
-		uprobe:$LIB:fvbpf_probe_region_end { @ = count(); }" >"$bout" 2>"$bout.err" &
-	bpid=$!
-	PIDS+=("$bpid")
-	wait_for "$bout" 'Attaching' 30 "$bpid" ||
-		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach$(bt_hint)"; }
-	sleep 1
-	kill -USR1 "$WPID"
-	finish_workload "$out"
-	prog_stats '^fvbpf_probe_reg'
-	kill -INT "$bpid" 2>/dev/null || true
-	reap "$bpid" 30
-	# bpftrace may exit on its own once the -p process is gone.
-	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC$(bt_hint)"; }
+	bt_timed "$out" "$bout" "uprobe:$LIB:fvbpf_probe_region_begin { @ = count(); }
+		uprobe:$LIB:fvbpf_probe_region_end { @ = count(); }" '^fvbpf_probe_reg'
 	count=$(sed -n 's/^@: *\([0-9]*\)/\1/p' "$bout")
 	want=$((ROUNDS * (2 * ((HITS + 1) / 2) + 2)))
 	[ "${count:-0}" -eq "$want" ] ||
@@ -332,7 +323,6 @@ for p in json.load(sys.stdin):
 print("; ".join(out))' "$PROG_MARK" "$1")
 }
 
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 # set_ratio_spread "BASE..." "MINE..." "REF..." -> "lo-hi" of (MINE-BASE)/(REF-BASE) per set
 set_ratio_spread() {
 	awk -v b="$1" -v m="$2" -v r="$3" 'BEGIN{n = split(b, B, " "); split(m, M, " "); split(r, R, " ");
@@ -573,16 +563,15 @@ throughput_section() {
 		die "the throughput section failed (above)"
 }
 
-# --- 5. cudaLaunchKernel on the real libcudart ------------------------------
-if [ ! -e "$CUDART" ]; then
-	echo
-	echo "5. cudaLaunchKernel on the real libcudart: skipped ($CUDART not found: no CUDA toolkit)"
+# the_rest: the sections after 5 (unless BENCH_LAST stops at 5), the
+# summary, exit 0; with or without the CUDA toolkit
+the_rest() {
 	[ "$LAST" -gt 5 ] || exit 0
 	torch_section
 	report_section
 	"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
 	BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
-	die "the --inject section failed (above)"
+		die "the --inject section failed (above)"
 	formats_section
 	throughput_section
 	"$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (above)"
@@ -590,6 +579,13 @@ if [ ! -e "$CUDART" ]; then
 	"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (above)"
 	summary_table
 	exit 0
+}
+
+# --- 5. cudaLaunchKernel on the real libcudart ------------------------------
+if [ ! -e "$CUDART" ]; then
+	echo
+	echo "5. cudaLaunchKernel on the real libcudart: skipped ($CUDART not found: no CUDA toolkit)"
+	the_rest
 fi
 
 # Private copies again: the workload finds libfvbpf.so through its rpath
@@ -626,26 +622,13 @@ run_launch_idle() { # A -> NSPP
 
 LFV_DROPS=0
 run_launch_fvbpf() { # B (outside) or C (inside) -> NSPP; checks what fvbpf recorded
-	local set=$1 mode=$2 out=$TMP/launch_$2.$1.out dir=$TMP/launch_$2.$1 fpid check
+	local set=$1 mode=$2 out=$TMP/launch_$2.$1.out dir=$TMP/launch_$2.$1 check
 	if [ "$mode" = inside ]; then
 		start_launch "$out" "${LARGS[@]}" --inside
 	else
 		start_launch "$out" "${LARGS[@]}"
 	fi
-	prog_mark
-	"$FVBPF" attach -p "$WPID" -r "$LAUNCH_REGION" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
-	fpid=$!
-	PIDS+=("$fpid")
-	wait_for "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
-		{ tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf did not attach"; }
-	sleep 0.5
-	kill -USR1 "$WPID"
-	finish_workload "$out" ns_per_call
-	prog_stats '^api_call$'
-	# The workload has printed its result; fvbpf stops by itself once it exits.
-	kill -INT "$fpid" 2>/dev/null || true
-	reap "$fpid" 120
-	[ "$RC" -eq 0 ] || { tail -n 15 "$dir.stdout" "$dir.stderr" >&2; die "fvbpf exited with status $RC"; }
+	fv_timed "$out" "$dir" "$LAUNCH_REGION" '^api_call$' ns_per_call
 	grep -q '^attached=1 ' "$out" ||
 		{ tail -n 15 "$out" "$dir.stderr" >&2; die "fvbpf was attached but the workload's fvbpf_attached() was 0"; }
 	# Inside: one segment per round, each with LAUNCH_CALLS cudaLaunchKernel
@@ -693,24 +676,12 @@ run_launch_fvbpf() { # B (outside) or C (inside) -> NSPP; checks what fvbpf reco
 }
 
 run_launch_bpftrace() { # D (ret: entry+return) or E (entry only) -> NSPP; checks the counts
-	local set=$1 mode=$2 out=$TMP/launch_bt$2.$1.out bout=$TMP/launch_bt$2.$1.stdout bpid prog e r
+	local set=$1 mode=$2 out=$TMP/launch_bt$2.$1.out bout=$TMP/launch_bt$2.$1.stdout prog e r
 	local want=$((LAUNCH_ROUNDS * LAUNCH_CALLS))
 	prog="uprobe:$CUDART:cudaLaunchKernel { @e = count(); }"
 	[ "$mode" = ret ] && prog="$prog uretprobe:$CUDART:cudaLaunchKernel { @r = count(); }"
 	start_launch "$out" "${LARGS[@]}" --inside
-	prog_mark
-	bpftrace -p "$WPID" -e "$prog" >"$bout" 2>"$bout.err" &
-	bpid=$!
-	PIDS+=("$bpid")
-	wait_for "$bout" 'Attaching' 30 "$bpid" ||
-		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach"; }
-	sleep 1
-	kill -USR1 "$WPID"
-	finish_workload "$out" ns_per_call
-	prog_stats '^cudaLaunchKerne'
-	kill -INT "$bpid" 2>/dev/null || true
-	reap "$bpid" 30
-	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC"; }
+	bt_timed "$out" "$bout" "$prog" '^cudaLaunchKerne' ns_per_call
 	e=$(sed -n 's/^@e: *\([0-9]*\)/\1/p' "$bout")
 	r=$(sed -n 's/^@r: *\([0-9]*\)/\1/p' "$bout")
 	[ "${e:-0}" -eq "$want" ] ||
@@ -749,23 +720,12 @@ lrow "D  bpftrace uprobe+uretprobe count (entry+return)" "$MD" "$OD" "${LD[@]}"
 lrow "E  bpftrace uprobe count (a bare uprobe)" "$ME" "$OE" "${LE[@]}"
 echo "   fvbpf ring-buffer drops: $LFV_DROPS over $((2 * SETS)) runs"
 
-# verdict LABEL NUM DEN TARGET: NUM/DEN against TARGET.
-verdict() {
-	local ratio v
-	if awk "BEGIN{exit !($3 > 0)}"; then
-		ratio=$(awk "BEGIN{printf \"%.2f\", $2/$3}")
-		if awk "BEGIN{exit !($ratio <= $4)}"; then v=PASS; else v="ABOVE TARGET"; fi
-		printf '%-66s %5sx   (target: at most %sx)   %s\n' "$1" "$ratio" "$4" "$v"
-	else
-		printf '%-66s   n/a (the reference cost is within noise of A)   (target: at most %sx)\n' "$1" "$4"
-	fi
-}
 echo
-verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" "$TARGET_INSIDE"
+ratio_verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" "$TARGET_INSIDE"
 awk "BEGIN{exit !($OD > 0)}" && awk "BEGIN{printf \"cuda_inside_ratio=%.2f\\n\", $OC/$OD}" >>"$TMP/results"
 awk "BEGIN{exit !($OD > 0)}" &&
 	echo "cuda_inside_ratio_spread=$(set_ratio_spread "${LA[*]}" "${LC[*]}" "${LD[*]}")" >>"$TMP/results"
-verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
+ratio_verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
 sysctl -q kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 STATS_ON=1
 run_launch_fvbpf stats inside; CS=$STATS
@@ -775,16 +735,4 @@ sysctl -q kernel.bpf_stats_enabled=0
 echo "   BPF programs' own cost (bpf_stats; a run is one entry or one return; C and D once more with stats on):"
 echo "     C fvbpf api_call (session: entry and return): ${CS:-none seen}"
 echo "     D bpftrace uprobe, uretprobe:                  ${DS:-none seen}"
-[ "$LAST" -gt 5 ] || exit 0
-torch_section
-report_section
-"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
-BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
-	die "the --inject section failed (above)"
-formats_section
-throughput_section
-"$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (above)"
-"$ROOT/tests/bench/pystack_bench.sh" "$BUILD" || die "the --with-stack section failed (above)"
-"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (above)"
-summary_table
-exit 0
+the_rest

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-# Sourced by the make-bench scripts that time a torch workload in rounds
-# (tests/bench/torch_fast_bench.sh, pystack_bench.sh): the helpers they
+# Sourced by the make-bench scripts (tests/bench/*.sh): the helpers they
 # share.  The caller sets TMP (its scratch folder), FVBPF, and WPID (the
 # workload) before calling round/fv_round; PIDS collects what cleanup kills.
+# A script that defines one of these names again after sourcing this file
+# (its own round, fv_round, verdict...) keeps its own, which differs.
 
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
+# die MESSAGE: BENCH_TAG (default bench) names the script in the line
+die() { echo "${BENCH_TAG:-bench}: FAILED: $*" >&2; exit 1; }
 note() { echo "bench: $*" >&2; }
 
 PIDS=()
@@ -30,18 +32,25 @@ wait_file() { # FILE PATTERN SECONDS PID: 0 once FILE has PATTERN, 1 if PID ends
 	return 1
 }
 
+now() { date +%s.%N; }
+ms() { awk "BEGIN{printf \"%.1f\", ($2-$1)*1000}"; } # T0 T1 (from now): ms between
+
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
-stop() { # PID: SIGINT, wait (SIGKILL after 60 s); sets RC
+wait_gone() { # PID SECONDS: wait for PID to exit (SIGKILL after SECONDS); sets RC
 	local i
-	kill -INT "$1" 2>/dev/null || true
-	for ((i = 0; i < 1200; i++)); do
+	for ((i = 0; i < $2 * 20; i++)); do
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.05
 	done
 	kill -0 "$1" 2>/dev/null && { kill -KILL "$1" 2>/dev/null || true; }
 	RC=0
 	wait "$1" || RC=$?
+}
+
+stop() { # PID: SIGINT, wait (SIGKILL after 60 s); sets RC
+	kill -INT "$1" 2>/dev/null || true
+	wait_gone "$1" 60
 }
 
 # round DIR K [KIND]: run the workload's round K and wait for it; KIND (the
@@ -57,6 +66,32 @@ round() {
 		sleep 0.05
 	done
 	die "round $2 did not finish: $(tail -n 5 "$1/wl.log")"
+}
+
+# start_py DIR ARGS...: "$PY" ARGS, a workload that prints pid= when it is
+# ready, its output in DIR/wl.log; sets WPID, WLOG
+start_py() {
+	local d=$1
+	shift
+	WLOG=$d/wl.log
+	"$PY" "$@" >"$WLOG" 2>&1 &
+	WPID=$!
+	PIDS+=("$WPID")
+	wait_file "$WLOG" '^pid=' 120 "$WPID" || { tail -n 15 "$WLOG" >&2; die "torch workload did not start"; }
+}
+
+# go_round DIR K: round's variant for workloads that only look for DIR/go.K
+# (an empty file); done.K counts even when the workload has exited right
+# after writing it, and a failure shows the end of WLOG
+go_round() {
+	local i
+	touch "$1/go.$2"
+	for ((i = 0; i < 6000; i++)); do
+		[ -e "$1/done.$2" ] && return 0
+		kill -0 "$WPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -e "$1/done.$2" ] || { tail -n 15 "$WLOG" >&2; die "round $2 did not finish"; }
 }
 
 # fv_round DIR K KIND WANT ARGS...: attach fvbpf (output DIR/oK, its stderr
@@ -95,6 +130,22 @@ fig() {
 	v=$(sed -n "s/^round $2 $3 a_ms \([0-9.]*\) ratio \([0-9.]*\)\$/\\$4/p" "$1/wl.log")
 	[ -n "$v" ] || die "round $2 printed no $3 figure: $(tail -n 3 "$1/wl.log")"
 	echo "$v"
+}
+
+# ratio_verdict LABEL NUM DEN TARGET: NUM/DEN against TARGET (at most); n/a
+# when DEN is not above 0.  RATIO_LABEL: the label's printf format (default
+# %-66s); RATIO_NA_TARGET=0: the n/a line without the target
+ratio_verdict() {
+	local ratio v fmt=${RATIO_LABEL:-%-66s} na="   n/a (the reference cost is within noise of A)"
+	if awk "BEGIN{exit !($3 > 0)}"; then
+		ratio=$(awk "BEGIN{printf \"%.2f\", $2/$3}")
+		if awk "BEGIN{exit !($ratio <= $4)}"; then v=PASS; else v="ABOVE TARGET"; fi
+		printf "$fmt %5sx   (target: at most %sx)   %s\n" "$1" "$ratio" "$4" "$v"
+	elif [ "${RATIO_NA_TARGET:-1}" = 1 ]; then
+		printf "$fmt$na   (target: at most %sx)\n" "$1" "$4"
+	else
+		printf "$fmt$na\n" "$1"
+	fi
 }
 
 # step_events DIR GLOB: torch events a step, from the second of the segment
@@ -154,9 +205,16 @@ derived_outside() {
 	awk "BEGIN{print 1+$extra*($runs/$6)/($sruns/10000)/($(fig "$1" "$2" "$7" 1)*1e6)}"
 }
 
+# bpf_stats_saved: kernel.bpf_stats_enabled back to what it is now
+# (STATS_WAS) when the script exits, and bench_cleanup, for a script that
+# turns the stats on and off itself
+bpf_stats_saved() {
+	STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+	trap 'sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null; bench_cleanup' EXIT
+}
+
 # bpf_stats_on: kernel.bpf_stats_enabled=1 until the script exits
 bpf_stats_on() {
-	STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+	bpf_stats_saved
 	sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null || true
-	trap 'sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null; bench_cleanup' EXIT
 }

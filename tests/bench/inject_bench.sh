@@ -23,15 +23,14 @@ RUNS=${BENCH_INJECT_RUNS:-20}
 TMP=$(mktemp -d /tmp/fvbpf-inject-bench.XXXXXX)
 WL=
 
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+# not bench_cleanup: one target at a time (WL), ended with SIGTERM as stop_wl does
 cleanup() {
 	[ -n "$WL" ] && kill "$WL" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-now() { date +%s.%N; }
-ms() { awk "BEGIN{printf \"%.1f\", ($2-$1)*1000}"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 minmax() { printf '%s\n' "$@" | sort -g | sed -n '1p;$p' | paste -sd' '; }
 
 [ -x "$INJ" ] || die "$INJ not built (make)"

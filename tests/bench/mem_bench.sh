@@ -44,32 +44,17 @@ if [ ! -x "$PY" ]; then
 	echo "   SKIP: no torch venv at $PY (make venv)"
 	exit 0
 fi
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-mem-bench.XXXXXX")
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -KILL "$p" 2>/dev/null || true
-	done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_grep() { # FILE PATTERN PID
-	local i
-	for ((i = 0; i < 1200; i++)); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-
+# round DIR K: not bench_lib's; torch_mem.py writes no done file, the
+# round's figure in its log says it is over
 round() { # DIR K
 	touch "$1/go.$2"
-	wait_grep "$1/wl.log" "^round $2 " "$WPID" || { tail "$1/wl.log" >&2; die "round $2"; }
+	wait_file "$1/wl.log" "^round $2 " 60 "$WPID" || { tail "$1/wl.log" >&2; die "round $2"; }
 }
 
 fv_run() { # DIR K OUT ARGS...: fvbpf attached during round K (OUT new: a
@@ -80,13 +65,12 @@ fv_run() { # DIR K OUT ARGS...: fvbpf attached during round K (OUT new: a
 	"$FVBPF" attach -p "$WPID" -r torch:mem_step -o "$o" "$@" >"$o.out" 2>"$o.err" &
 	local fpid=$!
 	PIDS+=("$fpid")
-	wait_grep "$o.err" 'fvbpf: tracing' "$fpid" || { tail "$o.err" >&2; die "fvbpf did not attach"; }
+	wait_file "$o.err" 'fvbpf: tracing' 60 "$fpid" || { tail "$o.err" >&2; die "fvbpf did not attach"; }
 	round "$d" "$k"
-	kill -INT "$fpid"
-	wait "$fpid" || die "fvbpf exited with status $?"
+	stop "$fpid"
+	[ "$RC" -eq 0 ] || die "fvbpf exited with status $RC"
 }
 
-med() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 val() { sed -n "s/^round $2 [a-z_]* //p" "$1"; }
 
 # measure MODE N: one process per set; sets A Q P B C (arrays of values)
@@ -96,10 +80,7 @@ measure() {
 	for ((s = 1; s <= SETS; s++)); do
 		d=$TMP/$mode.$s
 		mkdir -p "$d"
-		"$PY" "$WL" "$mode" "$d" $((4 + 2 * PAIRS)) "$n" 2:cpu,3:mem >"$d/wl.log" 2>&1 &
-		WPID=$!
-		PIDS+=("$WPID")
-		wait_grep "$d/wl.log" '^pid=' "$WPID" || die "the workload did not start"
+		start_py "$d" "$WL" "$mode" "$d" $((4 + 2 * PAIRS)) "$n" 2:cpu,3:mem
 		for k in 0 1 2 3; do
 			round "$d" $k # 0: warm-up
 		done
@@ -118,8 +99,8 @@ print(max(m) if m else 0)' "$d")")
 }
 
 report() { # UNIT PER
-	python3 - "$1" "$2" "$(med "${A[@]}")" "$(med "${Q[@]}")" "$(med "${P[@]}")" \
-		"$(med "${B[@]}")" "$(med "${C[@]}")" <<'PYEOF'
+	python3 - "$1" "$2" "$(median "${A[@]}")" "$(median "${Q[@]}")" "$(median "${P[@]}")" \
+		"$(median "${B[@]}")" "$(median "${C[@]}")" <<'PYEOF'
 import sys
 unit, per = sys.argv[1], sys.argv[2]
 a, q, p, b, c = map(float, sys.argv[3:8])
@@ -142,6 +123,6 @@ measure alloc "$ALLOCS"
 report ns call
 echo "   b. per training step of torch_mem.py, median of $STEPS steps a round"
 measure time "$STEPS"
-[ "$(med "${EV[@]}")" -gt 0 ] || die "fvbpf recorded no allocator events with --profile-memory"
-echo "     allocator events per step (fvbpf's count): $(med "${EV[@]}")"
+[ "$(median "${EV[@]}")" -gt 0 ] || die "fvbpf recorded no allocator events with --profile-memory"
+echo "     allocator events per step (fvbpf's count): $(median "${EV[@]}")"
 report ms step

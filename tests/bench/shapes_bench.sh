@@ -38,57 +38,16 @@ if [ ! -x "$PY" ]; then
 	exit 0
 fi
 
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
-note() { echo "bench: $*" >&2; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-shapes-bench.XXXXXX")
 export FVBPF_CACHE_DIR=$TMP/cache   # the first set measures, the others read it
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
-	done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_file() { # FILE PATTERN SECONDS PID
-	local i
-	for ((i = 0; i < $3 * 20; i++)); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$4" 2>/dev/null || { sleep 0.1; grep -q -- "$2" "$1" 2>/dev/null; return; }
-		sleep 0.05
-	done
-	return 1
-}
-
-stop() { # PID: SIGINT, wait (SIGKILL after 60 s); sets RC
-	local i
-	kill -INT "$1" 2>/dev/null || true
-	for ((i = 0; i < 1200; i++)); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$1" 2>/dev/null && { kill -KILL "$1" 2>/dev/null || true; }
-	RC=0
-	wait "$1" || RC=$?
-}
-
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-
-round() { # DIR K
-	local i
-	touch "$1/go.$2"
-	for ((i = 0; i < 6000; i++)); do
-		[ -e "$1/done.$2" ] && return 0
-		kill -0 "$WPID" 2>/dev/null || break
-		sleep 0.05
-	done
-	[ -e "$1/done.$2" ] || { tail -n 15 "$WLOG" >&2; die "round $2 did not finish"; }
-}
-
+# fv_round: not bench_lib's; it takes the output folder and always traces
+# inside torch:bench_round
 fv_round() { # DIR K OUT ARGS...: fvbpf inside round K's segment
 	local d=$1 k=$2 o=$3
 	shift 3
@@ -97,7 +56,7 @@ fv_round() { # DIR K OUT ARGS...: fvbpf inside round K's segment
 	PIDS+=("$FPID")
 	wait_file "$o.stderr" 'fvbpf: tracing' 300 "$FPID" ||
 		{ tail -n 15 "$o.stderr" >&2; die "fvbpf did not attach"; }
-	round "$d" "$k"
+	go_round "$d" "$k"
 	stop "$FPID"
 	[ "$RC" -eq 0 ] || { tail -n 15 "$o.stderr" >&2; die "fvbpf exited with status $RC"; }
 }
@@ -116,20 +75,16 @@ A=() C=() S=() P=() R=()
 for ((s = 1; s <= SETS; s++)); do
 	d=$TMP/op.$s
 	mkdir -p "$d"
-	WLOG=$d/wl.log
-	"$PY" "$ROOT/tests/bench/torch_op_cost.py" "$d" "$N" 5 "3=plain,4=shapes" >"$WLOG" 2>&1 &
-	WPID=$!
-	PIDS+=("$WPID")
-	wait_file "$WLOG" '^pid=' 120 "$WPID" || { tail -n 15 "$WLOG" >&2; die "torch workload did not start"; }
-	round "$d" 0                                                       # A
+	start_py "$d" "$ROOT/tests/bench/torch_op_cost.py" "$d" "$N" 5 "3=plain,4=shapes"
+	go_round "$d" 0                                                    # A
 	fv_round "$d" 1 "$d/fc"                                            # C
 	read -r cnt shp < <(seg_add "$d/fc")
 	[ "$cnt" = "$N" ] && [ "$shp" = "" -o "$shp" = "-" ] || die "fvbpf without shapes: $cnt adds, shapes '$shp'"
 	fv_round "$d" 2 "$d/fs" --record-shapes --with-flops                # S
 	read -r cnt shp < <(seg_add "$d/fs")
 	[ "$cnt" = "$N" ] && [ "$shp" = "[[4],[4],[]]" ] || die "fvbpf with shapes: $cnt adds, shapes '$shp'"
-	round "$d" 3                                                       # P
-	round "$d" 4                                                       # R
+	go_round "$d" 3                                                    # P
+	go_round "$d" 4                                                    # R
 	stop "$WPID"
 	for k in 0 1 2 3 4; do
 		v=$(sed -n "s/^round $k ns_per_op \([0-9.]*\)/\1/p" "$WLOG")

@@ -51,7 +51,9 @@ SHM=/dev/shm
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-tput.XXXXXX")
 FVPID=
 trap '[ -n "$FVPID" ] && kill -INT $FVPID 2>/dev/null; rm -rf "$TMP" "$SHM"/fvbpf-tput.*' EXIT
-die() { echo "throughput: FAILED: $*" >&2; exit 1; }
+BENCH_TAG=throughput
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
 result() { echo "$1=$2" >>"$RESULTS"; }
 for f in "$FLOOD" "$BUILD/fvbpf" "$BUILD/tests/replay_bench"; do
 	[ -x "$f" ] || die "$f missing: run 'make all $BUILD/tests/replay_bench'"
@@ -131,8 +133,6 @@ PY
 	rm -rf "$out"
 }
 
-# median V...: the middle value (the mean of the two middle ones).
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 # spread V...: "min-max"
 spread() { printf '%s\n' "$@" | sort -g | awk 'NR==1{lo=$1} {hi=$1} END {print lo "-" hi}'; }
 # rmax V...: the largest

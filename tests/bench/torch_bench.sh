@@ -53,77 +53,14 @@ if [ ! -x "$PY" ]; then
 	exit 0
 fi
 
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
-note() { echo "bench: $*" >&2; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
 command -v bpftrace >/dev/null || die "bpftrace not found (make deps installs it)"
 command -v bpftool >/dev/null || die "bpftool not found (make deps installs it)"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-torch-bench.XXXXXX")
-PIDS=()
-STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-cleanup() {
-	local p
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -INT "$p" 2>/dev/null || true
-	done
-	sleep 0.2
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
-	done
-	sysctl -q -w kernel.bpf_stats_enabled="$STATS_WAS" >/dev/null 2>&1 || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+bpf_stats_saved   # part b turns the stats on for one round a set
 trap 'exit 130' INT TERM
-
-# wait_file FILE PATTERN SECONDS PID: until FILE has PATTERN; fails when PID dies.
-wait_file() {
-	local file=$1 pat=$2 secs=$3 pid=$4 i
-	for ((i = 0; i < secs * 20; i++)); do
-		grep -q -- "$pat" "$file" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || { sleep 0.1; grep -q -- "$pat" "$file" 2>/dev/null; return; }
-		sleep 0.05
-	done
-	return 1
-}
-
-# stop PID: SIGINT, wait (SIGKILL after 60 s); sets RC.
-stop() {
-	local pid=$1 i
-	kill -INT "$pid" 2>/dev/null || true
-	for ((i = 0; i < 1200; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid" 2>/dev/null || true; }
-	RC=0
-	wait "$pid" || RC=$?
-}
-
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-
-# start_py DIR ARGS...: a torch workload printing pid=; sets WPID, WLOG.
-start_py() {
-	local d=$1
-	shift
-	WLOG=$d/wl.log
-	"$PY" "$@" >"$WLOG" 2>&1 &
-	WPID=$!
-	PIDS+=("$WPID")
-	wait_file "$WLOG" '^pid=' 120 "$WPID" || { tail -n 15 "$WLOG" >&2; die "torch workload did not start"; }
-}
-
-# round DIR K: let round K run, wait for it.
-round() {
-	local i
-	touch "$1/go.$2"
-	for ((i = 0; i < 6000; i++)); do
-		[ -e "$1/done.$2" ] && return 0
-		kill -0 "$WPID" 2>/dev/null || break
-		sleep 0.05
-	done
-	[ -e "$1/done.$2" ] || { tail -n 15 "$WLOG" >&2; die "round $2 did not finish"; }
-}
 
 # fv_start OUTDIR ARGS...: fvbpf attached to WPID; sets FPID.
 fv_start() {
@@ -191,30 +128,30 @@ for ((s = 1; s <= SETS; s++)); do
 	start_py "$d" "$ROOT/tests/bench/torch_op_cost.py" "$d" "$N" 6
 	LIB=$(awk '$6 ~ /libtorch_cpu\.so$/ {print $6; exit}' "/proc/$WPID/maps")
 	[ -n "$LIB" ] || die "the workload maps no libtorch_cpu.so"
-	round "$d" 0                                                      # A
+	go_round "$d" 0                                                   # A
 	bt_start "$d/bte" "uprobe:$LIB:$FN { @e = count(); }"             # E
-	round "$d" 1
+	go_round "$d" 1
 	stop "$BPID"
 	[ "$(bt_count "$d/bte" e)" = $((N + 1)) ] || die "bpftrace counted $(bt_count "$d/bte" e) entries, expected $((N + 1))"
 	fv_start "$d/fo" -r 'torch:no_such_scope'                         # B
-	round "$d" 2
+	go_round "$d" 2
 	fv_stop "$d/fo"
 	[ "$(seg_adds "$d/fo")" = 0 ] || die "fvbpf recorded ops outside segments"
 	fv_start "$d/fi" -r 'torch:bench_round'                           # C
-	round "$d" 3
+	go_round "$d" 3
 	fv_stop "$d/fi"
 	cp "$d/fi.stderr" "$TMP/probed"
 	[ "$(seg_adds "$d/fi")" = $((N + 1)) ] || die "fvbpf recorded $(seg_adds "$d/fi") torch.add in segments, expected $((N + 1))"
 	ATT+=("$(python3 -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["processes"][0]["torch"]["attach_ms"])' "$d/fi/manifest.json")")
 	bt_start "$d/btd" "uprobe:$LIB:$FN { @e = count(); } uretprobe:$LIB:$FN { @r = count(); }"  # D
-	round "$d" 4
+	go_round "$d" 4
 	stop "$BPID"
 	[ "$(bt_count "$d/btd" r)" = $((N + 1)) ] || die "bpftrace counted $(bt_count "$d/btd" r) returns, expected $((N + 1))"
 	# b: the same as C, with BPF statistics on (not timed)
 	fv_start "$d/fs" -r 'torch:bench_round'
 	sysctl -q -w kernel.bpf_stats_enabled=1
 	read -r ns0 cnt0 < <(prog_stats "$FPID")
-	round "$d" 5
+	go_round "$d" 5
 	read -r ns1 cnt1 < <(prog_stats "$FPID")
 	sysctl -q -w kernel.bpf_stats_enabled="$STATS_WAS"
 	fv_stop "$d/fs"
@@ -250,18 +187,9 @@ trow "E  bpftrace uprobe count (a bare uprobe)" "$ME" "$OE" "${E[@]}"
 trow "B  fvbpf, all torch probes, outside segments" "$MB" "$OB" "${B[@]}"
 trow "C  fvbpf, all torch probes, inside a segment" "$MC" "$OC" "${C[@]}"
 trow "D  bpftrace uprobe+uretprobe count (entry+return)" "$MD" "$OD" "${D[@]}"
-verdict() { # LABEL NUM DEN TARGET
-	local ratio v
-	if awk "BEGIN{exit !($3 > 0)}"; then
-		ratio=$(awk "BEGIN{printf \"%.2f\", $2/$3}")
-		if awk "BEGIN{exit !($ratio <= $4)}"; then v=PASS; else v="ABOVE TARGET"; fi
-		printf '   %-60s %5sx   (target: at most %sx)   %s\n' "$1" "$ratio" "$4" "$v"
-	else
-		printf '   %-60s   n/a (the reference cost is within noise of A)\n' "$1"
-	fi
-}
-verdict "inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" 1.25
-verdict "outside segments, fvbpf / a bare uprobe:" "$OB" "$OE" 1.1
+RATIO_LABEL='   %-60s' RATIO_NA_TARGET=0
+ratio_verdict "inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" 1.25
+ratio_verdict "outside segments, fvbpf / a bare uprobe:" "$OB" "$OE" 1.1
 echo "   attach with all $(grep -o '[0-9]* torch operators, [0-9]* autograd nodes' "$TMP/probed" | head -1) probed (one uprobe_multi link): ${MATT} ms (per set: ${ATT[*]})"
 echo "   where an op's $OC ns go inside a segment: trap of a bare uprobe (E-A) $OE ns;"
 echo "     BPF torch_call $MBPF ns a run x 2 runs (entry, return; bpf_stats, ring reserve+submit included);"
@@ -274,14 +202,14 @@ for ((s = 1; s <= SETS; s++)); do
 	d=$TMP/step.$s
 	mkdir -p "$d"
 	start_py "$d" "$ROOT/tests/workloads/torch_train.py" time "$d" 4 "$STEPS" 3
-	round "$d" 0
+	go_round "$d" 0
 	fv_start "$d/fo" -r 'torch:no_such_scope'
-	round "$d" 1
+	go_round "$d" 1
 	fv_stop "$d/fo"
 	fv_start "$d/fi" --step-by "$STEP_SCOPE"
-	round "$d" 2
+	go_round "$d" 2
 	fv_stop "$d/fi"
-	round "$d" 3
+	go_round "$d" 3
 	stop "$WPID"
 	EVS+=("$(python3 -c 'import json,glob,sys
 f=sorted(glob.glob(sys.argv[1]+"/summary_*_step.json"))

@@ -22,7 +22,9 @@ NEW=${BENCH_TREE_NEW:-20}
 TMP=$(mktemp -d /tmp/fvbpf-tree-bench.XXXXXX)
 LAUNCHER=
 
-die() { echo "bench: FAILED: $*" >&2; exit 1; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+# not bench_cleanup: the launcher's children are not in PIDS, and KEEP keeps TMP
 cleanup() {
 	[ -n "$LAUNCHER" ] && kill "$LAUNCHER" 2>/dev/null
 	pkill -f "$LAT" 2>/dev/null
@@ -30,9 +32,6 @@ cleanup() {
 }
 trap cleanup EXIT
 KEEP=${BENCH_TREE_KEEP:-}
-now() { date +%s.%N; }
-ms() { awk "BEGIN{printf \"%.1f\", ($2-$1)*1000}"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 [ -x "$LAT" ] || die "$LAT not built (make)"
 

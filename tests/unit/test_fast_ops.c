@@ -48,14 +48,20 @@ static struct fvbpf_fast_ring *ring(uint8_t *map, uint32_t i)
 	return (struct fvbpf_fast_ring *)(map + fvbpf_fast_ring_off(i));
 }
 
+/* Where ring @i's next record goes: its head, within the ring. */
+static void *at_head(uint8_t *map, uint32_t i)
+{
+	struct fvbpf_fast_ring *r = ring(map, i);
+
+	return (uint8_t *)(r + 1) + r->head % FVBPF_FAST_RING_BYTES;
+}
+
 /* A begin record named @name at the ring's head (no sequence number). */
 static struct fvbpf_fast_rec *put_begin(uint8_t *map, uint32_t i, uint8_t kind, uint32_t tid, uint64_t ts,
 		      const char *name)
 {
-	struct fvbpf_fast_ring *r = ring(map, i);
 	uint32_t len = (uint32_t)strlen(name), size = (FVBPF_FAST_BEGIN_SIZE + len + 7) & ~7u;
-	struct fvbpf_fast_rec *rec = (struct fvbpf_fast_rec *)((uint8_t *)(r + 1) +
-							       r->head % FVBPF_FAST_RING_BYTES);
+	struct fvbpf_fast_rec *rec = at_head(map, i);
 
 	memset(rec, 0, size);
 	rec->kind = kind;
@@ -65,30 +71,26 @@ static struct fvbpf_fast_rec *put_begin(uint8_t *map, uint32_t i, uint8_t kind, 
 	rec->name_len = len;
 	rec->seq_nr = -1;
 	memcpy(rec + 1, name, len);
-	r->head += size;
+	ring(map, i)->head += size;
 	return rec;
 }
 
 static void put_end(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts)
 {
-	struct fvbpf_fast_ring *r = ring(map, i);
-	struct fvbpf_fast_rec *rec = (struct fvbpf_fast_rec *)((uint8_t *)(r + 1) +
-							       r->head % FVBPF_FAST_RING_BYTES);
+	struct fvbpf_fast_rec *rec = at_head(map, i);
 
 	memset(rec, 0, FVBPF_FAST_END_SIZE);
 	rec->kind = FVBPF_FAST_END;
 	rec->size = FVBPF_FAST_END_SIZE;
 	rec->tid = tid;
 	rec->ts_ns = ts;
-	r->head += FVBPF_FAST_END_SIZE;
+	ring(map, i)->head += FVBPF_FAST_END_SIZE;
 }
 
 /* A STACK record of @n frames (code 0x1000 + 16 i, instr 0x2000 + i). */
 static void put_stack(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts, uint32_t n)
 {
-	struct fvbpf_fast_ring *r = ring(map, i);
-	struct fvbpf_fast_stack *rec = (struct fvbpf_fast_stack *)((uint8_t *)(r + 1) +
-								   r->head % FVBPF_FAST_RING_BYTES);
+	struct fvbpf_fast_stack *rec = at_head(map, i);
 	uint64_t *fr = (uint64_t *)(rec + 1);
 	uint32_t k;
 
@@ -102,7 +104,25 @@ static void put_stack(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts, uint3
 		fr[2 * k] = 0x1000 + 16 * k;
 		fr[2 * k + 1] = 0x2000 + k;
 	}
-	r->head += rec->size;
+	ring(map, i)->head += rec->size;
+}
+
+/* Sealed rings, memset @f open on them; the memfd (close_rings ends all). */
+static int open_rings(struct fast_ops *f, uint8_t **map)
+{
+	int fd;
+
+	memset(f, 0, sizeof(*f));
+	fd = make_rings(true, FVBPF_FAST_BYTES, map);
+	CHECK_EQ(fast_ops_open(f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	return fd;
+}
+
+static void close_rings(struct fast_ops *f, uint8_t *map, int fd)
+{
+	fast_ops_close(f);
+	munmap(map, FVBPF_FAST_BYTES);
+	close(fd);
 }
 
 static void test_open_refuses(void)
@@ -194,9 +214,7 @@ static void test_wrap(void)
 	CHECK_EQ(rec.fwd_tid, 1);
 	CHECK_STR(name, "AddmmBackward0");
 	CHECK_EQ(r->tail % FVBPF_FAST_RING_BYTES, 0);
-	fast_ops_close(&f);
-	munmap(map, FVBPF_FAST_BYTES);
-	close(fd);
+	close_rings(&f, map, fd);
 }
 
 /* Each broken ring: peek says -1 once, counts it, and the tail is the head. */
@@ -231,9 +249,7 @@ static void test_stack_records(void)
 	uint8_t *map;
 	int fd;
 
-	memset(&f, 0, sizeof(f));
-	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	fd = open_rings(&f, &map);
 	put_stack(map, 1, 42, 100, 3);
 	put_begin(map, 1, FVBPF_FAST_OP, 42, 100, "aten::linear");
 	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 2);
@@ -269,9 +285,7 @@ static void test_stack_records(void)
 	expect_broken(&f, map, "stack shorter than its fixed part");
 	put_stack(map, 1, 1, 1, FVBPF_PY_DEPTH_MAX + 1);
 	expect_broken(&f, map, "stack deeper than a walk goes");
-	fast_ops_close(&f);
-	munmap(map, FVBPF_FAST_BYTES);
-	close(fd);
+	close_rings(&f, map, fd);
 }
 
 static void test_hostile_rings(void)
@@ -280,9 +294,7 @@ static void test_hostile_rings(void)
 	uint8_t *map;
 	int fd;
 
-	memset(&f, 0, sizeof(f));
-	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	fd = open_rings(&f, &map);
 	ring(map, 1)->head = ring(map, 1)->tail - 8;
 	expect_broken(&f, map, "head behind tail");
 	ring(map, 1)->head += 2ull * FVBPF_FAST_RING_BYTES;
@@ -315,9 +327,7 @@ static void test_hostile_rings(void)
 	ring(map, 1)->head = ring(map, 1)->tail = 3ull * FVBPF_FAST_RING_BYTES - 16;
 	put_begin(map, 1, FVBPF_FAST_OP, 1, 1, "aten::x");
 	expect_broken(&f, map, "record across the end");
-	fast_ops_close(&f);
-	munmap(map, FVBPF_FAST_BYTES);
-	close(fd);
+	close_rings(&f, map, fd);
 }
 
 /* Random rings: every peek ends (2, 1, 0 or -1), never reads out of the map
@@ -332,9 +342,7 @@ static void test_random_rings(void)
 	uint8_t *map, *data;
 	int fd, ret, steps;
 
-	memset(&f, 0, sizeof(f));
-	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	fd = open_rings(&f, &map);
 	r = ring(map, 2);
 	data = (uint8_t *)(r + 1);
 	for (it = 0; it < 3000; it++) {
@@ -358,9 +366,7 @@ static void test_random_rings(void)
 		}
 		CHECK(steps < 1000);
 	}
-	fast_ops_close(&f);
-	munmap(map, FVBPF_FAST_BYTES);
-	close(fd);
+	close_rings(&f, map, fd);
 }
 
 static void test_torch_version(void)
