@@ -56,6 +56,12 @@ fv_round() { # DIR K OUT ARGS...: fvbpf inside round K's segment
 	PIDS+=("$FPID")
 	wait_file "$o.stderr" 'fvbpf: tracing' 300 "$FPID" ||
 		{ tail -n 15 "$o.stderr" >&2; die "fvbpf did not attach"; }
+	# --record-shapes: the plans are built after the attach (seconds when
+	# not cached); operators before them have no shapes
+	case " $* " in *" --record-shapes "*)
+		wait_file "$o.stderr" 'shapes of [0-9]' 300 "$FPID" ||
+			{ tail -n 15 "$o.stderr" >&2; die "fvbpf built no shape plans"; } ;;
+	esac
 	go_round "$d" "$k"
 	stop "$FPID"
 	[ "$RC" -eq 0 ] || { tail -n 15 "$o.stderr" >&2; die "fvbpf exited with status $RC"; }
