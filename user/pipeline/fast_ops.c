@@ -279,27 +279,37 @@ static void deliver(struct session *s, struct session_target *t, const struct fv
 	torch_events_fast(s, t, &ev, rec->kind == FVBPF_FAST_END ? NULL : &sq);
 }
 
-/* The next operator record of ring @i (fast_ops_peek's 1 or 0), its STACK
- * records handed on to the stack table on the way: each is its begin's,
- * just behind it on the same ring. */
-static int next_rec(struct session *s, struct session_target *t, uint32_t i,
-		    struct fvbpf_fast_rec *rec, char *name)
+/* The record at ring @i's tail (fast_ops_peek's 2, 1 or 0), past broken ones. */
+static int next_rec(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name)
 {
-	struct fast_ops *f = &t->fast;
 	int r;
 
-	for (;;) {
-		r = fast_ops_peek(f, i, rec, name);
-		if (r < 0)
-			continue;
-		if (r != 2)
-			return r;
-		f->stack->hdr.tgid = (uint32_t)t->proc.pid;
-		f->stacks++;
-		if (t->pystk && s->pystacks)
-			pystack_record(s->pystacks, t->pystk, f->stack, f->stack->hdr.size);
-		advance(f, i, rec->size);
-	}
+	while ((r = fast_ops_peek(f, i, rec, name)) < 0)
+		;
+	return r;
+}
+
+/*
+ * The STACK record at ring @i's tail to the stack table, in time order as
+ * BPF's record would be: just before its operator (same thread, same ts),
+ * never at a peek, when other threads' stacks could take its thread's
+ * pending slot or it could come before records older than it.  Read again
+ * here (f->stack holds the last one peeked, maybe another ring's): true
+ * when it was, and the caller moves past it.
+ */
+static bool take_stack(struct session *s, struct session_target *t, uint32_t i)
+{
+	struct fast_ops *f = &t->fast;
+	struct fvbpf_fast_rec rec;
+	char name[FVBPF_FAST_NAME + 1];
+
+	if (fast_ops_peek(f, i, &rec, name) != 2)
+		return false; /* changed since: skipped and counted, or read as it is now */
+	f->stack->hdr.tgid = (uint32_t)t->proc.pid;
+	f->stacks++;
+	if (t->pystk && s->pystacks)
+		pystack_record(s->pystacks, t->pystk, f->stack, f->stack->hdr.size);
+	return true;
 }
 
 void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
@@ -315,7 +325,7 @@ void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 		return; /* nothing there can be older: the last scan said so */
 	scan_ns = clock_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < f->nrings; i++)
-		have[i] = next_rec(s, t, i, &recs[i], names[i]) == 1;
+		have[i] = next_rec(f, i, &recs[i], names[i]) > 0;
 	for (;;) {
 		best = UINT32_MAX;
 		for (i = 0; i < f->nrings; i++)
@@ -324,9 +334,13 @@ void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 				best = i;
 		if (best == UINT32_MAX)
 			break;
-		deliver(s, t, &recs[best], names[best]);
-		advance(f, best, recs[best].size);
-		have[best] = next_rec(s, t, best, &recs[best], names[best]) == 1;
+		if (recs[best].kind != FVBPF_FAST_STACK) {
+			deliver(s, t, &recs[best], names[best]);
+			advance(f, best, recs[best].size);
+		} else if (take_stack(s, t, best)) {
+			advance(f, best, recs[best].size);
+		}
+		have[best] = next_rec(f, best, &recs[best], names[best]) > 0;
 	}
 	/* A record not there yet is younger than this scan (give or take the
 	 * few ns between its timestamp and its commit). */
