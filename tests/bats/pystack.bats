@@ -317,5 +317,5 @@ hostile() {
 	assert_output "1"
 	rm -rf "$OUT"
 	hostile version
-	grep -q -- '--with-stack: CPython 3.14 in .*libpython3.11.so.1.0 is not supported (3.11 to 3.13 are)' "$FV_ERR"
+	grep -q -- '--with-stack: CPython 3.14 in .*libpython3.11.so.1.0 is not supported (3.10 to 3.13 are)' "$FV_ERR"
 }

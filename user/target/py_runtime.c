@@ -228,20 +228,19 @@ static int map_cb(const struct proc_map *m, void *arg)
 
 /*
  * 3.10 names a thread state's thread by its pthread_t, the thread pointer
- * BPF compares with the fs base: it must be one (a TCB pointing at itself),
- * and the main thread's is the one whose glibc tid is the pid.
+ * BPF compares with the fs base: the main thread's must be one (a TCB
+ * pointing at itself) whose glibc tid is the pid.  Another thread's may be
+ * gone (a state not yet cleared): not the main thread, not an error.
  */
-static int thread_is_main(pid_t pid, const struct py_layout *L, uint64_t name)
+static bool thread_is_main(pid_t pid, const struct py_layout *L, uint64_t name)
 {
 	uint64_t self;
 	uint32_t tid;
 
 	if (!L->frame_object)
 		return name == (uint64_t)pid;
-	if (read_u64(pid, name, &self) || self != name ||
-	    py_mem_read(pid, name + GLIBC_PTHREAD_TID, &tid, sizeof(tid)))
-		return -1;
-	return tid == (uint32_t)pid;
+	return !read_u64(pid, name, &self) && self == name &&
+	       !py_mem_read(pid, name + GLIBC_PTHREAD_TID, &tid, sizeof(tid)) && tid == (uint32_t)pid;
 }
 
 /* The live interpreter agrees with the layout: the main thread is in the
@@ -250,7 +249,7 @@ static int check_layout(pid_t pid, const struct py_runtime *r)
 {
 	const struct py_layout *L = r->lay;
 	uint64_t interp, ts, back, tid;
-	int i, main;
+	int i;
 
 	if (read_u64(pid, r->runtime + L->rt_interp_head, &interp) || !interp ||
 	    read_u64(pid, interp + L->interp_threads, &ts))
@@ -259,10 +258,7 @@ static int check_layout(pid_t pid, const struct py_runtime *r)
 		if (read_u64(pid, ts + L->ts_interp, &back) || back != interp ||
 		    read_u64(pid, ts + L->ts_native_tid, &tid))
 			return -EPROTO;
-		main = thread_is_main(pid, L, tid);
-		if (main < 0)
-			return -EPROTO;
-		if (main)
+		if (thread_is_main(pid, L, tid))
 			return 0;
 		if (read_u64(pid, ts + L->ts_next, &ts))
 			return -EPROTO;
