@@ -65,6 +65,19 @@ static __always_inline long py_read(__u64 addr, __u64 *v)
 	return addr ? bpf_probe_read_user(v, sizeof(*v), (const void *)addr) : -1;
 }
 
+/* How a thread state names its thread: the kernel's tid, or for 3.10 the
+ * pthread_t, which on x86-64 glibc is the thread pointer (the fs base). */
+static __always_inline __u64 py_thread_name(const struct fvbpf_py_cfg *cfg, __u64 pid_tgid)
+{
+	if (!(cfg->mode & FVBPF_PY_FRAME_OBJECT))
+		return (__u32)pid_tgid;
+#if defined(__TARGET_ARCH_x86)
+	return bpf_get_current_task_btf()->thread.fsbase;
+#else
+	return 0; /* no thread pointer known here: never matches */
+#endif
+}
+
 /* This thread's entry (its PyThreadState): the cached one if it still
  * names this thread, else after a bounded walk of the interpreter's thread
  * list; NULL when the thread runs no Python. */
@@ -72,10 +85,12 @@ static __always_inline struct fvbpf_py_tstate *py_tstate(const struct fvbpf_py_c
 							 __u64 pid_tgid)
 {
 	struct fvbpf_py_tstate *c, nv = {};
-	__u64 ts, now, in, v;
-	__u32 tid = (__u32)pid_tgid, i;
+	__u64 ts, now, in, v, tid = py_thread_name(cfg, pid_tgid);
+	__u32 i;
 	bool fault;
 
+	if (!tid)
+		return NULL;
 	c = bpf_map_lookup_elem(&py_tstates, &pid_tgid);
 	if (c && c->tstate && py_read_u64(c->tstate + cfg->ts_native_tid) == tid)
 		return c;
@@ -119,7 +134,7 @@ static __always_inline struct fvbpf_py_tstate *py_tstate(const struct fvbpf_py_c
  * with --record-shapes calls down three more levels; BPF allows 512 bytes). */
 static __noinline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns, __u64 sp)
 {
-	__u64 win[16] = {}, frame, first = 0, first_instr = 0, owner;
+	__u64 win[16] = {}, frame, first = 0, first_instr = 0, owner, imask;
 	struct fvbpf_pystack_event *ev;
 	struct fvbpf_py_tstate *st;
 	struct fvbpf_py_cfg *cfg;
@@ -136,9 +151,11 @@ static __noinline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns, __u
 	frame = py_read_u64(st->tstate + cfg->ts_cframe);
 	if (cfg->cf_current != FVBPF_PY_NO_CFRAME)
 		frame = py_read_u64(frame + cfg->cf_current);
+	/* 3.10's f_lasti is an int: the next one is f_lineno */
+	imask = cfg->mode & FVBPF_PY_FRAME_OBJECT ? 0xffffffffull : ~0ull;
 	if (sp && st->op_sp && sp < st->op_sp && frame && frame == st->op_frame &&
-	    !bpf_probe_read_user(win, FVBPF_PY_WINDOW, (const void *)frame) &&
-	    win[(cfg->fr_instr >> 3) & 15] == st->op_instr)
+	    !bpf_probe_read_user(win, FVBPF_PY_WINDOW, (const void *)(frame + cfg->fr_base)) &&
+	    (win[(cfg->fr_instr >> 3) & 15] & imask) == st->op_instr)
 		return PY_SAME;
 	ev = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!ev)
@@ -152,18 +169,18 @@ static __noinline int py_stack_emit(__u32 slot, __u64 pid_tgid, __u64 ts_ns, __u
 			ev->flags |= FVBPF_PYSTACK_CUT;
 			break;
 		}
-		if (bpf_probe_read_user(win, FVBPF_PY_WINDOW, (const void *)frame)) {
+		if (bpf_probe_read_user(win, FVBPF_PY_WINDOW, (const void *)(frame + cfg->fr_base))) {
 			ev->flags |= FVBPF_PYSTACK_FAULT;
 			break;
 		}
 		if (!i)
-			first_instr = win[(cfg->fr_instr >> 3) & 15];
+			first_instr = win[(cfg->fr_instr >> 3) & 15] & imask;
 		owner = (win[(cfg->fr_owner >> 3) & 15] >> ((cfg->fr_owner & 7) * 8)) & 0xff;
 		/* an entry frame of C code (3.12+) has no Python line: code 0,
 		 * which user space leaves out */
 		ev->frames[i].code = cfg->owner_cstack && owner == cfg->owner_cstack ?
 					     0 : win[(cfg->fr_code >> 3) & 15];
-		ev->frames[i].instr = win[(cfg->fr_instr >> 3) & 15];
+		ev->frames[i].instr = win[(cfg->fr_instr >> 3) & 15] & imask;
 		frame = win[(cfg->fr_previous >> 3) & 15];
 		n = i + 1;
 	}

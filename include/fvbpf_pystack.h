@@ -11,6 +11,12 @@
  * GIL before they call the dispatcher, so at an operator's entry the
  * calling thread does not hold it.  Then tstate->cframe->current_frame and
  * ->previous, at most FVBPF_PY_DEPTH_MAX frames, one bounded read each.
+ *
+ * CPython 3.10 (FVBPF_PY_FRAME_OBJECT): no native_thread_id, its thread
+ * states name their thread by thread_id, the pthread_t, which on x86-64
+ * glibc is the thread pointer (the fs base, read by BPF from the task);
+ * the frames are PyFrameObjects (tstate->frame, ->f_back, ->f_code) and
+ * the instruction is f_lasti, an int index of code units.
  */
 #ifndef FVBPF_PYSTACK_H
 #define FVBPF_PYSTACK_H
@@ -21,7 +27,8 @@
 #define FVBPF_PY_DEPTH_MAX 128   /* frames copied, innermost first */
 #define FVBPF_PY_THREADS_MAX 64  /* thread states looked at per lookup */
 #define FVBPF_PY_WINDOW 80       /* bytes read from a frame: offsets below this */
-#define FVBPF_PY_NO_CFRAME 0xffff /* cf_current: the thread state holds the frame itself (3.13) */
+#define FVBPF_PY_NO_CFRAME 0xffff /* cf_current: the thread state holds the frame itself (3.13, 3.10) */
+#define FVBPF_PY_FRAME_OBJECT 0x1 /* mode: 3.10, see above */
 
 /* Map "py_cfg", by the process's slot: what the loader measured. */
 struct fvbpf_py_cfg {
@@ -30,16 +37,21 @@ struct fvbpf_py_cfg {
 	__u64 interp_head;      /* address of _PyRuntime.interpreters.head */
 	__u16 interp_threads;   /* PyInterpreterState.threads.head */
 	__u16 ts_next;          /* PyThreadState.next */
-	__u16 ts_native_tid;    /* PyThreadState.native_thread_id */
-	__u16 ts_cframe;        /* PyThreadState.cframe (3.11, 3.12), .current_frame (3.13) */
+	__u16 ts_native_tid;    /* PyThreadState.native_thread_id (3.10: .thread_id) */
+	__u16 ts_cframe;        /* PyThreadState.cframe (3.11, 3.12), .current_frame (3.13),
+				 * .frame (3.10) */
 	__u16 cf_current;       /* _PyCFrame.current_frame, FVBPF_PY_NO_CFRAME: none */
-	__u16 fr_code;          /* _PyInterpreterFrame.f_code: 8-aligned, < FVBPF_PY_WINDOW */
+	__u16 fr_code;          /* _PyInterpreterFrame.f_code, less fr_base: 8-aligned,
+				 * < FVBPF_PY_WINDOW */
 	__u16 fr_previous;      /* .previous, likewise */
-	__u16 fr_instr;         /* .prev_instr (.instr_ptr in 3.13), likewise */
+	__u16 fr_instr;         /* .prev_instr (.instr_ptr in 3.13, the int f_lasti in 3.10),
+				 * likewise */
 	__u16 fr_owner;         /* .owner (a byte), < FVBPF_PY_WINDOW */
 	__u16 owner_cstack;     /* FRAME_OWNED_BY_CSTACK (3.12+): frames that are not
 				 * Python code, skipped; 0: none */
-	__u32 pad;
+	__u8 fr_base;           /* the window starts at frame + fr_base */
+	__u8 mode;              /* FVBPF_PY_FRAME_OBJECT or 0 */
+	__u16 pad;
 };
 
 #define FVBPF_PYSTACK_CUT 0x1u      /* more frames than depth */

@@ -22,7 +22,7 @@
  * forms, long forms (big jumps, multi-line spans), and no location. */
 static const char py_script[] =
 	"import sys\n"
-	"assert sys.version_info[:2] >= (3, 11)\n"
+	"assert sys.version_info[:2] >= (3, 10)\n"
 	"src = '''\n"
 	"def a(x):\n"
 	"    y = x + 1\n"
@@ -59,8 +59,9 @@ static const char py_script[] =
 	"                print(u, l or 0)\n"
 	"        print('end')\n";
 
-/* The location table of 3.11 is also 3.12's and 3.13's: each one found. */
-static void linetable_against(const char *python)
+/* The location table of 3.11 is also 3.12's and 3.13's: each one found;
+ * 3.10's co_linetable (@v310) maps byte addresses, two a code unit. */
+static void linetable_against(const char *python, int v310)
 {
 	char line[65536], cmd[320];
 	uint8_t tab[16384];
@@ -104,7 +105,8 @@ static void linetable_against(const char *python)
 			continue;
 		}
 		if (sscanf(line, "%ld %ld", &u, &l) == 2) {
-			int got = py311_addr2line(tab, len, first, u);
+			int got = v310 ? py310_addr2line(tab, len, first, 2 * (int64_t)u)
+				       : py311_addr2line(tab, len, first, u);
 
 			if (got != l)
 				printf("# unit %ld: %d, CPython %ld\n", u, got, l);
@@ -128,9 +130,10 @@ static void test_linetable_cpython(void)
 	FILE *p = popen("python3.11 -c 1 2>/dev/null", "r");
 
 	CHECK(p && pclose(p) == 0);
-	linetable_against("python3.11");
-	linetable_against("python3.12");
-	linetable_against("python3.13");
+	linetable_against("python3.11", 0);
+	linetable_against("python3.12", 0);
+	linetable_against("python3.13", 0);
+	linetable_against("python3.10", 1);
 }
 
 static void test_linetable_hostile(void)
@@ -153,6 +156,40 @@ static void test_linetable_hostile(void)
 	CHECK_EQ(py311_addr2line(ok, sizeof(ok), 7, 1), 9);
 	CHECK_EQ(py311_addr2line(ok, sizeof(ok), 7, 2), 10);
 	CHECK_EQ(py311_addr2line(ok, sizeof(ok), 7, 3), 0);
+}
+
+/* 3.10's pairs (byte delta, line delta), -128: no line. */
+static void test_linetable310_hostile(void)
+{
+	const uint8_t ok[] = { 4, 2, 0, 1, 2, 1, 2, 0x80, 2, 3 };
+	const uint8_t big[] = { 2, 127, 2, 127 };
+	const uint8_t neg[] = { 2, 0x80 + 1 /* -127 */ };
+
+	CHECK_EQ(py310_addr2line(NULL, 0, 7, 0), 0);
+	CHECK_EQ(py310_addr2line(NULL, 0, 7, -2), 7);
+	CHECK_EQ(py310_addr2line(ok, sizeof(ok), 7, 0), 9);
+	CHECK_EQ(py310_addr2line(ok, sizeof(ok), 7, 3), 9);
+	/* the empty range (0, +1) moves the line, holds no address */
+	CHECK_EQ(py310_addr2line(ok, sizeof(ok), 7, 4), 11);
+	CHECK_EQ(py310_addr2line(ok, sizeof(ok), 7, 6), 0);  /* no line */
+	CHECK_EQ(py310_addr2line(ok, sizeof(ok), 7, 8), 14); /* after it: the line before + 3 */
+	CHECK_EQ(py310_addr2line(ok, sizeof(ok), 7, 10), 0); /* past the table */
+	CHECK_EQ(py310_addr2line(ok, sizeof(ok) - 1, 7, 8), 0); /* a half pair is no pair */
+	CHECK_EQ(py310_addr2line(big, sizeof(big), 1 << 30, 2), 0);
+	CHECK_EQ(py310_addr2line(neg, sizeof(neg), 7, 0), 0);
+
+	/* a 3.10 frame's instruction is f_lasti, a code unit's index (BPF
+	 * keeps its 32 bits): -1 before the first, as CPython says */
+	struct py_runtime r = { .lay = py_layout_for(3, 10) };
+	struct py_code c = { .firstlineno = 7, .table = (uint8_t *)ok, .ntable = sizeof(ok) };
+
+	CHECK(r.lay && r.lay->frame_object);
+	if (!r.lay)
+		return;
+	CHECK_EQ(py_code_line(&r, &c, 0xffffffffu), 7);
+	CHECK_EQ(py_code_line(&r, &c, 2), 11);
+	CHECK_EQ(py_code_line(&r, &c, 4), 14);
+	CHECK_EQ(py_code_line(&r, &c, 0x7fffffffu), 0);
 }
 
 /* Fake objects in this process, laid out as 3.11's. */
@@ -355,6 +392,7 @@ int main(void)
 {
 	RUN(test_linetable_cpython);
 	RUN(test_linetable_hostile);
+	RUN(test_linetable310_hostile);
 	RUN(test_code_hostile);
 	RUN(test_fold);
 	UNIT_DONE();

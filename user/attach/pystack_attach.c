@@ -57,16 +57,18 @@ static int put_cfg(struct session *s, struct session_target *t, unsigned int slo
 		.interp_head = t->pystk->rt.runtime + L->rt_interp_head,
 		.interp_threads = L->interp_threads, .ts_next = L->ts_next,
 		.ts_native_tid = L->ts_native_tid, .ts_cframe = L->ts_cframe,
-		.cf_current = L->cf_current, .fr_code = L->fr_code,
-		.fr_previous = L->fr_previous, .fr_instr = L->fr_instr,
-		.fr_owner = L->fr_owner, .owner_cstack = L->owner_cstack,
+		.cf_current = L->cf_current, .fr_code = L->fr_code - L->fr_base,
+		.fr_previous = L->fr_previous - L->fr_base, .fr_instr = L->fr_instr - L->fr_base,
+		.fr_owner = L->fr_owner - L->fr_base, .owner_cstack = L->owner_cstack,
+		.fr_base = L->fr_base, .mode = L->frame_object ? FVBPF_PY_FRAME_OBJECT : 0,
 	};
 	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PY_CFG);
 
-	/* BPF picks the fields out of one FVBPF_PY_WINDOW-byte read */
-	if ((L->fr_code | L->fr_previous | L->fr_instr) & 7 ||
-	    L->fr_code >= FVBPF_PY_WINDOW || L->fr_previous >= FVBPF_PY_WINDOW ||
-	    L->fr_instr >= FVBPF_PY_WINDOW || L->fr_owner >= FVBPF_PY_WINDOW)
+	/* BPF picks the fields out of one FVBPF_PY_WINDOW-byte read at fr_base */
+	if (L->fr_code < L->fr_base || L->fr_previous < L->fr_base || L->fr_instr < L->fr_base ||
+	    L->fr_owner < L->fr_base || (cfg.fr_code | cfg.fr_previous | cfg.fr_instr) & 7 ||
+	    cfg.fr_code >= FVBPF_PY_WINDOW || cfg.fr_previous >= FVBPF_PY_WINDOW ||
+	    cfg.fr_instr >= FVBPF_PY_WINDOW || cfg.fr_owner >= FVBPF_PY_WINDOW)
 		return -EPROTO;
 	if (fd < 0)
 		return fd;
@@ -80,13 +82,28 @@ static int put_cfg(struct session *s, struct session_target *t, unsigned int slo
 	if (getenv("FVBPF_TEST_BAD_PY_CFG"))
 		cfg.fr_code = cfg.fr_previous;
 #endif
-	if (t->ops == OPS_CALLBACKS && target_fast_py(&t->ctl, &cfg, sizeof(cfg)))
+	/* not 3.10's PyFrameObjects, which the library's walk does not know:
+	 * it calls its probe and BPF walks them */
+	if (t->ops == OPS_CALLBACKS && !cfg.mode && target_fast_py(&t->ctl, &cfg, sizeof(cfg)))
 		log_warn("pid %d: --with-stack: the library cannot be told where the frames are; "
 			 "BPF walks them", t->proc.pid);
 	return 0;
 }
 
 /* Launches get stacks: the loader's table says which calls launch. */
+static void log_found(pid_t pid, const struct py_runtime *r)
+{
+	char micro[16] = "";
+
+	/* 3.10 has no Py_Version: its name says 3.10, not which micro (a
+	 * Py_Version's low byte, the release level, is never 0) */
+	if (r->version & 0xff)
+		snprintf(micro, sizeof(micro), ".%lu", (r->version >> 8) & 0xff);
+	log_info("pid %d: --with-stack: CPython %lu.%lu%s in %s, _PyRuntime at 0x%llx", pid,
+		 (r->version >> 24) & 0xff, (r->version >> 16) & 0xff, micro, r->path,
+		 (unsigned long long)r->runtime);
+}
+
 static void put_apis(struct session *s)
 {
 	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PY_APIS);
@@ -125,7 +142,7 @@ void pystack_attach_target(struct session *s, struct session_target *t)
 		log_warn("pid %d: --with-stack: no CPython (libpython3*/python3* exporting "
 			 "_PyRuntime) is mapped; its operators get no Python stacks", t->proc.pid);
 	else if (err == -ENOTSUP)
-		log_warn("pid %d: --with-stack: CPython %lu.%lu in %s is not supported (3.11 to 3.13 are); "
+		log_warn("pid %d: --with-stack: CPython %lu.%lu in %s is not supported (3.10 to 3.13 are); "
 			 "its operators get no Python stacks", t->proc.pid, (r->version >> 24) & 0xff,
 			 (r->version >> 16) & 0xff, r->path);
 	else if (err)
@@ -133,9 +150,7 @@ void pystack_attach_target(struct session *s, struct session_target *t)
 			 "(%s); its operators get no Python stacks", t->proc.pid, r->path,
 			 strerror(-err));
 	else
-		log_info("pid %d: --with-stack: CPython %lu.%lu.%lu in %s, _PyRuntime at 0x%llx",
-			 t->proc.pid, (r->version >> 24) & 0xff, (r->version >> 16) & 0xff,
-			 (r->version >> 8) & 0xff, r->path, (unsigned long long)r->runtime);
+		log_found(t->proc.pid, r);
 }
 
 void pystack_target_release(struct session *s, struct session_target *t)

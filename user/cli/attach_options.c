@@ -121,7 +121,7 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 			    .def_text = "on when $FASTVIDEO_TORCH_PROFILER_WITH_STACK is set (not 0)",
 			    .help = "Give each PyTorch operator inside a segment the Python stack "
 				    "of the thread that called it (read by BPF from the "
-				    "interpreter's frames; CPython 3.11), and write per segment "
+				    "interpreter's frames; CPython 3.10 to 3.13), and write per segment "
 				    "a folded-stacks file and an SVG flame graph",
 			    .see = "[Python stacks](python-stacks.md#python-stacks---with-stack)" },
 	[AO_GROUP_BY_STACK] = { "group-by-stack", OPT_GROUP_BY_STACK, "N", AK_COUNT, 1, 16,

@@ -121,7 +121,7 @@ enum py_code_err py_code_read(const struct py_runtime *r, uint64_t addr, struct 
 
 	memset(c, 0, sizeof(*c));
 	c->addr = addr;
-	if (!L || L->co_code > sizeof(obj) || rd(r, addr, obj, L->co_code))
+	if (!L || L->co_read > sizeof(obj) || rd(r, addr, obj, L->co_read))
 		return PY_CODE_UNREADABLE;
 	if (u64_at(obj, L->ob_type) != r->code_type)
 		return PY_CODE_NOT_CODE;
@@ -216,11 +216,42 @@ int py311_addr2line(const uint8_t *tab, size_t len, int firstlineno, int64_t uni
 	return 0;
 }
 
+/*
+ * 3.10's co_linetable (Objects/lnotab_notes.txt, codeobject.c's advance()):
+ * pairs (byte delta of the address, signed line delta), -128 a range
+ * without a line; the range holding byte @addr (empty ranges hold none).
+ */
+int py310_addr2line(const uint8_t *tab, size_t len, int firstlineno, int64_t addr)
+{
+	int64_t start = 0, line = firstlineno;
+	size_t p;
+
+	if (addr < 0)
+		return firstlineno;
+	for (p = 0; p + 1 < len; p += 2) {
+		int64_t end = start + tab[p];
+		int8_t ldelta = (int8_t)tab[p + 1];
+		int has_line = ldelta != -128;
+
+		if (has_line)
+			line += ldelta;
+		if (line < 0 || line > (1 << 30))
+			return 0;
+		if (addr < end)
+			return has_line ? (int)line : 0;
+		start = end;
+	}
+	return 0;
+}
+
 int py_code_line(const struct py_runtime *r, const struct py_code *c, uint64_t instr)
 {
 	uint64_t base = c->addr + r->lay->co_code;
 	int64_t unit;
 
+	if (r->lay->frame_object) /* f_lasti: an int, a code unit's index */
+		return py310_addr2line(c->table, c->ntable, c->firstlineno,
+				       (int64_t)(int32_t)(uint32_t)instr * 2);
 	if (instr < base)
 		unit = -1;
 	else if ((instr - base) / 2 > (uint64_t)PY_LINETABLE_MAX * 8)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
  * A code object of a target's CPython, read from outside: file, qualified
- * name, first line and line table (3.11's location table, PEP 626/657).
+ * name, first line and line table (3.11's location table, PEP 626/657;
+ * 3.10's co_linetable, PEP 626).
  * Everything is the target's memory: each object's type is checked against
  * the interpreter's own type objects, every length is bounded, and a line
  * that cannot be decoded is reported as unknown (0), never guessed.
@@ -48,5 +49,8 @@ int py_code_line(const struct py_runtime *r, const struct py_code *c, uint64_t i
 /* 3.11 location table: the line of code unit @unit (-1: before the
  * first); 0 when the table has no location for it or ends before it. */
 int py311_addr2line(const uint8_t *tab, size_t len, int firstlineno, int64_t unit);
+/* 3.10 line table: the line of the instruction at byte @addr (-1 and
+ * below: before the first); 0 when no line or past the table. */
+int py310_addr2line(const uint8_t *tab, size_t len, int firstlineno, int64_t addr);
 
 #endif /* FVBPF_PY_CODE_H */

@@ -20,9 +20,27 @@
  * cpython/unicodeobject.h); these structs do not change within a minor
  * version.  3.13 is checked at attach against the _Py_DebugOffsets its
  * _PyRuntime starts with.  3.14 changed _Py_DebugOffsets and the frame
- * again, 3.10 and older have no _PyInterpreterFrame: not here.
+ * again: not here.  3.10 (pycore_runtime.h, pycore_interp.h,
+ * cpython/pystate.h, cpython/frameobject.h, cpython/code.h) chains
+ * PyFrameObjects and names its thread states by pthread_t: frame_object;
+ * it has no co_qualname (co_name instead) and its co_code is a bytes
+ * object, not inline (co_code there is only the end of what is read).
  */
 static const struct py_layout layouts[] = {
+	{
+		.major = 3, .minor = 10,
+		.rt_interp_head = 32, .interp_threads = 8 /* tstate_head */, .ts_next = 8,
+		.ts_interp = 16, .ts_native_tid = 176 /* thread_id */, .ts_cframe = 24 /* frame */,
+		.cf_current = 0xffff,
+		.fr_base = 24, .fr_code = 32, .fr_previous = 24 /* f_back */, .fr_instr = 96 /* f_lasti */,
+		.fr_owner = 24 /* none: owner_cstack 0 */, .owner_cstack = 0,
+		.frame_object = 1,
+		.ob_type = 8, .var_size = 16,
+		.co_firstlineno = 40, .co_filename = 104, .co_name = 112, .co_qualname = 112,
+		.co_linetable = 120, .co_code = 48, .co_read = 128,
+		.uni_state = 32, .uni_ascii_data = 48, .uni_compact_data = 72,
+		.bytes_data = 32,
+	},
 	{
 		.major = 3, .minor = 11,
 		.rt_interp_head = 40, .interp_threads = 16, .ts_next = 8, .ts_interp = 16,
@@ -31,7 +49,7 @@ static const struct py_layout layouts[] = {
 		.owner_cstack = 0, /* no C-stack frames in 3.11 */
 		.ob_type = 8, .var_size = 16,
 		.co_firstlineno = 72, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-		.co_linetable = 136, .co_code = 184,
+		.co_linetable = 136, .co_code = 184, .co_read = 184,
 		.uni_state = 32, .uni_ascii_data = 48, .uni_compact_data = 72,
 		.bytes_data = 32,
 	},
@@ -43,7 +61,7 @@ static const struct py_layout layouts[] = {
 		.owner_cstack = 3,
 		.ob_type = 8, .var_size = 16,
 		.co_firstlineno = 68, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-		.co_linetable = 136, .co_code = 192,
+		.co_linetable = 136, .co_code = 192, .co_read = 192,
 		.uni_state = 32, .uni_ascii_data = 40, .uni_compact_data = 56,
 		.bytes_data = 32,
 	},
@@ -55,7 +73,7 @@ static const struct py_layout layouts[] = {
 		.fr_owner = 70, .owner_cstack = 3,
 		.ob_type = 8, .var_size = 16,
 		.co_firstlineno = 68, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-		.co_linetable = 136, .co_code = 200,
+		.co_linetable = 136, .co_code = 200, .co_read = 200,
 		.uni_state = 32, .uni_ascii_data = 40, .uni_compact_data = 56,
 		.bytes_data = 32,
 		.debug_offsets = 1,
@@ -120,6 +138,22 @@ static uint64_t to_addr(const struct find_ctx *c, uint64_t off)
 	return 0;
 }
 
+/*
+ * Py_Version is 3.11's: before it, the file's name says the version
+ * (libpython3.10.so*, python3.10) and _PyRuntime's size must be that
+ * version's sizeof(_PyRuntimeState) (672 on 3.10, x86-64); 0: not one
+ * fvbpf knows.
+ */
+static uint32_t version_before_311(const char *path, uint64_t runtime_size)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "libpython3.10.so", 16) && strcmp(base, "python3.10"))
+		return 0;
+	return runtime_size == 672 ? 0x030a0000u : 0;
+}
+
 static void try_file(struct find_ctx *c)
 {
 	static const char *const names[] = { "_PyRuntime", "Py_Version", "PyCode_Type",
@@ -134,7 +168,8 @@ static void try_file(struct find_ctx *c)
 	fd = proc_map_open(c->pid, &c->maps[0], &st, NULL, 0);
 	if (fd < 0)
 		return;
-	if (elf_file_open_fd(fd, (uint64_t)st.st_size, &ef) || elf_find_symbols(ef, names, 5, info) < 5) {
+	if (elf_file_open_fd(fd, (uint64_t)st.st_size, &ef) || elf_find_symbols(ef, names, 5, info) < 4 ||
+	    !info[0].found || !info[2].found || !info[3].found || !info[4].found) {
 		if (ef)
 			elf_file_close(ef);
 		close(fd);
@@ -146,7 +181,13 @@ static void try_file(struct find_ctx *c)
 	c->r->code_type = to_addr(c, info[2].file_off);
 	c->r->unicode_type = to_addr(c, info[3].file_off);
 	c->r->bytes_type = to_addr(c, info[4].file_off);
-	if (!c->r->runtime || !c->r->code_type || py_mem_read(c->pid, to_addr(c, info[1].file_off), &ver, 4))
+	if (!c->r->runtime || !c->r->code_type)
+		return;
+	if (!info[1].found)
+		ver = version_before_311(c->path, info[0].size);
+	else if (py_mem_read(c->pid, to_addr(c, info[1].file_off), &ver, 4))
+		return;
+	if (!ver)
 		return;
 	c->r->version = ver;
 	snprintf(c->r->path, sizeof(c->r->path), "%s", c->path);
@@ -181,6 +222,27 @@ static int map_cb(const struct proc_map *m, void *arg)
 	return 0;
 }
 
+/* x86-64 glibc's struct pthread: the TCB starts with a pointer to itself
+ * (the TLS ABI), and its tid is at 0x2d0 (glibc 2.26 to 2.36 at least). */
+#define GLIBC_PTHREAD_TID 0x2d0
+
+/*
+ * 3.10 names a thread state's thread by its pthread_t, the thread pointer
+ * BPF compares with the fs base: the main thread's must be one (a TCB
+ * pointing at itself) whose glibc tid is the pid.  Another thread's may be
+ * gone (a state not yet cleared): not the main thread, not an error.
+ */
+static bool thread_is_main(pid_t pid, const struct py_layout *L, uint64_t name)
+{
+	uint64_t self;
+	uint32_t tid;
+
+	if (!L->frame_object)
+		return name == (uint64_t)pid;
+	return !read_u64(pid, name, &self) && self == name &&
+	       !py_mem_read(pid, name + GLIBC_PTHREAD_TID, &tid, sizeof(tid)) && tid == (uint32_t)pid;
+}
+
 /* The live interpreter agrees with the layout: the main thread is in the
  * thread list, and every thread state there names this interpreter. */
 static int check_layout(pid_t pid, const struct py_runtime *r)
@@ -196,7 +258,7 @@ static int check_layout(pid_t pid, const struct py_runtime *r)
 		if (read_u64(pid, ts + L->ts_interp, &back) || back != interp ||
 		    read_u64(pid, ts + L->ts_native_tid, &tid))
 			return -EPROTO;
-		if (tid == (uint64_t)pid)
+		if (thread_is_main(pid, L, tid))
 			return 0;
 		if (read_u64(pid, ts + L->ts_next, &ts))
 			return -EPROTO;

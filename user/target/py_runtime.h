@@ -19,10 +19,15 @@ struct py_layout {
 	/* runtime and threads (BPF) */
 	uint16_t rt_interp_head, interp_threads, ts_next, ts_interp, ts_native_tid, ts_cframe;
 	uint16_t cf_current, fr_code, fr_previous, fr_instr, fr_owner, owner_cstack;
+	uint8_t fr_base;            /* fr_*: from here (BPF reads its window there) */
+	int frame_object;           /* 3.10: PyFrameObject frames, f_lasti an int index of code
+				     * units, thread states named by pthread_t (ts_native_tid) */
 	int debug_offsets;          /* _PyRuntime starts with _Py_DebugOffsets (3.13+): checked */
 	/* objects (user space) */
 	uint16_t ob_type, var_size;
 	uint16_t co_firstlineno, co_filename, co_name, co_qualname, co_linetable, co_code;
+	uint16_t co_read;           /* bytes of a code object read: past every field above
+				     * but co_code (3.11+: its inline bytecode) */
 	uint16_t uni_state, uni_ascii_data, uni_compact_data;
 	uint16_t bytes_data;
 };
