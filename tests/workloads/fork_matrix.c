@@ -86,7 +86,7 @@ static int wait_attached(void)
 {
 	int i;
 
-	for (i = 0; i < 3000 && !wl_stop; i++) {
+	for (i = 0; i < 12000 && !wl_stop; i++) { /* 2 minutes: a busy machine is slow to attach */
 		if (fvbpf_attached())
 			return 0;
 		marked_steps(1);

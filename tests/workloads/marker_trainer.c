@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 		return 2;
 	/* What a user would write: start the counted steps once traced. */
 	for (i = 0; wait_att && !fvbpf_attached() && !wl_stop; i++) {
-		if (i > 3000) {
+		if (i > 12000) { /* 2 minutes: a busy machine can take one to start fvbpf */
 			printf("never attached\n");
 			return 2;
 		}

@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 from fvbpf import (attached, library_path, profile_region,  # noqa: E402
                    profiler_region)
 
-SIGNAL_TIMEOUT_S = 30.0
+SIGNAL_TIMEOUT_S = 120.0  # a busy machine can take a minute to start fvbpf
 IDLE_PERIOD_S = 0.1
 
 counts = dict.fromkeys(("train_one_step", "dataloader", "forward", "backward",

@@ -172,6 +172,7 @@ static void process_job(struct seg_writer *w, struct seg_job *job)
 		return;
 	if (delay)
 		sleep_ms(delay);
+	writer_hold_wait();
 	ret = seg_write_files(w->outdir, &c, &ws);
 	if (!ret && (ir = seg_index_add(&w->index, &c, &ws)))
 		log_warn("cannot list segment %u of pid %d for the manifest: %s", seg->seq, seg->pid,
