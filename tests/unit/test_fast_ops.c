@@ -254,14 +254,14 @@ static void test_stack_records(void)
 	put_begin(map, 1, FVBPF_FAST_OP, 42, 100, "aten::linear");
 	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 2);
 	CHECK_EQ(rec.size, FVBPF_FAST_STACK_SIZE + 48);
-	CHECK_EQ(f.stack->hdr.type, FVBPF_EV_PYSTACK);
-	CHECK_EQ(f.stack->hdr.size, 32 + 48);
-	CHECK_EQ(f.stack->hdr.tid, 42);
-	CHECK_EQ(f.stack->hdr.ts_ns, 100);
-	CHECK_EQ(f.stack->nframes, 3);
-	CHECK_EQ(f.stack->flags, 0);
-	CHECK_EQ(f.stack->frames[2].code, 0x1020);
-	CHECK_EQ(f.stack->frames[2].instr, 0x2002);
+	CHECK_EQ(f.stack[1].hdr.type, FVBPF_EV_PYSTACK);
+	CHECK_EQ(f.stack[1].hdr.size, 32 + 48);
+	CHECK_EQ(f.stack[1].hdr.tid, 42);
+	CHECK_EQ(f.stack[1].hdr.ts_ns, 100);
+	CHECK_EQ(f.stack[1].nframes, 3);
+	CHECK_EQ(f.stack[1].flags, 0);
+	CHECK_EQ(f.stack[1].frames[2].code, 0x1020);
+	CHECK_EQ(f.stack[1].frames[2].instr, 0x2002);
 	ring(map, 1)->tail += rec.size;
 	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 1);
 	CHECK_STR(name, "aten::linear");
@@ -269,8 +269,8 @@ static void test_stack_records(void)
 	put_stack(map, 1, 42, 200, FVBPF_PY_DEPTH_MAX);
 	((struct fvbpf_fast_stack *)at_tail(map))->flags = FVBPF_FAST_CUT;
 	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 2);
-	CHECK_EQ(f.stack->nframes, FVBPF_PY_DEPTH_MAX);
-	CHECK_EQ(f.stack->flags, FVBPF_PYSTACK_CUT);
+	CHECK_EQ(f.stack[1].nframes, FVBPF_PY_DEPTH_MAX);
+	CHECK_EQ(f.stack[1].flags, FVBPF_PYSTACK_CUT);
 	ring(map, 1)->tail += rec.size;
 	put_stack(map, 1, 1, 1, 0);
 	expect_broken(&f, map, "stack of no frame");
@@ -351,15 +351,16 @@ static void test_random_rings(void)
 		for (i = 0; i < n; i++)
 			data[(r->tail + i) % FVBPF_FAST_RING_BYTES] = (uint8_t)rand_r(&seed);
 		if (rand_r(&seed) % 4 == 0)
-			at_tail(map)->size = (uint16_t)(8 * (rand_r(&seed) % 40)); /* plausible */
+			((struct fvbpf_fast_rec *)(data + r->tail % FVBPF_FAST_RING_BYTES))->size =
+				(uint16_t)(8 * (rand_r(&seed) % 40)); /* plausible, at ring 2's tail */
 		r->head = r->tail + (rand_r(&seed) % 3 ? n & ~7u : (uint64_t)rand_r(&seed));
 		for (steps = 0; steps < 1000; steps++) {
 			ret = fast_ops_peek(&f, 2, &rec, name);
 			if (ret != 1 && ret != 2)
 				break;
 			if (ret == 2)
-				CHECK(f.stack->nframes >= 1 && f.stack->nframes <= FVBPF_PY_DEPTH_MAX &&
-				      rec.size == FVBPF_FAST_STACK_SIZE + 16 * f.stack->nframes);
+				CHECK(f.stack[2].nframes >= 1 && f.stack[2].nframes <= FVBPF_PY_DEPTH_MAX &&
+				      rec.size == FVBPF_FAST_STACK_SIZE + 16 * f.stack[2].nframes);
 			CHECK(rec.size >= FVBPF_FAST_END_SIZE && rec.size <= r->head - r->tail);
 			CHECK(strlen(name) <= FVBPF_FAST_NAME || rec.kind == FVBPF_FAST_END);
 			r->tail += rec.size;

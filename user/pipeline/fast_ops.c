@@ -75,7 +75,7 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 		return -EPROTO;
 	}
 	f->names = calloc(FAST_NAME_SLOTS, sizeof(*f->names));
-	f->stack = malloc(sizeof(*f->stack));
+	f->stack = malloc(FVBPF_FAST_THREADS * sizeof(*f->stack));
 	if (!f->names || !f->stack) {
 		free(f->names);
 		free(f->stack);
@@ -102,11 +102,10 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 	return 0;
 }
 
-/* A STACK record of @size bytes at @at into f->stack, as BPF's record:
- * 0, or -1 when it makes no sense. */
-static int copy_stack(struct fast_ops *f, const uint8_t *at, uint32_t size)
+/* A STACK record of @size bytes at @at into @ev, as BPF's record: 0, or
+ * -1 when it makes no sense. */
+static int copy_stack(struct fvbpf_pystack_event *ev, const uint8_t *at, uint32_t size)
 {
-	struct fvbpf_pystack_event *ev = f->stack;
 	struct fvbpf_fast_stack h;
 
 	if (size < FVBPF_FAST_STACK_SIZE)
@@ -156,7 +155,7 @@ int fast_ops_peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, ch
 		if (rec->kind == FVBPF_FAST_END)
 			return 1;
 		if (rec->kind == FVBPF_FAST_STACK) {
-			if (copy_stack(f, data + pos, rec->size))
+			if (copy_stack(&f->stack[i], data + pos, rec->size))
 				goto broken;
 			return 2;
 		}
@@ -290,26 +289,20 @@ static int next_rec(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, 
 }
 
 /*
- * The STACK record at ring @i's tail to the stack table, in time order as
- * BPF's record would be: just before its operator (same thread, same ts),
- * never at a peek, when other threads' stacks could take its thread's
- * pending slot or it could come before records older than it.  Read again
- * here (f->stack holds the last one peeked, maybe another ring's): true
- * when it was, and the caller moves past it.
+ * Ring @i's STACK record (peeked into f->stack[i]) to the stack table, in
+ * time order as BPF's record would be: just before its operator (same
+ * thread, same ts), never at a peek, when other threads' stacks could take
+ * its thread's pending slot or it could come before records older than it.
  */
-static bool take_stack(struct session *s, struct session_target *t, uint32_t i)
+static void take_stack(struct session *s, struct session_target *t, uint32_t i)
 {
 	struct fast_ops *f = &t->fast;
-	struct fvbpf_fast_rec rec;
-	char name[FVBPF_FAST_NAME + 1];
+	struct fvbpf_pystack_event *ev = &f->stack[i];
 
-	if (fast_ops_peek(f, i, &rec, name) != 2)
-		return false; /* changed since: skipped and counted, or read as it is now */
-	f->stack->hdr.tgid = (uint32_t)t->proc.pid;
+	ev->hdr.tgid = (uint32_t)t->proc.pid;
 	f->stacks++;
 	if (t->pystk && s->pystacks)
-		pystack_record(s->pystacks, t->pystk, f->stack, f->stack->hdr.size);
-	return true;
+		pystack_record(s->pystacks, t->pystk, ev, ev->hdr.size);
 }
 
 void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
@@ -334,12 +327,11 @@ void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 				best = i;
 		if (best == UINT32_MAX)
 			break;
-		if (recs[best].kind != FVBPF_FAST_STACK) {
+		if (recs[best].kind == FVBPF_FAST_STACK)
+			take_stack(s, t, best);
+		else
 			deliver(s, t, &recs[best], names[best]);
-			advance(f, best, recs[best].size);
-		} else if (take_stack(s, t, best)) {
-			advance(f, best, recs[best].size);
-		}
+		advance(f, best, recs[best].size);
 		have[best] = next_rec(f, best, &recs[best], names[best]) > 0;
 	}
 	/* A record not there yet is younger than this scan (give or take the

@@ -34,7 +34,8 @@ struct fast_name_slot {
 struct fast_ops {
 	uint8_t *map;           /* the memfd, mapped; NULL: not in use */
 	struct fast_name_slot *names; /* FAST_NAME_SLOTS, with map */
-	struct fvbpf_pystack_event *stack; /* the last STACK record, as BPF's, with map */
+	struct fvbpf_pystack_event *stack; /* per ring, its last STACK record peeked, as BPF's,
+					    * FVBPF_FAST_THREADS of them, with map */
 	size_t bytes;
 	uint32_t nrings;
 	uint64_t next_ts;       /* smallest ts at a ring's head, UINT64_MAX none known */
@@ -60,7 +61,7 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes);
  * NUL-terminated in @name (FVBPF_FAST_NAME + 1 bytes): 1 one is there, 0
  * none, -1 the ring made no sense (skipped to its head, counted in bad),
  * 2 a STACK record (its first 16 bytes in @rec, the whole of it in
- * f->stack as BPF's walk writes one).  Exposed for tests. */
+ * f->stack[@i] as BPF's walk writes one).  Exposed for tests. */
 struct fvbpf_fast_rec;
 int fast_ops_peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name);
 /* Hand on every record of the target's rings older than @until, oldest
