@@ -156,6 +156,8 @@ backward_run() {
 # and region begin's stack names the lines the source marks.  Functions are
 # named by co_qualname, by co_name on 3.10 (it has no co_qualname).
 launch_lines() {
+	[ -e "${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13" ] ||
+		skip "no CUDA toolkit at ${CUDA_HOME:-/usr/local/cuda}"
 	local qual=1
 	"$1" -c 'import sys; sys.exit(sys.version_info[:2] == (3, 10))' || qual=0
 	FVBPF_LIB=$BUILD/libfvbpf.so start_workload "$BATS_TEST_TMPDIR/wl-$(basename "$1").log" "$1" \

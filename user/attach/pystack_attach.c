@@ -170,8 +170,8 @@ void pystack_target_release(struct session *s, struct session_target *t)
 			 "launch or region begin, %llu operators inside the last walked one (%llu "
 			 "without its stack), %llu "
 			 "distinct stacks; %llu backward nodes given their forward op's stack, %llu "
-			 "without (not seen, older than the pairing keeps, or without a stack); "
-			 "%llu frames without a line, %llu bad code objects, %llu "
+			 "without (not seen, older than the pairing keeps, or without a stack), "
+			 "%llu forward ops not kept (out of memory); %llu frames without a line, %llu bad code objects, %llu "
 			 "line tables too big, %llu unreadable, %llu refused (bounds); walked in the "
 			 "process by libfvbpf.so: %llu; BPF (all "
 			 "processes): %llu stacks, %llu lost to a full ring, %llu thread lookups "
@@ -181,6 +181,7 @@ void pystack_target_release(struct session *s, struct session_target *t)
 			 (unsigned long long)n->same_lost, (unsigned long long)n->stacks,
 			 (unsigned long long)t->pystk->fwd.linked,
 			 (unsigned long long)t->pystk->fwd.unlinked,
+			 (unsigned long long)t->pystk->fwd.no_memory,
 			 (unsigned long long)n->frames_unknown, (unsigned long long)n->bad_code,
 			 (unsigned long long)n->huge_tables, (unsigned long long)n->unreadable,
 			 (unsigned long long)n->refused, (unsigned long long)t->fast.stacks,
