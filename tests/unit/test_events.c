@@ -4,6 +4,7 @@
  * BPF: the way a fuzzer drives it.
  */
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "pipeline/drops.h"
@@ -446,6 +447,52 @@ static void test_cut_scope_name_is_marked(void)
 	session_free(&s);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Region times come from the target's library: one more than a second
+ * before the attach or after the clock is pulled in and counted; those
+ * in range stay as they are. */
+static void test_region_times_out_of_range_are_pulled_in(void)
+{
+	uint64_t now = mono_ns(), attach = now - 10000000000ull;
+
+	session_setup();
+	t->attach_ns = attach;
+	reg(B, STEP, 1, 1000, 0, 1);                   /* long before the attach */
+	reg(B, FWD, 2, attach + 5000, 0, 1);           /* in range */
+	reg(E, FWD, 1, UINT64_MAX / 2, 0, 1);          /* far ahead of the clock */
+	reg(E, STEP, 0, attach - 500000000ull, 0, 1);  /* half a second early: kept */
+	CHECK_EQ(t->marker_ts_fixed, 2);
+	CHECK_EQ(t->held.n, 1);
+	CHECK_EQ(t->held.segs[0].seg->start_ns, attach);
+	CHECK(t->held.segs[0].seg->nslices >= 1);
+	CHECK_EQ(s.bad_records, 0);
+	session_free(&s);
+}
+
+/* --window cuts windows up to a record's time: a time far ahead (a lying
+ * target's) cuts them up to the clock only, not for ever. */
+static void test_windows_are_cut_up_to_the_clock_at_most(void)
+{
+	uint64_t now = mono_ns();
+
+	session_setup();
+	s.window_ns = 1000000; /* 1 ms */
+	s.window_region = (int)STEP;
+	CHECK_EQ(seg_on_begin(&t->tracker, PID, STEP, now - 5000000), 0);
+	t->next_cut = now - 4000000;
+	window_cut_until(&s, t, UINT64_MAX / 2);
+	CHECK(t->next_cut > now && t->next_cut < mono_ns() + 2000000);
+	CHECK(s.reg.defs[STEP].entered < 1000);
+	session_free(&s);
+}
+
 int main(void)
 {
 	RUN(test_region_records_make_a_segment);
@@ -462,5 +509,7 @@ int main(void)
 	RUN(test_torch_drop_count_wraps);
 	RUN(test_lost_step_end_cuts_the_step);
 	RUN(test_cut_scope_name_is_marked);
+	RUN(test_region_times_out_of_range_are_pulled_in);
+	RUN(test_windows_are_cut_up_to_the_clock_at_most);
 	UNIT_DONE();
 }

@@ -66,6 +66,7 @@ struct session_target {
 	struct target_control ctl;  /* lock, control page, probe text */
 	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
+	uint64_t marker_ts_fixed; /* region times from the library out of range (events.c) */
 	bool deep_stack_warned;
 	struct cuda_probes cuda;
 	struct api_pairing pairing;
@@ -132,6 +133,7 @@ struct session {
 	struct session_meta meta;
 	uint64_t bad_records;   /* records of unknown type, version or process */
 	uint64_t records;       /* ring records handled (the progress line's rate) */
+	uint64_t ts_ceiling;    /* a second past the clock when last read (events.c) */
 	bool api_probes;        /* CUDA/NCCL call probes loaded */
 	bool marker_multi;      /* marker probes are uprobe_multi links */
 	struct symbolizer *sym;

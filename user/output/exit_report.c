@@ -118,6 +118,10 @@ void report_print(struct session *s, const struct attach_opts *o)
 		       st->proc.pid, rank, restart, st->segments, st->segments == 1 ? "" : "s",
 		       st->incomplete, (unsigned long long)st->tracker.unbalanced,
 		       st->exited ? ", exited" : "", st->superseded ? ", exec'd another program" : "");
+		if (st->marker_ts_fixed)
+			printf("    markers: %llu region times from the library out of range "
+			       "(before the attach or after the clock), pulled in\n",
+			       (unsigned long long)st->marker_ts_fixed);
 		if (s->schedule.set)
 			printf("    --schedule: %llu segments not written (skip_first, wait and warmup "
 			       "steps)\n", (unsigned long long)st->schedule_skipped);

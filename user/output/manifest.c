@@ -186,6 +186,8 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "segments_lost_begin", json_object_new_uint64(t->loss.lost_begins));
 		json_object_object_add(o, "unbalanced_region_ends",
 				       json_object_new_uint64(t->tracker.unbalanced));
+		json_object_object_add(o, "marker_times_out_of_range",
+				       json_object_new_uint64(t->marker_ts_fixed));
 		json_object_object_add(o, "begins_after_segment_limit",
 				       json_object_new_uint64(t->tracker.ignored_after_limit));
 		json_object_object_add(o, "over_limits", over_limits_json(t));

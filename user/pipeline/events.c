@@ -22,6 +22,8 @@
 #include "pipeline/mem_handle.h"
 #include "fvbpf_mem.h"
 
+#define SEC_NS 1000000000ull
+
 static struct session_target *find_target(struct session *s, uint32_t tgid)
 {
 	int i;
@@ -183,7 +185,15 @@ static int handle_region(struct session *s, struct session_target *t,
 void window_cut_until(struct session *s, struct session_target *t, uint64_t ts)
 {
 	uint32_t r = (uint32_t)s->window_region;
+	uint64_t now;
 
+	/* A time from the target (the fast path's rings) may lie far ahead:
+	 * windows are cut up to the clock at most. */
+	if (t->next_cut && ts >= t->next_cut) {
+		now = clock_ns(CLOCK_MONOTONIC);
+		if (ts > now)
+			ts = now;
+	}
 	while (t->next_cut && ts >= t->next_cut && !t->finished) {
 		/* consecutive: one window's end is the next one's start */
 		if (seg_on_end(&t->tracker, (uint32_t)t->proc.pid, r, t->next_cut) ||
@@ -204,8 +214,32 @@ void window_idle_cut(struct session *s, struct session_target *t)
 		window_cut_until(s, t, now - 200000000ull);
 }
 
+/*
+ * A region record's time comes from the target's library (the _ts probes):
+ * one outside [attach - 1 s, now + 1 s] is a lie or a bug, and would cut
+ * time windows up to it or give slices a negative length.  It is pulled
+ * in and counted.  The clock is read only when a time passes the last
+ * reading's second, about once a second.
+ */
+static const void *region_ts_checked(struct session *s, struct session_target *t,
+				     const struct fvbpf_region_event *re,
+				     struct fvbpf_region_event *fixed)
+{
+	uint64_t ts = re->hdr.ts_ns, lo = t->attach_ns > SEC_NS ? t->attach_ns - SEC_NS : 0;
+
+	if (ts > s->ts_ceiling)
+		s->ts_ceiling = clock_ns(CLOCK_MONOTONIC) + SEC_NS;
+	if (ts >= lo && ts <= s->ts_ceiling)
+		return re;
+	*fixed = *re;
+	fixed->hdr.ts_ns = ts < lo ? t->attach_ns : s->ts_ceiling - SEC_NS;
+	t->marker_ts_fixed++;
+	return fixed;
+}
+
 int events_handle(struct session *s, const void *data, size_t size)
 {
+	struct fvbpf_region_event fixed;
 	const struct fvbpf_event_hdr *h = data;
 	const struct fvbpf_region_event *re = data;
 	struct session_target *t;
@@ -230,6 +264,11 @@ int events_handle(struct session *s, const void *data, size_t size)
 	if (!t) {
 		s->bad_records++;
 		return 0;
+	}
+	if ((h->type == FVBPF_EV_REGION_BEGIN || h->type == FVBPF_EV_REGION_END) &&
+	    size >= sizeof(*re)) {
+		data = re = region_ts_checked(s, t, re, &fixed);
+		h = &re->hdr;
 	}
 	/* A finished process still gets its GPU records. */
 	if (t->finished && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
