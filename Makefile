@@ -67,7 +67,7 @@ SKELS     := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 .SECONDARY:
 .PHONY: all deps venv demo test unit bench install clean regen-cuda-errors static fuzz
 
-all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS) $(BUILD)/fvbpf-test
+all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS) $(BUILD)/fvbpf-test $(BUILD)/old-lib/libfvbpf.so
 
 # Debian packages needed to build, test, demo and benchmark.
 DEB_PKGS := make gcc g++ clang libclang-rt-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
@@ -226,6 +226,21 @@ $(BUILD)/test-lib/user/lib/%.pic.o: user/lib/%.c
 		-fno-semantic-interposition -mtls-dialect=gnu2 -c $< -o $@
 
 $(BUILD)/test-lib/libfvbpf.so: $(TEST_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -Wl,-z,nodelete -o $@ $^
+
+# A library as released before the _ts region probes (protocol 4): the same
+# sources with FVBPF_TEST_OLD_MARKERS, for the test that fvbpf still takes
+# its region times from BPF's clock.
+OLD_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/old-lib/%.pic.o)
+$(BUILD)/old-lib/user/lib/%.pic.o: user/lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -DFVBPF_TEST_OLD_MARKERS -Iuser/lib -fPIC \
+		-fvisibility=hidden -fno-semantic-interposition -mtls-dialect=gnu2 -c $< -o $@
+$(BUILD)/old-lib/user/lib/pyshim.pic.o: $(BUILD)/gen/pyshim_source.h
+
+$(BUILD)/old-lib/libfvbpf.so: $(OLD_LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -Wl,-z,nodelete -o $@ $^
 

@@ -81,15 +81,22 @@ static __always_inline struct fvbpf_proc_state *marker_proc(struct pt_regs *ctx,
 	return proc_by_tgid(ctx, tgid, 0);
 }
 
-static __always_inline void fill_hdr(struct fvbpf_event_hdr *h, __u16 type, __u32 size,
-				     __u64 pid_tgid)
+/* @ts: the record's time when the caller has it already, or 0. */
+static __always_inline void fill_hdr_at(struct fvbpf_event_hdr *h, __u16 type, __u32 size,
+					__u64 pid_tgid, __u64 ts)
 {
 	h->type = type;
 	h->version = FVBPF_EVENT_VERSION;
 	h->size = size;
 	h->tgid = pid_tgid >> 32;
 	h->tid = (__u32)pid_tgid;
-	h->ts_ns = bpf_ktime_get_ns();
+	h->ts_ns = ts ? ts : bpf_ktime_get_ns();
+}
+
+static __always_inline void fill_hdr(struct fvbpf_event_hdr *h, __u16 type, __u32 size,
+				     __u64 pid_tgid)
+{
+	fill_hdr_at(h, type, size, pid_tgid, 0);
 }
 
 /* Reserve a record, or count the drop against the process and in total. */

@@ -264,9 +264,9 @@ static __always_inline __u64 py_stack_at(struct pt_regs *ctx, __u64 pid_tgid, __
 	return now;
 }
 
-static __always_inline __u64 py_stack_marker(struct pt_regs *ctx, __u64 pid_tgid)
+static __always_inline __u64 py_stack_marker(struct pt_regs *ctx, __u64 pid_tgid, __u64 now)
 {
-	return py_stack_at(ctx, pid_tgid, 0);
+	return py_stack_at(ctx, pid_tgid, now);
 }
 
 /*

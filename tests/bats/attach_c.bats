@@ -301,3 +301,66 @@ R
 	run bash -c "ls '$dest'/opt/fv/lib/python3*/site-packages/fvbpf/__init__.py"
 	assert_success
 }
+
+# Region times: the library reads CLOCK_MONOTONIC itself and hands it to
+# the _ts probe functions (cheaper here than BPF's clock helper).  The
+# workload's own clock_gettime(), which libfvbpf.so's calls bind to, cuts
+# every reading to a whole microsecond: BPF's clock would not.
+region_times() { # trace -> "slices N whole_us K min_dur D"
+	python3 - "$1" <<'PY'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"]
+      if e.get("ph") == "X" and e["name"].startswith("fvbpf.region::")]
+whole = sum(1 for e in ev if round(e["ts"] * 1000) % 1000 == 0)
+print("slices %d whole_us %d min_dur_ok %s" % (len(ev), whole, min(e["dur"] for e in ev) >= 0))
+PY
+}
+
+clock_run() { # workload args...: one segment of training_train under fvbpf
+	start_workload "$WL_LOG" "$@"
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 1 -r training_train,training_forward
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	wait_for grep -q '^counts' "$WL_LOG"
+}
+
+@test "region times are the library's own clock readings" {
+	clock_run "$BUILD/tests/marker_clock" --pairs 20
+	run region_times "$OUT/trace_rank0_segment0000_training_train.json"
+	assert_output "slices 21 whole_us 21 min_dur_ok True"
+	run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["processes"][0]["marker_times_out_of_range"])' "$OUT/manifest.json"
+	assert_output "0"
+	run grep -c "region times from the library out of range" "$FV_OUT"
+	assert_output "0"
+}
+
+@test "a library from before the _ts probes still gets BPF's clock" {
+	LD_LIBRARY_PATH=$BUILD/old-lib clock_run "$BUILD/tests/marker_clock" --pairs 20
+	grep -q "markers in $BUILD/old-lib/libfvbpf.so" "$FV_ERR"
+	run region_times "$OUT/trace_rank0_segment0000_training_train.json"
+	# BPF's nanoseconds: 21 whole microseconds by chance is one in 10^63
+	assert_output --regexp '^slices 21 whole_us ([0-9]|1[0-9]) min_dur_ok True$'
+}
+
+@test "region times that cannot be (an hour off) are pulled in and counted" {
+	local skew
+	for skew in -3600 3600; do
+		clock_run "$BUILD/tests/marker_clock" --pairs 20 --skew-s "$skew"
+		# 42 marker calls: 21 begins, 21 ends, each out of range
+		grep -q "markers: 42 region times from the library out of range" "$FV_OUT"
+		run python3 - "$OUT" <<'PY'
+import json, sys
+d = sys.argv[1]
+m = json.load(open(d + "/manifest.json"))
+t = json.load(open(d + "/trace_rank0_segment0000_training_train.json"))
+ev = [e for e in t["traceEvents"] if e.get("ph") == "X" and e["name"].startswith("fvbpf.region::")]
+# pulled in: no slice an hour away from the others, none of negative length
+span = max(e["ts"] + e["dur"] for e in ev) - min(e["ts"] for e in ev)
+print(m["processes"][0]["marker_times_out_of_range"], len(ev), span < 60e6,
+      min(e["dur"] for e in ev) >= 0)
+PY
+		assert_output "42 21 True True"
+		rm -rf "$OUT"
+		mkdir -p "$OUT"
+	done
+}

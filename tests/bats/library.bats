@@ -8,7 +8,8 @@ LIB=$BUILD/libfvbpf.so
 
 @test "each probe function starts with the 5-byte NOP 0f 1f 44 00 00" {
 	local sym bytes
-	for sym in fvbpf_probe_region_begin fvbpf_probe_region_end fvbpf_probe_thread_sync \
+	for sym in fvbpf_probe_region_begin fvbpf_probe_region_end fvbpf_probe_region_begin_ts \
+		fvbpf_probe_region_end_ts fvbpf_probe_thread_sync fvbpf_probe_scope_end fvbpf_probe_py_stack \
 		fvbpf_probe_correlation fvbpf_probe_gpu_batch fvbpf_probe_agent_status; do
 		bytes=$(objdump -d --disassemble="$sym" "$LIB" |
 			awk -F'\t' '/^ *[0-9a-f]+:/ {print $2; exit}' | tr -s ' ' | sed 's/ *$//')

@@ -196,11 +196,29 @@ static const enum marker_sym marker_probes[] = {
 	MARKER_SYNC, MARKER_END, MARKER_BEGIN,
 };
 
+/*
+ * The region probe the library calls: a library that has the _ts pair
+ * (protocol 5) hands its own clock reading to them and no longer calls
+ * the plain ones, which stay exported for older loaders.
+ */
+static enum marker_sym marker_sym_called(const struct marker_lib *m, enum marker_sym sym)
+{
+	bool ts = m->syms[MARKER_BEGIN_TS].found && m->syms[MARKER_END_TS].found;
+
+	if (ts && sym == MARKER_BEGIN)
+		return MARKER_BEGIN_TS;
+	if (ts && sym == MARKER_END)
+		return MARKER_END_TS;
+	return sym;
+}
+
 static struct bpf_program *marker_prog(struct session *s, enum marker_sym sym)
 {
 	switch (sym) {
 	case MARKER_BEGIN: return bpf_setup_prog(s->skel, FVBPF_PROG_REGION_BEGIN);
 	case MARKER_END: return bpf_setup_prog(s->skel, FVBPF_PROG_REGION_END);
+	case MARKER_BEGIN_TS: return bpf_setup_prog(s->skel, FVBPF_PROG_REGION_BEGIN_TS);
+	case MARKER_END_TS: return bpf_setup_prog(s->skel, FVBPF_PROG_REGION_END_TS);
 	case MARKER_SYNC: return bpf_setup_prog(s->skel, FVBPF_PROG_THREAD_SYNC);
 	case MARKER_CORRELATION: return bpf_setup_prog(s->skel, FVBPF_PROG_CORRELATION);
 	case MARKER_GPU_BATCH: return bpf_setup_prog(s->skel, FVBPF_PROG_GPU_BATCH);
@@ -290,7 +308,7 @@ int target_attach(struct session *s, struct session_target *t)
 	/* The sync probe first and the begin probe last: once a begin can be
 	 * seen, its end and the thread's sync can be too. */
 	for (i = 0; i < sizeof(marker_probes) / sizeof(marker_probes[0]); i++) {
-		sym = marker_probes[i];
+		sym = marker_sym_called(m, marker_probes[i]);
 		if (s->marker_multi) {
 			err = uprobe_multi_attach_one(bpf_program__fd(marker_prog(s, sym)),
 						      m->open_path, t->proc.pid, m->syms[sym].file_off,

@@ -51,7 +51,8 @@ int probes_callable(void)
  * hit instead of about 0.9 us for an emulated push).  Written in assembly so
  * that no compiler flag (endbr64, frame pointers, profiling hooks) can put
  * another instruction first.  BPF reads their arguments from registers:
- * region probes get (name, fvbpf_region_hash(name)), the sync probe gets
+ * region probes get (name, fvbpf_region_hash(name)) and, the _ts pair, the
+ * CLOCK_MONOTONIC time the library read just before; the sync probe gets
  * (&thread_stack, depth, hashes of the outer FVBPF_SYNC_NAMES names).
  */
 #define FVBPF_PROBE_FN(name)                                   \
@@ -63,9 +64,19 @@ int probes_callable(void)
 	"	ret\n"                                         \
 	"	.size " #name ", .-" #name "\n"
 
+/* Absent from the test build of a protocol-4 library (Makefile: old-lib). */
+#ifdef FVBPF_TEST_OLD_MARKERS
+#define FVBPF_PROBE_TS_FNS
+#else
+#define FVBPF_PROBE_TS_FNS                                     \
+	FVBPF_PROBE_FN(fvbpf_probe_region_begin_ts)            \
+	FVBPF_PROBE_FN(fvbpf_probe_region_end_ts)
+#endif
+
 __asm__("	.text\n"
 	FVBPF_PROBE_FN(fvbpf_probe_region_begin)
 	FVBPF_PROBE_FN(fvbpf_probe_region_end)
+	FVBPF_PROBE_TS_FNS
 	FVBPF_PROBE_FN(fvbpf_probe_thread_sync)
 	FVBPF_PROBE_FN(fvbpf_probe_correlation)
 	FVBPF_PROBE_FN(fvbpf_probe_gpu_batch)

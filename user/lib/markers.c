@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -83,6 +84,11 @@ static __thread struct fvbpf_thread_stack thread_stack;
 
 FVBPF_EXPORT void fvbpf_probe_region_begin(const char *name, uint64_t hash);
 FVBPF_EXPORT void fvbpf_probe_region_end(const char *name, uint64_t hash);
+/* What this library calls: the same with its CLOCK_MONOTONIC reading, which
+ * costs less here (vDSO) than BPF's clock helper; the plain pair stays for
+ * older loaders, which attach only to it. */
+FVBPF_EXPORT void fvbpf_probe_region_begin_ts(const char *name, uint64_t hash, uint64_t ts);
+FVBPF_EXPORT void fvbpf_probe_region_end_ts(const char *name, uint64_t hash, uint64_t ts);
 FVBPF_EXPORT void fvbpf_probe_thread_sync(const struct fvbpf_thread_stack *st, uint32_t depth,
 					  const uint64_t *hashes);
 
@@ -117,6 +123,19 @@ static inline int probes_ready(void)
 	return 1;
 }
 
+#ifdef FVBPF_TEST_OLD_MARKERS /* a protocol-4 library, for a test (Makefile: old-lib) */
+#define fvbpf_probe_region_begin_ts(name, h, ts) fvbpf_probe_region_begin(name, h)
+#define fvbpf_probe_region_end_ts(name, h, ts) fvbpf_probe_region_end(name, h)
+#endif
+
+static inline uint64_t marker_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 FVBPF_EXPORT void fvbpf_region_begin(const char *name)
 {
 	uint32_t d;
@@ -126,7 +145,7 @@ FVBPF_EXPORT void fvbpf_region_begin(const char *name)
 	if (probes_ready()) {
 		uint64_t h = fvbpf_region_hash(name);
 
-		fvbpf_probe_region_begin(name, h);
+		fvbpf_probe_region_begin_ts(name, h, marker_now());
 		torch_fast_marker(h, true); /* the operator callbacks follow */
 	}
 	d = thread_stack.depth;
@@ -142,7 +161,7 @@ FVBPF_EXPORT void fvbpf_region_end(const char *name)
 	if (probes_ready()) {
 		uint64_t h = fvbpf_region_hash(name);
 
-		fvbpf_probe_region_end(name, h);
+		fvbpf_probe_region_end_ts(name, h, marker_now());
 		torch_fast_marker(h, false);
 		/* Leaving the thread's outermost region: GPU records, come. */
 		if (thread_stack.depth == 1)

@@ -51,6 +51,7 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 	struct bpf_program *marker_progs[] = {
 		s->skel->progs.region_begin, s->skel->progs.region_end, s->skel->progs.thread_sync,
 		s->skel->progs.correlation, s->skel->progs.gpu_batch, s->skel->progs.agent_status,
+		s->skel->progs.region_begin_ts, s->skel->progs.region_end_ts,
 	};
 
 	s->marker_multi = with_api;
@@ -216,6 +217,8 @@ struct bpf_program *bpf_setup_prog(const struct fvbpf_bpf *skel, enum fvbpf_prog
 	case FVBPF_PROG_SCOPE_END: return skel->progs.scope_end;
 	case FVBPF_PROG_PY_STACK: return skel->progs.py_stack_probe;
 	case FVBPF_PROG_MEM_CALL: return skel->progs.mem_call;
+	case FVBPF_PROG_REGION_BEGIN_TS: return skel->progs.region_begin_ts;
+	case FVBPF_PROG_REGION_END_TS: return skel->progs.region_end_ts;
 	default: return NULL;
 	}
 }

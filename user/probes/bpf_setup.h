@@ -52,6 +52,8 @@ enum fvbpf_prog_id {
 	FVBPF_PROG_SCOPE_END,
 	FVBPF_PROG_PY_STACK,     /* the fast path's --with-stack (the library's probe) */
 	FVBPF_PROG_MEM_CALL,     /* allocator events (--profile-memory) */
+	FVBPF_PROG_REGION_BEGIN_TS, /* the region probes with the library's timestamp */
+	FVBPF_PROG_REGION_END_TS,
 };
 /* The program; NULL without an object. */
 struct bpf_program *bpf_setup_prog(const struct fvbpf_bpf *skel, enum fvbpf_prog_id id);

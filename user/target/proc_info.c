@@ -25,6 +25,8 @@ static const char *const marker_names[MARKER_NSYMS] = {
 	[MARKER_AGENT_STATUS] = "fvbpf_probe_agent_status",
 	[MARKER_SCOPE_END] = "fvbpf_probe_scope_end",
 	[MARKER_PY_STACK] = "fvbpf_probe_py_stack",
+	[MARKER_BEGIN_TS] = "fvbpf_probe_region_begin_ts",
+	[MARKER_END_TS] = "fvbpf_probe_region_end_ts",
 };
 /* Which of them fvbpf probes: found only in executable code.  The two
  * variables are written by the kernel (semaphore) and read (control). */
@@ -32,6 +34,7 @@ static const bool marker_code[MARKER_NSYMS] = {
 	[MARKER_BEGIN] = true, [MARKER_END] = true, [MARKER_SYNC] = true,
 	[MARKER_CORRELATION] = true, [MARKER_GPU_BATCH] = true, [MARKER_AGENT_STATUS] = true,
 	[MARKER_SCOPE_END] = true, [MARKER_PY_STACK] = true,
+	[MARKER_BEGIN_TS] = true, [MARKER_END_TS] = true,
 };
 
 

@@ -20,7 +20,7 @@
  * library's own first bytes before we put a uprobe on it. */
 static const enum marker_sym probe_fns[] = {
 	MARKER_BEGIN, MARKER_END, MARKER_SYNC, MARKER_CORRELATION, MARKER_GPU_BATCH,
-	MARKER_AGENT_STATUS, MARKER_SCOPE_END, MARKER_PY_STACK,
+	MARKER_AGENT_STATUS, MARKER_SCOPE_END, MARKER_PY_STACK, MARKER_BEGIN_TS, MARKER_END_TS,
 };
 #define PROBE_BYTES 5 /* the nop5 the kernel turns into a call */
 
