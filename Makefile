@@ -229,7 +229,7 @@ $(BUILD)/test-lib/libfvbpf.so: $(TEST_LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -Wl,-z,nodelete -o $@ $^
 
-# A library as released before the _ts region probes (protocol 4): the same
+# A library as released before the _ts region probes: the same
 # sources with FVBPF_TEST_OLD_MARKERS, for the test that fvbpf still takes
 # its region times from BPF's clock.
 OLD_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/old-lib/%.pic.o)

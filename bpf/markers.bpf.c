@@ -103,7 +103,7 @@ int BPF_KPROBE(region_end, const char *name, __u64 hash)
 	return on_region(ctx, hash, FVBPF_EV_REGION_END, 0);
 }
 
-/* The same with the library's timestamp (libraries since protocol 5). */
+/* The same with the library's own clock reading (libraries from 2026-12 on). */
 SEC("uprobe")
 int BPF_KPROBE(region_begin_ts, const char *name, __u64 hash, __u64 ts)
 {

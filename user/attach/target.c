@@ -198,7 +198,7 @@ static const enum marker_sym marker_probes[] = {
 
 /*
  * The region probe the library calls: a library that has the _ts pair
- * (protocol 5) hands its own clock reading to them and no longer calls
+ * hands its own clock reading to them and no longer calls
  * the plain ones, which stay exported for older loaders.
  */
 static enum marker_sym marker_sym_called(const struct marker_lib *m, enum marker_sym sym)

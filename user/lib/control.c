@@ -64,7 +64,7 @@ int probes_callable(void)
 	"	ret\n"                                         \
 	"	.size " #name ", .-" #name "\n"
 
-/* Absent from the test build of a protocol-4 library (Makefile: old-lib). */
+/* Absent from the test build of a library from before them (Makefile: old-lib). */
 #ifdef FVBPF_TEST_OLD_MARKERS
 #define FVBPF_PROBE_TS_FNS
 #else

@@ -123,7 +123,7 @@ static inline int probes_ready(void)
 	return 1;
 }
 
-#ifdef FVBPF_TEST_OLD_MARKERS /* a protocol-4 library, for a test (Makefile: old-lib) */
+#ifdef FVBPF_TEST_OLD_MARKERS /* a library from before the _ts pair, for a test (Makefile: old-lib) */
 #define fvbpf_probe_region_begin_ts(name, h, ts) fvbpf_probe_region_begin(name, h)
 #define fvbpf_probe_region_end_ts(name, h, ts) fvbpf_probe_region_end(name, h)
 #endif

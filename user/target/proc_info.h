@@ -26,7 +26,7 @@ enum marker_sym {
 	MARKER_AGENT_STATUS,
 	MARKER_SCOPE_END,       /* optional from here on (libraries since the operator fast path) */
 	MARKER_PY_STACK,
-	MARKER_BEGIN_TS,        /* the region probes with the library's timestamp (protocol 5) */
+	MARKER_BEGIN_TS,        /* the region probes with the library's timestamp, since 2026-12 */
 	MARKER_END_TS,
 	MARKER_NSYMS,
 };
