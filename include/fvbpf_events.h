@@ -124,7 +124,11 @@ struct fvbpf_control {
 	 * its ring (FVBPF_FAST_STACK) instead of calling fvbpf_probe_py_stack. */
 	__u64 fast_py[5];
 	__u32 fast_py_set;
-	__u32 fast_pad;
+	/* Markers: the odd epoch under which the library hands its own clock
+	 * reading to the _ts region probes (fvbpf_probe_region_begin_ts), as
+	 * this attach's loader asked; under any other epoch (a loader from
+	 * before them never writes this) it calls the plain pair. */
+	__u32 marker_ts_epoch;
 };
 
 struct fvbpf_event_hdr {

@@ -342,6 +342,14 @@ clock_run() { # workload args...: one segment of training_train under fvbpf
 	assert_output --regexp '^slices 21 whole_us ([0-9]|1[0-9]) min_dur_ok True$'
 }
 
+@test "an fvbpf from before the _ts probes gets the plain pair from this library" {
+	plain_pass_only "fvbpf-test's old-loader knob on the first test's code"
+	FVBPF=$(dirname "$FVBPF")/fvbpf-test FVBPF_TEST_OLD_LOADER=1 \
+		clock_run "$BUILD/tests/marker_clock" --pairs 20
+	run region_times "$OUT/trace_rank0_segment0000_training_train.json"
+	assert_output --regexp '^slices 21 whole_us ([0-9]|1[0-9]) min_dur_ok True$'
+}
+
 @test "region times that cannot be (an hour off) are pulled in and counted" {
 	local skew
 	for skew in -3600 3600; do

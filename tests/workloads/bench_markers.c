@@ -34,12 +34,14 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fvbpf/fvbpf.h"
+#include "fvbpf_events.h"
 
 /*
  * libfvbpf.so's semaphore, which the kernel raises while fvbpf is attached.
@@ -58,6 +60,10 @@ static volatile unsigned short *semaphore;
  */
 static volatile unsigned int *epoch;
 static unsigned int saved_epoch;
+/* And, as fvbpf asks, the markers hand their clock reading to the _ts
+ * probes under that epoch: the path of a traced job. */
+static volatile unsigned int *marker_ts_epoch;
+static unsigned int saved_ts_epoch;
 
 static void find_semaphore(void)
 {
@@ -69,6 +75,8 @@ static void find_semaphore(void)
 
 		/* struct fvbpf_control: magic, then epoch */
 		epoch = ctl && *ctl ? *ctl + 1 : NULL;
+		marker_ts_epoch = ctl && *ctl ? (unsigned int *)((char *)*ctl +
+				  offsetof(struct fvbpf_control, marker_ts_epoch)) : NULL;
 	}
 	if (!semaphore) {
 		fprintf(stderr, "bench_markers: fvbpf_semaphore not found in libfvbpf.so: %s\n",
@@ -85,14 +93,18 @@ static void force_on(void)
 		saved_epoch = *epoch;
 		if (!(saved_epoch & 1))
 			*epoch = saved_epoch + 1;
+		saved_ts_epoch = *marker_ts_epoch;
+		*marker_ts_epoch = *epoch;
 	}
 }
 
 static void force_off(void)
 {
 	(*semaphore)--;
-	if (epoch)
+	if (epoch) {
 		*epoch = saved_epoch;
+		*marker_ts_epoch = saved_ts_epoch;
+	}
 }
 
 #define MAX_ROUNDS 1000

@@ -197,17 +197,27 @@ static const enum marker_sym marker_probes[] = {
 };
 
 /*
- * The region probe the library calls: a library that has the _ts pair
- * hands its own clock reading to them and no longer calls
- * the plain ones, which stay exported for older loaders.
+ * A library that has the _ts region probes hands them its own clock
+ * reading, cheaper than BPF's, when the control page asks for it under
+ * this attach's epoch; under another (an fvbpf from before them) it calls
+ * the plain pair, so either side may be the older one.
  */
-static enum marker_sym marker_sym_called(const struct marker_lib *m, enum marker_sym sym)
+static bool marker_ts_wanted(const struct marker_lib *m)
 {
-	bool ts = m->syms[MARKER_BEGIN_TS].found && m->syms[MARKER_END_TS].found;
+#ifdef FVBPF_TEST_HOOKS
+	/* tests: behave as an fvbpf from before the _ts probes */
+	if (getenv("FVBPF_TEST_OLD_LOADER"))
+		return false;
+#endif
+	return m->syms[MARKER_BEGIN_TS].found && m->syms[MARKER_END_TS].found;
+}
 
-	if (ts && sym == MARKER_BEGIN)
+/* The region probe the library calls for @sym under this attach. */
+static enum marker_sym marker_sym_called(const struct session_target *t, enum marker_sym sym)
+{
+	if (t->marker_ts && sym == MARKER_BEGIN)
 		return MARKER_BEGIN_TS;
-	if (ts && sym == MARKER_END)
+	if (t->marker_ts && sym == MARKER_END)
 		return MARKER_END_TS;
 	return sym;
 }
@@ -302,13 +312,17 @@ int target_attach(struct session *s, struct session_target *t)
 	t->epoch = target_control_fresh_epoch(&t->ctl);
 	if (target_control_set_epoch(&t->ctl, t->epoch - 1))
 		goto fail;
+	/* before the epoch turns odd: no marker can see a half-made choice */
+	t->marker_ts = marker_ts_wanted(m);
+	if (target_control_set_marker_ts(&t->ctl, t->marker_ts ? t->epoch : 0))
+		goto fail;
 	py_request_send(s, t);
 	if (fast_attach_request(s, t))
 		return -EINVAL; /* said why */
 	/* The sync probe first and the begin probe last: once a begin can be
 	 * seen, its end and the thread's sync can be too. */
 	for (i = 0; i < sizeof(marker_probes) / sizeof(marker_probes[0]); i++) {
-		sym = marker_sym_called(m, marker_probes[i]);
+		sym = marker_sym_called(t, marker_probes[i]);
 		if (s->marker_multi) {
 			err = uprobe_multi_attach_one(bpf_program__fd(marker_prog(s, sym)),
 						      m->open_path, t->proc.pid, m->syms[sym].file_off,

@@ -106,8 +106,9 @@ static __attribute__((noinline)) void report_stack(void)
 	torch_fast_stack(hashes, n < FVBPF_SYNC_NAMES ? n : FVBPF_SYNC_NAMES);
 }
 
-/* True when the probes may be called; syncs the thread first if needed. */
-static inline int probes_ready(void)
+/* The attach epoch when the probes may be called (else 0); syncs the
+ * thread first if needed. */
+static inline uint32_t probes_ready(void)
 {
 	uint32_t epoch = live_epoch();
 
@@ -120,7 +121,7 @@ static inline int probes_ready(void)
 		pyshim_poll();
 		torch_fast_poll(false);
 	}
-	return 1;
+	return epoch;
 }
 
 #ifdef FVBPF_TEST_OLD_MARKERS /* a library from before the _ts pair, for a test (Makefile: old-lib) */
@@ -136,16 +137,33 @@ static inline uint64_t marker_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The _ts pair where this attach's loader asked for it (struct fvbpf_control's
+ * marker_ts_epoch), else the plain pair, which a loader from before the
+ * _ts probes attaches to. */
+static inline void region_probe(const char *name, uint64_t h, uint32_t epoch, bool begin)
+{
+	if (__atomic_load_n(&control->marker_ts_epoch, __ATOMIC_RELAXED) != epoch) {
+		if (begin)
+			fvbpf_probe_region_begin(name, h);
+		else
+			fvbpf_probe_region_end(name, h);
+	} else if (begin) {
+		fvbpf_probe_region_begin_ts(name, h, marker_now());
+	} else {
+		fvbpf_probe_region_end_ts(name, h, marker_now());
+	}
+}
+
 FVBPF_EXPORT void fvbpf_region_begin(const char *name)
 {
-	uint32_t d;
+	uint32_t d, e;
 
 	if (!name)
 		return;
-	if (probes_ready()) {
+	if ((e = probes_ready())) {
 		uint64_t h = fvbpf_region_hash(name);
 
-		fvbpf_probe_region_begin_ts(name, h, marker_now());
+		region_probe(name, h, e, true);
 		torch_fast_marker(h, true); /* the operator callbacks follow */
 	}
 	d = thread_stack.depth;
@@ -156,12 +174,14 @@ FVBPF_EXPORT void fvbpf_region_begin(const char *name)
 
 FVBPF_EXPORT void fvbpf_region_end(const char *name)
 {
+	uint32_t e;
+
 	if (!name)
 		return;
-	if (probes_ready()) {
+	if ((e = probes_ready())) {
 		uint64_t h = fvbpf_region_hash(name);
 
-		fvbpf_probe_region_end_ts(name, h, marker_now());
+		region_probe(name, h, e, false);
 		torch_fast_marker(h, false);
 		/* Leaving the thread's outermost region: GPU records, come. */
 		if (thread_stack.depth == 1)

@@ -67,6 +67,7 @@ struct session_target {
 	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
 	uint64_t marker_ts_fixed; /* region times from the library out of range (events.c) */
+	bool marker_ts;         /* the markers call the _ts region probes (target.c) */
 	bool deep_stack_warned;
 	struct cuda_probes cuda;
 	struct api_pairing pairing;

@@ -315,6 +315,11 @@ int target_control_set_epoch(const struct target_control *c, uint32_t epoch)
 	return proc_write_u32(c->pid, c->page + offsetof(struct fvbpf_control, epoch), epoch);
 }
 
+int target_control_set_marker_ts(const struct target_control *c, uint32_t epoch)
+{
+	return proc_write_u32(c->pid, c->page + offsetof(struct fvbpf_control, marker_ts_epoch), epoch);
+}
+
 uint32_t target_control_fresh_epoch(const struct target_control *c)
 {
 	struct timespec ts;

@@ -34,6 +34,8 @@ struct target_control {
 int target_control_open(struct target_control *c, const struct proc_target *p, bool markers);
 /* Write an epoch: even keeps the markers off the probes, odd lets them on. */
 int target_control_set_epoch(const struct target_control *c, uint32_t epoch);
+/* The epoch under which the markers call the _ts region probes (0: none). */
+int target_control_set_marker_ts(const struct target_control *c, uint32_t epoch);
 /* An odd epoch that no thread of the target can hold from an earlier
  * attach, its parent's included. */
 uint32_t target_control_fresh_epoch(const struct target_control *c);
