@@ -21,13 +21,13 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
 #include "control.h"
 #include "pyshim.h"
 #include "torch_fast.h"
+#include "util/clock.h"
 #include "fvbpf/fvbpf.h"
 #include "fvbpf_canon.h"
 #include "fvbpf_events.h"
@@ -129,14 +129,6 @@ static inline uint32_t probes_ready(void)
 #define fvbpf_probe_region_end_ts(name, h, ts) fvbpf_probe_region_end(name, h)
 #endif
 
-static inline uint64_t marker_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The _ts pair where this attach's loader asked for it (struct fvbpf_control's
  * marker_ts_epoch), else the plain pair, which a loader from before the
  * _ts probes attaches to. */
@@ -148,9 +140,9 @@ static inline void region_probe(const char *name, uint64_t h, uint32_t epoch, bo
 		else
 			fvbpf_probe_region_end(name, h);
 	} else if (begin) {
-		fvbpf_probe_region_begin_ts(name, h, marker_now());
+		fvbpf_probe_region_begin_ts(name, h, clock_ns(CLOCK_MONOTONIC));
 	} else {
-		fvbpf_probe_region_end_ts(name, h, marker_now());
+		fvbpf_probe_region_end_ts(name, h, clock_ns(CLOCK_MONOTONIC));
 	}
 }
 

@@ -34,6 +34,7 @@
 #include "fast_ring.h"
 #include "fast_segments.h"
 #include "torch_fast.h"
+#include "util/clock.h"
 #include "fvbpf_events.h"
 #include "fvbpf_fast.h"
 
@@ -85,7 +86,6 @@ static bool record_begin(const void *rf, uint8_t kind)
 	const struct fvbpf_control *c = control;
 	struct fvbpf_fast_ring *ring;
 	struct fvbpf_fast_rec *rec;
-	struct timespec ts;
 	const char *name;
 	uint32_t len, size;
 	uint64_t now;
@@ -102,8 +102,7 @@ static bool record_begin(const void *rf, uint8_t kind)
 	name = rf_name(rf);
 	len = name ? (uint32_t)strnlen(name, FVBPF_FAST_NAME + 1) : 0;
 	size = (FVBPF_FAST_BEGIN_SIZE + (len > FVBPF_FAST_NAME ? FVBPF_FAST_NAME : len) + 7) & ~7u;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	now = clock_ns(CLOCK_MONOTONIC);
 	/* the stack record goes out first, with the op's timestamp: walked
 	 * here when the library can, else by BPF through the probe */
 	if (c->fast_stacks && !op_depth && !fast_py_emit(c, now))
@@ -152,14 +151,14 @@ static void rec_end(const void *rf, void *ctx)
 {
 	struct fvbpf_fast_ring *ring;
 	struct fvbpf_fast_rec *rec;
-	struct timespec ts;
+	uint64_t now;
 
 	(void)rf;
 	if (ctx != &recorded)
 		return;
 	if (op_depth)
 		op_depth--;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = clock_ns(CLOCK_MONOTONIC);
 	rec = fast_ring_reserve(FVBPF_FAST_END_SIZE, &ring);
 	if (!rec)
 		return; /* counted; the loader closes the op at its parent's end */
@@ -167,7 +166,7 @@ static void rec_end(const void *rf, void *ctx)
 	rec->flags = 0;
 	rec->size = FVBPF_FAST_END_SIZE;
 	rec->tid = fast_ring_tid();
-	rec->ts_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	rec->ts_ns = now;
 	fast_ring_commit(ring, FVBPF_FAST_END_SIZE);
 }
 
