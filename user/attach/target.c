@@ -26,7 +26,7 @@
 #include "target/symbolizer.h"
 #include "attach/target.h"
 #include "attach/fast_attach.h"
-#include "probes/uprobe_multi.h"
+#include "attach/marker_attach.h"
 
 uint64_t target_drops(const struct session_target *t)
 {
@@ -190,53 +190,6 @@ int targets_check(struct session *s, const struct attach_opts *o)
 	return 0;
 }
 
-/* The marker library's probe functions, in attach order. */
-static const enum marker_sym marker_probes[] = {
-	MARKER_AGENT_STATUS, MARKER_GPU_BATCH, MARKER_CORRELATION,
-	MARKER_SYNC, MARKER_END, MARKER_BEGIN,
-};
-
-/*
- * A library that has the _ts region probes hands them its own clock
- * reading, cheaper than BPF's, when the control page asks for it under
- * this attach's epoch; under another (an fvbpf from before them) it calls
- * the plain pair, so either side may be the older one.
- */
-static bool marker_ts_wanted(const struct marker_lib *m)
-{
-#ifdef FVBPF_TEST_HOOKS
-	/* tests: behave as an fvbpf from before the _ts probes */
-	if (getenv("FVBPF_TEST_OLD_LOADER"))
-		return false;
-#endif
-	return m->syms[MARKER_BEGIN_TS].found && m->syms[MARKER_END_TS].found;
-}
-
-/* The region probe the library calls for @sym under this attach. */
-static enum marker_sym marker_sym_called(const struct session_target *t, enum marker_sym sym)
-{
-	if (t->marker_ts && sym == MARKER_BEGIN)
-		return MARKER_BEGIN_TS;
-	if (t->marker_ts && sym == MARKER_END)
-		return MARKER_END_TS;
-	return sym;
-}
-
-static struct bpf_program *marker_prog(struct session *s, enum marker_sym sym)
-{
-	switch (sym) {
-	case MARKER_BEGIN: return bpf_setup_prog(s->skel, FVBPF_PROG_REGION_BEGIN);
-	case MARKER_END: return bpf_setup_prog(s->skel, FVBPF_PROG_REGION_END);
-	case MARKER_BEGIN_TS: return bpf_setup_prog(s->skel, FVBPF_PROG_REGION_BEGIN_TS);
-	case MARKER_END_TS: return bpf_setup_prog(s->skel, FVBPF_PROG_REGION_END_TS);
-	case MARKER_SYNC: return bpf_setup_prog(s->skel, FVBPF_PROG_THREAD_SYNC);
-	case MARKER_CORRELATION: return bpf_setup_prog(s->skel, FVBPF_PROG_CORRELATION);
-	case MARKER_GPU_BATCH: return bpf_setup_prog(s->skel, FVBPF_PROG_GPU_BATCH);
-	case MARKER_AGENT_STATUS: return bpf_setup_prog(s->skel, FVBPF_PROG_AGENT_STATUS);
-	default: return NULL;
-	}
-}
-
 /* A process without markers: its torch (and CUDA) probes only. */
 static int attach_unmarked(struct session *s, struct session_target *t, int fd, uint32_t key)
 {
@@ -280,12 +233,6 @@ int target_attach(struct session *s, struct session_target *t)
 	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
 	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), err;
 	char rank[48];
-	/* The cookie takes BPF straight to this process's slot. */
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off,
-		    .bpf_cookie = key);
-
-	enum marker_sym sym;
-	size_t i;
 
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		return -errno;
@@ -313,32 +260,13 @@ int target_attach(struct session *s, struct session_target *t)
 	if (target_control_set_epoch(&t->ctl, t->epoch - 1))
 		goto fail;
 	/* before the epoch turns odd: no marker can see a half-made choice */
-	t->marker_ts = marker_ts_wanted(m);
-	if (target_control_set_marker_ts(&t->ctl, t->marker_ts ? t->epoch : 0))
+	if (marker_ts_choose(t))
 		goto fail;
 	py_request_send(s, t);
 	if (fast_attach_request(s, t))
 		return -EINVAL; /* said why */
-	/* The sync probe first and the begin probe last: once a begin can be
-	 * seen, its end and the thread's sync can be too. */
-	for (i = 0; i < sizeof(marker_probes) / sizeof(marker_probes[0]); i++) {
-		sym = marker_sym_called(t, marker_probes[i]);
-		if (s->marker_multi) {
-			err = uprobe_multi_attach_one(bpf_program__fd(marker_prog(s, sym)),
-						      m->open_path, t->proc.pid, m->syms[sym].file_off,
-						      m->syms[MARKER_SEMAPHORE].file_off, key);
-			if (err < 0) {
-				errno = -err;
-				goto fail;
-			}
-			t->marker_fds[sym] = err;
-			continue;
-		}
-		t->links[sym] = bpf_program__attach_uprobe_opts(marker_prog(s, sym), t->proc.pid,
-								m->open_path, m->syms[sym].file_off, &uo);
-		if (!t->links[sym])
-			goto fail;
-	}
+	if (marker_probes_attach(s, t, key))
+		goto fail;
 	/* The semaphore is up: the library answers before any segment opens. */
 	if (fast_attach_finish(s, t))
 		return -EINVAL; /* said why */
