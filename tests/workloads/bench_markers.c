@@ -34,7 +34,6 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -71,12 +70,10 @@ static void find_semaphore(void)
 
 	if (h) {
 		semaphore = dlsym(h, "fvbpf_semaphore");
-		unsigned int *volatile *ctl = dlsym(h, "fvbpf_control");
+		struct fvbpf_control *volatile *ctl = dlsym(h, "fvbpf_control");
 
-		/* struct fvbpf_control: magic, then epoch */
-		epoch = ctl && *ctl ? *ctl + 1 : NULL;
-		marker_ts_epoch = ctl && *ctl ? (unsigned int *)((char *)*ctl +
-				  offsetof(struct fvbpf_control, marker_ts_epoch)) : NULL;
+		epoch = ctl && *ctl ? &(*ctl)->epoch : NULL;
+		marker_ts_epoch = ctl && *ctl ? &(*ctl)->marker_ts_epoch : NULL;
 	}
 	if (!semaphore) {
 		fprintf(stderr, "bench_markers: fvbpf_semaphore not found in libfvbpf.so: %s\n",
