@@ -11,6 +11,7 @@ BUILD=${BUILD:-build}
 export BUILD FVBPF_ROOT=$PWD
 
 passed=0 failed=0 skipped=0
+started=$SECONDS
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -80,5 +81,8 @@ else
 		bats --timing --tap tests/bats
 fi
 
+# The suite's own time, without apt, venvs and builds: CI's budget for it
+# is 30 minutes.
+echo "# tests took $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

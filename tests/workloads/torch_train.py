@@ -15,6 +15,7 @@ AdamW, a DataLoader (num_workers=0), deterministic.
                                   run STEPS steps, write DIR/done, exit
 """
 import json
+import multiprocessing
 import os
 import sys
 import time
@@ -68,11 +69,18 @@ worker_exits = []   # exit codes of the workers of finished epochs
 epoch_started = []  # per step: did its fetch begin an epoch?
 
 
+# How many batches of the current epoch the main process has taken, in
+# memory the fork workers share; batch J's worker waits for J.
+received = multiprocessing.RawValue("i", 0)
+
+
 class InOrder(Dataset):
-    """The samples of TensorDataset, but batch J of an epoch comes out of
-    its worker 30*J ms late, so batches reach the main process in order and
-    each step unpickles exactly its own (racing workers would move those
-    ops from one step to another, and per-step counts would vary)."""
+    """The samples of TensorDataset, but batch J of an epoch leaves its
+    worker only after the main process has taken batch J-1, so each step
+    unpickles exactly its own batch: racing workers would move those ops
+    from one step to another, and per-step counts would vary.  A delay
+    alone (30*J ms here once) is not an order: on a loaded machine the
+    second worker starts late and batch 2 overtakes batch 1."""
 
     def __init__(self, *tensors):
         self.tensors = tensors
@@ -82,7 +90,12 @@ class InOrder(Dataset):
 
     def __getitem__(self, i):
         if i % B == 0:
-            time.sleep(0.03 * ((i // B) % EPOCH))
+            want = (i // B) % EPOCH
+            deadline = time.monotonic() + 120
+            while received.value < want:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("batch %d: the main process took no batch %d" % (want, want - 1))
+                time.sleep(0.001)
         return tuple(t[i] for t in self.tensors)
 
 
@@ -95,9 +108,11 @@ def batches():
     kw = dict(num_workers=WORKERS, multiprocessing_context="fork") if WORKERS else {}
     loader = DataLoader(ds, batch_size=B, **kw)
     while True:
+        received.value = 0  # before iter() forks this epoch's workers
         it = iter(loader)
         first = True
         for xy in it:
+            received.value += 1
             yield xy, first
             first = False
         # exhausted: the iterator has joined its workers
