@@ -14,6 +14,7 @@ AdamW, a DataLoader (num_workers=0), deterministic.
   torch_train.py run DIR STEPS    write DIR/ready (the pid), wait for DIR/go,
                                   run STEPS steps, write DIR/done, exit
 """
+import atexit
 import json
 import multiprocessing
 import os
@@ -70,8 +71,12 @@ epoch_started = []  # per step: did its fetch begin an epoch?
 
 
 # How many batches of the current epoch the main process has taken, in
-# memory the fork workers share; batch J's worker waits for J.
+# memory the fork workers share; batch J's worker waits for J.  At exit
+# every waiting worker is let go, or the DataLoader's shutdown would wait
+# out its join timeout (5 s) for each.
 received = multiprocessing.RawValue("i", 0)
+MAIN_PID = os.getpid()
+atexit.register(lambda: setattr(received, "value", 1 << 30))
 
 
 class InOrder(Dataset):
@@ -93,9 +98,11 @@ class InOrder(Dataset):
             want = (i // B) % EPOCH
             deadline = time.monotonic() + 120
             while received.value < want:
+                if os.getppid() != MAIN_PID:
+                    raise RuntimeError("batch %d: the main process is gone" % want)
                 if time.monotonic() > deadline:
                     raise RuntimeError("batch %d: the main process took no batch %d" % (want, want - 1))
-                time.sleep(0.001)
+                time.sleep(0.002)
         return tuple(t[i] for t in self.tensors)
 
 
