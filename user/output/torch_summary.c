@@ -66,8 +66,10 @@ static int link_parents(const struct segment *seg, struct tree *t)
 				th[nth].at[k] = -1;
 			nth++;
 		}
-		if (o->depth >= TORCH_STACK_MAX)
+		if (o->depth >= TORCH_STACK_MAX) { /* pairing keeps none this deep */
+			t->parent[i] = -1;
 			continue;
+		}
 		t->parent[i] = o->depth ? th[j].at[o->depth - 1] : -1;
 		th[j].at[o->depth] = (long)i;
 		if (t->parent[i] >= 0)
