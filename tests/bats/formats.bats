@@ -4,6 +4,7 @@
 # read back by an independent reader: Python's gzip + json and
 # tests/lib/trace_check.py for JSON, the protobuf package (descriptors built
 # in tests/lib/pftrace_check.py, Perfetto's field numbers) for pftrace.
+# Written files leave the page cache (fincore, on a disk filesystem).
 
 load helpers
 
@@ -125,4 +126,27 @@ PY
 	[ "$status" -eq 2 ]
 	assert_output "fvbpf: error: invalid --format 'protobuf': give json, json.gz or pftrace"
 	assert_dir_not_exists "$OUT"
+}
+
+@test "written files leave the page cache: none of a run's files stays resident (disk, not tmpfs)" {
+	case $(stat -f -c %T "$BATS_TEST_TMPDIR") in
+	tmpfs | ramfs) skip "the test folder is on $(stat -f -c %T "$BATS_TEST_TMPDIR"): its pages are the files" ;;
+	esac
+	command -v fincore >/dev/null || skip "no fincore (util-linux)"
+	# fincore sees what a plain write leaves in the cache here
+	head -c 1048576 /dev/urandom >"$BATS_TEST_TMPDIR/control"
+	run fincore -n -b -o RES "$BATS_TEST_TMPDIR/control"
+	assert_success
+	[ "$output" -gt 0 ]
+	run_format json "$OUT"
+	# 3 segments: 10 files, fewer than the 16 fvbpf holds back, so every
+	# one was written back and dropped at the end
+	local n=0 f
+	for f in "$OUT"/*; do
+		n=$((n + 1))
+		run fincore -n -b -o RES "$f"
+		assert_success
+		[ "$output" -eq 0 ] || fail "$f: $output bytes still in the page cache"
+	done
+	[ "$n" -eq 10 ]
 }

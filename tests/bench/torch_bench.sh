@@ -88,6 +88,12 @@ bt_start() {
 	sleep 1
 }
 
+# bt_fail OUT WHAT: bpftrace's own words and its exit (RC from stop), then die
+bt_fail() {
+	tail -n 15 "$1" "$1.err" >&2
+	die "bpftrace counted ${2# }, expected $((N + 1)) (its exit status $RC; 137: still running 60 s after SIGINT)"
+}
+
 bt_count() { # OUT KEY -> the count bpftrace printed
 	sed -n "s/^@$2: *\([0-9]*\)/\1/p" "$1"
 }
@@ -132,7 +138,7 @@ for ((s = 1; s <= SETS; s++)); do
 	bt_start "$d/bte" "uprobe:$LIB:$FN { @e = count(); }"             # E
 	go_round "$d" 1
 	stop "$BPID"
-	[ "$(bt_count "$d/bte" e)" = $((N + 1)) ] || die "bpftrace counted $(bt_count "$d/bte" e) entries, expected $((N + 1))"
+	[ "$(bt_count "$d/bte" e)" = $((N + 1)) ] || bt_fail "$d/bte" "$(bt_count "$d/bte" e) entries"
 	fv_start "$d/fo" -r 'torch:no_such_scope'                         # B
 	go_round "$d" 2
 	fv_stop "$d/fo"
@@ -146,7 +152,7 @@ for ((s = 1; s <= SETS; s++)); do
 	bt_start "$d/btd" "uprobe:$LIB:$FN { @e = count(); } uretprobe:$LIB:$FN { @r = count(); }"  # D
 	go_round "$d" 4
 	stop "$BPID"
-	[ "$(bt_count "$d/btd" r)" = $((N + 1)) ] || die "bpftrace counted $(bt_count "$d/btd" r) returns, expected $((N + 1))"
+	[ "$(bt_count "$d/btd" r)" = $((N + 1)) ] || bt_fail "$d/btd" "$(bt_count "$d/btd" r) returns"
 	# b: the same as C, with BPF statistics on (not timed)
 	fv_start "$d/fs" -r 'torch:bench_round'
 	sysctl -q -w kernel.bpf_stats_enabled=1

@@ -26,6 +26,7 @@
 #include "target/inject.h"
 #include "util/log.h"
 #include "pipeline/torch_events.h"
+#include "output/cache_drop.h"
 #include "output/manifest.h"
 #include "output/output_files.h"
 #include "attach/preflight.h"
@@ -470,6 +471,7 @@ int attach_run(const struct attach_opts *o)
 	follow_report(&s);
 	if (manifest_write(&s, o))
 		log_warn("cannot write %s/manifest.json", o->outdir);
+	cache_drop_flush();
 	ret = 0;
 	if (s.writer.write_errors) {
 		log_error("%u segment%s could not be written to %s: %s", s.writer.write_errors,

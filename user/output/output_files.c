@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "output/cache_drop.h"
 #include "output/output_files.h"
 
 /* The invoking user under sudo, else -1 (leave ownership alone). */
@@ -135,6 +136,8 @@ int out_commit(struct out_file *of)
 	errno = 0;
 	if (fflush(of->f) || ferror(of->f))
 		ret = -(errno ? errno : EIO);
+	if (!ret)
+		cache_drop_add(fcntl(fileno(of->f), F_DUPFD_CLOEXEC, 0));
 	if (fclose(of->f) && !ret)
 		ret = -(errno ? errno : EIO);
 	of->f = NULL;
