@@ -129,6 +129,23 @@ struct fvbpf_control {
 	 * this attach's loader asked; under any other epoch (a loader from
 	 * before them never writes this) it calls the plain pair. */
 	__u32 marker_ts_epoch;
+	/* CUDA launches through the library's hook (user/lib/cuda_hook.c,
+	 * fvbpf_fast.h): the loader writes the fast path's tables (regions,
+	 * window) and then a new cuda_gen; the library answers cuda_state,
+	 * cuda_slots (PLT slots it pointed at its wrapper), cuda_fd and
+	 * cuda_bytes (the rings' memfd), then cuda_done = cuda_gen.  Its
+	 * wrapper records into the rings only once the loader, having mapped
+	 * them, writes the live attach epoch into cuda_live; until then, and
+	 * whenever it cannot record, it calls cudaLaunchKernel at its uprobe. */
+	__u32 cuda_gen;
+	__u32 cuda_done;
+	__u32 cuda_state;
+	__u32 cuda_slots;
+	__s32 cuda_fd;
+	__u32 cuda_err;
+	__u64 cuda_bytes;
+	__u32 cuda_live;
+	__u32 cuda_pad;
 };
 
 struct fvbpf_event_hdr {

@@ -83,6 +83,25 @@ enum fvbpf_fast_kind {
 	FVBPF_FAST_NODE = 2,         /* begin, RecordScope BACKWARD_FUNCTION */
 	FVBPF_FAST_END = 3,          /* the end of the thread's innermost recorded begin */
 	FVBPF_FAST_STACK = 4,        /* --with-stack: the Python frames of the begin after it */
+	FVBPF_FAST_API = 5,          /* a hooked CUDA call's entry (struct fvbpf_fast_api) */
+	FVBPF_FAST_API_END = 6,      /* its return (struct fvbpf_fast_api_end) */
+};
+
+/* The library's answer in cuda_state (struct fvbpf_control). */
+enum fvbpf_cuda_hook_state {
+	FVBPF_HOOK_NONE = 0,
+	FVBPF_HOOK_READY = 1,        /* cuda_slots PLT slots point at the wrapper */
+	FVBPF_HOOK_NO_CUDART = 2,    /* no libcudart.so with cudaLaunchKernel in the process */
+	FVBPF_HOOK_PROLOGUE = 3,     /* cudaLaunchKernel starts with an instruction we do not run */
+	FVBPF_HOOK_NO_CALLER = 4,    /* no loaded object calls it through a PLT slot */
+	FVBPF_HOOK_NO_MEMORY = 5,    /* the rings could not be made (cuda_err) */
+	FVBPF_HOOK_OFF = 6,          /* FVBPF_FAST=off in the job's environment */
+	FVBPF_HOOK_UNSUPPORTED = 7,  /* not an x86-64 build of the library */
+};
+
+/* The calls the hook knows (struct fvbpf_fast_api's call). */
+enum fvbpf_hook_call {
+	FVBPF_HOOK_LAUNCH_KERNEL = 0, /* cudaLaunchKernel */
 };
 
 struct fvbpf_fast_rec {
@@ -118,6 +137,35 @@ struct fvbpf_fast_stack {
 	/* then nframes x { __u64 code, instr } */
 };
 #define FVBPF_FAST_STACK_SIZE 24u
+
+/*
+ * A hooked CUDA call: its entry with the arguments as BPF's uprobe would
+ * have read them (System V registers, then the stack: struct
+ * fvbpf_api_enter's args), and its return.  Both on the calling thread's
+ * ring, the entry before the call, the return after it.
+ */
+struct fvbpf_fast_api {
+	__u8 kind;                   /* FVBPF_FAST_API */
+	__u8 flags;
+	__u16 size;                  /* FVBPF_FAST_API_SIZE */
+	__u32 tid;
+	__u64 ts_ns;
+	__u32 call;                  /* enum fvbpf_hook_call */
+	__u32 pad;
+	__u64 args[10];              /* FVBPF_API_ARGS */
+};
+#define FVBPF_FAST_API_SIZE 104u
+
+struct fvbpf_fast_api_end {
+	__u8 kind;                   /* FVBPF_FAST_API_END */
+	__u8 flags;
+	__u16 size;                  /* FVBPF_FAST_API_END_SIZE */
+	__u32 tid;
+	__u64 ts_ns;
+	__s32 ret;                   /* cudaError_t */
+	__u32 call;
+};
+#define FVBPF_FAST_API_END_SIZE 24u
 
 #define FVBPF_FAST_CUT 1u            /* the name was longer than FVBPF_FAST_NAME;
 				      * a STACK: the walk was cut at its depth */
@@ -157,6 +205,8 @@ static inline __u64 fvbpf_fast_ring_off(__u32 i)
 #if !defined(__BPF__) && !defined(__cplusplus)
 _Static_assert(sizeof(struct fvbpf_fast_rec) == FVBPF_FAST_BEGIN_SIZE, "fast record layout");
 _Static_assert(sizeof(struct fvbpf_fast_stack) == FVBPF_FAST_STACK_SIZE, "fast stack layout");
+_Static_assert(sizeof(struct fvbpf_fast_api) == FVBPF_FAST_API_SIZE, "fast api layout");
+_Static_assert(sizeof(struct fvbpf_fast_api_end) == FVBPF_FAST_API_END_SIZE, "fast api end layout");
 _Static_assert(sizeof(struct fvbpf_fast_ring) == 64, "fast ring layout");
 _Static_assert(sizeof(struct fvbpf_fast_hdr) == 64, "fast header layout");
 _Static_assert(sizeof(struct fvbpf_rf_callback) == 40, "RecordFunctionCallback, layout 1");

@@ -72,20 +72,18 @@ run_attached() { # steps workload args...
 	assert_output "2"
 }
 
-@test "C trainer: fvbpf's counts agree with bpftrace on the same run" {
-	plain_pass_only "the first test's fvbpf code, compared with bpftrace"
-	command -v bpftrace >/dev/null || skip "bpftrace missing"
+# The C trainer's 3 steps under bpftrace -e PROG and fvbpf (its extra
+# ARGS...), both attached before the steps; then the trace checked
+# ($output: the checker's lines).
+trainer_beside_bpftrace() { # prog fvbpf-args...
+	local prog=$1
+	shift
 	start_workload "$WL_LOG" "$BUILD/tests/cuda_trainer" --steps 3 --wait-signal --idle
-	local lib=$CUDA/lib64/libcudart.so.13
-	bpftrace -p "$WL_PID" -e "
-		uprobe:$lib:cudaMalloc, uprobe:$lib:cudaMemcpy, uprobe:$lib:cudaLaunchKernel,
-		uprobe:$lib:cudaMemsetAsync { @enter[probe] = count(); }
-		uretprobe:$lib:cudaMalloc, uretprobe:$lib:cudaMemcpy, uretprobe:$lib:cudaLaunchKernel,
-		uretprobe:$lib:cudaMemsetAsync { @ret[probe] = count(); }" >"$BT_OUT" 2>&1 &
+	bpftrace -p "$WL_PID" -e "$prog" >"$BT_OUT" 2>&1 &
 	BT_PID=$!
 	wait_for grep -q 'Attaching' "$BT_OUT"
 	sleep 1
-	start_fvbpf -p "$WL_PID" -o "$OUT" -n 3 -r "$REGIONS"
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 3 -r "$REGIONS" "$@"
 	kill -USR1 "$WL_PID"
 	wait_fvbpf
 	wait_for grep -q '^counts' "$WL_LOG"
@@ -95,17 +93,104 @@ run_attached() { # steps workload args...
 	cat "$BT_OUT"
 	run python3 "$CHECK" "$OUT"
 	assert_success
-	local api total inside
+}
+
+@test "C trainer: fvbpf's counts agree with bpftrace on the same run" {
+	plain_pass_only "the first test's fvbpf code, compared with bpftrace"
+	command -v bpftrace >/dev/null || skip "bpftrace missing"
+	local lib=$CUDA/lib64/libcudart.so.13
+	trainer_beside_bpftrace "
+		uprobe:$lib:cudaMalloc, uprobe:$lib:cudaMemcpy, uprobe:$lib:cudaLaunchKernel,
+		uprobe:$lib:cudaMemsetAsync { @enter[probe] = count(); }
+		uretprobe:$lib:cudaMalloc, uretprobe:$lib:cudaMemcpy, uretprobe:$lib:cudaLaunchKernel,
+		uretprobe:$lib:cudaMemsetAsync { @ret[probe] = count(); }"
+	# The launches fvbpf recorded through libfvbpf.so's hook entered
+	# cudaLaunchKernel past its uprobes, bpftrace's too: bpftrace saw
+	# every other call, both ways; fvbpf every call inside segments.
+	local api total inside hooked skipped
+	hooked=$(python3 -c 'import json, sys
+h = json.load(open(sys.argv[1]))["processes"][0]["cuda"]["launch_hook"]
+assert h["records"] % 2 == 0, h
+print(h["records"] // 2)' "$OUT/manifest.json")
+	echo "launches through the hook: $hooked"
 	for api in cudaMalloc cudaMemcpy cudaLaunchKernel cudaMemsetAsync; do
-		# bpftrace saw every call, both ways; fvbpf those inside segments
 		total=$(sed -n 's/^@enter\[uprobe:.*:'"$api"'\]: \([0-9]*\)$/\1/p' "$BT_OUT")
 		[ "$total" = "$(sed -n 's/^@ret\[uretprobe:.*:'"$api"'\]: \([0-9]*\)$/\1/p' "$BT_OUT")" ]
 		inside=$(chk_count "api $api" "$output")
 		echo "$api: bpftrace $total, fvbpf $inside, workload inside $(wl_line_count counts $api)" \
 			"validation $(wl_line_count validation $api) outside $(wl_line_count outside $api)"
 		[ "$inside" = "$(wl_line_count counts $api)" ]
-		[ "$total" -eq $((inside + $(wl_line_count validation $api) + $(wl_line_count outside $api))) ]
+		skipped=0
+		[ "$api" != cudaLaunchKernel ] || skipped=$hooked
+		[ "$((total + skipped))" -eq $((inside + $(wl_line_count validation $api) + $(wl_line_count outside $api))) ]
 	done
+}
+
+@test "C trainer: --launch-source uprobes leaves every launch to the uprobes, bpftrace's too" {
+	plain_pass_only "the first test's fvbpf code, compared with bpftrace"
+	command -v bpftrace >/dev/null || skip "bpftrace missing"
+	trainer_beside_bpftrace "uprobe:$CUDA/lib64/libcudart.so.13:cudaLaunchKernel { @enter = count(); }" \
+		--launch-source uprobes
+	[ "$(chk_count 'api cudaLaunchKernel' "$output")" = "$(wl_line_count counts cudaLaunchKernel)" ]
+	run python3 -c 'import json, sys
+h = json.load(open(sys.argv[1]))["processes"][0]["cuda"]["launch_hook"]
+print(h["used"], h["records"], h["why_not"])' "$OUT/manifest.json"
+	assert_output "False 0 --launch-source uprobes"
+	local total
+	total=$(sed -n 's/^@enter: \([0-9]*\)$/\1/p' "$BT_OUT")
+	[ "$total" -eq $(($(wl_line_count counts cudaLaunchKernel) + $(wl_line_count validation cudaLaunchKernel) + $(wl_line_count outside cudaLaunchKernel))) ]
+}
+
+# The hook goes live on fvbpf's first tick after the library's first marker
+# of the attach; the 300 ms gaps between rounds give it that many ticks.
+@test "launches through libfvbpf.so's hook: exact counts, the uprobe's arguments, no trap" {
+	start_workload "$WL_LOG" "$BUILD/tests/cuda_bench_launch" --calls 3000 --rounds 4 \
+		--gap-ms 300 --inside --wait-signal
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 4 -r training_train_one_step
+	kill -USR1 "$WL_PID"
+	wait_fvbpf 30
+	[ "$FV_STATUS" -eq 0 ]
+	wait_for grep -q '^ns_per_call' "$WL_LOG"
+	grep "through libfvbpf.so's hook (1 call site), no trap per launch" "$FV_ERR"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "api cudaLaunchKernel=12000"
+	assert_line 'arg cudaLaunchKernel.grid=[1,1,1]'
+	assert_line 'arg cudaLaunchKernel.block=[1,1,1]'
+	assert_line 'arg cudaLaunchKernel.shared_memory=0'
+	assert_line 'arg cudaLaunchKernel.kernel="bench_stub"'
+	assert_line 'arg cudaLaunchKernel.return="cudaErrorInsufficientDriver"'
+	# every segment whole, and at least its last round through the hook
+	run python3 -c 'import glob, json, sys
+d = sys.argv[1]
+h = json.load(open(d + "/manifest.json"))["processes"][0]["cuda"]
+segs = sorted(glob.glob(d + "/summary_*_segment*.json"))
+counts = [sum(r["count"] for r in json.load(open(f))["rows"] if r["name"] == "cudaLaunchKernel")
+          for f in segs]
+hook = h["launch_hook"]
+print(counts, h["calls_in_segments"], h["entries_without_return"], h["returns_without_entry"])
+print(hook["used"], hook["call_sites"], hook["records"] % 2, hook["records"] >= 2 * 3000,
+      hook["records"] <= 2 * 12000)' "$OUT"
+	assert_line "[3000, 3000, 3000, 3000] 12000 0 0"
+	assert_line "True 1 0 True True"
+}
+
+@test "the hook lets go: the PLT slot gets its old value once fvbpf is gone" {
+	start_workload "$WL_LOG" "$BUILD/tests/cuda_bench_launch" --calls 1000 --rounds 30 \
+		--gap-ms 100 --inside --wait-signal
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_train_one_step
+	kill -USR1 "$WL_PID"
+	wait_for grep -q "through libfvbpf.so's hook" "$FV_ERR"
+	# the executable's PLT slot holds the library's wrapper now
+	run python3 "$ROOT/tests/lib/plt_slot.py" "$WL_PID" "$BUILD/tests/cuda_bench_launch" cudaLaunchKernel
+	assert_success
+	assert_output --partial "libfvbpf.so"
+	kill -INT "$FV_PID"
+	wait_fvbpf 30
+	[ "$FV_STATUS" -eq 0 ]
+	# gone once a call finds fvbpf gone (the next round's)
+	wait_for sh -c "python3 '$ROOT/tests/lib/plt_slot.py' $WL_PID '$BUILD/tests/cuda_bench_launch' cudaLaunchKernel | grep -q libcudart"
+	wait_for grep -q '^ns_per_call' "$WL_LOG"
 }
 
 @test "nvcc, shared cudart: <<<>>> launches named by their demangled kernels" {

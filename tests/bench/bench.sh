@@ -52,14 +52,19 @@
 #      B  `fvbpf attach -r training_train_one_step`, calls outside every region
 #         (the session uprobe's entry returns at once, no return probe);
 #      C  the same, --inside: every call recorded, entry and return; one
-#         segment per round, each checked to hold LAUNCH_CALLS cudaLaunchKernel;
+#         segment per round, each checked to hold LAUNCH_CALLS cudaLaunchKernel
+#         and (the workload has libfvbpf.so) launches through the library's
+#         hook (docs/cuda.md): no trap, but the one before the hook is live;
+#      U  the same with --launch-source uprobes: every call through the
+#         session uprobe (checked: no launch through the hook);
 #      D  bpftrace uprobe + uretprobe count on cudaLaunchKernel (checked);
 #      E  bpftrace uprobe count only: a bare uprobe (checked).
 #      Each tool runs alone.  A private copy of libcudart is loaded through
 #      LD_LIBRARY_PATH (checked in /proc/PID/maps).  Cost per call = run - A;
-#      the runs are interleaved (A B C D E) SETS times, medians over the sets.
-#      Targets: (C-A) at most 1.1x (D-A), and (B-A) at most 1.1x (E-A).
-#      Then C and D once more with bpf_stats on, as in 2.-4.
+#      the runs are interleaved (A B C U D E) SETS times, medians over the sets.
+#      Targets: (C-A) at most 1.1x (D-A), and (B-A) at most 1.1x (E-A);
+#      (U-A)/(D-A) reported.  Then U and D once more with bpf_stats on, as
+#      in 2.-4.
 #      Skipped (said so) when the toolkit's libcudart is not installed.
 #
 #   6. PyTorch operators (tests/bench/torch_bench.sh, which says how): per-op
@@ -223,7 +228,7 @@ fv_timed() {
 	local out=$1 dir=$2 regions=$3 re=$4 fpid
 	shift 4
 	prog_mark
-	"$FVBPF" attach -p "$WPID" -r "$regions" -o "$dir" >"$dir.stdout" 2>"$dir.stderr" &
+	"$FVBPF" attach -p "$WPID" -r "$regions" -o "$dir" ${FV_EXTRA:-} >"$dir.stdout" 2>"$dir.stderr" &
 	fpid=$!
 	PIDS+=("$fpid")
 	wait_file "$dir.stderr" 'fvbpf: tracing' 15 "$fpid" ||
@@ -631,22 +636,27 @@ run_launch_idle() { # A -> NSPP
 }
 
 LFV_DROPS=0
-run_launch_fvbpf() { # B (outside) or C (inside) -> NSPP; checks what fvbpf recorded
-	local set=$1 mode=$2 out=$TMP/launch_$2.$1.out dir=$TMP/launch_$2.$1 check
+run_launch_fvbpf() { # B (outside), C (inside) or U (inside, uprobes only) -> NSPP; checks
+	local set=$1 mode=$2 out=$TMP/launch_$2.$1.out dir=$TMP/launch_$2.$1 check hook=auto
+	if [ "$mode" = uprobes ]; then
+		mode=inside hook=uprobes
+		out=$TMP/launch_u.$1.out dir=$TMP/launch_u.$1
+	fi
 	if [ "$mode" = inside ]; then
 		start_launch "$out" "${LARGS[@]}" --inside
 	else
 		start_launch "$out" "${LARGS[@]}"
 	fi
-	fv_timed "$out" "$dir" "$LAUNCH_REGION" '^api_call$' ns_per_call
+	FV_EXTRA="--launch-source $hook" fv_timed "$out" "$dir" "$LAUNCH_REGION" '^api_call$' ns_per_call
 	grep -q '^attached=1 ' "$out" ||
 		{ tail -n 15 "$out" "$dir.stderr" >&2; die "fvbpf was attached but the workload's fvbpf_attached() was 0"; }
 	# Inside: one segment per round, each with LAUNCH_CALLS cudaLaunchKernel
 	# calls.  Outside: no segment, no call recorded.  Either way libcudart's
 	# functions must have been probed, or B would measure nothing.
-	check=$(python3 - "$dir" "$mode" "$LAUNCH_ROUNDS" "$LAUNCH_CALLS" <<-'EOF'
+	check=$(python3 - "$dir" "$mode" "$LAUNCH_ROUNDS" "$LAUNCH_CALLS" "$hook" <<-'EOF'
 		import glob, json, sys
 		d, mode, rounds, calls = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+		hook_wanted = sys.argv[5] == "auto" and mode == "inside"
 		with open(d + "/manifest.json") as fh:
 		    man = json.load(fh)
 		procs = man.get("processes", [])
@@ -670,6 +680,8 @@ run_launch_fvbpf() { # B (outside) or C (inside) -> NSPP; checks what fvbpf reco
 		    why = "%d segments written, none expected (no region entered)" % len(files)
 		elif in_seg is not None and in_seg != want:
 		    why = "manifest: %d calls in segments, expected %d" % (in_seg, want)
+		elif hook_wanted != bool(cuda.get("launch_hook", {}).get("records")):
+		    why = "launches through the hook: %s (wanted: %s)" % (cuda.get("launch_hook"), hook_wanted)
 		else:
 		    why = ""
 		print("%s %d %s" % ("bad" if why else "ok", drops, why))
@@ -700,19 +712,20 @@ run_launch_bpftrace() { # D (ret: entry+return) or E (entry only) -> NSPP; check
 		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace counted ${r:-no} cudaLaunchKernel returns, expected $want"; }
 }
 
-LA=() LB=() LC=() LD=() LE=()
+LA=() LB=() LC=() LU=() LD=() LE=()
 for ((s = 1; s <= SETS; s++)); do
 	run_launch_idle "$s"; LA+=("$NSPP")
 	run_launch_fvbpf "$s" outside; LB+=("$NSPP")
 	run_launch_fvbpf "$s" inside; LC+=("$NSPP")
+	run_launch_fvbpf "$s" uprobes; LU+=("$NSPP")
 	run_launch_bpftrace "$s" ret; LD+=("$NSPP")
 	run_launch_bpftrace "$s" entry; LE+=("$NSPP")
-	note "set $s/$SETS: ns/call A ${LA[-1]}, B ${LB[-1]}, C ${LC[-1]}, D ${LD[-1]}, E ${LE[-1]}"
+	note "set $s/$SETS: ns/call A ${LA[-1]}, B ${LB[-1]}, C ${LC[-1]}, U ${LU[-1]}, D ${LD[-1]}, E ${LE[-1]}"
 done
 MA=$(median "${LA[@]}") MBo=$(median "${LB[@]}") MC=$(median "${LC[@]}")
-MD=$(median "${LD[@]}") ME=$(median "${LE[@]}")
+MU=$(median "${LU[@]}") MD=$(median "${LD[@]}") ME=$(median "${LE[@]}")
 over() { awk "BEGIN{printf \"%.1f\", $1-$MA}"; }
-OB=$(over "$MBo") OC=$(over "$MC") OD=$(over "$MD") OE=$(over "$ME")
+OB=$(over "$MBo") OC=$(over "$MC") OU=$(over "$MU") OD=$(over "$MD") OE=$(over "$ME")
 
 echo
 echo "5. cudaLaunchKernel on the real libcudart: $SRC_CUDART (run as a private copy)"
@@ -726,9 +739,10 @@ lrow() { # LABEL MEDIAN OVER PER-SET...
 lrow "A  not attached (loop inside the region)" "$MA" "-" "${LA[@]}"
 lrow "B  fvbpf attach, calls outside a segment" "$MBo" "$OB" "${LB[@]}"
 lrow "C  fvbpf attach, calls inside a segment" "$MC" "$OC" "${LC[@]}"
+lrow "U  the same, --launch-source uprobes" "$MU" "$OU" "${LU[@]}"
 lrow "D  bpftrace uprobe+uretprobe count (entry+return)" "$MD" "$OD" "${LD[@]}"
 lrow "E  bpftrace uprobe count (a bare uprobe)" "$ME" "$OE" "${LE[@]}"
-echo "   fvbpf ring-buffer drops: $LFV_DROPS over $((2 * SETS)) runs"
+echo "   fvbpf ring-buffer drops: $LFV_DROPS over $((3 * SETS)) runs"
 
 echo
 ratio_verdict "cudaLaunchKernel inside a segment, fvbpf / bpftrace entry+return:" "$OC" "$OD" "$TARGET_INSIDE"
@@ -736,13 +750,15 @@ awk "BEGIN{exit !($OD > 0)}" && awk "BEGIN{printf \"cuda_inside_ratio=%.2f\\n\",
 awk "BEGIN{exit !($OD > 0)}" &&
 	echo "cuda_inside_ratio_spread=$(set_ratio_spread "${LA[*]}" "${LC[*]}" "${LD[*]}")" >>"$TMP/results"
 ratio_verdict "cudaLaunchKernel outside a segment, fvbpf / a bare uprobe:" "$OB" "$OE" "$TARGET_OUTSIDE"
+awk "BEGIN{exit !($OD > 0)}" &&
+	awk "BEGIN{printf \"   uprobes only (U, no hook): fvbpf / bpftrace entry+return %.2fx (reported; the BPF programs' own cost is below)\\n\", $OU/$OD}"
 sysctl -q kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 STATS_ON=1
-run_launch_fvbpf stats inside; CS=$STATS
+run_launch_fvbpf stats uprobes; CS=$STATS
 run_launch_bpftrace stats ret; DS=$STATS
 STATS_ON=0
 sysctl -q kernel.bpf_stats_enabled=0
-echo "   BPF programs' own cost (bpf_stats; a run is one entry or one return; C and D once more with stats on):"
-echo "     C fvbpf api_call (session: entry and return): ${CS:-none seen}"
+echo "   BPF programs' own cost (bpf_stats; a run is one entry or one return; U and D once more with stats on):"
+echo "     U fvbpf api_call (session: entry and return): ${CS:-none seen}"
 echo "     D bpftrace uprobe, uretprobe:                  ${DS:-none seen}"
 the_rest

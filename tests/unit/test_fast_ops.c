@@ -288,6 +288,62 @@ static void test_stack_records(void)
 	close_rings(&f, map, fd);
 }
 
+/* A hooked CUDA call's entry or return (@size: its size field). */
+static void put_api(uint8_t *map, uint32_t i, uint8_t kind, uint32_t tid, uint64_t ts,
+		    uint16_t size)
+{
+	struct fvbpf_fast_api *rec = at_head(map, i);
+	uint32_t k, room = kind == FVBPF_FAST_API ? FVBPF_FAST_API_SIZE : FVBPF_FAST_API_END_SIZE;
+
+	memset(rec, 0, room);
+	rec->kind = kind;
+	rec->size = size;
+	rec->tid = tid;
+	rec->ts_ns = ts;
+	if (kind == FVBPF_FAST_API)
+		for (k = 0; k < 10; k++)
+			rec->args[k] = 0x100 + k;
+	else
+		((struct fvbpf_fast_api_end *)rec)->ret = 35;
+	ring(map, i)->head += room;
+}
+
+static void test_api_records(void)
+{
+	struct fvbpf_fast_rec rec;
+	char name[FVBPF_FAST_NAME + 1];
+	struct fast_ops f;
+	uint8_t *map;
+	int fd;
+
+	fd = open_rings(&f, &map);
+	put_api(map, 2, FVBPF_FAST_API, 7, 100, FVBPF_FAST_API_SIZE);
+	put_api(map, 2, FVBPF_FAST_API_END, 7, 150, FVBPF_FAST_API_END_SIZE);
+	CHECK_EQ(fast_ops_peek(&f, 2, &rec, name), 3);
+	CHECK_EQ(rec.kind, FVBPF_FAST_API);
+	CHECK_EQ(f.api[2].e.tid, 7);
+	CHECK_EQ(f.api[2].e.ts_ns, 100);
+	CHECK_EQ(f.api[2].e.call, FVBPF_HOOK_LAUNCH_KERNEL);
+	CHECK_EQ(f.api[2].e.args[7], 0x107);
+	ring(map, 2)->tail += rec.size;
+	CHECK_EQ(fast_ops_peek(&f, 2, &rec, name), 3);
+	CHECK_EQ(rec.kind, FVBPF_FAST_API_END);
+	CHECK_EQ(f.api[2].x.ret, 35);
+	CHECK_EQ(f.api[2].x.ts_ns, 150);
+	ring(map, 2)->tail += rec.size;
+	CHECK_EQ(fast_ops_peek(&f, 2, &rec, name), 0);
+	/* sizes other than the two kinds' own are broken rings, as is an
+	 * entry cut by the ring's head */
+	put_api(map, 1, FVBPF_FAST_API, 1, 1, FVBPF_FAST_API_END_SIZE);
+	expect_broken(&f, map, "entry of a return's size");
+	put_api(map, 1, FVBPF_FAST_API_END, 1, 1, FVBPF_FAST_API_SIZE);
+	expect_broken(&f, map, "return of an entry's size");
+	put_api(map, 1, FVBPF_FAST_API, 1, 1, FVBPF_FAST_API_SIZE);
+	ring(map, 1)->head -= 8;
+	expect_broken(&f, map, "entry past the head");
+	close_rings(&f, map, fd);
+}
+
 static void test_hostile_rings(void)
 {
 	struct fast_ops f;
@@ -395,6 +451,7 @@ int main(void)
 	RUN(test_open_refuses);
 	RUN(test_records_and_stale_data);
 	RUN(test_stack_records);
+	RUN(test_api_records);
 	RUN(test_wrap);
 	RUN(test_hostile_rings);
 	RUN(test_random_rings);

@@ -15,6 +15,7 @@
 
 #include "attach/attach.h"
 #include "attach/attach_run.h"
+#include "attach/cuda_hook_attach.h"
 #include "attach/progress.h"
 #include "attach/py_request.h"
 #include "attach/pystack_attach.h"
@@ -83,6 +84,9 @@ static bool all_done(struct session *s)
 	return true;
 }
 
+/* How long before a consume its BPF records are surely all in the ring. */
+#define FAST_SETTLE_NS 2000000ull
+
 /* The consumer loop: the ring is drained on a short timer, since BPF submits
  * records without waking us (see SUBMIT_FLAGS in the BPF code). */
 static void run_loop(struct session *s, const struct attach_opts *o)
@@ -90,14 +94,22 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 	uint64_t deadline = o->duration_s > 0 ?
 		clock_ns(CLOCK_MONOTONIC) + (uint64_t)(o->duration_s * 1e9) : 0;
 	struct epoll_event evs[16];
+	uint64_t settled;
 	int n, i;
 
 	progress_start();
 	while (!stop_requested) {
 		n = epoll_wait(s->epfd, evs, 16, 20);
+		/* The fast path's records go after BPF's, and only as far as
+		 * BPF's are surely in the ring: a record is stamped a few µs
+		 * before its submit.  One newer than that could overtake the
+		 * region begin that holds it (the next tick takes it). */
+		settled = clock_ns(CLOCK_MONOTONIC) - FAST_SETTLE_NS;
 		ring_buffer__consume(s->rb);
-		for (i = 0; i < s->ntargets; i++) /* the fast path's operators, after BPF's */
-			fast_ops_drain(s, &s->targets[i], UINT64_MAX);
+		for (i = 0; i < s->ntargets; i++) {
+			cuda_hook_check(s, &s->targets[i]);
+			fast_ops_drain(s, &s->targets[i], settled);
+		}
 		for (i = 0; i < n; i++) {
 			struct session_target *t;
 
@@ -384,6 +396,7 @@ int attach_run(const struct attach_opts *o)
 	torch_table_init(&s.torch, &s.knames);
 	s.torch_ops = !o->no_torch_ops;
 	s.op_source = o->op_source;
+	s.launch_source = o->launch_source;
 	s.record_shapes = o->record_shapes;
 	s.with_flops = o->with_flops;
 	if (pystack_session_start(&s, o))

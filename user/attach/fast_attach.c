@@ -183,6 +183,5 @@ int fast_attach_finish(struct session *s, struct session_target *t)
 void fast_attach_stop(struct session *s, struct session_target *t)
 {
 	(void)s;
-	if (t->ops == OPS_CALLBACKS)
-		fast_ops_close(&t->fast);
+	fast_ops_close(&t->fast); /* the operator callbacks' rings, or the hook's */
 }

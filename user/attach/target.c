@@ -25,6 +25,7 @@
 #include "util/log.h"
 #include "target/symbolizer.h"
 #include "attach/target.h"
+#include "attach/cuda_hook_attach.h"
 #include "attach/fast_attach.h"
 #include "attach/marker_attach.h"
 
@@ -275,6 +276,7 @@ int target_attach(struct session *s, struct session_target *t)
 		goto fail;
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
+	cuda_hook_request(s, t); /* answered from the odd epoch on (run loop) */
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
 	if (target_control_set_epoch(&t->ctl, t->epoch))
 		goto fail;
@@ -310,6 +312,7 @@ void target_detach(struct session_target *t)
 	if (t->epoch && !t->exited)
 		target_control_set_epoch(&t->ctl, t->epoch + 1);
 	t->epoch = 0;
+	cuda_hook_stop(t);
 	fast_attach_stop(t->session, t);
 	cuda_probes_detach(&t->cuda);
 	torch_probes_detach(&t->torchp);

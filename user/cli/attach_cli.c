@@ -277,6 +277,16 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 			return EINVAL;
 		}
 		return 0;
+	case OPT_LAUNCH_SOURCE:
+		if (!strcmp(arg, "auto"))
+			o->launch_source = LAUNCH_SOURCE_AUTO;
+		else if (!strcmp(arg, "uprobes"))
+			o->launch_source = LAUNCH_SOURCE_UPROBES;
+		else {
+			log_error("invalid --launch-source '%s': give auto or uprobes", arg);
+			return EINVAL;
+		}
+		return 0;
 	case OPT_RECORD_SHAPES:
 		o->record_shapes = true;
 		return 0;

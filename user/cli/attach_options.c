@@ -102,6 +102,14 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 				   "--with-stack or --profile-memory asks for uprobes' data)",
 			   .accepted = "auto, callbacks (refused where they cannot be had) or uprobes",
 			   .see = "[PyTorch jobs](pytorch.md#operators-through-pytorchs-callbacks---op-source)" },
+	[AO_LAUNCH_SOURCE] = { "launch-source", OPT_LAUNCH_SOURCE, "SOURCE", AK_TEXT,
+			       .def_text = "auto",
+			       .help = "Where cudaLaunchKernel calls inside segments come from: auto "
+				       "(libfvbpf.so's hook on the PLT slots that call it, where "
+				       "the library is in the process: no trap per launch; every "
+				       "other call through its uprobe) or uprobes (all of them)",
+			       .accepted = "auto or uprobes",
+			       .see = "[CUDA calls](cuda.md#launches-through-the-librarys-hook---launch-source)" },
 	[AO_RECORD_SHAPES] = { "record-shapes", OPT_RECORD_SHAPES, NULL, AK_FLAG,
 			       .def_text = "$FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES",
 			       .help = "PyTorch operators' input shapes, read out of process: "

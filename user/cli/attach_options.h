@@ -36,6 +36,7 @@ enum {
 	OPT_GROUP_BY_STACK,
 	OPT_PROFILE_MEMORY,
 	OPT_OP_SOURCE,
+	OPT_LAUNCH_SOURCE,
 };
 
 /* The table's rows, in --help order. */
@@ -58,6 +59,7 @@ enum attach_opt_id {
 	AO_WINDOW,
 	AO_NO_TORCH,
 	AO_OP_SOURCE,
+	AO_LAUNCH_SOURCE,
 	AO_RECORD_SHAPES,
 	AO_WITH_FLOPS,
 	AO_WITH_STACK,

@@ -23,6 +23,7 @@
 
 #include "agent.h"
 #include "control.h"
+#include "cuda_hook.h"
 #include "agent_internal.h"
 #include "pyshim.h"
 #include "torch_fast.h"
@@ -227,6 +228,7 @@ static void *watch_main(void *arg)
 			agent_on_attach(e);
 		seen = e;
 		pyshim_poll();
+		cuda_hook_poll();
 		torch_fast_poll(true);
 	}
 	return NULL;

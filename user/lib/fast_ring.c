@@ -90,7 +90,7 @@ int fast_ring_setup(int *fd, uint64_t *bytes)
 
 /* Slow path: the thread's first record, or a retry after the pool was
  * full (every 4096 records, so a full pool costs little). */
-static __attribute__((noinline)) struct fvbpf_fast_ring *claim(void)
+static __attribute__((noinline)) struct fvbpf_fast_ring *claim(bool count)
 {
 	struct fvbpf_fast_hdr *h = (struct fvbpf_fast_hdr *)base;
 	uint32_t i, zero;
@@ -98,7 +98,8 @@ static __attribute__((noinline)) struct fvbpf_fast_ring *claim(void)
 	if (!base)
 		return NULL;
 	if (claim_failed && ++claim_failed < 4096) {
-		__atomic_fetch_add(&h->no_ring, 1, __ATOMIC_RELAXED);
+		if (count)
+			__atomic_fetch_add(&h->no_ring, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
 	if (!my_tid)
@@ -114,7 +115,8 @@ static __attribute__((noinline)) struct fvbpf_fast_ring *claim(void)
 		}
 	}
 	claim_failed = 1;
-	__atomic_fetch_add(&h->no_ring, 1, __ATOMIC_RELAXED);
+	if (count)
+		__atomic_fetch_add(&h->no_ring, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -125,9 +127,11 @@ uint32_t fast_ring_tid(void)
 	return my_tid;
 }
 
-void *fast_ring_reserve(uint32_t size, struct fvbpf_fast_ring **out)
+/* @count: a record that does not fit is a loss (else the caller has
+ * another way to deliver it). */
+static void *reserve(uint32_t size, struct fvbpf_fast_ring **out, bool count)
 {
-	struct fvbpf_fast_ring *r = my_ring ? my_ring : claim();
+	struct fvbpf_fast_ring *r = my_ring ? my_ring : claim(count);
 	uint64_t head, tail, pos, room, need;
 	uint8_t *data;
 
@@ -139,7 +143,8 @@ void *fast_ring_reserve(uint32_t size, struct fvbpf_fast_ring **out)
 	room = FVBPF_FAST_RING_BYTES - pos;
 	need = size <= room ? size : room + size;
 	if (head - tail + need > FVBPF_FAST_RING_BYTES) {
-		__atomic_fetch_add(&r->drops, 1, __ATOMIC_RELAXED);
+		if (count)
+			__atomic_fetch_add(&r->drops, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
 	data = (uint8_t *)(r + 1);
@@ -151,6 +156,16 @@ void *fast_ring_reserve(uint32_t size, struct fvbpf_fast_ring **out)
 	}
 	*out = r;
 	return data + pos;
+}
+
+void *fast_ring_reserve(uint32_t size, struct fvbpf_fast_ring **out)
+{
+	return reserve(size, out, true);
+}
+
+void *fast_ring_try(uint32_t size, struct fvbpf_fast_ring **out)
+{
+	return reserve(size, out, false);
 }
 
 void fast_ring_commit(struct fvbpf_fast_ring *r, uint32_t size)

@@ -17,6 +17,9 @@ int fast_ring_setup(int *fd, uint64_t *bytes);
 /* @size bytes (a multiple of 8) on this thread's ring, or NULL (counted:
  * the ring is full, or no ring was free). */
 void *fast_ring_reserve(uint32_t size, struct fvbpf_fast_ring **ring);
+/* fast_ring_reserve() for a record with another way out: a full ring or
+ * pool is not counted as a loss. */
+void *fast_ring_try(uint32_t size, struct fvbpf_fast_ring **ring);
 void fast_ring_commit(struct fvbpf_fast_ring *ring, uint32_t size);
 /* The calling thread's id, cached. */
 uint32_t fast_ring_tid(void);

@@ -25,6 +25,7 @@
 
 #include "agent.h"
 #include "control.h"
+#include "cuda_hook.h"
 #include "pyshim.h"
 #include "torch_fast.h"
 #include "util/clock.h"
@@ -116,6 +117,7 @@ static inline uint32_t probes_ready(void)
 		return 0;
 	if (__builtin_expect(thread_stack.epoch != epoch, 0)) {
 		thread_stack.epoch = epoch;
+		cuda_hook_poll(); /* before report_stack: a new attach starts at depth 0 */
 		report_stack();
 		agent_on_attach(epoch);
 		pyshim_poll();

@@ -30,6 +30,8 @@
 #include <time.h>
 
 #include "control.h"
+#include "cuda_hook.h"
+#include "dl_find.h"
 #include "fast_pystack.h"
 #include "fast_ring.h"
 #include "fast_segments.h"
@@ -261,32 +263,11 @@ static void gate_end(const void *rf, void *ctx)
 	}
 }
 
-struct find_torch {
-	char path[4096];
-};
-
-static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct find_torch *f = arg;
-	const char *base;
-
-	(void)size;
-	if (!info->dlpi_name || !info->dlpi_name[0])
-		return 0;
-	base = strrchr(info->dlpi_name, '/');
-	base = base ? base + 1 : info->dlpi_name;
-	if (strncmp(base, "libtorch_cpu.so", 15))
-		return 0;
-	strncpy(f->path, info->dlpi_name, sizeof(f->path) - 1);
-	f->path[sizeof(f->path) - 1] = '\0';
-	return 1;
-}
-
 /* libtorch_cpu's three functions, from the copy the process has loaded
  * (RTLD_NOLOAD: never a load of our own). */
 static int resolve(void)
 {
-	struct find_torch *f;
+	struct dl_found *f;
 	void *h;
 
 	if (add_global)
@@ -294,7 +275,7 @@ static int resolve(void)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -FVBPF_FAST_NO_MEMORY;
-	if (!dl_iterate_phdr(find_cb, f)) {
+	if (!dl_find("libtorch_cpu.so", f)) {
 		free(f);
 		return -FVBPF_FAST_NO_TORCH;
 	}
@@ -398,11 +379,23 @@ void torch_fast_poll(bool late)
 	sync_registration(late); /* off while the epoch is even (quiet, detaching) */
 }
 
+bool torch_fast_active(void)
+{
+	return h_gate != 0;
+}
+
+/* Segments are followed for the operator callbacks and for the CUDA hook
+ * (cuda_hook.c), whichever is in. */
+static bool following(void)
+{
+	return h_gate || cuda_hook_following();
+}
+
 void torch_fast_marker(uint64_t hash, bool begin)
 {
 	const struct fvbpf_control *c = control;
 
-	if (!h_gate || !c)
+	if (!following() || !c)
 		return;
 	fast_seg_region(c, hash, begin);
 	sync_registration(false);
@@ -412,7 +405,7 @@ void torch_fast_stack(const uint64_t *hashes, uint32_t n)
 {
 	const struct fvbpf_control *c = control;
 
-	if (!h_gate || !c)
+	if (!following() || !c)
 		return;
 	fast_seg_sync(c, hashes, n);
 	sync_registration(false);

@@ -13,6 +13,8 @@
 /* Serve a new request of fvbpf's, follow the segment state, or let go
  * after a detach.  @late: the watch thread's periodic call. */
 void torch_fast_poll(bool late);
+/* The operator callbacks are in (they follow segments, reset per attach). */
+bool torch_fast_active(void);
 /* A marker of the region of @hash begins or ends (after its probe). */
 void torch_fast_marker(uint64_t hash, bool begin);
 /* A thread's first marker after an attach: its open regions' hashes. */

@@ -15,6 +15,8 @@
 
 /* --op-source */
 enum { OP_SOURCE_AUTO = 0, OP_SOURCE_CALLBACKS = 1, OP_SOURCE_UPROBES = 2 };
+/* --launch-source */
+enum { LAUNCH_SOURCE_AUTO = 0, LAUNCH_SOURCE_UPROBES = 1 };
 
 struct attach_opts {
 	pid_t pids[ATTACH_MAX_PIDS];
@@ -29,6 +31,7 @@ struct attach_opts {
 	double gpu_wait_s;         /* how long a closed segment waits for GPU records */
 	bool no_torch_ops;         /* --no-torch-ops */
 	int op_source;             /* --op-source: OP_SOURCE_* */
+	int launch_source;         /* --launch-source: LAUNCH_SOURCE_* */
 	bool with_stack;           /* --with-stack (or FASTVIDEO_TORCH_PROFILER_WITH_STACK) */
 	unsigned int group_by_stack; /* --group-by-stack N, 0: not given */
 	bool profile_memory;       /* --profile-memory */

@@ -150,6 +150,7 @@ struct session {
 	struct torch_table torch;   /* cookie id -> names (in knames) */
 	struct addr_cache fast_ids; /* fast path: name id << 8 | kind -> torch id + 1 */
 	int op_source;              /* --op-source: OP_SOURCE_* */
+	int launch_source;          /* --launch-source: LAUNCH_SOURCE_* */
 	/* torch scopes that delimit segments, for the fast path's callbacks */
 	uint64_t fast_gates[FVBPF_FAST_GATES];  /* region scopes' hashes */
 	uint32_t nfast_gates;

@@ -9,6 +9,7 @@
 #include "output/exit_report.h"
 #include "output/seg_output.h"
 #include "pipeline/torch_events.h"
+#include "fvbpf_fast.h"
 
 /* --inject: what became of it for this process. */
 /* Where the operators came from, and what the fast path lost. */
@@ -27,6 +28,24 @@ static void report_op_source(const struct session_target *st)
 	       (unsigned long long)f->records, (unsigned long long)f->ring_drops,
 	       (unsigned long long)f->no_ring, (unsigned long long)f->bad,
 	       (unsigned long long)f->late, (unsigned long long)f->outside);
+}
+
+/* cudaLaunchKernel through libfvbpf.so's hook (docs/cuda.md), where asked. */
+static void report_launch_hook(const struct session_target *st)
+{
+	const struct fast_ops *f = &st->fast;
+
+	if (!st->cuda.attached)
+		return;
+	if (!f->hook_used) {
+		printf("    launches: uprobes%s%s%s\n", f->hook_why[0] ? " (libfvbpf.so's hook not used: " : "",
+		       f->hook_why, f->hook_why[0] ? ")" : "");
+		return;
+	}
+	printf("    launches: cudaLaunchKernel through libfvbpf.so's hook on %u call site%s, %llu "
+	       "records (entry or return); the rings lost %llu (shared with the operator "
+	       "callbacks)\n", f->hook_slots, f->hook_slots == 1 ? "" : "s",
+	       (unsigned long long)f->api_records, (unsigned long long)fast_ops_lost(f));
 }
 
 static void report_agent_library(const struct session_target *st)
@@ -138,6 +157,8 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->calls,
 			       (unsigned long long)st->pairing.unmatched_exits,
 			       (unsigned long long)st->pairing.lost_returns);
+		if (s->api_probes)
+			report_launch_hook(st);
 		if (st->torchp.found)
 			report_op_source(st);
 		if (st->torchp.found && st->ops != OPS_CALLBACKS)

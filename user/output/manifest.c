@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "fvbpf_fast.h"
+#include "pipeline/fast_ops.h"
 #include "target/inject.h"
 #include "probes/bpf_setup.h"
 #include "util/json_writer.h"
@@ -11,6 +13,20 @@
 #include "output/manifest.h"
 #include "output/output_files.h"
 #include "pipeline/over_limits.h"
+
+/* cudaLaunchKernel through the library's hook (attach/cuda_hook_attach.c). */
+static json_object *launch_hook_json(const struct session_target *t)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "used", json_object_new_boolean(t->fast.hook_used));
+	json_object_object_add(o, "call_sites", json_object_new_int((int)t->fast.hook_slots));
+	json_object_object_add(o, "records", json_object_new_uint64(t->fast.api_records));
+	/* the rings' losses, shared with the operator callbacks where both are on */
+	json_object_object_add(o, "ring_records_lost", json_object_new_uint64(fast_ops_lost(&t->fast)));
+	json_object_object_add(o, "why_not", json_string_obj(t->fast.hook_why));
+	return o;
+}
 
 static json_object *cuda_json(const struct session_target *t)
 {
@@ -35,6 +51,7 @@ static json_object *cuda_json(const struct session_target *t)
 	json_object_object_add(o, "entries_without_return", json_object_new_uint64(t->pairing.lost_returns));
 	json_object_object_add(o, "calls_nested_too_deep", json_object_new_uint64(t->pairing.too_deep));
 	json_object_object_add(o, "kernel_handles_mapped", json_object_new_uint64(t->kernel_handles));
+	json_object_object_add(o, "launch_hook", launch_hook_json(t));
 	return o;
 }
 

@@ -237,6 +237,30 @@ static const void *region_ts_checked(struct session *s, struct session_target *t
 	return fixed;
 }
 
+int events_api_enter(struct session *s, struct session_target *t, const struct fvbpf_api_enter *e)
+{
+	int err;
+
+	(void)s; /* as events_api_exit(), which records the call */
+	/* Calls still open from before this segment lost their return to a
+	 * drop: do not let them parent everything after. */
+	if (t->loss.drops_seen && t->tracker.cur)
+		api_pairing_drop_before(&t->pairing, e->hdr.tid, t->tracker.cur->start_ns);
+	err = api_pairing_enter(&t->pairing, e);
+	if (!err && t->pystk) /* --with-stack: a launch's stack came just before */
+		api_pairing_set_stack(&t->pairing, e->hdr.tid,
+				      pystack_take(t->pystk, e->hdr.tid, e->hdr.ts_ns));
+	return err;
+}
+
+void events_api_exit(struct session *s, struct session_target *t, const struct fvbpf_api_exit *x)
+{
+	struct api_call call;
+
+	if (api_pairing_exit(&t->pairing, x, &call) == 1)
+		events_record_call(s, t, &call);
+}
+
 int events_handle(struct session *s, const void *data, size_t size)
 {
 	struct fvbpf_region_event fixed;
@@ -292,26 +316,15 @@ int events_handle(struct session *s, const void *data, size_t size)
 			s->bad_records++;
 			return 0;
 		}
-		/* Calls still open from before this segment lost their
-		 * return to a drop: do not let them parent everything after. */
-		if (t->loss.drops_seen && t->tracker.cur)
-			api_pairing_drop_before(&t->pairing, h->tid, t->tracker.cur->start_ns);
-		err = api_pairing_enter(&t->pairing, data);
-		if (!err && t->pystk) /* --with-stack: a launch's stack came just before */
-			api_pairing_set_stack(&t->pairing, h->tid,
-					      pystack_take(t->pystk, h->tid, h->ts_ns));
+		err = events_api_enter(s, t, data);
 		break;
-	case FVBPF_EV_API_EXIT: {
-		struct api_call call;
-
+	case FVBPF_EV_API_EXIT:
 		if (size < sizeof(struct fvbpf_api_exit)) {
 			s->bad_records++;
 			return 0;
 		}
-		if (api_pairing_exit(&t->pairing, data, &call) == 1)
-			events_record_call(s, t, &call);
+		events_api_exit(s, t, data);
 		break;
-	}
 	case FVBPF_EV_CORRELATION: {
 		const struct fvbpf_corr_event *ce = data;
 

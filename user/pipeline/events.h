@@ -11,6 +11,12 @@
  * untrusted: malformed ones are counted in s->bad_records.  Needs no live
  * BPF session.  Always returns 0 (libbpf stops consuming otherwise). */
 int events_handle(struct session *s, const void *data, size_t size);
+/* A CUDA call's entry and return, from BPF's ring or the launch hook's
+ * (fast_ops.c), the record already checked for size. */
+struct fvbpf_api_enter;
+struct fvbpf_api_exit;
+int events_api_enter(struct session *s, struct session_target *t, const struct fvbpf_api_enter *e);
+void events_api_exit(struct session *s, struct session_target *t, const struct fvbpf_api_exit *x);
 /* events_handle() as a libbpf ring_buffer_sample_fn, @ctx the session. */
 /* --window: close the windows that ended before @ts and open the next. */
 void window_cut_until(struct session *s, struct session_target *t, uint64_t ts);

@@ -76,11 +76,14 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 	}
 	f->names = calloc(FAST_NAME_SLOTS, sizeof(*f->names));
 	f->stack = malloc(FVBPF_FAST_THREADS * sizeof(*f->stack));
-	if (!f->names || !f->stack) {
+	f->api = malloc(FVBPF_FAST_THREADS * sizeof(*f->api));
+	if (!f->names || !f->stack || !f->api) {
 		free(f->names);
 		free(f->stack);
+		free(f->api);
 		f->names = NULL;
 		f->stack = NULL;
+		f->api = NULL;
 		munmap(p, bytes);
 		return -ENOMEM;
 	}
@@ -158,6 +161,13 @@ int fast_ops_peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, ch
 			if (copy_stack(&f->stack[i], data + pos, rec->size))
 				goto broken;
 			return 2;
+		}
+		if (rec->kind == FVBPF_FAST_API || rec->kind == FVBPF_FAST_API_END) {
+			if (rec->size != (rec->kind == FVBPF_FAST_API ? FVBPF_FAST_API_SIZE :
+									  FVBPF_FAST_API_END_SIZE))
+				goto broken;
+			memcpy(&f->api[i], data + pos, rec->size);
+			return 3;
 		}
 		if ((rec->kind != FVBPF_FAST_OP && rec->kind != FVBPF_FAST_NODE) ||
 		    rec->size < FVBPF_FAST_BEGIN_SIZE)
@@ -278,7 +288,46 @@ static void deliver(struct session *s, struct session_target *t, const struct fv
 	torch_events_fast(s, t, &ev, rec->kind == FVBPF_FAST_END ? NULL : &sq);
 }
 
-/* The record at ring @i's tail (fast_ops_peek's 2, 1 or 0), past broken ones. */
+/* A hooked CUDA call's entry or return (fvbpf_fast.h), handed on as BPF's
+ * record of the uprobe on the same call would be. */
+static void deliver_api(struct session *s, struct session_target *t, const union fast_api_rec *a)
+{
+	struct fvbpf_api_enter en;
+	struct fvbpf_api_exit ex;
+	bool entry = a->e.kind == FVBPF_FAST_API;
+	struct fvbpf_event_hdr *h = entry ? &en.hdr : &ex.hdr;
+
+	/* the only call the hook knows, and only where fvbpf asked for it */
+	if ((entry ? a->e.call : a->x.call) != FVBPF_HOOK_LAUNCH_KERNEL || !t->fast.hook_used ||
+	    t->fast.launch_id < 0) {
+		t->fast.bad++;
+		return;
+	}
+	memset(&en, 0, sizeof(en));
+	memset(&ex, 0, sizeof(ex));
+	h->version = FVBPF_EVENT_VERSION;
+	h->tgid = (uint32_t)t->proc.pid;
+	h->tid = a->e.tid;
+	h->ts_ns = a->e.ts_ns;
+	t->fast.api_records++;
+	if (t->next_cut)
+		window_cut_until(s, t, h->ts_ns);
+	if (entry) {
+		h->type = FVBPF_EV_API_ENTER;
+		h->size = sizeof(en);
+		en.api_id = (uint32_t)t->fast.launch_id;
+		memcpy(en.args, a->e.args, sizeof(en.args));
+		events_api_enter(s, t, &en);
+	} else {
+		h->type = FVBPF_EV_API_EXIT;
+		h->size = sizeof(ex);
+		ex.api_id = (uint32_t)t->fast.launch_id;
+		ex.ret = a->x.ret;
+		events_api_exit(s, t, &ex);
+	}
+}
+
+/* The record at ring @i's tail (fast_ops_peek's 3, 2, 1 or 0), past broken ones. */
 static int next_rec(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name)
 {
 	int r;
@@ -329,6 +378,8 @@ void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 			break;
 		if (recs[best].kind == FVBPF_FAST_STACK)
 			take_stack(s, t, best);
+		else if (recs[best].kind == FVBPF_FAST_API || recs[best].kind == FVBPF_FAST_API_END)
+			deliver_api(s, t, &f->api[best]);
 		else
 			deliver(s, t, &recs[best], names[best]);
 		advance(f, best, recs[best].size);
@@ -378,4 +429,6 @@ void fast_ops_close(struct fast_ops *f)
 	f->names = NULL;
 	free(f->stack);
 	f->stack = NULL;
+	free(f->api);
+	f->api = NULL;
 }

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fvbpf_fast.h"
+
 struct session;
 struct session_target;
 struct fvbpf_pystack_event;
@@ -23,6 +25,12 @@ enum op_source { OPS_UPROBES = 0, OPS_CALLBACKS = 1 };
 /* A name seen lately and its torch id: most records find theirs here
  * without the name table's lock and hash. */
 #define FAST_NAME_SLOTS 1024
+/* A hooked CUDA call's record (fvbpf_fast.h), as peeked. */
+union fast_api_rec {
+	struct fvbpf_fast_api e;
+	struct fvbpf_fast_api_end x;
+};
+
 struct fast_name_slot {
 	uint64_t hash;          /* 0: empty */
 	uint32_t id;
@@ -49,6 +57,15 @@ struct fast_ops {
 	uint64_t no_ring;       /* records of threads that found no free ring */
 	uint64_t late;          /* segments the callbacks were registered late for */
 	uint64_t outside;       /* callback calls outside segments (registration lag) */
+	union fast_api_rec *api; /* per ring, its last hooked-call record peeked, with map */
+	uint64_t api_records;   /* hooked CUDA calls' records handed on */
+	/* the CUDA launch hook (attach/cuda_hook_attach.c) */
+	uint32_t hook_gen;      /* its request's generation while unanswered, else 0 */
+	uint32_t hook_slots;    /* PLT slots it pointed at its wrapper */
+	int launch_id;          /* cudaLaunchKernel's row of the call table, -1: none */
+	bool hook_live;         /* the wrapper records (its rings are mapped) */
+	bool hook_used;         /* ... did in this attach: its records are taken */
+	char hook_why[160];     /* why the launches stay on uprobes ("" none) */
 	uint32_t gen;           /* the request's generation, 0: none asked */
 	char version[40];       /* the target's torch, "" unknown */
 	char why[160];          /* why a target with torch is on uprobes ("" none) */
@@ -61,7 +78,8 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes);
  * NUL-terminated in @name (FVBPF_FAST_NAME + 1 bytes): 1 one is there, 0
  * none, -1 the ring made no sense (skipped to its head, counted in bad),
  * 2 a STACK record (its first 16 bytes in @rec, the whole of it in
- * f->stack[@i] as BPF's walk writes one).  Exposed for tests. */
+ * f->stack[@i] as BPF's walk writes one), 3 a hooked call's entry or
+ * return (the whole of it in f->api[@i]).  Exposed for tests. */
 struct fvbpf_fast_rec;
 int fast_ops_peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name);
 /* Hand on every record of the target's rings older than @until, oldest

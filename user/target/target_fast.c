@@ -57,10 +57,41 @@ int target_fast_scopes(const struct target_control *c, const struct target_fast_
 				     tb->nsteps, FVBPF_FAST_STEPS);
 }
 
+int target_fast_tables_put(const struct target_control *c, const struct target_fast_tables *tb)
+{
+	int err;
+
+	err = put_table(c, FIELD(fast_regions), FIELD(fast_nregions), tb->regions, tb->nregions,
+			FVBPF_FAST_REGIONS);
+	if (!err)
+		err = target_fast_scopes(c, tb);
+	return err ? err : proc_write_u32(c->pid, FIELD(fast_window), tb->window ? 1 : 0);
+}
+
+int target_gen_next(const struct target_control *c, uint64_t gen_at, uint64_t done_at,
+		    uint32_t *gen)
+{
+	uint32_t cur = 0, done = 0, next;
+	int err;
+
+	err = proc_read_u32(c->pid, gen_at, &cur);
+	if (!err)
+		err = proc_read_u32(c->pid, done_at, &done);
+	if (err)
+		return err;
+	/* never 0 (nothing asked) nor what the library last served */
+	next = cur + 1;
+	while (next == 0 || next == done)
+		next++;
+	err = proc_write_u32(c->pid, gen_at, next);
+	if (!err)
+		*gen = next;
+	return err;
+}
+
 int target_fast_request(const struct target_control *c, uint32_t layout,
 			const struct target_fast_tables *tb, uint32_t *gen)
 {
-	uint32_t cur = 0, done = 0, next;
 	int err;
 
 	if (!c->page)
@@ -68,30 +99,12 @@ int target_fast_request(const struct target_control *c, uint32_t layout,
 	/* a cfg of an earlier attach is not this one's */
 	err = proc_write_u32(c->pid, FIELD(fast_py_set), 0);
 	if (!err)
-		err = proc_read_u32(c->pid, FIELD(fast_gen), &cur);
-	if (!err)
-		err = proc_read_u32(c->pid, FIELD(fast_done), &done);
-	if (!err)
-		err = put_table(c, FIELD(fast_regions), FIELD(fast_nregions), tb->regions,
-				tb->nregions, FVBPF_FAST_REGIONS);
-	if (!err)
-		err = target_fast_scopes(c, tb);
-	if (!err)
-		err = proc_write_u32(c->pid, FIELD(fast_window), tb->window ? 1 : 0);
+		err = target_fast_tables_put(c, tb);
 	if (!err)
 		err = proc_write_u32(c->pid, FIELD(fast_stacks), tb->stacks ? 1 : 0);
 	if (!err)
 		err = proc_write_u32(c->pid, FIELD(fast_req), layout);
-	if (err)
-		return err;
-	/* never 0 (nothing asked) nor what the library last served */
-	next = cur + 1;
-	while (next == 0 || next == done)
-		next++;
-	err = proc_write_u32(c->pid, FIELD(fast_gen), next);
-	if (!err)
-		*gen = next;
-	return err;
+	return err ? err : target_gen_next(c, FIELD(fast_gen), FIELD(fast_done), gen);
 }
 
 int target_fast_answered(const struct target_control *c, uint32_t gen,

@@ -41,6 +41,12 @@ int target_fast_request(const struct target_control *c, uint32_t layout,
 /* 1 and @a once the library answered @gen, 0 not yet, -errno. */
 int target_fast_answered(const struct target_control *c, uint32_t gen,
 			 struct target_fast_answer *a);
+/* A request's new generation at @gen_at (its answer's at @done_at), never
+ * 0 nor what the library last served, written last: 0 and @gen, or -errno. */
+int target_gen_next(const struct target_control *c, uint64_t gen_at, uint64_t done_at,
+		    uint32_t *gen);
+/* The region, scope and window tables (what opens a segment). */
+int target_fast_tables_put(const struct target_control *c, const struct target_fast_tables *tb);
 /* The scope tables again (a scope name learned later). */
 int target_fast_scopes(const struct target_control *c, const struct target_fast_tables *tb);
 /* --with-stack: where the interpreter keeps a thread's frames (@cfg, a
