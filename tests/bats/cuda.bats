@@ -193,6 +193,31 @@ print(hook["used"], hook["call_sites"], hook["records"] % 2, hook["records"] >= 
 	wait_for grep -q '^ns_per_call' "$WL_LOG"
 }
 
+@test "the hook in a forked child: its PLT slot back in libcudart, its call made, the parent's still hooked" {
+	start_workload "$WL_LOG" "$BUILD/tests/cuda_bench_launch" --calls 1000 --rounds 3 \
+		--gap-ms 100 --inside --wait-signal --fork
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_train_one_step
+	kill -USR1 "$WL_PID"
+	wait_for grep -q '^child=' "$WL_LOG"
+	local child
+	child=$(sed -n 's/^child=\([0-9]*\) .*/\1/p' "$WL_LOG")
+	grep "^child=$child attached=0 ret=35$" "$WL_LOG"
+	grep -q "through libfvbpf.so's hook" "$FV_ERR"
+	run python3 "$ROOT/tests/lib/plt_slot.py" "$child" "$BUILD/tests/cuda_bench_launch" cudaLaunchKernel
+	assert_success
+	assert_output --partial "libcudart"
+	run python3 "$ROOT/tests/lib/plt_slot.py" "$WL_PID" "$BUILD/tests/cuda_bench_launch" cudaLaunchKernel
+	assert_success
+	assert_output --partial "libfvbpf.so"
+	kill "$child"
+	wait_for grep -q '^ns_per_call' "$WL_LOG"
+	wait_fvbpf 30
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "api cudaLaunchKernel=3000"
+}
+
 @test "nvcc, shared cudart: <<<>>> launches named by their demangled kernels" {
 	[ -x "$BUILD/tests/kernels_shared" ] || skip "nvcc missing"
 	run_attached 3 "$BUILD/tests/kernels_shared"

@@ -165,6 +165,14 @@ LIB=$(readlink -f "$LIB")
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing ||
 	die "cannot mount tracefs on /sys/kernel/tracing (bpftrace needs it)"
 
+# Scratch on tmpfs (every section's, through TMPDIR): the bench's own
+# deletions must not touch the root disk, whose ext4 (no journal) makes a
+# file created in the next minutes skip each inode freed meanwhile
+# (recently_deleted()), which section 11's disk rows would then measure
+# instead of fvbpf's writing.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	export TMPDIR=/dev/shm
+fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-bench.XXXXXX")
 bpf_stats_saved   # the sections below turn the stats on and off
 trap 'exit 130' INT TERM

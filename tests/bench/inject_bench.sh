@@ -20,7 +20,7 @@ case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
 FVBPF=${FVBPF:-$BUILD/fvbpf}
 INJ=$BUILD/tests/inject_target
 RUNS=${BENCH_INJECT_RUNS:-20}
-TMP=$(mktemp -d /tmp/fvbpf-inject-bench.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}"/fvbpf-inject-bench.XXXXXX)
 WL=
 
 # shellcheck source=tests/bench/bench_lib.sh

@@ -30,7 +30,7 @@ if [ ! -x "$PY" ] || [ ! -f "$FVPKG/fastvideo/profiler.py" ]; then
 	echo "   SKIP: no torch venv or FastVideo module (make venv)"
 	exit 0
 fi
-TMP=$(mktemp -d /tmp/fvbpf-pyshim-bench.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}"/fvbpf-pyshim-bench.XXXXXX)
 FV=
 cleanup() {
 	[ -n "$FV" ] && kill "$FV" 2>/dev/null

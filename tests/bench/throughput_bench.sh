@@ -51,8 +51,12 @@ FLOOD=$BUILD/tests/event_flood
 SHM=/dev/shm
 [ -d "$SHM" ] && [ -w "$SHM" ] || SHM=${TMPDIR:-/tmp}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-tput.XXXXXX")
+# The disk rows' directory: on the root filesystem, whatever TMPDIR is
+# (bench.sh puts its scratch on tmpfs).
+DISK=${BENCH_DISK_DIR:-/var/tmp}
+DTMP=$(mktemp -d "$DISK/fvbpf-tput-disk.XXXXXX")
 FVPID=
-trap '[ -n "$FVPID" ] && kill -INT $FVPID 2>/dev/null; rm -rf "$TMP" "$SHM"/fvbpf-tput.*' EXIT
+trap '[ -n "$FVPID" ] && kill -INT $FVPID 2>/dev/null; rm -rf "$TMP" "$DTMP" "$SHM"/fvbpf-tput.*' EXIT
 BENCH_TAG=throughput
 # shellcheck source=tests/bench/bench_lib.sh
 . "$ROOT/tests/bench/bench_lib.sh"
@@ -148,7 +152,7 @@ drop_output() {
 	"$SHM"/*) rm -rf "$1" ;;
 	*)
 		find "$1" -type f -exec truncate -s 0 {} +
-		mv "$1" "$(mktemp -d "$TMP/kept.XXXXXX")/"
+		mv "$1" "$(mktemp -d "$DTMP/kept.XXXXXX")/"
 		;;
 	esac
 }
@@ -183,9 +187,9 @@ for ((r = 1; r <= RUNS; r++)); do
 		t4) live "${NAME[$k]}" 4 2500 "$SHM/fvbpf-tput.4" ;;
 		pf) live "${NAME[$k]}" 2 5000 "$SHM/fvbpf-tput.pf" --format pftrace ;;
 		one) live "${NAME[$k]}" 2 0 "$SHM/fvbpf-tput.one" ;;
-		disk) live "${NAME[$k]}" 2 5000 "$TMP/disk" ;;
+		disk) live "${NAME[$k]}" 2 5000 "$DTMP/disk" ;;
 		s10) live "${NAME[$k]}" 2 2500 "$SHM/fvbpf-tput.s10" ;;
-		s10disk) live "${NAME[$k]}" 2 2500 "$TMP/s10disk" ;;
+		s10disk) live "${NAME[$k]}" 2 2500 "$DTMP/s10disk" ;;
 		esac
 		NS[$k]+="$L_NS " RATE[$k]+="$L_RATE " RSS[$k]+="$L_RSS " LAG[$k]+="$L_LAG "
 		SEGMS[$k]+="$L_SEGMS "

@@ -19,7 +19,7 @@ FVBPF=${FVBPF:-$BUILD/fvbpf}
 LAT=$BUILD/tests/attach_latency
 RUNS=${BENCH_TREE_RUNS:-5}
 NEW=${BENCH_TREE_NEW:-20}
-TMP=$(mktemp -d /tmp/fvbpf-tree-bench.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}"/fvbpf-tree-bench.XXXXXX)
 LAUNCHER=
 
 # shellcheck source=tests/bench/bench_lib.sh

@@ -25,6 +25,10 @@
  *                    (otherwise no region is open during the calls)
  *   --wait-signal    wait for SIGUSR1 before the first round (a tool
  *                    attaches meanwhile)
+ *   --fork           after the rounds, fork a child that makes one call
+ *                    inside the region, prints "child=PID attached=A ret=E"
+ *                    and waits to be killed (30 s at most); the parent
+ *                    waits for it before its result
  *
  * Output (stdout, line buffered, one line each): "pid=PID" at start, then
  * "attached=A ret=E" when the rounds start (A: fvbpf_attached(), E: what the
@@ -37,6 +41,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,11 +111,12 @@ int main(int argc, char **argv)
 		{ "gap-ms", required_argument, NULL, 'g' },
 		{ "inside", no_argument, NULL, 'i' },
 		{ "wait-signal", no_argument, NULL, 'w' },
+		{ "fork", no_argument, NULL, 'f' },
 		{},
 	};
 	static double per_call[MAX_ROUNDS];
 	long calls = 100000, rounds = 5, gap_ms = 200, r, i, waited = 0;
-	int inside = 0, wait_signal = 0, c;
+	int inside = 0, wait_signal = 0, fork_child = 0, c;
 	dim3 one = { 1, 1, 1 };
 	cudaError_t ret = cudaSuccess;
 	double t0, t1, med;
@@ -123,9 +129,10 @@ int main(int argc, char **argv)
 		case 'g': gap_ms = parse_long("--gap-ms", optarg, 0, 60000); break;
 		case 'i': inside = 1; break;
 		case 'w': wait_signal = 1; break;
+		case 'f': fork_child = 1; break;
 		default:
 			fprintf(stderr, "usage: %s [--calls N] [--rounds R] [--gap-ms MS] "
-				"[--inside] [--wait-signal]\n", argv[0]);
+				"[--inside] [--wait-signal] [--fork]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -171,6 +178,22 @@ int main(int argc, char **argv)
 		if (inside)
 			fvbpf_region_end(REGION);
 		per_call[r] = (t1 - t0) / (double)calls;
+	}
+
+	if (fork_child) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			alarm(30);
+			fvbpf_region_begin(REGION);
+			ret = cudaLaunchKernel((const void *)bench_stub, one, one, NULL, 0, 0);
+			fvbpf_region_end(REGION);
+			printf("child=%d attached=%d ret=%d\n", getpid(), fvbpf_attached(), (int)ret);
+			pause();
+			_exit(0);
+		}
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
 	}
 
 	qsort(per_call, (size_t)rounds, sizeof(per_call[0]), cmp_double);
