@@ -15,27 +15,23 @@
  *
  * The slots get their old values back when fvbpf is gone (its uprobe's
  * semaphore falls to 0) and in a forked child.  Only for x86-64, whose
- * calling convention the wrapper's argument record follows.
+ * calling convention the wrapper's argument record follows.  Moving the
+ * slots themselves is plt_hook.c's.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <elf.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "control.h"
 #include "cuda_hook.h"
 #include "dl_find.h"
 #include "fast_ring.h"
 #include "fast_segments.h"
+#include "plt_hook.h"
 #include "torch_fast.h"
 #include "util/clock.h"
 #include "fvbpf_events.h"
@@ -49,8 +45,6 @@ static volatile int following; /* the hook is in: follow segments (fast_segments
 
 #define HOOK_SLOTS_MAX 256
 #define LAUNCH_NAME "cudaLaunchKernel"
-#define DYN_MAX 4096              /* dynamic entries read per object */
-#define RELA_MAX (1u << 20)       /* PLT relocations read per object */
 
 /* cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream): a dim3
  * is 12 bytes of INTEGER class, passed in two registers. */
@@ -59,17 +53,15 @@ struct dim3 {
 };
 typedef int (*launch_fn)(const void *, struct dim3, struct dim3, void **, size_t, void *);
 
-struct slot {
-	void **addr;
-	void *old;
-	bool relro;
-};
-
 static launch_fn real;            /* cudaLaunchKernel, its uprobe included */
 static launch_fn past;            /* a stub below: its first instruction, then the rest */
 void *fvbpf_hook_cont __attribute__((visibility("hidden"))); /* real + that instruction */
-static struct slot slots[HOOK_SLOTS_MAX];
-static uint32_t nslots;
+static struct plt_slot slots[HOOK_SLOTS_MAX];
+static int hooked_launch(const void *, struct dim3, struct dim3, void **, size_t, void *);
+static struct plt_hook hook = {
+	.symbol = LAUNCH_NAME, .replacement = (void *)hooked_launch, .definer = "libcudart.so",
+	.slots = slots, .max = HOOK_SLOTS_MAX,
+};
 static bool atfork_done;
 
 /*
@@ -163,213 +155,6 @@ static int hooked_launch(const void *func, struct dim3 grid, struct dim3 block, 
 	return ret;
 }
 
-/* A pointer of a dynamic entry: ld.so relocates most, not every one. */
-static uintptr_t dyn_ptr(ElfW(Addr) base, ElfW(Addr) v)
-{
-	return v < base ? base + v : v;
-}
-
-struct object {
-	ElfW(Addr) base;
-	uintptr_t lo, hi;                 /* what its PT_LOADs span */
-	const ElfW(Phdr) *relro;
-};
-
-static bool within(const struct object *o, uintptr_t p, size_t n)
-{
-	return p >= o->lo && p <= o->hi && n <= o->hi - p;
-}
-
-/* Write one slot, the RELRO page made writable for the store. */
-static int set_slot(void **addr, void *v, bool relro)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-	uintptr_t page = (uintptr_t)addr & ~((uintptr_t)pg - 1);
-
-	if (relro && mprotect((void *)page, (size_t)pg, PROT_READ | PROT_WRITE))
-		return -errno;
-	__atomic_store_n(addr, v, __ATOMIC_RELEASE);
-	if (relro)
-		mprotect((void *)page, (size_t)pg, PROT_READ);
-	return 0;
-}
-
-/* This object's PLT slots for cudaLaunchKernel: how many there are, and
- * with @apply, each pointed at the wrapper. */
-static unsigned int patch_object(const struct object *o, const ElfW(Dyn) *dyn, bool apply)
-{
-	unsigned int found = 0;
-	uintptr_t symtab = 0, strtab = 0, jmprel = 0;
-	size_t strsz = 0, pltrelsz = 0, i, n;
-	long pltrel = -1;
-	const ElfW(Rela) *r;
-	const ElfW(Sym) *sym;
-	void **addr, *v;
-	bool relro;
-
-	for (i = 0; i < DYN_MAX && dyn[i].d_tag != DT_NULL; i++) {
-		switch (dyn[i].d_tag) {
-		case DT_SYMTAB: symtab = dyn_ptr(o->base, dyn[i].d_un.d_ptr); break;
-		case DT_STRTAB: strtab = dyn_ptr(o->base, dyn[i].d_un.d_ptr); break;
-		case DT_STRSZ: strsz = dyn[i].d_un.d_val; break;
-		case DT_JMPREL: jmprel = dyn_ptr(o->base, dyn[i].d_un.d_ptr); break;
-		case DT_PLTRELSZ: pltrelsz = dyn[i].d_un.d_val; break;
-		case DT_PLTREL: pltrel = (long)dyn[i].d_un.d_val; break;
-		}
-	}
-	if (!symtab || !strtab || !jmprel || pltrel != DT_RELA || !within(o, jmprel, pltrelsz))
-		return 0;
-	n = pltrelsz / sizeof(*r);
-	if (n > RELA_MAX)
-		n = RELA_MAX;
-	r = (const ElfW(Rela) *)jmprel;
-	for (i = 0; i < n && nslots < HOOK_SLOTS_MAX; i++) {
-		if (ELF64_R_TYPE(r[i].r_info) != R_X86_64_JUMP_SLOT)
-			continue;
-		sym = (const ElfW(Sym) *)symtab + ELF64_R_SYM(r[i].r_info);
-		/* an object that defines it calls its own: not ours to move */
-		if (!within(o, (uintptr_t)sym, sizeof(*sym)) || sym->st_shndx != SHN_UNDEF ||
-		    sym->st_name >= strsz || strsz - sym->st_name < sizeof(LAUNCH_NAME) ||
-		    memcmp((const char *)strtab + sym->st_name, LAUNCH_NAME, sizeof(LAUNCH_NAME)))
-			continue;
-		addr = (void **)(o->base + r[i].r_offset);
-		if (!within(o, (uintptr_t)addr, sizeof(*addr)))
-			continue;
-		v = __atomic_load_n(addr, __ATOMIC_ACQUIRE);
-		/* bound to this libcudart, or not yet (its PLT stub): ours;
-		 * bound elsewhere (another copy, another hook): left alone */
-		if (v != (void *)real && !within(o, (uintptr_t)v, 1))
-			continue;
-		found++;
-		if (!apply)
-			continue;
-		relro = o->relro && (uintptr_t)addr >= o->base + o->relro->p_vaddr &&
-			(uintptr_t)addr < o->base + o->relro->p_vaddr + o->relro->p_memsz;
-		if (set_slot(addr, (void *)hooked_launch, relro))
-			continue;
-		slots[nslots++] = (struct slot){ addr, v, relro };
-	}
-	return found;
-}
-
-static bool skip_object(const char *name, ElfW(Addr) base)
-{
-	Dl_info self;
-
-	if (dladdr((void *)hooked_launch, &self) && (ElfW(Addr))self.dli_fbase == base)
-		return true; /* ourselves */
-	return dl_name_is(name, "libcudart.so") || dl_name_is(name, "linux-vdso");
-}
-
-/*
- * Two walks over the loaded objects: the first finds those with slots to
- * point at the wrapper, which are then made RTLD_NODELETE (a slot of an
- * object unloaded later would be written at its restore); the second, which
- * never loads anything inside dl_iterate_phdr, patches those only.
- */
-#define PIN_MAX 64
-struct walk {
-	bool apply;
-	unsigned int nnames, npinned;
-	char *names[PIN_MAX];
-	ElfW(Addr) pinned[PIN_MAX];
-};
-
-static bool pinned(const struct walk *w, const char *name, ElfW(Addr) base)
-{
-	unsigned int i;
-
-	if (!name || !name[0])
-		return true; /* the executable, never unloaded */
-	for (i = 0; i < w->npinned; i++)
-		if (w->pinned[i] == base)
-			return true;
-	return false;
-}
-
-static int patch_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct object o = { .base = info->dlpi_addr, .lo = UINTPTR_MAX };
-	struct walk *w = arg;
-	const ElfW(Dyn) *dyn = NULL;
-	uintptr_t end;
-	int i;
-
-	(void)size;
-	if (skip_object(info->dlpi_name, info->dlpi_addr) ||
-	    (w->apply && !pinned(w, info->dlpi_name, info->dlpi_addr)))
-		return 0;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-
-		if (p->p_type == PT_LOAD) {
-			end = o.base + p->p_vaddr + p->p_memsz;
-			if (o.base + p->p_vaddr < o.lo)
-				o.lo = o.base + p->p_vaddr;
-			if (end > o.hi)
-				o.hi = end;
-		} else if (p->p_type == PT_DYNAMIC) {
-			dyn = (const ElfW(Dyn) *)(o.base + p->p_vaddr);
-		} else if (p->p_type == PT_GNU_RELRO) {
-			o.relro = p;
-		}
-	}
-	if (!dyn || o.lo >= o.hi)
-		return 0;
-	if (w->apply) {
-		patch_object(&o, dyn, true);
-		return nslots >= HOOK_SLOTS_MAX;
-	}
-	if (info->dlpi_name && info->dlpi_name[0] && w->nnames < PIN_MAX &&
-	    patch_object(&o, dyn, false))
-		w->names[w->nnames++] = strdup(info->dlpi_name);
-	return 0;
-}
-
-static void patch_all(void)
-{
-	struct walk *w = calloc(1, sizeof(*w));
-	struct link_map *lm;
-	unsigned int i;
-	void *h;
-
-	if (!w)
-		return;
-	dl_iterate_phdr(patch_cb, w);
-	for (i = 0; i < w->nnames; i++) {
-		h = w->names[i] ? dlopen(w->names[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) : NULL;
-		if (h && !dlinfo(h, RTLD_DI_LINKMAP, &lm))
-			w->pinned[w->npinned++] = lm->l_addr;
-		free(w->names[i]);
-	}
-	w->apply = true;
-	dl_iterate_phdr(patch_cb, w);
-	free(w);
-}
-
-/* The first 16 bytes of @fn as its file has them (memory may hold a
- * uprobe's int3 at the first). */
-static int file_bytes(const struct dl_found *c, uintptr_t fn, uint8_t *out)
-{
-	uintptr_t v = fn - c->base;
-	ssize_t n = -1;
-	int i, fd;
-
-	for (i = 0; i < c->phnum; i++) {
-		const ElfW(Phdr) *p = &c->phdr[i];
-
-		if (p->p_type != PT_LOAD || v < p->p_vaddr || v - p->p_vaddr + 16 > p->p_filesz)
-			continue;
-		fd = open(c->path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		n = pread(fd, out, 16, (off_t)(p->p_offset + (v - p->p_vaddr)));
-		close(fd);
-		break;
-	}
-	return n == 16 ? 0 : -EIO;
-}
-
 /* cudaLaunchKernel of the process's libcudart, and the stub that runs its
  * first instruction: 0 or -FVBPF_HOOK_*. */
 static int resolve_launch(void)
@@ -387,7 +172,7 @@ static int resolve_launch(void)
 		fn = h ? dlsym(h, LAUNCH_NAME) : NULL;
 		/* the handle stays open: the library is never unloaded under us */
 	}
-	if (!fn || file_bytes(c, (uintptr_t)fn, head)) {
+	if (!fn || dl_file_read(c, (uintptr_t)fn, head, sizeof(head))) {
 		free(c);
 		return -FVBPF_HOOK_NO_CUDART;
 	}
@@ -405,6 +190,7 @@ static int resolve_launch(void)
 	if (memcmp((const uint8_t *)fn + skip, head + skip, sizeof(head) - skip))
 		return -FVBPF_HOOK_PROLOGUE;
 	real = (launch_fn)fn;
+	hook.real = fn;
 	fvbpf_hook_cont = (uint8_t *)fn + skip;
 	return 0;
 }
@@ -413,30 +199,23 @@ static int hook_install_locked(void)
 {
 	int r;
 
-	if (nslots)
+	if (hook.n)
 		return 0;
 	if (!real && (r = resolve_launch()))
 		return r;
-	patch_all();
-	return nslots ? 0 : -FVBPF_HOOK_NO_CALLER;
+	return plt_hook_apply(&hook) ? 0 : -FVBPF_HOOK_NO_CALLER;
 }
 
-/* Each slot that still points at the wrapper gets its old value. */
 static void restore_slots(void)
 {
-	uint32_t i;
-
-	for (i = 0; i < nslots; i++)
-		if (__atomic_load_n(slots[i].addr, __ATOMIC_ACQUIRE) == (void *)hooked_launch)
-			set_slot(slots[i].addr, slots[i].old, slots[i].relro);
-	nslots = 0;
+	plt_hook_restore(&hook);
 	__atomic_store_n(&following, 0, __ATOMIC_RELEASE);
 }
 
 static void hook_remove(void)
 {
 	pthread_mutex_lock(&lock);
-	if (nslots && !semaphore)
+	if (hook.n && !semaphore)
 		restore_slots();
 	pthread_mutex_unlock(&lock);
 }
@@ -480,7 +259,7 @@ static void serve_locked(struct fvbpf_control *c, uint32_t gen)
 	}
 	c->cuda_state = state;
 	c->cuda_err = (uint32_t)err;
-	c->cuda_slots = nslots;
+	c->cuda_slots = hook.n;
 	c->cuda_fd = state == FVBPF_HOOK_READY ? fd : -1;
 	c->cuda_bytes = state == FVBPF_HOOK_READY ? bytes : 0;
 	__atomic_store_n(&served_gen, gen, __ATOMIC_RELEASE);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* The process's own loaded objects by file name, through dl_iterate_phdr(). */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dl_find.h"
 
@@ -41,4 +44,26 @@ bool dl_find(const char *prefix, struct dl_found *out)
 	struct want w = { prefix, out };
 
 	return dl_iterate_phdr(find_cb, &w) != 0;
+}
+
+int dl_file_read(const struct dl_found *o, uintptr_t addr, void *out, size_t n)
+{
+	uintptr_t v = addr - o->base;
+	ssize_t got = -1;
+	int i, fd;
+
+	for (i = 0; i < o->phnum; i++) {
+		const ElfW(Phdr) *p = &o->phdr[i];
+
+		if (p->p_type != PT_LOAD || v < p->p_vaddr || v - p->p_vaddr > p->p_filesz ||
+		    n > p->p_filesz - (v - p->p_vaddr))
+			continue;
+		fd = open(o->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		got = pread(fd, out, n, (off_t)(p->p_offset + (v - p->p_vaddr)));
+		close(fd);
+		break;
+	}
+	return got == (ssize_t)n ? 0 : -EIO;
 }

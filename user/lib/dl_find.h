@@ -8,6 +8,8 @@
 
 #include <link.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 struct dl_found {
 	char path[4096];        /* as the dynamic linker names it */
@@ -21,5 +23,8 @@ bool dl_name_is(const char *path, const char *prefix);
 /* The first loaded object whose file name starts with @prefix ("libcudart.so"):
  * true and @out, or false. */
 bool dl_find(const char *prefix, struct dl_found *out);
+/* @n bytes at @addr of object @o as its file holds them (memory may differ:
+ * a uprobe's int3): 0, or -errno (-EIO: not in a PT_LOAD's file bytes). */
+int dl_file_read(const struct dl_found *o, uintptr_t addr, void *out, size_t n);
 
 #endif /* FVBPF_LIB_DL_FIND_H */
