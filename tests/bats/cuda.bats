@@ -143,6 +143,13 @@ print(h["used"], h["records"], h["why_not"])' "$OUT/manifest.json"
 
 # The hook goes live on fvbpf's first tick after the library's first marker
 # of the attach; the 300 ms gaps between rounds give it that many ticks.
+@test "--launch-source: a value other than auto or uprobes is refused in one line" {
+	run "$FVBPF" attach -p $$ -o "$OUT" -r training_train_one_step --launch-source hook
+	assert_failure
+	assert_output --partial "invalid --launch-source 'hook': give auto or uprobes"
+	[ "${#lines[@]}" -le 2 ]
+}
+
 @test "launches through libfvbpf.so's hook: exact counts, the uprobe's arguments, no trap" {
 	start_workload "$WL_LOG" "$BUILD/tests/cuda_bench_launch" --calls 3000 --rounds 4 \
 		--gap-ms 300 --inside --wait-signal
