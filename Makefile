@@ -384,7 +384,7 @@ demo: deps all
 test: deps all venv $(UNIT_BINS) $(BUILD)/asan/fvbpf $(BUILD)/asan/fvbpf-test $(FUZZ_BINS)
 	$(Q)$(SUDO) env BUILD=$(BUILD) FVBPF_ASAN_ALL=$(FVBPF_ASAN_ALL) tests/run.sh
 
-bench: deps all $(BUILD)/tests/replay_bench
+bench: deps all venv $(BUILD)/tests/replay_bench
 	$(Q)$(SUDO) tests/bench/bench.sh $(BUILD)
 
 # The consumer and writer fed recorded-shape ring records, no uprobes.

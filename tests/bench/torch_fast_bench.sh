@@ -26,7 +26,8 @@
 # torch.profiler's overhead, outside at most 2 %.
 #
 # Usage: tests/bench/torch_fast_bench.sh [BUILD_DIR]   (root)
-#   BENCH_SETS (3), BENCH_FAST_PAIRS (20)
+#   BENCH_SETS (3), BENCH_FAST_PAIRS (20), BENCH_RESULTS (a file: key=value
+#   lines are appended for bench.sh's summary)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -37,6 +38,7 @@ LIB=$BUILD/libfvbpf.so
 PY=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
 SETS=${BENCH_SETS:-3}
 PAIRS=${BENCH_FAST_PAIRS:-20}    # A/B block pairs a round
+RESULTS=${BENCH_RESULTS:-/dev/null}  # key=value lines for bench.sh's summary
 
 echo
 if [ ! -x "$PY" ]; then
@@ -49,6 +51,22 @@ fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-fast-bench.XXXXXX")
 bpf_stats_on
 trap 'exit 130' INT TERM
+
+# results WIDTH CLOCK PROF INSIDE OUTSIDE "PROF per set" "IN per set" "DERIVED per set":
+# the goal figures and their spread over sets, for bench.sh's summary; the
+# inside ratio is n/a where torch.profiler's own overhead is within 2 %
+results() {
+	local k=fast_${1}_$2
+	echo "${k}_outside=$(printf '%.4f' "$5")" >>"$RESULTS"
+	echo "${k}_outside_spread=$(spread "$8")" >>"$RESULTS"
+	awk "BEGIN{exit !($3 - 1 > 0.02)}" || return 0
+	echo "${k}_inside=$(awk "BEGIN{printf \"%.2f\", ($4-1)/($3-1)}")" >>"$RESULTS"
+	echo "${k}_inside_spread=$(paste -d' ' <(words "$6") <(words "$7") <(words "$8") |
+		awk '$1 > 1 {print ($2*$3-1)/($1-1)}' | spread_lines)" >>"$RESULTS"
+}
+words() { tr ' ' '\n' <<<"$1" | grep . || true; }
+spread() { words "$1" | spread_lines; }
+spread_lines() { sort -g | awk 'NR==1{lo=$1} {hi=$1} END{if (NR) printf "%.4g-%.4g", lo, hi}'; }
 
 run_loop() { # WIDTH BLOCK
 	local width=$1 block=$2 s d w
@@ -142,6 +160,7 @@ print(t["callback_calls_outside_segments"])' "$d/o4/manifest.json")")
 				"(torch.profiler's own overhead is within 2 % here: the loop is compute-bound)"
 		fi
 		verdict "callbacks outside: step / not attached ($w, derived)" "$(printf '%.4f' "$O")" "x <= 1.02" "at most 1.02"
+		results "$width" "$w" "$P" "$IO" "$O" "${PROF[$w]}" "${IN_R[$w]}" "${DERIVED[$w]}"
 	done
 	echo "   outside segments, exactly (attached, never inside a segment), per set: fvbpf's callbacks"
 	echo "   ran ${OUTSIDE[*]} times; its BPF programs ran a step / us a step: ${BPF_OUT[*]};"
