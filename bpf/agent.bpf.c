@@ -13,7 +13,7 @@
 SEC("uprobe")
 int BPF_KPROBE(correlation, __u32 corr, __u32 cbid, __u32 domain)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = current_pid_tgid();
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_corr_event *ev;
 
@@ -41,7 +41,7 @@ int BPF_KPROBE(correlation, __u32 corr, __u32 cbid, __u32 domain)
 SEC("uprobe")
 int BPF_KPROBE(gpu_batch, const __u8 *buf, __u32 len)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = current_pid_tgid();
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_gpu_chunk *ev;
 	__u32 i, off;
@@ -73,7 +73,7 @@ int BPF_KPROBE(gpu_batch, const __u8 *buf, __u32 len)
 SEC("uprobe")
 int BPF_KPROBE(agent_status, __u32 code, __s32 detail, __s64 value, const char *msg)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = current_pid_tgid();
 	struct fvbpf_agent_status_event *ev;
 	struct fvbpf_proc_state *ps;
 

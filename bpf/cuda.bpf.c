@@ -56,7 +56,7 @@ static __always_inline int api_return(struct pt_regs *ctx, __u64 pid_tgid)
 SEC("uprobe")
 int api_call(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, api;
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_api_enter *ev;

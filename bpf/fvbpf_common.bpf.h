@@ -51,6 +51,19 @@ struct fvbpf_counters counters = {};
  */
 #define SUBMIT_FLAGS BPF_RB_NO_WAKEUP
 
+/*
+ * bpf_get_current_pid_tgid() without its helper call: the task pointer
+ * helper is inlined by the x86-64 JIT (a per-CPU load), and on this kind
+ * of VM every helper's return pays SRSO's safe RET.  The same values: the
+ * initial namespace's pid and tgid.
+ */
+static __always_inline __u64 current_pid_tgid(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return (__u64)(__u32)t->tgid << 32 | (__u32)t->pid;
+}
+
 /* The traced process this probe hit belongs to, or NULL. */
 static __always_inline struct fvbpf_proc_state *proc_of(__u64 cookie, __u32 tgid)
 {

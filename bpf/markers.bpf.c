@@ -41,7 +41,7 @@ static __always_inline bool region_enabled(__u64 hash, __u32 *region)
  */
 static __always_inline int on_region(struct pt_regs *ctx, __u64 hash, __u16 type, __u64 user_ts)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, region;
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_region_event *ev;
@@ -125,7 +125,7 @@ SEC("uprobe")
 int BPF_KPROBE(thread_sync, const struct fvbpf_thread_stack *st, __u32 depth,
 	       const __u64 *hashes)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, i, n;
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_sync_event *ev;

@@ -10,7 +10,7 @@
 SEC("uprobe")
 int mem_call(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), attach_cookie, drops, dev;
+	__u64 pid_tgid = current_pid_tgid(), attach_cookie, drops, dev;
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_mem_event *ev;
 	__u8 kind;

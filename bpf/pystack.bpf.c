@@ -278,7 +278,7 @@ static __always_inline __u64 py_stack_marker(struct pt_regs *ctx, __u64 pid_tgid
 SEC("uprobe")
 int BPF_KPROBE(py_stack_probe, __u64 ts)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = current_pid_tgid();
 	struct fvbpf_proc_state *ps = marker_proc(ctx, pid_tgid >> 32);
 
 	if (!ps || !(ps->flags & FVBPF_PROC_ARMED) || ps->depth <= 0 || !ts)

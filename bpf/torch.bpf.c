@@ -47,7 +47,7 @@ struct {
 SEC("uprobe")
 int torch_call(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), attach_cookie;
+	__u64 pid_tgid = current_pid_tgid(), attach_cookie;
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_torch_event *ev;
 	bool ret = bpf_session_is_return();
@@ -103,7 +103,7 @@ struct {
 SEC("uprobe")
 int torch_eval(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), attach_cookie, *sc, drops;
+	__u64 pid_tgid = current_pid_tgid(), attach_cookie, *sc, drops;
 	struct fvbpf_vtable_key key = {};
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_torch_event *ev;
@@ -147,7 +147,7 @@ int torch_eval(struct pt_regs *ctx)
 SEC("uprobe")
 int scope_enter(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), attach_cookie, *cookie, str[2], handle = 0;
+	__u64 pid_tgid = current_pid_tgid(), attach_cookie, *cookie, str[2], handle = 0;
 	struct live_scope_key key = {};
 	struct live_scope val = {};
 	struct fvbpf_proc_state *ps;
@@ -218,7 +218,7 @@ int scope_enter(struct pt_regs *ctx)
 SEC("uprobe")
 int BPF_KPROBE(scope_end, __u64 rf)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = current_pid_tgid();
 	struct live_scope_key key = { .tgid = pid_tgid >> 32, .rf = rf };
 	struct fvbpf_proc_state *ps;
 	struct fvbpf_scope_event *ev;

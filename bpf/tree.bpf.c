@@ -26,7 +26,7 @@ static __always_inline void proc_record(__u32 kind, __u32 pid, __u32 ppid, __u64
 		__sync_fetch_and_add(&counters.tree_drops, 1);
 		return;
 	}
-	fill_hdr(&ev->hdr, FVBPF_EV_PROC, sizeof(*ev), bpf_get_current_pid_tgid());
+	fill_hdr(&ev->hdr, FVBPF_EV_PROC, sizeof(*ev), current_pid_tgid());
 	ev->kind = kind;
 	ev->pid = pid;
 	ev->ppid = ppid;
