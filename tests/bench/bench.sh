@@ -175,7 +175,6 @@ if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-bench.XXXXXX")
 bpf_stats_saved   # the sections below turn the stats on and off
-trap 'exit 130' INT TERM
 
 # reap PID SECONDS: bench_lib's wait_gone (no SIGINT: the caller sends
 # what it needs), then PID leaves PIDS: its pid may be reused, so cleanup
@@ -491,10 +490,10 @@ echo "     bpftrace: ${TS:-none seen}"
 
 # --- 6. PyTorch operators (after 5): tests/bench/torch_bench.sh -------------
 torch_section() {
-	"$ROOT/tests/bench/torch_bench.sh" "$BUILD" || die "the PyTorch section failed (above)"
-	"$ROOT/tests/bench/shapes_bench.sh" "$BUILD" || die "the PyTorch shapes section failed (above)"
+	"$ROOT/tests/bench/torch_bench.sh" "$BUILD" || die "the PyTorch section failed (exit status $?, above)"
+	"$ROOT/tests/bench/shapes_bench.sh" "$BUILD" || die "the PyTorch shapes section failed (exit status $?, above)"
 	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/torch_fast_bench.sh" "$BUILD" ||
-		die "the PyTorch callbacks section failed (above)"
+		die "the PyTorch callbacks section failed (exit status $?, above)"
 }
 
 # --- 7. fvbpf report / merge across ranks ------------------------------------
@@ -536,13 +535,13 @@ report_section() {
 formats_section() {
 	echo
 	echo "10. Trace size per --format (a slice is two events; pftrace writes a begin and an end packet per slice)"
-	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/formats_bench.sh" "$BUILD" || die "the trace-format section failed (above)"
+	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/formats_bench.sh" "$BUILD" || die "the trace-format section failed (exit status $?, above)"
 }
 
 # The figures of issue 11's goals, from the sections' key=value results.
 summary_table() {
 	local r=$TMP/results runs
-	get() { sed -n "s/^$1=//p" "$r" 2>/dev/null | tail -1; }
+	get() { [ -r "$r" ] || return 0; sed -n "s/^$1=//p" "$r" | tail -1; }
 	# row GOAL MEASURED TARGET-TEXT CHECK(awk expr on x, or "") [SPREAD]
 	row() {
 		local v=$2 verdict=""
@@ -599,7 +598,7 @@ summary_table() {
 
 throughput_section() {
 	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/throughput_bench.sh" "$BUILD" ||
-		die "the throughput section failed (above)"
+		die "the throughput section failed (exit status $?, above)"
 }
 
 # the_rest: the sections after 5 (unless BENCH_LAST stops at 5), the
@@ -608,14 +607,14 @@ the_rest() {
 	[ "$LAST" -gt 5 ] || exit 0
 	torch_section
 	report_section
-	"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (above)"
+	"$ROOT/tests/bench/tree_bench.sh" "$BUILD" || die "the process-tree section failed (exit status $?, above)"
 	BENCH_INJECT_RUNS=${BENCH_INJECT_RUNS:-20} "$ROOT/tests/bench/inject_bench.sh" "$BUILD" ||
-		die "the --inject section failed (above)"
+		die "the --inject section failed (exit status $?, above)"
 	formats_section
 	throughput_section
-	"$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (above)"
-	"$ROOT/tests/bench/pystack_bench.sh" "$BUILD" || die "the --with-stack section failed (above)"
-	"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (above)"
+	"$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (exit status $?, above)"
+	"$ROOT/tests/bench/pystack_bench.sh" "$BUILD" || die "the --with-stack section failed (exit status $?, above)"
+	"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (exit status $?, above)"
 	summary_table
 	exit 0
 }

@@ -6,7 +6,7 @@
 # (its own round, fv_round, verdict...) keeps its own, which differs.
 
 # die MESSAGE: BENCH_TAG (default bench) names the script in the line
-die() { echo "${BENCH_TAG:-bench}: FAILED: $*" >&2; exit 1; }
+die() { echo "${BENCH_TAG:-bench}: FAILED: $*" >&2; DIED=1; exit 1; }
 note() { echo "bench: $*" >&2; }
 
 PIDS=()
@@ -205,12 +205,22 @@ derived_outside() {
 	awk "BEGIN{print 1+$extra*($runs/$6)/($sruns/10000)/($(fig "$1" "$2" "$7" 1)*1e6)}"
 }
 
+# on_exit COMMANDS: run COMMANDS when the script exits, and before them,
+# when it ends with a failure die did not explain, name the command that
+# failed: set -e ends a script without a word, which left a make bench
+# saying only "the PyTorch section failed (above)".  A signal says so too.
+on_exit() {
+	trap 'bench_rc=$?; [ "$bench_rc" -eq 0 ] || [ -n "${DIED:-}" ] ||
+		echo "${BENCH_TAG:-bench}: FAILED: exit status $bench_rc after: $BASH_COMMAND" >&2; '"$1" EXIT
+	trap 'echo "${BENCH_TAG:-bench}: interrupted" >&2; DIED=1; exit 130' INT TERM
+}
+
 # bpf_stats_saved: kernel.bpf_stats_enabled back to what it is now
 # (STATS_WAS) when the script exits, and bench_cleanup, for a script that
 # turns the stats on and off itself
 bpf_stats_saved() {
 	STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-	trap 'sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null; bench_cleanup' EXIT
+	on_exit 'sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null; bench_cleanup'
 }
 
 # bpf_stats_on: kernel.bpf_stats_enabled=1 until the script exits

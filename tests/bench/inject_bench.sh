@@ -30,7 +30,7 @@ cleanup() {
 	[ -n "$WL" ] && kill "$WL" 2>/dev/null
 	rm -rf "$TMP"
 }
-trap cleanup EXIT
+on_exit cleanup
 minmax() { printf '%s\n' "$@" | sort -g | sed -n '1p;$p' | paste -sd' '; }
 
 [ -x "$INJ" ] || die "$INJ not built (make)"

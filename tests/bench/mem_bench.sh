@@ -47,8 +47,7 @@ fi
 # shellcheck source=tests/bench/bench_lib.sh
 . "$ROOT/tests/bench/bench_lib.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-mem-bench.XXXXXX")
-trap bench_cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit bench_cleanup
 
 # round DIR K: not bench_lib's; torch_mem.py writes no done file, the
 # round's figure in its log says it is over

@@ -50,9 +50,8 @@ fi
 # shellcheck source=tests/bench/bench_lib.sh
 . "$ROOT/tests/bench/bench_lib.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-pystack-bench.XXXXXX")
-trap bench_cleanup EXIT
+on_exit bench_cleanup
 bpf_stats_on
-trap 'exit 130' INT TERM
 
 WANT='torch operators, ' OHOW=measured
 [ "$PYSTACK_MODE" = callbacks ] && WANT='through its own callbacks' OHOW='derived, as in 6c'

@@ -43,8 +43,7 @@ fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-shapes-bench.XXXXXX")
 export FVBPF_CACHE_DIR=$TMP/cache   # the first set measures, the others read it
-trap bench_cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit bench_cleanup
 
 # fv_round: not bench_lib's; it takes the output folder and always traces
 # inside torch:bench_round

@@ -56,10 +56,10 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-tput.XXXXXX")
 DISK=${BENCH_DISK_DIR:-/var/tmp}
 DTMP=$(mktemp -d "$DISK/fvbpf-tput-disk.XXXXXX")
 FVPID=
-trap '[ -n "$FVPID" ] && kill -INT $FVPID 2>/dev/null; rm -rf "$TMP" "$DTMP" "$SHM"/fvbpf-tput.*' EXIT
 BENCH_TAG=throughput
 # shellcheck source=tests/bench/bench_lib.sh
 . "$ROOT/tests/bench/bench_lib.sh"
+on_exit '[ -n "$FVPID" ] && kill -INT $FVPID 2>/dev/null; rm -rf "$TMP" "$DTMP" "$SHM"/fvbpf-tput.*'
 result() { echo "$1=$2" >>"$RESULTS"; }
 for f in "$FLOOD" "$BUILD/fvbpf" "$BUILD/tests/replay_bench"; do
 	[ -x "$f" ] || die "$f missing: run 'make all $BUILD/tests/replay_bench'"

@@ -60,7 +60,6 @@ command -v bpftool >/dev/null || die "bpftool not found (make deps installs it)"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-torch-bench.XXXXXX")
 bpf_stats_saved   # part b turns the stats on for one round a set
-trap 'exit 130' INT TERM
 
 # fv_start OUTDIR ARGS...: fvbpf attached to WPID; sets FPID.
 fv_start() {
@@ -114,7 +113,10 @@ seg_adds() {
 # lists no owner pids); bpftool prog show gives run_time_ns and run_cnt.
 prog_stats() {
 	local ids
-	ids=$(sed -n 's/^prog_id:[[:space:]]*//p' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u | tr '\n' ' ')
+	# fvbpf opens and closes segment files meanwhile: a descriptor that
+	# closed between the glob and sed's open is no failure (with pipefail
+	# it ended the script without a word, in one make bench here)
+	ids=$({ sed -n 's/^prog_id:[[:space:]]*//p' /proc/"$1"/fdinfo/* 2>/dev/null || true; } | sort -u | tr '\n' ' ')
 	bpftool prog show -j | python3 -c '
 import json, sys
 ids = {int(i) for i in sys.argv[1].split()}

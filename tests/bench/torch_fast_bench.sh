@@ -50,7 +50,6 @@ fi
 . "$ROOT/tests/bench/bench_lib.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fvbpf-fast-bench.XXXXXX")
 bpf_stats_on
-trap 'exit 130' INT TERM
 
 # results WIDTH CLOCK PROF INSIDE OUTSIDE "PROF per set" "IN per set" "DERIVED per set":
 # the goal figures and their spread over sets, for bench.sh's summary; the

@@ -30,7 +30,7 @@ cleanup() {
 	pkill -f "$LAT" 2>/dev/null
 	[ -z "$KEEP" ] && rm -rf "$TMP"
 }
-trap cleanup EXIT
+on_exit cleanup
 KEEP=${BENCH_TREE_KEEP:-}
 
 [ -x "$LAT" ] || die "$LAT not built (make)"
