@@ -8,7 +8,8 @@
 # Method (root; torch venv of `make venv`, else SKIP): tests/bench/
 # torch_op_cost.py times N torch.add calls on 4-element tensors (one
 # at::_ops::add_Tensor::call each, 3 arguments: two tensors and a Scalar)
-# per round, each round inside record_function("bench_round"), one process
+# per round (its figure: the thread's CPU time per call, median of 10
+# chunks), each round inside record_function("bench_round"), one process
 # per set, rounds in this order:
 #   A  not attached
 #   C  fvbpf inside a segment (-r torch:bench_round), no shapes
@@ -103,7 +104,7 @@ MA=$(median "${A[@]}") MC=$(median "${C[@]}") MS=$(median "${S[@]}") MP=$(median
 over() { awk "BEGIN{printf \"%.1f\", $1-$2}"; }
 
 echo "6b. PyTorch operator shapes: $N torch.add calls a round (3 arguments: 2 tensors, a Scalar), torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
-echo "   ns per op, one process per set, rounds A C S P R in turn; $SETS sets, medians"
+echo "   thread CPU ns per op (median of 10 chunks a round), one process per set, rounds A C S P R in turn; $SETS sets, medians"
 printf '   %-58s %-30s %9s %10s\n' "run" "per set" "median" "over A"
 trow() { # LABEL MEDIAN PER-SET...
 	local label=$1 med=$2

@@ -7,7 +7,8 @@
 #
 # Method (root; torch venv of `make venv`, else SKIP; bpftrace)
 #   a. Per-op cost.  tests/bench/torch_op_cost.py times N torch.add calls on
-#      4-element tensors (one at::_ops::add_Tensor::call each) per round, in
+#      4-element tensors (one at::_ops::add_Tensor::call each) per round
+#      (its figure: the thread's CPU time per call, median of 10 chunks), in
 #      one process per set, rounds in this order:
 #        A  not attached
 #        E  bpftrace uprobe count on add_Tensor::call (a bare uprobe)
@@ -183,7 +184,7 @@ over() { awk "BEGIN{printf \"%.1f\", $1-$MA}"; }
 OE=$(over "$ME") OB=$(over "$MB") OC=$(over "$MC") OD=$(over "$MD")
 
 echo "6. PyTorch operators: $N torch.add calls a round (at::_ops::add_Tensor::call), torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
-echo "   ns per op, one process per set, rounds A E B C D in turn; $SETS sets, medians"
+echo "   thread CPU ns per op (median of 10 chunks a round), one process per set, rounds A E B C D in turn; $SETS sets, medians"
 printf '   %-58s %-30s %9s %10s\n' "run" "per set" "median" "over A"
 trow() { # LABEL MEDIAN OVER PER-SET...
 	local label=$1 med=$2 ov=$3
