@@ -581,17 +581,17 @@ summary_table() {
 	echo "   (an event is one ring record: a marker hit, a call entry or return; a slice is two)"
 	echo "Issue 23's goals (section 6c, the library in the process; medians of its sets, thread CPU"
 	echo "time and the clock; inside is n/a where torch.profiler's own overhead is within 2 %):"
-	local d w
-	for d in 64 512; do
-		for w in cpu wall; do
-			row "ops inside, overhead / torch.profiler's, D=$d $w" "$(get "fast_${d}_${w}_inside")" \
-				"at most 1" "x <= 1" "$(get "fast_${d}_${w}_inside_spread")"
-		done
-	done
-	for d in 64 512; do
-		for w in cpu wall; do
-			row "ops outside, step / not attached, D=$d $w" "$(get "fast_${d}_${w}_outside")" \
-				"at most 1.02" "x <= 1.02" "$(get "fast_${d}_${w}_outside_spread")"
+	local k d w what goal
+	for k in inside outside; do
+		case $k in
+		inside) what="overhead / torch.profiler's" goal=1 ;;
+		outside) what="step / not attached" goal=1.02 ;;
+		esac
+		for d in 64 512; do
+			for w in cpu wall; do
+				row "ops $k, $what, D=$d $w" "$(get "fast_${d}_${w}_$k")" \
+					"at most $goal" "x <= $goal" "$(get "fast_${d}_${w}_${k}_spread")"
+			done
 		done
 	done
 }
