@@ -12,7 +12,10 @@
 # runs PAIRS pairs of short blocks, A then B or B then A, and prints the
 # median of B/A over pairs, by the clock and by its thread's CPU time.
 # One process per set, rounds:
-#   0 warm-up; 1, 3, 5, 7 not attached, B blocks under torch.profiler (CPU);
+#   0 warm-up (with BENCH_FAST_LIB=inject, the default, fvbpf attach --inject
+#   on a scope that never comes: the library comes in as into a job started
+#   without it, and stays, dormant); 1, 3, 5, 7 not attached, B blocks under
+#   torch.profiler (CPU);
 #   2 fvbpf attached (callbacks), 6 fvbpf attached (--op-source uprobes),
 #   gated on record_function "bench_in": B steps run inside it (each one a
 #   segment), A steps inside "bench_out" (outside segments; the other
@@ -27,7 +30,7 @@
 #
 # Usage: tests/bench/torch_fast_bench.sh [BUILD_DIR]   (root)
 #   BENCH_SETS (3), BENCH_FAST_PAIRS (20), BENCH_RESULTS (a file: key=value
-#   lines are appended for bench.sh's summary)
+#   lines are appended for bench.sh's summary), BENCH_FAST_LIB (inject)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -39,6 +42,13 @@ PY=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}
 SETS=${BENCH_SETS:-3}
 PAIRS=${BENCH_FAST_PAIRS:-20}    # A/B block pairs a round
 RESULTS=${BENCH_RESULTS:-/dev/null}  # key=value lines for bench.sh's summary
+# How the library comes into the job: --inject (as into a job started
+# without it, the default) or preload (LD_PRELOAD at its start)
+case ${BENCH_FAST_LIB:-inject} in
+inject) PRELOAD= HOW="injected by --inject in the warm-up round" ;;
+preload) PRELOAD=LD_PRELOAD=$LIB HOW=preloaded ;;
+*) echo "BENCH_FAST_LIB: inject or preload, not '$BENCH_FAST_LIB'" >&2; exit 2 ;;
+esac
 
 echo
 if [ ! -x "$PY" ]; then
@@ -74,12 +84,17 @@ run_loop() { # WIDTH BLOCK
 	for ((s = 1; s <= SETS; s++)); do
 		d=$TMP/w$width.$s
 		mkdir -p "$d"
-		TORCH_TRAIN_D=$width LD_PRELOAD=$LIB "$PY" "$ROOT/tests/workloads/torch_train.py" \
+		# shellcheck disable=SC2086
+		TORCH_TRAIN_D=$width env $PRELOAD "$PY" "$ROOT/tests/workloads/torch_train.py" \
 			ab "$d" 9 "$PAIRS" "$block" >"$d/wl.log" 2>&1 &
 		WPID=$!
 		PIDS+=("$WPID")
 		wait_file "$d/wl.log" '^pid=' 120 "$WPID" || die "the workload did not start"
-		round "$d" 0 prof                                         # warm-up, not counted
+		if [ -n "$PRELOAD" ]; then                                # warm-up, not counted
+			round "$d" 0 prof
+		else # --inject loads the library, which stays, dormant, for the rounds after
+			fv_round "$d" 0 prof 'libfvbpf.so injected' --inject -r torch:no_such_scope
+		fi
 		round "$d" 1 prof
 		fv_round "$d" 2 scope 'through its own callbacks' -r torch:bench_in
 		round "$d" 3 prof
@@ -111,7 +126,7 @@ print(t["callback_calls_outside_segments"])' "$d/o4/manifest.json")")
 	done
 	EV=$(median "${EVS[@]}")
 	echo
-	echo "   D=$width: $EV torch events a step; $SETS sets, one process each (library preloaded),"
+	echo "   D=$width: $EV torch events a step; $SETS sets, one process each (the library $HOW),"
 	echo "   $PAIRS pairs of $block-step blocks a round, in ABBA order, each block's step the median"
 	echo "   of its steps. Inside: fvbpf gates on record_function 'bench_in' around each B step"
 	echo "   (a segment each); A steps run in 'bench_out', outside segments. Ratios: B/A per pair,"
