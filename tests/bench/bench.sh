@@ -180,8 +180,12 @@ bpf_stats_saved   # the sections below turn the stats on and off
 # what it needs), then PID leaves PIDS: its pid may be reused, so cleanup
 # must not signal it again.
 reap() {
-	local keep=() p
 	wait_gone "$1" "$2"
+	forget "$1"
+}
+
+forget() { # PID: no longer one for cleanup to kill
+	local keep=() p
 	for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
 	PIDS=("${keep[@]}")
 }
@@ -216,7 +220,8 @@ run_baseline() { # -> NSPP
 # timed_run TOOL_PID SETTLE SECS OUT STATS_RE [KEY]: once a tool traces the
 # workload (started with --wait-signal, output OUT): SETTLE seconds, the
 # timed loop (USR1) and its result (KEY as finish_workload's), the BPF stats
-# of STATS_RE, the tool stopped (SIGINT, SIGKILL after SECS; sets RC)
+# of STATS_RE, the tool stopped (SIGINT, SIGKILL after SECS; sets RC;
+# BT_TOOL=1: the tool is bpftrace, see bpftrace_stop)
 timed_run() {
 	local tpid=$1 settle=$2 secs=$3 out=$4 re=$5
 	shift 5
@@ -224,8 +229,13 @@ timed_run() {
 	kill -USR1 "$WPID"
 	finish_workload "$out" "$@"
 	prog_stats "$re"
-	kill -INT "$tpid" 2>/dev/null || true
-	reap "$tpid" "$secs"
+	if [ -n "${BT_TOOL:-}" ]; then
+		bpftrace_stop "$tpid" "$secs"
+		forget "$tpid"
+	else
+		kill -INT "$tpid" 2>/dev/null || true
+		reap "$tpid" "$secs"
+	fi
 }
 
 # fv_timed OUT DIR REGIONS STATS_RE [KEY]: timed_run under fvbpf -r REGIONS
@@ -255,7 +265,7 @@ bt_timed() {
 	PIDS+=("$bpid")
 	wait_file "$bout" 'Attaching' 30 "$bpid" ||
 		{ tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace did not attach$(bt_hint)"; }
-	timed_run "$bpid" 1 30 "$out" "$re" "$@"
+	BT_TOOL=1 timed_run "$bpid" 1 30 "$out" "$re" "$@"
 	[ "$RC" -eq 0 ] || [ "$RC" -eq 130 ] || { tail -n 15 "$bout" "$bout.err" >&2; die "bpftrace exited with status $RC$(bt_hint)"; }
 }
 

@@ -140,7 +140,7 @@ for ((s = 1; s <= SETS; s++)); do
 	go_round "$d" 0                                                   # A
 	bt_start "$d/bte" "uprobe:$LIB:$FN { @e = count(); }"             # E
 	go_round "$d" 1
-	stop "$BPID"
+	bpftrace_stop "$BPID"
 	[ "$(bt_count "$d/bte" e)" = $((N + 1)) ] || bt_fail "$d/bte" "$(bt_count "$d/bte" e) entries"
 	fv_start "$d/fo" -r 'torch:no_such_scope'                         # B
 	go_round "$d" 2
@@ -154,7 +154,7 @@ for ((s = 1; s <= SETS; s++)); do
 	ATT+=("$(python3 -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["processes"][0]["torch"]["attach_ms"])' "$d/fi/manifest.json")")
 	bt_start "$d/btd" "uprobe:$LIB:$FN { @e = count(); } uretprobe:$LIB:$FN { @r = count(); }"  # D
 	go_round "$d" 4
-	stop "$BPID"
+	bpftrace_stop "$BPID"
 	[ "$(bt_count "$d/btd" r)" = $((N + 1)) ] || bt_fail "$d/btd" "$(bt_count "$d/btd" r) returns"
 	# b: the same as C, with BPF statistics on (not timed)
 	fv_start "$d/fs" -r 'torch:bench_round'
