@@ -4,6 +4,8 @@
 # toolkit: without a GPU every call returns 35, yet each one is entered.
 
 load helpers
+# shellcheck source=tests/lib/bpftrace_int.sh
+. "$ROOT/tests/lib/bpftrace_int.sh"
 
 CUDA=${CUDA:-/usr/local/cuda}
 REGIONS=training_train_one_step,training_forward
@@ -75,25 +77,6 @@ run_attached() { # steps workload args...
 # The C trainer's 3 steps under bpftrace -e PROG and fvbpf (its extra
 # ARGS...), both attached before the steps; then the trace checked
 # ($output: the checker's lines).
-# bpftrace_stop PID: bpftrace prints its counts when SIGINT ends it, but a
-# SIGINT that comes just before it blocks in epoll_wait is lost and it
-# waits on (a CI run hung here 14 min; a second SIGINT ended it at once):
-# SIGINT again every 2 s until it ends, SIGKILL (a failure) after 60 s
-bpftrace_stop() {
-	local i
-	for i in $(seq 0 1199); do
-		[ $((i % 40)) -eq 0 ] && kill -INT "$1" 2>/dev/null
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
-	if kill -0 "$1" 2>/dev/null; then
-		kill -KILL "$1"
-		echo "bpftrace still ran 60 s after SIGINT" >&2
-		return 1
-	fi
-	wait "$1" || true
-}
-
 trainer_beside_bpftrace() { # prog fvbpf-args...
 	local prog=$1
 	shift
@@ -106,7 +89,9 @@ trainer_beside_bpftrace() { # prog fvbpf-args...
 	kill -USR1 "$WL_PID"
 	wait_fvbpf
 	wait_for grep -q '^counts' "$WL_LOG"
-	bpftrace_stop "$BT_PID"
+	bpftrace_int "$BT_PID" 60 ||
+		{ kill -KILL "$BT_PID"; echo "bpftrace still ran 60 s after SIGINT" >&2; return 1; }
+	wait "$BT_PID" || true
 	BT_PID=
 	cat "$BT_OUT"
 	run python3 "$CHECK" "$OUT"

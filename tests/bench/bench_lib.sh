@@ -53,17 +53,13 @@ stop() { # PID: SIGINT, wait (SIGKILL after 60 s); sets RC
 	wait_gone "$1" 60
 }
 
-# bpftrace_stop PID [SECONDS]: stop for bpftrace, which loses a SIGINT that
-# comes just before it blocks in epoll_wait (it then waits on): SIGINT
-# again every 2 s until it ends (not for fvbpf, for which a second SIGINT
-# means "kill"); SIGKILL after SECONDS (60); sets RC
+# shellcheck source=tests/lib/bpftrace_int.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/bpftrace_int.sh"
+
+# bpftrace_stop PID [SECONDS]: stop's twin for bpftrace (bpftrace_int:
+# SIGINT until it ends), SIGKILL after SECONDS (60); sets RC
 bpftrace_stop() {
-	local i
-	for ((i = 0; i < ${2:-60} * 20; i++)); do
-		((i % 40)) || kill -INT "$1" 2>/dev/null || true
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
+	bpftrace_int "$1" "${2:-60}" || true
 	wait_gone "$1" 0
 }
 
