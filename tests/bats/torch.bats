@@ -139,6 +139,19 @@ print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
 	[ "$output" = 0 ]
 }
 
+# Only libfvbpf.so's agent sends GPU records: a job without the library
+# has none to wait for, so even the longest --gpu-wait holds nothing (it
+# held every segment for the whole wait, and -n for as long).
+@test "torch: a job without libfvbpf.so: closed segments wait for no GPU records, even --gpu-wait 600" {
+	start_torch "$PY214" 6
+	start_fvbpf -p "$WL_PID" -o "$OUT" -n 2 --gpu-wait 600
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=2 incomplete=0"
+}
+
 @test "torch: --no-torch-ops refuses a process with neither markers nor torch probes" {
 	plain_pass_only "errors.bats' refusal of a PID without markers, with one option"
 	start_torch "$PY213" 1

@@ -15,8 +15,12 @@
 #include "util/grow.h"
 #include "util/log.h"
 
+/* Only libfvbpf.so's agent sends GPU records: a process without the
+ * library (operators and CUDA calls by uprobes alone) has none to wait for. */
 static bool segment_waits(const struct session_target *t, const struct segment *seg)
 {
+	if (!t->has_markers)
+		return false;
 	return !t->agent.heard || (t->agent.active && gpu_join_missing(seg));
 }
 
