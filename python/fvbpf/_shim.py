@@ -285,7 +285,8 @@ def _trampoline(fn, name, copy):
     tramp = inner.replace(**changes)
     nargs = code.co_argcount + code.co_kwonlyargcount + \
         bool(code.co_flags & _CO_VARARGS) + bool(code.co_flags & _CO_VARKEYWORDS)
-    if (tramp.co_freevars != code.co_freevars or
+    if (not any(c is fill for c in tramp.co_consts) or
+            tramp.co_freevars != code.co_freevars or
             tramp.co_flags & _CO_KIND != code.co_flags & _CO_KIND or
             tramp.co_argcount != code.co_argcount or
             tramp.co_kwonlyargcount != code.co_kwonlyargcount or
