@@ -24,10 +24,15 @@ enum fvbpf_py_status {
 				    * detail: entry points */
 	FVBPF_PY_FUNC = 34,        /* a py: function wrapped (msg: which) */
 	FVBPF_PY_WAITING = 35,     /* a py: function's module is not imported yet */
-	FVBPF_PY_UNRESOLVED = 36,  /* a py: item names nothing callable (msg: why) */
+	FVBPF_PY_UNRESOLVED = 36,  /* a py: item names nothing callable (msg: why);
+				    * detail FVBPF_PY_NOT_A_REGION: it names something
+				    * that cannot be a region (a builtin, a generator
+				    * function) */
 	FVBPF_PY_REFUSED = 37,     /* free-threaded build, sub-interpreters */
 	FVBPF_PY_ERROR = 38,       /* the shim failed (msg: the exception) */
 	FVBPF_PY_LAST = 38,
 };
+
+#define FVBPF_PY_NOT_A_REGION 1    /* FVBPF_PY_UNRESOLVED's detail */
 
 #endif /* FVBPF_PYSHIM_H */

@@ -26,17 +26,28 @@ time, so three patches reach every call site, wherever it was imported:
 Where FastVideo itself would never open a region (a decorated method of an
 object without ``profiler_controller``) neither does fvbpf.
 
+A py: function is not replaced: its ``__code__`` is swapped for a
+trampoline that enters the markers around a private copy of the function
+(the original code), so the function object, its identity, pickling by
+reference and its kind stay the job's; once fvbpf is gone the original code
+is put back (see ``restore``).
+
 Nothing here may raise into the job: every entry point catches everything
 and reports it through the library's status probe, and says it once in the
-job's own log (logger "fvbpf": INFO when connected, WARNING when not).  Detached, a wrapper
-costs two calls into the library, which return after reading its
-semaphore; wrappers stay in place and a later attach reuses them.
+job's own log (logger "fvbpf": INFO when connected, WARNING when not).
+Detached, FastVideo's wrappers stay in place (a region costs two calls into
+the library, which return after reading its semaphore) and a later attach
+reuses them.
 """
 
+import _thread
 import sys
 
 # The library's status codes (include/fvbpf_pyshim.h).
 READY, FASTVIDEO, FUNC, WAITING, UNRESOLVED, REFUSED, ERROR = range(32, 39)
+# UNRESOLVED's detail: the name resolves to something that cannot be a
+# region (a builtin, a generator function), not a typo.
+NOT_A_REGION = 1
 
 _FV_MODULE = "fastvideo.profiler"
 _MARK = "_fvbpf_region"       # set on every wrapper this shim makes
@@ -48,6 +59,16 @@ _status = None                # (code, detail, value, msg bytes) -> None
 _fastvideo = False            # wrap fastvideo.profiler (now or on import)
 _specs = {}                   # "module:qualname" -> state string
 _finder = None
+# Whether fvbpf is attached: the library's semaphore and its control page's
+# magic (0 in a forked child: the page is wiped), as ctypes views (objects
+# with .value); None where the shim was not told (a test), then "attached".
+_sem = None
+_ctl = None
+_swaps = {}                   # id(function) -> _Swap while its code is a trampoline
+# Swaps and restores: the main thread's pending call, the thread whose call
+# restores after a detach, an import.  Only ever taken without blocking
+# where a forked child might find it held by a thread it does not have.
+_lock = _thread.allocate_lock()
 
 
 _logged = set()
@@ -106,34 +127,234 @@ def _refusal():
     return None
 
 
-# --- wrappers ----------------------------------------------------------------
+# --- py: functions -------------------------------------------------------------
+#
+# The job keeps its function object: module and class attributes, references
+# taken before the attach, dicts keyed by it, pickling by reference, inspect's
+# view of its kind and signature all stay what they were.  Only its __code__
+# changes while fvbpf is attached: a trampoline with the function's own
+# parameters, free variables (so that its closure still fits), names, file,
+# first line and kind, which calls a private copy of the function (the
+# original code, same globals and closure) between the markers.
 
-def _wrap_function(fn, name):
-    import functools
-    import inspect
+_CO_VARARGS, _CO_VARKEYWORDS, _CO_NESTED = 0x04, 0x08, 0x10
+_CO_GENERATOR, _CO_COROUTINE = 0x20, 0x80
+_CO_ITERABLE_COROUTINE, _CO_ASYNC_GENERATOR = 0x100, 0x200
+_CO_KIND = (_CO_VARARGS | _CO_VARKEYWORDS | _CO_GENERATOR | _CO_COROUTINE |
+            _CO_ITERABLE_COROUTINE | _CO_ASYNC_GENERATOR)
 
-    encoded = _name(name)
-    if inspect.iscoroutinefunction(fn):
-        @functools.wraps(fn)
-        async def awrapper(*args, **kwargs):
-            _begin(encoded)
-            try:
-                return await fn(*args, **kwargs)
-            finally:
-                _end(encoded)
-        setattr(awrapper, _MARK, name)
-        return awrapper
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        _begin(encoded)
+# Compiled once per function.  The trampoline reaches the shim through its
+# constants, since its globals and closure are the job's: 'fvbpf:all' is a
+# placeholder replaced by a tuple in its constants (a ':' keeps it apart
+# from any keyword argument name), unpacked into locals named apart from
+# the function's ({p}: a prefix none of its names has), which costs less
+# than any other way to call a constant.  The dead "if 0" names the
+# original's free variables, which makes them the trampoline's too, in the
+# same order.
+_TRAMPOLINE = """\
+def _fvbpf_outer():
+    {cells}
+    {async_}def _fvbpf_trampoline({params}):
+        {p}begin, {p}end, {p}call, {p}name, {p}sem, {p}ctl, {p}gone = 'fvbpf:all'
+        if not ({p}sem.value and {p}ctl.value):
+            {p}gone()
+        {p}begin({p}name)
         try:
-            return fn(*args, **kwargs)
+            return {await_}{p}call({args})
         finally:
-            _end(encoded)
-    setattr(wrapper, _MARK, name)
-    return wrapper
+            {p}end({p}name)
+        if 0:
+            ({names})
+    return _fvbpf_trampoline
+"""
 
+
+class _NotARegion(Exception):
+    """A name that resolves to something that cannot be a region."""
+
+
+class _Attached:
+    """Stands in for the semaphore and the magic where the shim was not told
+    where they are: always attached, nothing restored by a call."""
+
+    __slots__ = ()
+    value = 1
+
+
+class _Swap:
+    __slots__ = ("fn", "orig", "tramp", "spec")
+
+    def __init__(self, fn, orig, tramp, spec):
+        self.fn, self.orig, self.tramp, self.spec = fn, orig, tramp, spec
+
+
+def _alive():
+    """fvbpf is attached to this process (not gone, not a forked child)."""
+    return _sem is None or bool(_sem.value and _ctl.value)
+
+
+def _ident(name):
+    import keyword
+    if not (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)):
+        raise _NotARegion("cannot be a region: its code names %r, no Python identifier"
+                          % (name,))
+    return name
+
+
+def _signature_source(code):
+    """The parameter list of @code and the call that passes each parameter
+    on as it came, as source."""
+    npos, nkw = code.co_argcount, code.co_kwonlyargcount
+    names = [_ident(n) for n in code.co_varnames[:npos + nkw]]
+    pos, kw = names[:npos], names[npos:]
+    i = npos + nkw
+    star = dstar = None
+    if code.co_flags & _CO_VARARGS:
+        star = _ident(code.co_varnames[i])
+        i += 1
+    if code.co_flags & _CO_VARKEYWORDS:
+        dstar = _ident(code.co_varnames[i])
+    nonly = getattr(code, "co_posonlyargcount", 0)
+    params = pos[:nonly] + (["/"] if nonly else []) + pos[nonly:]
+    if star:
+        params.append("*" + star)
+    elif kw:
+        params.append("*")
+    params += kw
+    args = list(pos) + (["*" + star] if star else []) + ["%s=%s" % (k, k) for k in kw]
+    if dstar:
+        params.append("**" + dstar)
+        args.append("**" + dstar)
+    return ", ".join(params), ", ".join(args)
+
+
+def _line_table(code):
+    """(field, value) that puts every instruction of @code on its first
+    line: a traceback through the trampoline names the function's def line."""
+    n = len(code.co_code)
+    if sys.version_info >= (3, 11):  # PEP 657's table: entries of up to 8 code units
+        out = bytearray()
+        units = n // 2
+        while units > 0:
+            k = min(units, 8)
+            out += bytes((0x80 | 13 << 3 | (k - 1), 0))  # "no columns", line +0
+            units -= k
+        return "co_linetable", bytes(out)
+    if sys.version_info >= (3, 10):  # (bytes, line delta) pairs
+        out = bytearray()
+        while n > 0:
+            k = min(n, 254)
+            out += bytes((k, 0))
+            n -= k
+        return "co_linetable", bytes(out)
+    return "co_lnotab", b""  # no entries: all on co_firstlineno
+
+
+def _trampoline(fn, name, copy):
+    """The trampoline code for @fn: the markers around copy()."""
+    code = fn.__code__
+    params, args = _signature_source(code)
+    free = [_ident(n) for n in code.co_freevars]
+    cells = " = ".join(free) + " = None" if free else "pass"
+    coro = bool(code.co_flags & _CO_COROUTINE)
+    taken = code.co_varnames + code.co_cellvars + code.co_freevars
+    prefix = "_fvbpf_"
+    while any(n.startswith(prefix) for n in taken):
+        prefix += "_"
+    src = _TRAMPOLINE.format(cells=cells, names="".join(n + ", " for n in free), params=params,
+                             args=args, p=prefix,
+                             async_="async " if coro else "", await_="await " if coro else "")
+    module = compile(src, "<fvbpf trampoline>", "exec", dont_inherit=True)
+    codetype = type(code)
+    outer = [c for c in module.co_consts if isinstance(c, codetype)][0]
+    inner = [c for c in outer.co_consts if isinstance(c, codetype)][0]
+    always = _Attached()
+    fill = (_begin, _end, copy, name, always if _sem is None else _sem,
+            always if _ctl is None else _ctl, restore)
+    changes = {
+        "co_consts": tuple(fill if type(c) is str and c == "fvbpf:all" else c
+                           for c in inner.co_consts),
+        "co_flags": inner.co_flags & ~_CO_NESTED | code.co_flags & _CO_NESTED,
+        "co_name": code.co_name, "co_filename": code.co_filename,
+        "co_firstlineno": code.co_firstlineno,
+    }
+    if hasattr(code, "co_qualname"):
+        changes["co_qualname"] = code.co_qualname
+    field, table = _line_table(inner)
+    changes[field] = table
+    tramp = inner.replace(**changes)
+    nargs = code.co_argcount + code.co_kwonlyargcount + \
+        bool(code.co_flags & _CO_VARARGS) + bool(code.co_flags & _CO_VARKEYWORDS)
+    if (not any(c is fill for c in tramp.co_consts) or
+            tramp.co_freevars != code.co_freevars or
+            tramp.co_flags & _CO_KIND != code.co_flags & _CO_KIND or
+            tramp.co_argcount != code.co_argcount or
+            tramp.co_kwonlyargcount != code.co_kwonlyargcount or
+            getattr(tramp, "co_posonlyargcount", 0) != getattr(code, "co_posonlyargcount", 0) or
+            tramp.co_varnames[:nargs] != code.co_varnames[:nargs]):
+        raise _NotARegion("cannot be a region: a trampoline would not match its code")
+    return tramp
+
+
+def _swap(fn, spec):
+    """Make @fn's calls regions named py:@spec: True, or False where an
+    earlier attach did and it still is."""
+    import types
+
+    rec = _swaps.get(id(fn))
+    if rec is not None and rec.fn is fn and fn.__code__ is rec.tramp:
+        return False
+    code = fn.__code__
+    if code.co_flags & (_CO_GENERATOR | _CO_ITERABLE_COROUTINE):
+        raise _NotARegion("is a generator function: not a region; name the function that "
+                          "iterates it")
+    if code.co_flags & _CO_ASYNC_GENERATOR:
+        raise _NotARegion("is an async generator function: not a region; name the function "
+                          "that iterates it")
+    copy = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__qualname__ = fn.__qualname__
+    tramp = _trampoline(fn, _name("py:" + spec), copy)
+    fn.__code__ = tramp
+    _swaps[id(fn)] = _Swap(fn, code, tramp, spec)
+    return True
+
+
+def _unswap(keep):
+    """Every swapped function whose spec is not in @keep gets its own code
+    back (unless the job has put other code there since); py: items not
+    in @keep are no longer waited for.  Under _lock."""
+    for key, rec in list(_swaps.items()):
+        if rec.spec in keep:
+            continue
+        del _swaps[key]
+        if rec.fn.__code__ is rec.tramp:
+            rec.fn.__code__ = rec.orig
+    for spec, st in list(_specs.items()):
+        if spec not in keep and st in ("waiting", "wrapped"):
+            _specs[spec] = "off"
+    _drop_finder()
+
+
+def restore():
+    """fvbpf is gone (its semaphore fell to 0) or this is a forked child (its
+    control page reads 0): the py: functions get their own code back and no
+    module is watched for py: items any more.  Run by the library (a
+    pending call, once the semaphore fell) and by a trampoline's first call
+    after that, whichever comes first; returns at once while attached."""
+    try:
+        if _alive() or not _lock.acquire(False):
+            return
+        try:
+            if not _alive():
+                _unswap(())
+        finally:
+            _lock.release()
+    except Exception:
+        pass
+
+# --- FastVideo's entry points ---------------------------------------------------
 
 def _wrap_fastvideo(mod):
     """Patch fastvideo.profiler in place (once); returns how many of its
@@ -317,17 +538,13 @@ def _wrap_spec(spec, module):
 
     modname, qualname = spec.split(":", 1)
     owner, attr, raw = _resolve(module, qualname)
-    kind = type(raw) if isinstance(raw, (staticmethod, classmethod)) else None
-    fn = raw.__func__ if kind else raw
+    fn = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
     if getattr(fn, _MARK, None):
-        return False  # wrapped by an earlier attach
+        return False  # an older shim's wrapper, from an earlier attach
     if not isinstance(fn, types.FunctionType):
-        raise TypeError("%s is a %s, not a Python function (C functions and "
-                        "builtins cannot be regions)" % (spec, type(fn).__name__))
-    wrapper = _wrap_function(fn, "py:" + spec)
-    setattr(owner, attr, kind(wrapper) if kind else wrapper)
-    return True
-
+        raise _NotARegion("is a %s, not a Python function (C functions and builtins cannot "
+                          "be regions)" % type(fn).__name__)
+    return _swap(fn, spec)
 
 # --- imports after the shim ran -----------------------------------------------
 
@@ -389,6 +606,19 @@ def _ensure_finder():
         sys.meta_path.insert(0, _finder)
 
 
+def _drop_finder():
+    """Out of sys.meta_path once it watches nothing (FastVideo's module is
+    watched for good once asked for)."""
+    global _finder
+    if _finder is None or _watched():
+        return
+    try:
+        sys.meta_path.remove(_finder)
+    except ValueError:
+        pass
+    _finder = None
+
+
 def _on_import(name, module):
     try:
         if _begin is None and not _bind_package():
@@ -396,11 +626,28 @@ def _on_import(name, module):
         if name == _FV_MODULE and _fastvideo:
             _say(FASTVIDEO, _wrap_fastvideo(module), 0,
                  "fastvideo.profiler imported and wrapped")
+        if any(st == "waiting" for st in _specs.values()):
+            _import_specs(name, module)
+    except Exception as e:
+        _say(ERROR, 0, 0, "%s: %s" % (type(e).__name__, e))
+
+
+def _import_specs(name, module):
+    """The py: items waiting for module @name, now that it ran."""
+    # A forked child (its control page reads 0) may find the lock held by a
+    # thread it does not have: it never waits for it.
+    if not _alive():
+        restore()
+        return
+    if not _lock.acquire(True, 5):
+        return
+    try:
         for spec, st in list(_specs.items()):
             if st == "waiting" and spec.split(":", 1)[0] == name:
                 _apply_spec(spec, module)
-    except Exception as e:
-        _say(ERROR, 0, 0, "%s: %s" % (type(e).__name__, e))
+        _drop_finder()
+    finally:
+        _lock.release()
 
 
 def _apply_spec(spec, module=None):
@@ -415,6 +662,10 @@ def _apply_spec(spec, module=None):
         return 0
     try:
         fresh = _wrap_spec(spec, module)
+    except _NotARegion as e:
+        _specs[spec] = "unresolved"
+        _say(UNRESOLVED, NOT_A_REGION, 0, "py:%s %s" % (spec, e))
+        return 0
     except Exception as e:
         _specs[spec] = "unresolved"
         _say(UNRESOLVED, 0, 0, "py:%s: %s" % (spec, e))
@@ -452,8 +703,17 @@ def _serve(request):
         else:
             _ensure_finder()
     wrapped = 0
-    for spec in specs:
-        wrapped += _apply_spec(spec)
+    if not _lock.acquire(True, 5):
+        _say(ERROR, 0, 0, "py: functions: the shim's lock stayed held for 5 s")
+        return
+    try:
+        # An earlier attach's functions that this one does not ask for
+        # (their restore may not have run: nothing called them since).
+        _unswap(set(specs))
+        for spec in specs:
+            wrapped += _apply_spec(spec)
+    finally:
+        _lock.release()
     parts = []
     if _fastvideo:
         parts.append("fastvideo.profiler %s" % (
@@ -465,8 +725,10 @@ def _serve(request):
 
 
 def run(request, begin_addr, end_addr, status_addr):
-    """Called by libfvbpf.so in the main thread (a pending call)."""
-    global _begin, _end, _status
+    """Called by libfvbpf.so in the main thread (a pending call).  The
+    library also sets the globals _fvbpf_sem and _fvbpf_ctl: where its
+    semaphore and its control page are."""
+    global _begin, _end, _status, _sem, _ctl
     try:
         import ctypes
         if _begin is None:
@@ -476,6 +738,12 @@ def run(request, begin_addr, end_addr, status_addr):
         if _status is None:
             _status = ctypes.PYFUNCTYPE(None, ctypes.c_uint32, ctypes.c_int32,
                                         ctypes.c_int64, ctypes.c_char_p)(status_addr)
+        sem_addr = globals().get("_fvbpf_sem", 0)
+        ctl_addr = globals().get("_fvbpf_ctl", 0)
+        if _sem is None and sem_addr and ctl_addr:
+            # The semaphore and the control page's magic (its first word).
+            _sem = ctypes.c_uint16.from_address(sem_addr)
+            _ctl = ctypes.c_uint32.from_address(ctl_addr)
         _serve(request.decode("utf-8", "replace"))
     except BaseException as e:  # never into the job
         _say(ERROR, 0, 0, "%s: %s" % (type(e).__name__, e))
@@ -484,7 +752,7 @@ def run(request, begin_addr, end_addr, status_addr):
 def _bind_package():
     """The markers of the fvbpf package's libfvbpf.so (the import hook's
     way in: nothing was injected).  False when it has no library."""
-    global _begin, _end, _status
+    global _begin, _end, _status, _sem, _ctl
     import ctypes
     import fvbpf  # warns once, itself, when it finds no library
 
@@ -492,6 +760,13 @@ def _bind_package():
     if lib is None:
         return False
     _begin, _end = fvbpf._begin, fvbpf._end
+    try:
+        page = ctypes.c_void_p.in_dll(lib, "fvbpf_control").value
+        if page:
+            _sem = ctypes.c_uint16.in_dll(lib, "fvbpf_semaphore")
+            _ctl = ctypes.c_uint32.from_address(page)
+    except (AttributeError, ValueError):
+        pass  # never restored by a call: the library's pending call does it
     try:
         st = lib.fvbpf_py_status
         st.argtypes = [ctypes.c_uint32, ctypes.c_int32, ctypes.c_int64, ctypes.c_char_p]

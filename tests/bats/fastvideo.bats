@@ -38,6 +38,16 @@ start_job() {
 	wait_pid_line "$WL_LOG"
 }
 
+# other_python NAME: the interpreter of that minor version, on PATH or
+# installed by pyenv.
+other_python() {
+	local p
+	for p in "$1" "$(pyenv root 2>/dev/null)"/versions/*/bin/"$1"; do
+		"$p" -c 1 >/dev/null 2>&1 && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
 # stop_job [SECONDS]: the job ends its loop by itself (FastVideo's own
 # profiler writes its trace first), and ran without an error.
 stop_job() {
@@ -252,6 +262,77 @@ blocked_main_thread() { # OPTION
 	[ "$(ls "$OUT" | grep -c '^trace_rank0_segment.*_py___main___trainer.training_step.json$')" -eq 7 ]
 	[ "$(ls "$OUT" | grep -c '^trace_rank0_segment.*_py___main___trainer.static_step.json$')" -eq 1 ]
 	[ "$(ls "$OUT" | grep -c '^trace_')" -eq 8 ]
+}
+
+# identity_job [--blocked]: tests/workloads/py_identity.py checks itself
+# before, while attached and after fvbpf (SIGINT once its calls ran) exited.
+identity_job() {
+	local items=py:__main__:plain,py:__main__:Model.step,py:__main__:Model.st,py:__main__:Model.cm
+	items+=,py:__main__:closed,py:__main__:rec,py:__main__:coro,py:__main__:gen,py:__main__:agen
+	items+=,py:late_mod:later
+	MALLOC_PERTURB_=254 start_workload "$WL_LOG" python3 "$ROOT/tests/workloads/py_identity.py" \
+		"$BATS_TEST_TMPDIR" "$@"
+	"$FVBPF" attach --inject -p "$WL_PID" -o "$OUT" -r "$items" >"$FV_OUT" 2>"$FV_ERR" &
+	FV_PID=$!
+	wait_long grep -q '^burst done' "$WL_LOG"
+	kill -INT "$FV_PID"
+	wait_fvbpf 30
+	cat "$FV_ERR" >&2
+	[ "$FV_STATUS" -eq 0 ]
+	touch "$BATS_TEST_TMPDIR/after"
+	wait_long grep -q '^done failed=' "$WL_LOG"
+	cat "$WL_LOG" >&2
+	! grep -q '^FAIL' "$WL_LOG" || false
+	grep -qx 'during checked 9' "$WL_LOG"
+	grep -qx 'after checked 9' "$WL_LOG"
+	grep -qx 'done failed=0' "$WL_LOG"
+}
+
+# Its functions are its own objects, pickle by reference, keep their kind
+# and signature, and after the detach their code and attributes are what
+# they were (the library's restore, the functions not called); a forked
+# child's are its own after a call; generator functions are refused.
+@test "-r py: keeps the job's functions: identity, pickling, kinds; their own code after the detach" {
+	identity_job
+	# the generator kinds: one line each, counted in the manifest
+	grep -q 'py:__main__:gen is a generator function: not a region' "$FV_ERR"
+	grep -q 'py:__main__:agen is an async generator function: not a region' "$FV_ERR"
+	! grep -q "region 'py:__main__:a\\?gen' was never entered" "$FV_ERR" || false
+	grep -q '7 py: functions wrapped, 1 waiting for their module, 0 unresolved, 2 refused' "$FV_OUT"
+	python3 - "$OUT/manifest.json" <<-'EOF'
+		import json, sys
+		p = json.load(open(sys.argv[1]))["processes"][0]["python_shim"]
+		assert (p["py_functions_wrapped"], p["py_functions_waiting"], p["py_functions_refused"]) == (7, 1, 2), p
+	EOF
+	# the regions, as many segments as calls (the recursion and the
+	# coroutine's await inside theirs)
+	local name want
+	for want in plain=3 model.step=2 model.st=1 model.cm=1 closed=1 rec=1 coro=2 gen=0 agen=0; do
+		name=${want%=*}
+		[ "$(ls "$OUT" | grep -c "^trace_rank0_segment.*_py___main___$name.json\$")" -eq "${want#*=}" ] ||
+			{ echo "segments of $name: want ${want#*=}" >&2; ls "$OUT" >&2; false; }
+	done
+	[ "$(ls "$OUT" | grep -c '^trace_')" -eq 11 ]
+}
+
+@test "-r py: a main thread blocked in C after the detach: the first call restores the code" {
+	plain_pass_only "the target's side; fvbpf's is the test before's"
+	identity_job --blocked
+	grep -qx 'worker: restored by a call' "$WL_LOG"
+}
+
+@test "the shim's py: trampolines alone, on every CPython 3.8-3.13 installed" {
+	plain_pass_only "no fvbpf code under test: the shim's Python"
+	local v py n=0
+	for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
+		py=$(other_python "python$v") || continue
+		run "$py" "$ROOT/tests/lib/shim_py_check.py"
+		echo "$py: $output" | grep -v '^ok ' >&2
+		assert_success
+		assert_line "all ok"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ]
 }
 
 @test "-r py: errors: a malformed item, a name that does not resolve, a module not imported" {

@@ -122,6 +122,15 @@ static void test_hostile_answers(void)
 	event(FVBPF_PY_UNRESOLVED, 0, 0, "u\n\r", 3);
 	CHECK_EQ(t.py.waiting, 1);
 	CHECK_EQ(t.py.unresolved, 1);
+	/* a name that resolves to what cannot be a region: counted apart */
+	event(FVBPF_PY_UNRESOLVED, FVBPF_PY_NOT_A_REGION, 0, "g\x1b", 2);
+	CHECK_EQ(t.py.unresolved, 1);
+	CHECK_EQ(t.py.refused, 1);
+	/* its region's "never entered" is said by the refusal */
+	event(FVBPF_PY_UNRESOLVED, FVBPF_PY_NOT_A_REGION, 0, "py:m:gen is a generator function", 33);
+	CHECK_EQ(t.py.refused, 2);
+	CHECK(py_status_refused(&t.py, fvbpf_region_hash("py:m:gen")));
+	CHECK(!py_status_refused(&t.py, fvbpf_region_hash("py:m:other")));
 	event(FVBPF_PY_REFUSED, 0, 0, full, sizeof(full));
 	CHECK(!strncmp(t.py.status, "refused: ", 9));
 	CHECK(clean(t.py.status));

@@ -16,6 +16,12 @@
  * link-time dependency on libpython, and a process without one never gets
  * here (control->python stays 0).  The shim itself never raises into the
  * job; an error here is cleared and reported through the status probe.
+ *
+ * Once the semaphore falls (fvbpf detached or killed) after the shim ran,
+ * the same way in runs the shim's restore(): the py: functions get their
+ * own code back.  A main thread blocked in C runs it when it comes back;
+ * until then the trampolines restore themselves on their first call, from
+ * any thread (the shim reads the semaphore and the control page itself).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -54,6 +60,9 @@ struct py_api {
 static struct py_api api;
 static int api_state;          /* 0 not looked up, 1 usable, -1 not a CPython */
 static int pending;            /* a call is queued and has not run yet */
+static int shim_ran;           /* the shim module exists in the interpreter */
+static int restore_due;        /* fvbpf was seen attached since the shim ran */
+static int restore_pending;    /* restore() is queued and has not run yet */
 
 FVBPF_EXPORT void fvbpf_region_begin(const char *name);
 FVBPF_EXPORT void fvbpf_region_end(const char *name);
@@ -154,10 +163,17 @@ static int serve(PyObject *dict)
 	len = copy_request(req, sizeof(req), &gen);
 	if (!gen)
 		return -1;
+	__atomic_store_n(&shim_ran, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&restore_due, 1, __ATOMIC_RELEASE);
+	/* The shim reads the semaphore and the control page's magic (0 in a
+	 * forked child) to tell that fvbpf is gone: globals, not arguments, so
+	 * that an import hook's older shim file still takes the call. */
 	if (set_global(dict, "_fvbpf_req", api.bytes_from_string_and_size(req, (ssize_t)len)) ||
 	    set_global(dict, "_fvbpf_begin", api.long_from_void_ptr((void *)fvbpf_region_begin)) ||
 	    set_global(dict, "_fvbpf_end", api.long_from_void_ptr((void *)fvbpf_region_end)) ||
-	    set_global(dict, "_fvbpf_status", api.long_from_void_ptr((void *)fvbpf_py_status)))
+	    set_global(dict, "_fvbpf_status", api.long_from_void_ptr((void *)fvbpf_py_status)) ||
+	    set_global(dict, "_fvbpf_sem", api.long_from_void_ptr((void *)(uintptr_t)&semaphore)) ||
+	    set_global(dict, "_fvbpf_ctl", api.long_from_void_ptr((void *)control)))
 		return -1;
 	r = api.run_string_flags("run(_fvbpf_req, _fvbpf_begin, _fvbpf_end, _fvbpf_status)",
 				 PY_EVAL_INPUT, dict, dict, NULL);
@@ -178,8 +194,9 @@ static int run_pending(void *arg)
 	(void)arg;
 	__atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
 	/* A child forked while the call was queued inherits the queue, not
-	 * the request: its control page reads zero. */
-	if (!probes_callable() || (api.is_finalizing && api.is_finalizing()))
+	 * the request: its control page reads zero.  Nobody asks any more
+	 * once the semaphore fell: nothing is wrapped for a gone fvbpf. */
+	if (!probes_callable() || !semaphore || (api.is_finalizing && api.is_finalizing()))
 		return 0;
 	mod = api.import_add_module("_fvbpf_shim");
 	if (!mod || serve(api.module_get_dict(mod))) {
@@ -189,12 +206,60 @@ static int run_pending(void *arg)
 	return 0;
 }
 
+/* Main thread, GIL held: the shim's restore(), which does nothing while
+ * fvbpf is attached again; returns 0 whatever happens. */
+static int run_restore(void *arg)
+{
+	PyObject *mod, *dict, *r;
+
+	(void)arg;
+	__atomic_store_n(&restore_pending, 0, __ATOMIC_RELEASE);
+	if (api.is_finalizing && api.is_finalizing())
+		return 0;
+	mod = api.import_add_module("_fvbpf_shim");
+	dict = mod ? api.module_get_dict(mod) : NULL;
+	if (!dict || !api.dict_get_item_string(dict, "restore")) {
+		api.err_clear();
+		return 0;
+	}
+	r = api.run_string_flags("restore()", PY_EVAL_INPUT, dict, dict, NULL);
+	if (r)
+		api.dec_ref(r);
+	else
+		api.err_clear();
+	return 0;
+}
+
+/* Once per fall of the semaphore after the shim ran: queue restore(). */
+static void restore_poll(void)
+{
+	if (!__atomic_load_n(&restore_due, __ATOMIC_ACQUIRE) || !api_usable() ||
+	    !api.is_initialized() || (api.is_finalizing && api.is_finalizing()))
+		return;
+	if (__atomic_exchange_n(&restore_pending, 1, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_store_n(&restore_due, 0, __ATOMIC_RELEASE);
+	if (api.add_pending_call(run_restore, NULL)) {
+		/* the interpreter's queue is full: the next poll tries again */
+		__atomic_store_n(&restore_due, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&restore_pending, 0, __ATOMIC_RELEASE);
+	}
+}
+
 void pyshim_poll(void)
 {
 	const struct fvbpf_control *c = control;
 	uint32_t gen;
 
-	if (!c || !c->python || !live_epoch())
+	if (!c || !c->python)
+		return;
+	if (!semaphore) {
+		restore_poll();
+		return;
+	}
+	if (__atomic_load_n(&shim_ran, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&restore_due, 1, __ATOMIC_RELEASE);
+	if (!live_epoch())
 		return;
 	gen = __atomic_load_n(&c->py_gen, __ATOMIC_ACQUIRE);
 	if (!gen || gen == __atomic_load_n(&c->py_done, __ATOMIC_ACQUIRE))

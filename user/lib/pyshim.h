@@ -8,7 +8,8 @@
  * control page's `python` word (the constructor calls it). */
 void pyshim_probe(void);
 /* Under an odd epoch, a request fvbpf wrote that the shim has not served:
- * schedule the shim in the interpreter's main thread (cheap, may repeat). */
+ * schedule the shim in the interpreter's main thread; once the semaphore
+ * fell after the shim ran, its restore() (cheap, may repeat). */
 void pyshim_poll(void);
 
 #endif /* FVBPF_LIB_PYSHIM_H */

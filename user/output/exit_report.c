@@ -10,6 +10,7 @@
 #include "output/seg_output.h"
 #include "pipeline/torch_events.h"
 #include "fvbpf_fast.h"
+#include "pipeline/py_status.h"
 
 /* --inject: what became of it for this process. */
 /* Where the operators came from, and what the fast path lost. */
@@ -115,6 +116,17 @@ static void report_memory(struct session *s)
 	       (unsigned long long)atomic_load(&m->events_over_limit));
 }
 
+/* A py: item a target's shim refused: its refusal was said already. */
+static bool refused_by_shim(const struct session *s, uint64_t hash)
+{
+	int t;
+
+	for (t = 0; t < s->ntargets; t++)
+		if (py_status_refused(&s->targets[t].py, hash))
+			return true;
+	return false;
+}
+
 void report_print(struct session *s, const struct attach_opts *o)
 {
 	struct seg_writer *w = &s->writer;
@@ -189,9 +201,9 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->mem.records, (unsigned long long)st->mem.outside);
 		if (st->py.asked)
 			printf("    python shim: %s; %u py: functions wrapped, %u waiting for their "
-			       "module, %u unresolved\n",
+			       "module, %u unresolved, %u refused\n",
 			       st->py.status[0] ? st->py.status : "no answer (no Python code ran)",
-			       st->py.funcs, st->py.waiting, st->py.unresolved);
+			       st->py.funcs, st->py.waiting, st->py.unresolved, st->py.refused);
 		printf("    GPU: %s; %llu records, %llu joined, %llu missing, %llu late, %llu outside "
 		       "segments, %llu dropped by CUPTI\n", st->agent.status,
 		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,
@@ -211,7 +223,8 @@ void report_print(struct session *s, const struct attach_opts *o)
 	over_limits_session_print(stdout, s);
 	report_memory(s);
 	for (i = 0; i < s->nrequested; i++) {
-		if (s->reg.defs[s->requested[i]].entered)
+		if (s->reg.defs[s->requested[i]].entered ||
+		    refused_by_shim(s, s->reg.defs[s->requested[i]].hash))
 			continue;
 		if ((int)s->requested[i] == s->step_region && s->step_by) {
 			torch_step_glob_report(s);

@@ -103,6 +103,7 @@ static json_object *python_shim_json(const struct session_target *t)
 	json_object_object_add(o, "py_functions_wrapped", json_object_new_uint64(t->py.funcs));
 	json_object_object_add(o, "py_functions_waiting", json_object_new_uint64(t->py.waiting));
 	json_object_object_add(o, "py_functions_unresolved", json_object_new_uint64(t->py.unresolved));
+	json_object_object_add(o, "py_functions_refused", json_object_new_uint64(t->py.refused));
 	return o;
 }
 

@@ -29,6 +29,29 @@ static void ready(struct session_target *t, const struct fvbpf_agent_status_even
 		 late ? "; Python regions from now on" : "");
 }
 
+/* A refusal's message starts with the region's name ("py:M:Q is a ..."). */
+static void note_refused(struct py_state *py, const char *raw)
+{
+	char name[FVBPF_REGION_NAME_MAX + 1];
+	size_t n = strcspn(raw, " ");
+
+	if (!n || n > FVBPF_REGION_NAME_MAX || py->nrefused_hash == FVBPF_PY_SPECS_MAX)
+		return;
+	memcpy(name, raw, n);
+	name[n] = '\0';
+	py->refused_hash[py->nrefused_hash++] = fvbpf_region_hash(name);
+}
+
+bool py_status_refused(const struct py_state *py, uint64_t hash)
+{
+	unsigned int i;
+
+	for (i = 0; i < py->nrefused_hash && i < FVBPF_PY_SPECS_MAX; i++)
+		if (py->refused_hash[i] == hash)
+			return true;
+	return false;
+}
+
 void py_status_event(struct session_target *t, const struct fvbpf_agent_status_event *ev)
 {
 	char raw[FVBPF_STATUS_MSG + 1], msg[FVBPF_STATUS_MSG + 1];
@@ -55,6 +78,12 @@ void py_status_event(struct session_target *t, const struct fvbpf_agent_status_e
 		log_warn("PID %d: %s", t->proc.pid, msg);
 		return;
 	case FVBPF_PY_UNRESOLVED:
+		if (ev->detail == FVBPF_PY_NOT_A_REGION) {
+			py->refused++;
+			note_refused(py, raw);
+			log_warn("PID %d: %s", t->proc.pid, msg);
+			return;
+		}
 		py->unresolved++;
 		log_warn("PID %d: %s; check the name (module:Class.method) against the job's code",
 			 t->proc.pid, msg);

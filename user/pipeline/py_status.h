@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "fvbpf_events.h"
+#include "fvbpf_pyshim.h"
 
 /* How long a request may wait for the interpreter's main thread before
  * fvbpf says so (it goes on at once either way). */
@@ -26,6 +27,9 @@ struct py_state {
 	unsigned int funcs;         /* py: functions wrapped */
 	unsigned int waiting;       /* py: functions whose module is not imported */
 	unsigned int unresolved;
+	unsigned int refused;       /* py: items that name what cannot be a region */
+	unsigned int nrefused_hash;
+	uint64_t refused_hash[FVBPF_PY_SPECS_MAX]; /* their region names' hashes */
 	char status[FVBPF_STATUS_MSG + 16]; /* for the exit report (clean text) */
 };
 
@@ -34,6 +38,9 @@ struct fvbpf_agent_status_event;
 
 /* A status record with a code of enum fvbpf_py_status. */
 void py_status_event(struct session_target *t, const struct fvbpf_agent_status_event *ev);
+/* Whether a target's shim refused region @hash (its "never entered" is
+ * said by the refusal). */
+bool py_status_refused(const struct py_state *py, uint64_t hash);
 /* The shim has not answered within PY_WAIT_NS: say so once. */
 void py_status_tick(struct session_target *t, uint64_t now_ns);
 
