@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "probes/cuda_api.h"
 #include "probes/cuda_probes.h"
 #include "target/elf_symbols.h"
+#include "util/file_memo.h"
 #include "util/log.h"
 #include "target/proc_info.h"
 #include "probes/uprobe_multi.h"
@@ -131,17 +133,66 @@ static int add_file(struct cuda_probes *cp, const struct proc_map *m, struct cud
 	return 0;
 }
 
-/* The probed functions of the file open at @fd. */
+/* A file's functions as the memo keeps them: found for slot 0 (a slot is
+ * the cookie's high bits, so the choice between aliases is the same). */
+struct found_memo {
+	uint32_t n;
+	struct {
+		uint64_t offset, cookie;
+	} f[FVBPF_MAX_APIS];
+};
+
+static void memo_put(const struct stat *st, const struct found *found)
+{
+	struct found_memo m;
+	size_t i;
+
+	m.n = (uint32_t)found->n;
+	for (i = 0; i < found->n; i++) {
+		m.f[i].offset = found->offsets[i];
+		m.f[i].cookie = found->cookies[i];
+	}
+	file_memo_put(FILE_MEMO_CUDA, st, &m, offsetof(struct found_memo, f) + found->n * sizeof(m.f[0]));
+}
+
+static bool memo_get(const struct stat *st, struct found *found, unsigned int slot)
+{
+	struct found_memo m;
+	long len = file_memo_get(FILE_MEMO_CUDA, st, &m, sizeof(m));
+	size_t i;
+
+	if (len < (long)offsetof(struct found_memo, f) || m.n > FVBPF_MAX_APIS ||
+	    (size_t)len != offsetof(struct found_memo, f) + m.n * sizeof(m.f[0]))
+		return false;
+	found->n = m.n;
+	for (i = 0; i < m.n; i++) {
+		found->offsets[i] = m.f[i].offset;
+		found->cookies[i] = m.f[i].cookie | ((uint64_t)slot << FVBPF_COOKIE_SLOT_SHIFT);
+	}
+	return true;
+}
+
+/* The probed functions of the file open at @fd: its symbol tables are read
+ * once a session (the ranks of a job map the same files). */
 static int find_functions(int fd, const struct stat *st, struct found *found)
 {
+	unsigned int slot = found->slot;
 	struct elf_file *ef;
 	int ret;
 
+	if (memo_get(st, found, slot))
+		return 0;
 	ret = elf_file_open_fd(fd, (uint64_t)st->st_size, &ef);
 	if (ret)
 		return ret;
+	found->slot = 0;
 	ret = elf_for_each_function(ef, probed_name, on_function, found);
 	elf_file_close(ef);
+	if (!ret)
+		memo_put(st, found);
+	found->slot = slot;
+	for (size_t i = 0; i < found->n; i++)
+		found->cookies[i] |= (uint64_t)slot << FVBPF_COOKIE_SLOT_SHIFT;
 	return ret;
 }
 

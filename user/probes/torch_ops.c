@@ -411,6 +411,33 @@ int torch_file_discover(const char *path, struct torch_file *tf)
 	return err;
 }
 
+int torch_file_copy(const struct torch_file *src, struct torch_file *dst)
+{
+	size_t i;
+
+	*dst = *src;
+	dst->syms = NULL;
+	dst->evals = NULL;
+	dst->cap = src->n;
+	dst->capevals = src->nevals;
+	dst->syms = src->n ? calloc(src->n, sizeof(*dst->syms)) : NULL;
+	dst->evals = src->nevals ? malloc(src->nevals * sizeof(*dst->evals)) : NULL;
+	if ((src->n && !dst->syms) || (src->nevals && !dst->evals))
+		goto nomem;
+	for (i = 0; i < src->n; i++) {
+		dst->syms[i] = src->syms[i];
+		dst->syms[i].mangled = NULL;
+		if (src->syms[i].mangled && !(dst->syms[i].mangled = strdup(src->syms[i].mangled)))
+			goto nomem;
+	}
+	if (src->nevals)
+		memcpy(dst->evals, src->evals, src->nevals * sizeof(*dst->evals));
+	return 0;
+nomem:
+	torch_file_free(dst);
+	return -ENOMEM;
+}
+
 void torch_file_free(struct torch_file *tf)
 {
 	for (size_t i = 0; tf->syms && i < tf->n; i++)

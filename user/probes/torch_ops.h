@@ -88,6 +88,8 @@ struct stat;
 int torch_file_discover_fd(int fd, const struct stat *st, struct torch_file *tf);
 /* The same by path (tests, files of our own): 0, or -errno. */
 int torch_file_discover(const char *path, struct torch_file *tf);
+/* A deep copy of @src into @dst: 0 or -ENOMEM (@dst then empty). */
+int torch_file_copy(const struct torch_file *src, struct torch_file *dst);
 void torch_file_free(struct torch_file *tf);
 
 /* The evaluate_function name of the node class whose vtable symbol is

@@ -27,10 +27,15 @@ struct torch_id {
 	uint8_t kind;           /* enum torch_kind */
 };
 
+struct torch_file_memo;
+
 struct torch_table {
 	struct torch_id *ids;
 	size_t n, cap;
 	struct name_table *names; /* the session's (read by the writer thread too) */
+	/* libtorch files read this session: the ranks of a job map one, read
+	 * once (about 0.1 s each), copied for every process */
+	struct torch_file_memo *memo;
 };
 
 struct torch_probes {

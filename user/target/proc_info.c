@@ -13,6 +13,7 @@
 #include "target/proc_info.h"
 #include "target/proc_rank.h"
 #include "target/proc_scan.h"
+#include "util/file_memo.h"
 
 static const char *const marker_names[MARKER_NSYMS] = {
 	[MARKER_BEGIN] = "fvbpf_probe_region_begin",
@@ -98,17 +99,23 @@ struct marker_ctx {
 	bool found;
 };
 
-/* Whether the file open at @fd defines every marker symbol. */
+/* Whether the file open at @fd defines every marker symbol.  Every mapped
+ * file of every process is asked (twice with --inject): the answers, mostly
+ * "no" for the job's big libraries, are kept by file (util/file_memo.h). */
 static bool has_markers(int fd, const struct stat *st, struct marker_lib *lib)
 {
 	struct elf_file *ef;
 	bool found;
 	size_t i;
 
-	if (elf_file_open_fd(fd, (uint64_t)st->st_size, &ef))
-		return false;
-	elf_find_symbols_code(ef, marker_names, marker_code, MARKER_NSYMS, lib->syms);
-	elf_file_close(ef);
+	if (file_memo_get(FILE_MEMO_MARKERS, st, lib->syms, sizeof(lib->syms)) !=
+	    (long)sizeof(lib->syms)) {
+		if (elf_file_open_fd(fd, (uint64_t)st->st_size, &ef))
+			return false;
+		elf_find_symbols_code(ef, marker_names, marker_code, MARKER_NSYMS, lib->syms);
+		elf_file_close(ef);
+		file_memo_put(FILE_MEMO_MARKERS, st, lib->syms, sizeof(lib->syms));
+	}
 	/* all but the optional last ones (an older library lacks them) */
 	found = true;
 	for (i = 0; i < MARKER_SCOPE_END; i++)
