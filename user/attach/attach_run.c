@@ -16,6 +16,7 @@
 #include "attach/attach.h"
 #include "attach/attach_run.h"
 #include "attach/cuda_hook_attach.h"
+#include "attach/cut_gate.h"
 #include "attach/progress.h"
 #include "attach/py_request.h"
 #include "attach/pystack_attach.h"
@@ -70,19 +71,42 @@ static int setup_epoll(struct session *s)
 	return 0;
 }
 
-static bool all_done(struct session *s)
+/*
+ * Whose -n counts: the processes that run steps, a rank (RANK, SLURM_PROCID
+ * ... in its environment), one that has opened a segment, or the only one
+ * traced.  A launcher or a helper (torchrun's agent, srun's) that never
+ * opens one does not hold -n up.
+ */
+static bool runs_steps(const struct session *s, const struct session_target *t)
 {
+	return t->proc.rank_from_env || t->tracker.counted || t->tracker.cur ||
+	       t->tracker.held_child || s->ntargets == 1;
+}
+
+static bool all_done(struct session *s, const struct attach_opts *o)
+{
+	bool limited = o->max_segments || o->schedule.set, any = false;
 	int i;
 
-	/* A followed tree may start, restart or fork more processes: it ends
-	 * when all of them are gone (or -d, or Ctrl-C). */
-	if (s->follow && !follow_tree_gone(s))
+	/* A followed tree may start, restart or fork more processes: without
+	 * -n it ends when all of them are gone (or -d, or Ctrl-C); with it,
+	 * once its ranks have their segments and none is still starting. */
+	if (s->follow && (limited ? follow_ranks_pending(s) : !follow_tree_gone(s)))
 		return false;
-	for (i = 0; i < s->ntargets; i++)
-		if ((!s->targets[i].finished && !seg_tracker_done(&s->targets[i].tracker)) ||
-		    s->targets[i].held.n)
+	for (i = 0; i < s->ntargets; i++) {
+		struct session_target *t = &s->targets[i];
+
+		if (t->held.n)
 			return false;
-	return true;
+		if (t->finished)
+			continue;
+		if (seg_tracker_done(&t->tracker))
+			any = true;
+		else if (!limited || runs_steps(s, t))
+			return false;
+	}
+	/* a followed tree whose ranks are all to come is not done */
+	return !s->follow || !limited || any || follow_tree_gone(s);
 }
 
 /* How long before a consume its BPF records are surely all in the ring. */
@@ -148,7 +172,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 			log_info("duration of %.1f s reached", o->duration_s);
 			break;
 		}
-		if (all_done(s))
+		if (all_done(s, o))
 			break;
 	}
 	progress_stop();
@@ -256,6 +280,7 @@ int attach_run(const struct attach_opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session s = { .epfd = -1 };
+	uint64_t arming_began = 0;
 	char err[512];
 	int i, ret = 1, werr;
 
@@ -285,6 +310,7 @@ int attach_run(const struct attach_opts *o)
 		goto cleanup;
 	if (o->inject && session_inject_setup(&s, o))
 		goto cleanup;
+	arming_began = clock_ns(CLOCK_MONOTONIC); /* BPF's load is in the arming */
 	if (targets_check(&s, o))
 		goto cleanup;
 	if ((o->children || o->match) && follow_prepare(&s, o))
@@ -317,11 +343,16 @@ int attach_run(const struct attach_opts *o)
 		log_error("cannot open the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
+	/* Every process's probes first, then their answers: the libraries
+	 * answer together (target.c). */
 	for (i = 0; i < s.ntargets; i++) {
 		target_init(&s.targets[i], o->max_segments);
-		if (target_attach(&s, &s.targets[i]))
+		if (target_attach_begin(&s, &s.targets[i]))
 			goto cleanup;
 	}
+	for (i = 0; i < s.ntargets; i++)
+		if (target_attach_end(&s, &s.targets[i]))
+			goto cleanup;
 	if (setup_epoll(&s)) {
 		log_error("cannot watch the targets: %s", strerror(errno));
 		goto cleanup;
@@ -330,6 +361,7 @@ int attach_run(const struct attach_opts *o)
 		goto cleanup;
 	if (session_memory_setup(&s, o))
 		goto cleanup;
+	cut_gate_open(&s, o, arming_began);
 	log_info("tracing %u region%s in %d process%s into %s; Ctrl-C to stop", s.nrequested,
 		 s.nrequested == 1 ? "" : "s", s.ntargets, s.ntargets == 1 ? "" : "es", o->outdir);
 

@@ -12,8 +12,10 @@
 #include "attach/follow.h"
 #include "attach/follow_internal.h"
 #include "probes/bpf_setup.h"
+#include "util/grow.h"
 #include "util/json_writer.h"
 #include "util/log.h"
+#include "target/proc_rank.h"
 #include "target/proc_scan.h"
 #include "target/proc_tree.h"
 #include "attach/target.h"
@@ -239,10 +241,11 @@ static void note_latency(struct follow *f, const struct tree_proc *p)
 		f->attach_latency_max_ns = d;
 }
 
+static void finish_trace(struct session *s, struct tree_proc *p, int err);
+
 static void trace(struct session *s, struct tree_proc *p)
 {
 	struct follow *f = s->follow;
-	struct epoll_event ev = { .events = EPOLLIN };
 	struct session_target *t;
 	int slot, err;
 
@@ -264,11 +267,33 @@ static void trace(struct session *s, struct tree_proc *p)
 	if (!err) {
 		name_target(s, t);
 		target_init(t, f->max_segments);
-		err = target_attach(s, t);
+		err = target_attach_begin(s, t);
 	}
 	log_errors_demoted = false;
+	p->slot = slot;
+	if (!err && f->batch && !grow_one(&f->pending, f->npending, &f->pending_cap,
+					  sizeof(*f->pending), 16)) {
+		f->pending[f->npending++] = (size_t)(p - f->tree.procs);
+		return;
+	}
+	finish_trace(s, p, err);
+}
+
+/* The process's attach is over (@err: how): traced, or said why not. */
+static void finish_trace(struct session *s, struct tree_proc *p, int err)
+{
+	struct follow *f = s->follow;
+	struct session_target *t = &s->targets[p->slot];
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (!err) {
+		log_errors_demoted = true;
+		err = target_attach_end(s, t);
+		log_errors_demoted = false;
+	}
 	if (err) {
 		p->state = TREE_ATTACH_FAILED;
+		p->slot = -1;
 		if (t->opened) {
 			t->finished = true;
 			t->exited = !proc_alive(p->pid);
@@ -279,12 +304,11 @@ static void trace(struct session *s, struct tree_proc *p)
 		return;
 	}
 	p->state = TREE_TRACED;
-	p->slot = slot;
 
 	f->traced++;
 	note_latency(f, p);
 	if (t->pidfd >= 0 && s->epfd >= 0) {
-		ev.data.u32 = (uint32_t)slot;
+		ev.data.u32 = (uint32_t)p->slot;
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, t->pidfd, &ev);
 	}
 }
@@ -367,7 +391,14 @@ int follow_start(struct session *s)
 		}
 	}
 	f->last_scan_ns = mono_now();
+	f->batch = true;
 	poll_candidates(s);
+	f->batch = false;
+	for (i = 0; i < f->npending; i++)
+		finish_trace(s, &f->tree.procs[f->pending[i]], 0);
+	free(f->pending);
+	f->pending = NULL;
+	f->npending = f->pending_cap = 0;
 	if (!f->traced)
 		log_info("no process of the tree maps fvbpf markers or libtorch_cpu yet: %zu "
 			 "watched, traced as they map them", f->tree.live);
@@ -451,6 +482,25 @@ void follow_target_exited(struct session *s, struct session_target *t)
 bool follow_tree_gone(const struct session *s)
 {
 	return s->follow && s->follow->tree.live == 0;
+}
+
+bool follow_ranks_pending(struct session *s)
+{
+	struct follow *f = s->follow;
+	struct rank_info ri;
+	size_t i;
+
+	for (i = 0; f && i < f->tree.n; i++) {
+		struct tree_proc *p = &f->tree.procs[i];
+
+		if (p->exited || p->replaced || p->state != TREE_CANDIDATE)
+			continue;
+		if (p->rank_env < 0)
+			p->rank_env = !proc_read_rank_info(p->pid, &ri) && ri.source != RANK_DEFAULT;
+		if (p->rank_env > 0)
+			return true;
+	}
+	return false;
 }
 
 void follow_free(struct session *s)

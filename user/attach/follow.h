@@ -27,6 +27,10 @@ void follow_record(struct session *s, const struct fvbpf_proc_event *ev);
 void follow_target_exited(struct session *s, struct session_target *t);
 /* Every process of the tree is gone. */
 bool follow_tree_gone(const struct session *s);
+/* A live process of the tree with a rank in its environment (RANK,
+ * SLURM_PROCID, ...) is not traced yet, nor known not to be traceable:
+ * a rank still starting, which -n waits for. */
+bool follow_ranks_pending(struct session *s);
 /* The manifest's "followed" object: every process and what became of it. */
 json_object *follow_json(const struct session *s);
 /* For the exit report. */

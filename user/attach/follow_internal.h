@@ -28,6 +28,11 @@ struct follow {
 	uint64_t attach_latency_sum_ns;
 	unsigned int attach_latency_n;
 	unsigned int traced, copies;
+	/* follow_start(): the processes there at the attach are armed as one
+	 * batch (their probes, then their libraries' answers together) */
+	bool batch;
+	size_t *pending;             /* tree indexes begun, waiting for target_attach_end() */
+	size_t npending, pending_cap;
 };
 
 #endif /* FVBPF_FOLLOW_INTERNAL_H */

@@ -191,6 +191,16 @@ int targets_check(struct session *s, const struct attach_opts *o)
 	return 0;
 }
 
+int target_window_start(struct session *s, struct session_target *t, uint64_t ts)
+{
+	t->window_pending = false;
+	if (seg_on_begin(&t->tracker, (uint32_t)t->proc.pid, (uint32_t)s->window_region, ts))
+		return -ENOMEM;
+	s->reg.defs[s->window_region].entered++;
+	t->next_cut = ts + s->window_ns;
+	return 0;
+}
+
 /* A process without markers: its torch (and CUDA) probes only. */
 static int attach_unmarked(struct session *s, struct session_target *t, int fd, uint32_t key)
 {
@@ -202,12 +212,12 @@ static int attach_unmarked(struct session *s, struct session_target *t, int fd, 
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
-	if (s->window_ns) {
-		if (seg_on_begin(&t->tracker, (uint32_t)t->proc.pid, (uint32_t)s->window_region,
-				 t->attach_ns))
+	if (s->window_ns && s->cut_from_ns) {
+		if (target_window_start(s, t, t->attach_ns > s->cut_from_ns ? t->attach_ns :
+					s->cut_from_ns))
 			return -ENOMEM;
-		s->reg.defs[s->window_region].entered++;
-		t->next_cut = t->attach_ns + s->window_ns;
+	} else if (s->window_ns) {
+		t->window_pending = true; /* cut_gate_open() starts it */
 	}
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		return -errno;
@@ -227,13 +237,28 @@ static int attach_unmarked(struct session *s, struct session_target *t, int fd, 
 	return 0;
 }
 
-int target_attach(struct session *s, struct session_target *t)
+static int attach_fail(struct session_target *t)
 {
 	const struct marker_lib *m = &t->proc.marker;
+	int err = -errno;
+
+	if (!proc_alive(t->proc.pid)) {
+		log_error("PID %d exited while fvbpf was attaching: start it again and re-run", t->proc.pid);
+		return -ESRCH;
+	}
+	if (err == -EINVAL)
+		log_error("cannot attach to PID %d (%s): another tracer (bpftrace?) probes the fvbpf "
+			  "markers without their semaphore; stop it and retry", t->proc.pid, m->path);
+	else
+		log_error("cannot attach to PID %d (%s): %s", t->proc.pid, m->path, strerror(-err));
+	return err;
+}
+
+int target_attach_begin(struct session *s, struct session_target *t)
+{
 	uint32_t key = (uint32_t)(t - s->targets);
 	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
 	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), err;
-	char rank[48];
 
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		return -errno;
@@ -249,7 +274,9 @@ int target_attach(struct session *s, struct session_target *t)
 	if (!t->has_markers) {
 		snprintf(t->fast.why, sizeof(t->fast.why),
 			 "libfvbpf.so is not in the process (--inject loads it)");
-		return attach_unmarked(s, t, fd, key);
+		err = attach_unmarked(s, t, fd, key);
+		t->armed = !err;
+		return err;
 	}
 	/*
 	 * An even epoch keeps the markers away from the probes while they go
@@ -259,49 +286,64 @@ int target_attach(struct session *s, struct session_target *t)
 	 */
 	t->epoch = target_control_fresh_epoch(&t->ctl);
 	if (target_control_set_epoch(&t->ctl, t->epoch - 1))
-		goto fail;
+		return attach_fail(t);
 	/* before the epoch turns odd: no marker can see a half-made choice */
 	if (marker_ts_choose(t))
-		goto fail;
+		return attach_fail(t);
 	py_request_send(s, t);
 	if (fast_attach_request(s, t))
 		return -EINVAL; /* said why */
 	if (marker_probes_attach(s, t, key))
-		goto fail;
+		return attach_fail(t);
+	return 0;
+}
+
+/*
+ * The library answers the operator request once its semaphore is up (its
+ * watch thread looks four times a second): the begin of every process
+ * first, then the end of each, and a job's processes wait for their
+ * answers together.
+ */
+int target_attach_end(struct session *s, struct session_target *t)
+{
+	const struct marker_lib *m = &t->proc.marker;
+	uint32_t key = (uint32_t)(t - s->targets);
+	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
+	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS);
+	char rank[48];
+
+	if (t->armed)
+		return 0; /* without markers: armed by the begin */
 	/* The semaphore is up: the library answers before any segment opens. */
 	if (fast_attach_finish(s, t))
 		return -EINVAL; /* said why */
 	st.flags = FVBPF_PROC_ARMED;
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
-		goto fail;
+		return attach_fail(t);
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
 	cuda_hook_request(s, t); /* answered from the odd epoch on (run loop) */
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
 	if (target_control_set_epoch(&t->ctl, t->epoch))
-		goto fail;
+		return attach_fail(t);
 	/* The library serves the request from the odd epoch on: the wait for
 	 * the shim counts from here, not from before the probe scans. */
 	t->py.asked_ns = t->attach_ns;
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH)
-		goto fail;
+		return attach_fail(t);
 	seg_output_rank_text(&t->proc, rank, sizeof(rank));
 	log_info("attached to PID %d (%s, %s): markers in %s", t->proc.pid, t->proc.comm, rank,
 		 m->path);
+	t->armed = true;
 	return 0;
-fail:
-	err = -errno;
-	if (!proc_alive(t->proc.pid)) {
-		log_error("PID %d exited while fvbpf was attaching: start it again and re-run", t->proc.pid);
-		return -ESRCH;
-	}
-	if (err == -EINVAL)
-		log_error("cannot attach to PID %d (%s): another tracer (bpftrace?) probes the fvbpf "
-			  "markers without their semaphore; stop it and retry", t->proc.pid, m->path);
-	else
-		log_error("cannot attach to PID %d (%s): %s", t->proc.pid, m->path, strerror(-err));
-	return err;
+}
+
+int target_attach(struct session *s, struct session_target *t)
+{
+	int err = target_attach_begin(s, t);
+
+	return err ? err : target_attach_end(s, t);
 }
 
 void target_detach(struct session_target *t)
@@ -416,6 +458,7 @@ void target_init(struct session_target *t, unsigned int max_segments)
 	if (s->schedule.set)
 		t->tracker.max_segments = (unsigned int)schedule_total(&s->schedule);
 	t->tracker.mem = &s->mem;
+	t->tracker.cut_from_ns = s->cut_from_ns; /* a process that came later */
 	gpu_join_init(&t->gpu, &s->knames, seg_close_find, t);
 	if (!t->opened || t->has_markers)
 		snprintf(t->agent.status, sizeof(t->agent.status), "no word from the in-process agent");

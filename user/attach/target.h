@@ -20,7 +20,15 @@ int target_traceable(struct session *s, pid_t pid, struct marker_lib *marker, bo
  * must be set and t->pidfd be -1 or open; needs no BPF, so a session built
  * by hand (tests, fuzzing) can decode records too. */
 void target_init(struct session_target *t, unsigned int max_segments);
+/* Probes in, under the epoch protocol: target_attach_begin() puts them in
+ * and asks the library its questions, target_attach_end() takes its
+ * answers and arms the process (t->armed).  Each 0 or -errno, said. */
+int target_attach_begin(struct session *s, struct session_target *t);
+int target_attach_end(struct session *s, struct session_target *t);
+/* Both, one after the other. */
 int target_attach(struct session *s, struct session_target *t);
+/* --window: @t's first window from @ts.  0 or -ENOMEM. */
+int target_window_start(struct session *s, struct session_target *t, uint64_t ts);
 /* Attach to CUDA/NCCL functions mapped since the last look. */
 void target_scan_cuda(struct session *s, struct session_target *t, bool first);
 /* After -n: markers stop calling the probes, CUDA probes go. */

@@ -12,7 +12,9 @@
 #include "cli/attach_options.h"
 #include "util/log.h"
 #include "util/mem_budget.h"
+#include "util/clock.h"
 #include "util/parse_count.h"
+#include "util/start_time.h"
 #include "pipeline/registry.h"
 #include "pipeline/schedule.h"
 
@@ -214,6 +216,22 @@ static int parse_schedule(struct attach_opts *o, const char *arg)
 	return 0;
 }
 
+static int parse_start_at(struct attach_opts *o, const char *arg)
+{
+	int err = strlen(arg) > UMAX_OF(AO_START_AT) ? -EINVAL :
+		  start_time_parse(arg, clock_ns(CLOCK_REALTIME), &o->start_at_real_ns,
+				   &o->start_every_ns);
+
+	if (err == -ERANGE)
+		log_error("invalid --start-at '%.40s': more than a day ahead, or a boundary period "
+			  "outside 1 s to 1 h", arg);
+	else if (err)
+		log_error("invalid --start-at '%.40s': give Unix seconds (1765101600.5), HH:MM:SS "
+			  "today in local time, or /Ns or /Nm (the next multiple of N seconds or "
+			  "minutes, e.g. /10s)", arg);
+	return err ? EINVAL : 0;
+}
+
 static error_t parse_attach(int key, char *arg, struct argp_state *state)
 {
 	struct attach_opts *o = state->input;
@@ -316,6 +334,8 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_SCHEDULE:
 		return parse_schedule(o, arg);
+	case OPT_START_AT:
+		return parse_start_at(o, arg);
 	case OPT_REGION_FILE:
 		o->region_file = arg;
 		return check_region_file(arg);

@@ -61,6 +61,17 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 				  "e.g. wait=1,warmup=1,active=3,repeat=2",
 			  .accepted = "KEY=N items, comma separated: skip_first, wait, warmup, "
 				      "active (at least 1), repeat, each 0 to 1000000; not with -n" },
+	[AO_START_AT] = { "start-at", OPT_START_AT, "TIME", AK_TEXT, 1, 32,
+			  .help = "Cut no segment before TIME, then begin at each process's first step "
+				  "boundary after it, so that attaches started apart (one per node, "
+				  "or one per group of ranks) begin on the same step. TIME: Unix "
+				  "seconds (1765101600.5), HH:MM:SS[.frac] today in local time, or "
+				  "/Ns or /Nm: the next multiple of N seconds or minutes of Unix time "
+				  "(/10s: the next 10-second boundary, the same on every node whose "
+				  "clock is synchronised)",
+			  .accepted = "a time up to 24 hours ahead; one in the past cuts at once, with "
+				      "a warning",
+			  .see = "[Whole jobs](whole-jobs.md#the-same-step-on-every-rank)" },
 	[AO_REGION_FILE] = { "region-file", OPT_REGION_FILE, "FILE", AK_TEXT,
 			     .help = "Extra regions, one per line: NAME [description], # comments",
 			     .accepted = "a regular file of at most 1 MiB, lines of at most 512 "

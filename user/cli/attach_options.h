@@ -37,6 +37,7 @@ enum {
 	OPT_PROFILE_MEMORY,
 	OPT_OP_SOURCE,
 	OPT_LAUNCH_SOURCE,
+	OPT_START_AT,
 };
 
 /* The table's rows, in --help order. */
@@ -51,6 +52,7 @@ enum attach_opt_id {
 	AO_DURATION,
 	AO_SEGMENTS,
 	AO_SCHEDULE,
+	AO_START_AT,
 	AO_REGION_FILE,
 	AO_RINGBUF,
 	AO_FORMAT,

@@ -47,6 +47,10 @@ struct attach_opts {
 	uint64_t max_memory;       /* --max-memory, bytes */
 	bool record_shapes;        /* --record-shapes: operators' input shapes */
 	bool with_flops;           /* --with-flops: FLOPs from those shapes */
+	/* --start-at: no segment before this CLOCK_REALTIME time (ns), or
+	 * before the next multiple of start_every_ns; both 0: none */
+	uint64_t start_at_real_ns;
+	uint64_t start_every_ns;
 };
 
 #endif /* FVBPF_OPTIONS_H */

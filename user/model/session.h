@@ -66,6 +66,8 @@ struct session_target {
 	struct target_control ctl;  /* lock, control page, probe text */
 	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
+	bool armed;             /* probes live and answered (target_attach_end) */
+	bool window_pending;    /* --window: its first window waits for the cut */
 	uint64_t marker_ts_fixed; /* region times from the library out of range (events.c) */
 	bool marker_ts;         /* the markers call the _ts region probes (target.c) */
 	bool deep_stack_warned;
@@ -169,6 +171,10 @@ struct session {
 	bool step_glob_warned;
 	int step_region;            /* registry index of "step", -1 */
 	uint64_t window_ns;         /* --window */
+	/* No segment opens before this time (CLOCK_MONOTONIC): the processes
+	 * there at the attach armed, and --start-at's instant; 0 while they
+	 * are being armed (cut_gate.c) */
+	uint64_t cut_from_ns;
 	int window_region;          /* registry index of "window", -1 */
 	char *torch_copy;           /* holds the torch_globs strings */
 	char *region_list;          /* -r's marker names; torch_globs point into it */

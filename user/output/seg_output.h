@@ -16,6 +16,11 @@ struct session_meta {
 	uint64_t real_at_start_ns;   /* ... and CLOCK_REALTIME, read together */
 	uint64_t read_span_start_ns; /* ... within this many ns */
 	uint64_t mono_at_end_ns, real_at_end_ns, read_span_end_ns; /* the same at the end */
+	/* The processes there at the attach: how many were armed, in how
+	 * long, and when segments began (CLOCK_MONOTONIC, cut_gate.c) */
+	unsigned int armed_processes;
+	uint64_t armed_in_ns, cut_from_ns;
+	bool start_at;                       /* cut_from_ns is --start-at's */
 };
 
 /* --format: how the trace file is written (the summaries never change). */

@@ -12,39 +12,81 @@
 #include "pipeline/registry.h"
 #include "util/text_sanitize.h"
 
+/* FastVideo's names, and the region each runs in by FastVideo's training
+ * loop (fastvideo/training/, its pipelines): the step's phases inside
+ * training_train_one_step, steps, validation and checkpoints inside
+ * training_train. */
 static const struct {
 	const char *name;
 	const char *desc;
+	const char *parent;
 } builtin_regions[] = {
-	{ "model_loading", "pipeline and module loading" },
-	{ "inference_denoising", "the denoising loop of an inference run" },
-	{ "training_train", "a whole training run" },
-	{ "training_train_one_step", "one optimisation step" },
-	{ "training_dataloader", "fetching the next batch" },
-	{ "training_forward", "forward pass" },
-	{ "training_backward", "backward pass" },
-	{ "training_optimizer", "optimizer step" },
-	{ "training_callbacks", "callbacks run after a step" },
-	{ "training_validation", "validation run" },
-	{ "training_save_checkpoint", "checkpoint saving" },
-	{ "distillation_teacher_forward", "teacher forward pass (distillation)" },
-	{ "distillation_student_forward", "student forward pass (distillation)" },
-	{ "distillation_loss", "distillation loss" },
-	{ "distillation_update", "distillation update step" },
-	{ "dmd2_student_rollout", "DMD2 student rollout" },
-	{ "dmd2_generator_loss", "DMD2 generator loss" },
-	{ "dmd2_critic_loss", "DMD2 critic loss" },
+	{ "model_loading", "pipeline and module loading", NULL },
+	{ "inference_denoising", "the denoising loop of an inference run", NULL },
+	{ "training_train", "a whole training run", NULL },
+	{ "training_train_one_step", "one optimisation step", "training_train" },
+	{ "training_dataloader", "fetching the next batch", "training_train_one_step" },
+	{ "training_forward", "forward pass", "training_train_one_step" },
+	{ "training_backward", "backward pass", "training_train_one_step" },
+	{ "training_optimizer", "optimizer step", "training_train_one_step" },
+	{ "training_callbacks", "callbacks run after a step", "training_train" },
+	{ "training_validation", "validation run", "training_train" },
+	{ "training_save_checkpoint", "checkpoint saving", "training_train" },
+	{ "distillation_teacher_forward", "teacher forward pass (distillation)",
+	  "training_train_one_step" },
+	{ "distillation_student_forward", "student forward pass (distillation)",
+	  "training_train_one_step" },
+	{ "distillation_loss", "distillation loss", "training_train_one_step" },
+	{ "distillation_update", "distillation update step", "training_train_one_step" },
+	{ "dmd2_student_rollout", "DMD2 student rollout", "training_train_one_step" },
+	{ "dmd2_generator_loss", "DMD2 generator loss", "training_train_one_step" },
+	{ "dmd2_critic_loss", "DMD2 critic loss", "training_train_one_step" },
 };
+
+#define NBUILTIN (sizeof(builtin_regions) / sizeof(builtin_regions[0]))
 
 void registry_init(struct region_registry *reg)
 {
 	size_t i;
+	int p;
 
 	memset(reg, 0, sizeof(*reg));
-	for (i = 0; i < sizeof(builtin_regions) / sizeof(builtin_regions[0]); i++) {
+	for (i = 0; i < NBUILTIN; i++) {
 		registry_add(reg, builtin_regions[i].name, builtin_regions[i].desc);
 		reg->defs[reg->count - 1].builtin = true;
+		reg->defs[reg->count - 1].parent = -1;
 	}
+	for (i = 0; i < NBUILTIN; i++) {
+		p = builtin_regions[i].parent ? registry_find(reg, builtin_regions[i].parent) : -1;
+		reg->defs[i].parent = p >= 0 ? p : -1;
+	}
+}
+
+bool registry_encloses(const struct region_registry *reg, unsigned int anc, unsigned int idx)
+{
+	int p, hops;
+
+	if (idx >= reg->count || !reg->defs[idx].builtin)
+		return false;
+	/* the built-ins' chain is two long; the bound keeps a bad table finite */
+	for (p = reg->defs[idx].parent, hops = 0; p >= 0 && (unsigned int)p < reg->count && hops < 8;
+	     p = reg->defs[p].builtin ? reg->defs[p].parent : -1, hops++)
+		if ((unsigned int)p == anc)
+			return true;
+	return false;
+}
+
+bool registry_enabled_parent(const struct region_registry *reg, unsigned int idx)
+{
+	int p, hops;
+
+	if (idx >= reg->count || !reg->defs[idx].builtin)
+		return false;
+	for (p = reg->defs[idx].parent, hops = 0; p >= 0 && (unsigned int)p < reg->count && hops < 8;
+	     p = reg->defs[p].builtin ? reg->defs[p].parent : -1, hops++)
+		if (reg->defs[p].enabled)
+			return true;
+	return false;
 }
 
 int registry_find_hash(const struct region_registry *reg, uint64_t hash)
@@ -96,6 +138,7 @@ int registry_add(struct region_registry *reg, const char *name, const char *desc
 		return -ENOSPC;
 	d = &reg->defs[reg->count];
 	memset(d, 0, sizeof(*d));
+	d->parent = -1;
 	snprintf(d->name, sizeof(d->name), "%s", canon);
 	snprintf(d->desc, sizeof(d->desc), "%s", desc ? desc : "");
 	d->hash = hash;

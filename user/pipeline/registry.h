@@ -19,6 +19,8 @@ struct region_def {
 	char desc[96];
 	uint64_t hash;                        /* fvbpf_region_hash(name) */
 	bool builtin;
+	int parent;                           /* built-ins: the region FastVideo
+					       * runs it in, -1 none */
 	bool enabled;
 	uint64_t entered;                     /* begins seen while attached */
 };
@@ -41,6 +43,11 @@ int registry_load_file(struct region_registry *reg, const char *path,
 int registry_enable_list(struct region_registry *reg, const char *list,
 			 registry_warn_fn warn, void *ctx);
 unsigned int registry_enabled_count(const struct region_registry *reg);
+/* Whether @anc encloses @idx in FastVideo's loop (training_train_one_step
+ * encloses training_forward), through any number of levels. */
+bool registry_encloses(const struct region_registry *reg, unsigned int anc, unsigned int idx);
+/* Whether an enabled region encloses @idx. */
+bool registry_enabled_parent(const struct region_registry *reg, unsigned int idx);
 /* "a, b, c" of every registered name, for error messages. */
 void registry_names(const struct region_registry *reg, char *buf, size_t len);
 

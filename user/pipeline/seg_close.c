@@ -77,6 +77,8 @@ struct segment *seg_close_find(void *ctx, uint32_t seq)
 
 	if (t->tracker.cur && t->tracker.cur->seq == seq)
 		return t->tracker.cur;
+	if (t->tracker.held_child && t->tracker.held_child->seq == seq)
+		return t->tracker.held_child;
 	for (i = 0; i < t->held.n; i++)
 		if (t->held.segs[i].seg->seq == seq)
 			return t->held.segs[i].seg;

@@ -105,7 +105,40 @@ static bool region_enabled(const struct seg_tracker *t, uint32_t region)
 
 bool seg_tracker_done(const struct seg_tracker *t)
 {
-	return t->max_segments && t->counted >= t->max_segments && !t->cur;
+	return t->max_segments && t->counted >= t->max_segments && !t->cur && !t->held_child;
+}
+
+/* The held segment goes on: a fragment (@fragment: not counted) or a
+ * whole step of its own region. */
+static void release_held(struct seg_tracker *t, bool fragment)
+{
+	struct segment *seg = t->held_child;
+
+	t->held_child = NULL;
+	if (fragment) {
+		seg->not_counted = SEG_WHY_FRAGMENT;
+		if (t->counted)
+			t->counted--;
+	} else {
+		t->child_level_confirmed = true;
+	}
+	if (t->on_close)
+		t->on_close(seg, t->ctx);
+	else
+		segment_free(seg);
+}
+
+/* Held until the next outermost event: a region traced inside another
+ * traced one (by FastVideo's loop) opened this segment. */
+static bool hold_child(struct seg_tracker *t, struct segment *seg)
+{
+	if (seg->incomplete || seg->not_counted || t->child_level_confirmed ||
+	    !registry_enabled_parent(t->reg, seg->region))
+		return false;
+	if (t->held_child)
+		release_held(t, false);
+	t->held_child = seg;
+	return true;
 }
 
 /* An entry that holds nothing: no open slice, no lost begin. */
@@ -193,6 +226,8 @@ static void close_segment(struct seg_tracker *t, uint64_t ts, bool incomplete)
 			seg->slices[i].flags |= SLICE_OPEN_AT_END;
 		}
 	}
+	if (hold_child(t, seg))
+		return;
 	if (t->on_close)
 		t->on_close(seg, t->ctx);
 	else
@@ -209,6 +244,8 @@ static int open_segment(struct seg_tracker *t, uint32_t region, uint64_t ts, boo
 	t->cur->region = region;
 	t->cur->start_ns = ts;
 	t->cur->started_before_attach = before_attach;
+	if (before_attach)
+		t->cur->not_counted = SEG_WHY_BEFORE_ATTACH;
 	t->cur->limits = t->limits;
 	t->cur->bytes = sizeof(*t->cur);
 	t->cur->mem = t->mem;
@@ -228,9 +265,17 @@ static int begin_slice(struct seg_tracker *t, uint32_t tid, uint32_t region, uin
 
 	if (!region_enabled(t, region))
 		return 0;
+	/* An outermost begin decides a held segment: it was a step. */
+	if (!t->cur && !t->ignored_depth && t->held_child)
+		release_held(t, false);
 	if (!t->cur && t->max_segments && t->counted >= t->max_segments) {
 		if (!t->ignored_depth++)
 			t->ignored_after_limit++;
+		return 0;
+	}
+	if (!t->cur && !before_attach && ts < t->cut_from_ns) {
+		if (!t->ignored_depth++)
+			t->ignored_before_cut++;
 		return 0;
 	}
 	/* The thread first: a segment must never open without its slice. */
@@ -284,6 +329,13 @@ int seg_on_end(struct seg_tracker *t, uint32_t tid, uint32_t region, uint64_t ts
 		t->ignored_depth--;
 		return 0;
 	}
+	/* The end of a region that encloses the held one's: it was a piece
+	 * of the step in flight when the regions were connected. */
+	if (!t->cur && t->held_child && registry_encloses(t->reg, region, t->held_child->region)) {
+		release_held(t, true);
+		t->unbalanced++;
+		return 0;
+	}
 	th = t->cur ? thread_get(t, tid, false, &err) : NULL;
 	/* Begins past the slice limit are the innermost: their ends come first. */
 	if (th && th->lost) {
@@ -318,6 +370,8 @@ int seg_on_end(struct seg_tracker *t, uint32_t tid, uint32_t region, uint64_t ts
 
 void seg_tracker_finish(struct seg_tracker *t, uint64_t ts)
 {
+	if (t->held_child)
+		release_held(t, false); /* nothing came to say otherwise */
 	if (t->cur)
 		close_segment(t, ts, true);
 }
@@ -330,6 +384,8 @@ void seg_tracker_free(struct seg_tracker *t)
 		segment_free(t->cur);
 		t->cur = NULL;
 	}
+	segment_free(t->held_child);
+	t->held_child = NULL;
 	for (i = 0; i < t->nthreads; i++)
 		free(t->threads[i].stack);
 	free(t->threads);

@@ -76,6 +76,9 @@ struct segment {
 	bool incomplete;      /* cut off by exit or stop, not by its end marker */
 	bool lost_end;        /* incomplete: its end was lost to ring-buffer drops */
 	bool started_before_attach; /* its outermost region was open at attach */
+	/* Why it does not count toward -n and is left out of report/export
+	 * by default (a static string), NULL: a whole step that counts. */
+	const char *not_counted;
 	struct seg_slice *slices;
 	size_t nslices, cap;
 	size_t room;          /* slices allocated, >= cap (a kept array, slice_spare.h); 0: cap */
@@ -123,6 +126,18 @@ struct seg_tracker {
 	uint32_t next_seq;
 	uint32_t max_segments;    /* 0: unlimited; later outermost begins are ignored */
 	uint32_t counted;         /* segments whose start was seen (what -n counts) */
+	/* No outermost region opens a segment before this time (all the
+	 * job's processes armed, --start-at): begins before it are ignored
+	 * with what they hold.  0: none. */
+	uint64_t cut_from_ns;
+	uint64_t ignored_before_cut;   /* outermost begins before cut_from_ns */
+	/* A segment opened by a region whose FastVideo parent is traced too
+	 * (training_optimizer inside training_train_one_step) is held here
+	 * once closed: the step in flight when the Python shim landed gives
+	 * such fragments.  The next outermost event decides: an end of the
+	 * parent makes it a fragment, a begin confirms it. */
+	struct segment *held_child;
+	bool child_level_confirmed;    /* a region's own segments are real */
 	int depth;                /* open slices of the current segment */
 	struct segment *cur;
 	struct seg_thread *threads;   /* at most limits.threads; idle ones are reused */
@@ -183,6 +198,9 @@ size_t seg_shapes_unknown(const struct segment *seg);
 /* Scopes of @seg whose name was cut (TORCH_CALL_NAME_CUT). */
 size_t seg_scopes_cut(const struct segment *seg);
 bool seg_tracker_done(const struct seg_tracker *t);
+/* A segment that does not count toward -n (segment.not_counted). */
+#define SEG_WHY_BEFORE_ATTACH "started before attach"
+#define SEG_WHY_FRAGMENT "a fragment of the step in flight at attach"
 /* Free @seg and release what it was charged. */
 void segment_free(struct segment *seg);
 /* Bytes of @seg's arrays at their capacity, and of the struct. */

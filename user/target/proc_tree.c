@@ -104,6 +104,7 @@ struct tree_proc *proc_tree_add(struct proc_tree *t, pid_t pid, pid_t ppid,
 	p->origin = origin;
 	p->state = parent_traced ? TREE_FORK_COPY : TREE_CANDIDATE;
 	p->slot = -1;
+	p->rank_env = -1;
 	return p;
 }
 
@@ -151,6 +152,7 @@ struct tree_proc *proc_tree_exec(struct proc_tree *t, pid_t pid, uint64_t exec_n
 	n->origin = TREE_EXECD;
 	n->state = TREE_CANDIDATE;
 	n->slot = -1;
+	n->rank_env = -1;
 	*old = p;
 	return n;
 }

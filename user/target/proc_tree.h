@@ -44,6 +44,7 @@ struct tree_proc {
 	int slot;                   /* TREE_TRACED: the session target, else -1 */
 	uint64_t maps_sig;          /* candidates: /proc/PID/maps when last looked at */
 	uint64_t checked_ns;        /* when its mappings were found traceable (0: never) */
+	signed char rank_env;       /* a rank in its environment: 1, 0, -1 not read yet */
 	char comm[32];
 };
 

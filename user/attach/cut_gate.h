@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/*
+ * Arm first, then cut together: the processes there at the attach are all
+ * armed before any of them opens a segment, so that segment k of every
+ * rank is the same training step; --start-at moves that instant to a time
+ * every node of a job computes alike.  Processes that come later (late or
+ * restarted ranks) begin at their own next step boundary.
+ */
+#ifndef FVBPF_CUT_GATE_H
+#define FVBPF_CUT_GATE_H
+
+#include <stdint.h>
+
+#include "attach/attach.h"
+#include "model/session.h"
+
+/* Every process armed since @arming_began_ns (CLOCK_MONOTONIC): from the
+ * instant this returns, or --start-at's, their segments may open. */
+void cut_gate_open(struct session *s, const struct attach_opts *o, uint64_t arming_began_ns);
+
+#endif /* FVBPF_CUT_GATE_H */
