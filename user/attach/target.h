@@ -23,6 +23,9 @@ void target_init(struct session_target *t, unsigned int max_segments);
 int target_attach(struct session *s, struct session_target *t);
 /* Attach to CUDA/NCCL functions mapped since the last look. */
 void target_scan_cuda(struct session *s, struct session_target *t, bool first);
+/* Every tick: --record-shapes' measurement in flight read and polled, or
+ * stopped once the process has ended.  Never blocks. */
+void target_shapes_tick(struct session *s, struct session_target *t);
 /* After -n: markers stop calling the probes, CUDA probes go. */
 void target_quiet(struct session_target *t);
 /* No more segments: close what is open (@why: say so, NULL: silently). */

@@ -178,16 +178,31 @@ void torch_plans_cancel(struct torch_probes *tp)
 	}
 }
 
-void torch_plans_remove(struct torch_probes *tp)
+void torch_plans_stop(struct torch_probes *tp, const char *why)
+{
+	if (!tp->plans_job)
+		return;
+	snprintf(tp->shapes_why, sizeof(tp->shapes_why), "%s", why);
+	log_warn("pid %d: no operator shapes: %s", tp->pid, tp->shapes_why);
+	torch_plans_cancel(tp);
+}
+
+static void delete_plans(struct torch_probes *tp)
 {
 	uint32_t i, id;
 
-	torch_plans_cancel(tp);
 	if (tp->plans_fd < 0 || !tp->nplans)
 		return;
 	for (i = 0; i < tp->plan_n; i++) {
 		id = tp->plan_base + i;
 		bpf_map_delete_elem(tp->plans_fd, &id);
 	}
-	tp->plans_fd = -1; /* nplans stays: the manifest reports it */
+	tp->plans_fd = -1;
+}
+
+void torch_plans_remove(struct torch_probes *tp)
+{
+	torch_plans_stop(tp, "tracing of the process ended before its torch build was measured "
+			 "(the measurement was killed)");
+	delete_plans(tp); /* nplans stays: the manifest reports it */
 }

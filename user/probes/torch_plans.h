@@ -23,11 +23,15 @@
  */
 int torch_plans_start(struct torch_probes *tp, struct torch_table *tt, struct torch_file *tf,
 		      uint32_t base, int fd, const struct stat *st, int plans_fd);
-/* A measurement in flight: installs its plans once it has ended.  Never blocks. */
+/* A measurement in flight: installs its plans once it has ended.  Never
+ * blocks (the run loop calls it on every tick). */
 void torch_plans_poll(struct torch_probes *tp, struct torch_table *tt);
-/* Stop a measurement in flight (kills the sibling). */
+/* Stop a measurement in flight (kills the sibling), silently. */
 void torch_plans_cancel(struct torch_probes *tp);
-/* Delete this process's plans from the map. */
+/* The same, saying in one line why the process has no shapes: @why. */
+void torch_plans_stop(struct torch_probes *tp, const char *why);
+/* Delete this process's plans from the map (a measurement in flight is
+ * stopped, and said). */
 void torch_plans_remove(struct torch_probes *tp);
 
 #endif /* FVBPF_TORCH_PLANS_H */
