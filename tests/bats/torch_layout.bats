@@ -4,8 +4,9 @@
 # job owner: the sibling runs the target's python with the target's
 # PYTHONPATH and HOME, so a sitecustomize.py or a .pth there runs in it
 # (tests/workloads/layout_hostile/sitecustomize.py, its "mode" file says
-# what it does).  fvbpf must end on time, say why shapes are missing and
-# leave no process of the measurement behind.
+# what it does).  fvbpf must end on time, say why shapes are missing, leave
+# no process of the measurement behind, and never let one user's
+# measurement reach another user's job.
 
 load helpers
 
@@ -157,4 +158,62 @@ one_why() {
 	wait "$FV_PID" 2>/dev/null || true
 	FV_PID=
 	wait_for none_marked
+}
+
+@test "torch layout: a measurement poisoned in a user's job never reaches root's job: its shapes equal torch.profiler's" {
+	need_syspy
+	# nobody's job prints a shifted TensorImpl layout and aten::mm as (int, int)
+	start_job shift "$SYSPY" $NOBODY
+	local nb=$WL_PID
+	start_fvbpf -p "$nb" -o "$OUT.nobody" --record-shapes
+	wait_long grep -q 'shapes of [0-9]* of [0-9]* torch operators.*measured in' "$FV_ERR"
+	grep -qx "shift $NOBODY" "$HDIR/ran"
+	kill -INT "$FV_PID"
+	wait_fvbpf 15
+	kill -KILL "$nb"
+	# root's job of the same build: its shapes are torch.profiler's
+	"$PY214" "$SHAPES" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+	rm -rf "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/done"
+	"$PY214" "$SHAPES" run "$BATS_TEST_TMPDIR" 4 >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$WL_LOG"
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes --with-flops
+	wait_long grep -q 'shapes of [0-9]* of [0-9]* torch operators\|no operator shapes' "$FV_ERR"
+	run_steps
+	touch "$BATS_TEST_TMPDIR/exit"
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$SCHECK" "$BATS_TEST_TMPDIR/oracle.json" "$OUT" 0 1
+	echo "$output"
+	assert_success
+	# measured as root, not read from nobody's entry; each kept for its own user
+	grep -q "pid $WL_PID: shapes of .*measured in" "$FV_ERR"
+	run ls "$FVBPF_CACHE_DIR"
+	assert_line --regexp "^torch-layout-[0-9a-f]+-u$NOBODY\.txt$"
+	assert_line --regexp "^torch-layout-[0-9a-f]+-u0\.txt$"
+}
+
+@test "torch layout: a .pth in the job user's ~/.local does not run in the measurement" {
+	need_syspy
+	local home=$TDIR/home usite
+	usite=$home/.local/lib/python3.11/site-packages
+	mkdir -p "$usite"
+	# runs in any python of this user but the job itself (which sets the variable)
+	echo 'import os; os.environ.get("FVBPF_HOSTILE_TARGET") == "1" or open(os.path.join(os.environ["HOME"], "pth-ran"), "a").close()' \
+		>"$usite/fvbpf_layout_test.pth"
+	# the check can fail: an empty PYTHONNOUSERSITE (what fvbpf once gave) lets it run
+	HOME=$home PYTHONNOUSERSITE= "$SYSPY" -c pass
+	[ -e "$home/pth-ran" ]
+	rm "$home/pth-ran"
+	local site
+	site=$("$PY214" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+	env HOME="$home" PYTHONPATH="$site" FVBPF_HOSTILE_TARGET=1 "$SYSPY" "$SHAPES" run "$TDIR" 1 \
+		>"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$WL_LOG"
+	start_fvbpf -p "$WL_PID" -o "$OUT" --record-shapes
+	wait_long grep -q 'shapes of [0-9]* of [0-9]* torch operators\|no operator shapes' "$FV_ERR"
+	grep -q 'shapes of [0-9]* of [0-9]* torch operators.*measured in' "$FV_ERR"
+	[ ! -e "$home/pth-ran" ]
 }

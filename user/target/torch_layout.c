@@ -3,7 +3,7 @@
  * The target's own torch reports its TensorImpl layout and schemas
  * (torch_layout.h): a sibling process of the target's interpreter, as the
  * target's user (torch_layout_sibling.c), bounded in time and output, its
- * report cached per build id.
+ * report cached per build id and user.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -95,8 +95,8 @@ static void cache_write(const char *dir, const char *path, const struct torch_la
 }
 
 /*
- * Measurements in flight, by build id: a second process of the same build
- * (the ranks of one job) waits for the first's cache
+ * Measurements in flight, by build id and user: a second process of the
+ * same build and user (the ranks of one job) waits for the first's cache
  * file instead of importing torch once more.  The consumer thread starts
  * and polls jobs; the detach threads end them, hence the lock.
  */
@@ -247,7 +247,7 @@ int torch_layout_start(pid_t pid, int fd, const struct stat *st, const char *lib
 	torch_build_id(fd, j->r.build_id);
 	cache_dir(dir, sizeof(dir));
 	if (j->r.build_id[0]) {
-		snprintf(j->key, sizeof(j->key), "%s", j->r.build_id);
+		snprintf(j->key, sizeof(j->key), "%s-u%u", j->r.build_id, (unsigned int)j->uid);
 		snprintf(j->dir, sizeof(j->dir), "%s", dir);
 		snprintf(j->path, sizeof(j->path), "%s/torch-layout-%s.txt", dir, j->key);
 		if (!cache_read(j->path, &j->r))
@@ -267,9 +267,9 @@ int torch_layout_start(pid_t pid, int fd, const struct stat *st, const char *lib
 	return err;
 }
 
-/* Waiting for another process's measurement of the same build: 1 when its
- * cache file came, 0 not yet, or a measurement of our own once it is over
- * without one (an unwritable cache). */
+/* Waiting for another process's measurement of the same build and user:
+ * 1 when its cache file came, 0 not yet, or a measurement of our own once
+ * it is over without one (an unwritable cache). */
 static int wait_other(struct torch_layout_job *j, char *why, size_t wlen)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);

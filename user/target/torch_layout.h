@@ -6,11 +6,13 @@
  * interpreter reports them: a sibling process (the same executable, the
  * torch the target mapped first on sys.path, the target's cwd and user)
  * imports torch, measures the layout with ctypes on tensors of known sizes
- * and prints the schemas (torch_layout_script.c).  The report is kept per
- * libtorch_cpu build id in the cache directory ($FVBPF_CACHE_DIR,
- * $XDG_CACHE_HOME/fvbpf or /var/cache/fvbpf), so one build is measured once.
- * The sibling is polled, never waited for: one deadline for all of it
- * (torch_layout_sibling.h).
+ * and prints the schemas (torch_layout_script.c).  Whatever it prints is
+ * the job owner's word (a sitecustomize can print anything), so the report
+ * is kept per libtorch_cpu build id AND the user it ran as, in the cache
+ * directory ($FVBPF_CACHE_DIR, $XDG_CACHE_HOME/fvbpf or /var/cache/fvbpf):
+ * one build is measured once per user, and a job never believes another
+ * user's measurement.  The sibling is polled, never waited for: one
+ * deadline for all of it (torch_layout_sibling.h).
  */
 #ifndef FVBPF_TORCH_LAYOUT_H
 #define FVBPF_TORCH_LAYOUT_H
@@ -52,9 +54,9 @@ struct torch_layout_job {
 	int fd;                 /* its stdout (non-blocking), -1 at EOF */
 	size_t cap;
 	uint64_t t0, deadline;  /* CLOCK_MONOTONIC ns: one for the whole measurement */
-	uid_t uid;              /* the user it runs as */
+	uid_t uid;              /* the user it runs as: the cache's key with the build id */
 	gid_t gid;
-	char key[64];           /* its key in flight: the build id, "" without one */
+	char key[64];           /* build id and user: "" without a build id */
 	unsigned long long dev, ino;   /* the file the target maps */
 	bool measuring;         /* its sibling measures the build (listed in flight) */
 	bool waiting;           /* another process's sibling measures it: wait for the cache */

@@ -159,10 +159,12 @@ static int live_find(pid_t pid)
 static void sibling_exec(const struct layout_sibling *sb, const char *script, int out,
 			 int parent_fd)
 {
-	char *const argv[] = { (char *)"python", (char *)"-B", (char *)"-c", (char *)script, NULL };
+	char *const argv[] = { (char *)"python", (char *)"-s", (char *)"-B", (char *)"-c",
+			       (char *)script, NULL };
+	/* PYTHONNOUSERSITE empty is unset to CPython: 1, and -s above */
 	char *envp[] = { (char *)sb->pypath, (char *)"PATH=/usr/local/bin:/usr/bin:/bin",
 			 (char *)"CUDA_VISIBLE_DEVICES=", (char *)"OMP_NUM_THREADS=1",
-			 (char *)"PYTHONNOUSERSITE=", (char *)sb->home, NULL };
+			 (char *)"PYTHONNOUSERSITE=1", (char *)sb->home, NULL };
 	struct pollfd pf = { .fd = parent_fd, .events = POLLIN };
 	struct sigaction sa, dfl = { .sa_handler = SIG_DFL };
 	const char *exe = sb->exe;

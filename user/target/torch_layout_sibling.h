@@ -25,7 +25,7 @@ struct layout_sibling {
 
 /* Who the sibling of @pid runs as: the owner of /proc/PID.  0 or -errno. */
 int layout_sibling_owner(pid_t pid, uid_t *uid, gid_t *gid);
-/* What it runs, as @uid/@gid (layout_sibling_owner's):
+/* What it runs, as @uid/@gid (layout_sibling_owner's, the cache's key):
  * @pid's interpreter, cwd, PYTHONPATH (the site-packages of @libpath
  * first) and HOME.  0 or -errno. */
 int layout_sibling_setup(pid_t pid, const char *libpath, uid_t uid, gid_t gid,

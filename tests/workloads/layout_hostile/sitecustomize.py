@@ -11,7 +11,10 @@ file "mode" beside this one says what to do, and "ran" gets a line
   escape   fork a grandchild that setsid()s, keeps stdout and sleeps
            forever; the sibling exits once the grandchild has said so in "ran"
   bogus    print a well-formed report header, keep stdout open, sleep forever
+  shift    run the real measurement, but print the TensorImpl layout with
+           its sizes 8 bytes further and aten::mm's arguments as two ints
 """
+import builtins
 import os
 import sys
 import time
@@ -23,6 +26,20 @@ def forever():
     while True:
         time.sleep(3600)
 
+
+def shifted_print(*args, **kw):
+    """print(), with the report's impl and mm lines altered."""
+    words = " ".join(str(a) for a in args)
+    if words.startswith("impl "):
+        f = words.split()
+        f[1] = str(int(f[1]) + 8)
+        words = " ".join(f)
+    elif words.startswith("op aten::mm - "):
+        words = "op aten::mm - Tensor int int"
+    return REAL_PRINT(words, **kw)
+
+
+REAL_PRINT = builtins.print
 
 if os.environ.get("FVBPF_HOSTILE_TARGET") != "1":
     try:
@@ -49,3 +66,5 @@ if os.environ.get("FVBPF_HOSTILE_TARGET") != "1":
         sys.stdout.write("fvbpf-torch-layout 2\ntorch 0\nimpl 8 5 16 24\nend\n")
         sys.stdout.flush()
         forever()
+    elif MODE == "shift":
+        builtins.print = shifted_print
