@@ -193,6 +193,42 @@ one_why() {
 	assert_line --regexp "^torch-layout-[0-9a-f]+-u0\.txt$"
 }
 
+@test "torch layout: a layout that does not fit the job's own tensors is refused in one line, counted, its cache dropped" {
+	need_syspy
+	STEPS=2 start_job shift "$SYSPY" $NOBODY
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes
+	wait_long grep -q 'shapes of [0-9]* of [0-9]* torch operators\|no operator shapes' "$FV_ERR"
+	ls "$FVBPF_CACHE_DIR"/torch-layout-*.txt # what the next attach would read
+	touch "$TDIR/go"
+	wait_long test -e "$TDIR/done"
+	wait_fvbpf 15
+	[ "$FV_STATUS" -eq 0 ]
+	one_why "the TensorImpl layout its python reported does not fit its tensors"
+	grep -q 'refused, measured again next time' "$FV_ERR"
+	# the manifest and the exit report say so, no operator row holds a shape,
+	# the cache entry is gone
+	grep -q 'shapes: none: the TensorImpl layout its python reported does not fit' "$FV_OUT"
+	run python3 -c '
+import glob, json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+p = m["processes"][0]["torch"]
+assert "does not fit its tensors" in p["shapes_unavailable"], p
+lc = p["shapes_layout_check"]
+assert lc["result"] == "refused" and lc["tensors_misfit"] >= 4, lc
+n = 0
+for f in glob.glob(sys.argv[1] + "/summary_*.json"):
+    for r in json.load(open(f))["rows"]:
+        if r["name"].startswith("aten::"):
+            assert r["shapes"] == "", r
+            n += 1
+assert n > 10, n
+' "$OUT"
+	echo "$output"
+	assert_success
+	run ls "$FVBPF_CACHE_DIR"
+	assert_output ""
+}
+
 @test "torch layout: a .pth in the job user's ~/.local does not run in the measurement" {
 	need_syspy
 	local home=$TDIR/home usite

@@ -411,6 +411,12 @@ void torch_layout_free(struct torch_layout_report *r)
 	r->len = 0;
 }
 
+void torch_layout_cache_drop(const char *path)
+{
+	if (path[0])
+		unlink(path);
+}
+
 void torch_layout_end(void)
 {
 	layout_sibling_end(1000);

@@ -80,6 +80,9 @@ int torch_layout_start(pid_t pid, int fd, const struct stat *st, const char *lib
 int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen);
 /* Kills a sibling still running (never waits), frees the report. */
 void torch_layout_job_free(struct torch_layout_job *j);
+/* A report that failed its check on the live target: its cache file
+ * @path (a job's path, "" none) goes, so the next attach measures again. */
+void torch_layout_cache_drop(const char *path);
 /* At fvbpf's end: every sibling killed, waited for a moment, never left. */
 void torch_layout_end(void);
 /* From a signal handler about to end fvbpf: every sibling killed now. */
