@@ -166,9 +166,10 @@ $(BUILD)/fvbpf: $(BUILD)/user/cli/fvbpf.o $(CORE_OBJS)
 # fvbpf with test hooks (FVBPF_TEST_HOOKS) in these files only: the
 # --inject tests' stall knob, the --max-memory tests' slow writer, a torch
 # version and a frame layout for the fast path's refusals, an fvbpf from
-# before the _ts region probes.  The production binary has none.
+# before the _ts region probes, a short deadline for the torch layout
+# measurement.  The production binary has none.
 HOOK_SRCS := user/target/inject.c user/output/writer_delay.c user/target/torch_version.c \
-	user/attach/pystack_attach.c user/attach/marker_attach.c
+	user/attach/pystack_attach.c user/attach/marker_attach.c user/target/torch_layout.c
 HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/test-cli/%.o)
 SAN_HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/asan/test-cli/%.o)
 $(BUILD)/test-cli/user/%.o: user/%.c | $(SKELS)

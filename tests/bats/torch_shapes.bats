@@ -72,7 +72,7 @@ shapes_match() {
 
 @test "torch 2.14.1: --record-shapes --with-flops: counts per (name, shapes), FLOPs and Input Dims equal torch.profiler's" {
 	shapes_match "$PY214" --record-shapes --with-flops
-	# measured once per build, then from the cache, named by the build id
+	# measured once per build and user, then from the cache, named by both
 	# readelf gives the file the workload maps
 	grep -q 'measured in' "$FV_ERR"
 	local id
@@ -80,7 +80,7 @@ shapes_match() {
 		sed -n 's/.*Build ID: //p')
 	[ -n "$id" ]
 	run ls "$FVBPF_CACHE_DIR"
-	assert_output "torch-layout-$id.txt"
+	assert_output "torch-layout-$id-u0.txt"
 	# the slices as Kineto writes them: dims, types, flops
 	run python3 -c '
 import json, sys
@@ -140,8 +140,8 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 		sed -n 's/.*Build ID: //p')
 	[ -n "$id" ]
 	# a world-writable report claiming other offsets
-	printf 'fvbpf-torch-layout 1\nimpl 8 5 16 24\n' >"$FVBPF_CACHE_DIR/torch-layout-$id.txt"
-	chmod 666 "$FVBPF_CACHE_DIR/torch-layout-$id.txt"
+	printf 'fvbpf-torch-layout 1\nimpl 8 5 16 24\n' >"$FVBPF_CACHE_DIR/torch-layout-$id-u0.txt"
+	chmod 666 "$FVBPF_CACHE_DIR/torch-layout-$id-u0.txt"
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 1 --record-shapes
 	wait_shapes
 	grep -q 'shapes of .*TensorImpl sizes at +[1-9][0-9]*, .*measured in' "$FV_ERR"

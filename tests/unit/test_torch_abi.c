@@ -5,13 +5,15 @@
  * line, shapes records built by hand (good ones, and ones that must come
  * out unknown: numel not the product, a bad read, past the bounds), and
  * the FLOPs of the ops torch counts, with torch.profiler's own figures
- * (measured on torch 2.14.1, CPU: tests/workloads/torch_shapes.py).
+ * (measured on torch 2.14.1, CPU: tests/workloads/torch_shapes.py); the
+ * evidence a record gives on its layout and the verdict it leads to.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "probes/torch_abi.h"
+#include "probes/torch_plans.h"
 #include "pipeline/torch_flops.h"
 #include "pipeline/torch_shapes.h"
 #include "unit.h"
@@ -149,6 +151,61 @@ static void test_format(void)
 	free(e);
 }
 
+static void test_tally(void)
+{
+	static const __u64 a[] = { 8, 24 }, big[] = { 1ull << 50, 1 }, z[] = { 0 };
+	struct fvbpf_torch_shapes_event *e = calloc(1, sizeof(*e));
+	unsigned int fit, misfit;
+	size_t size;
+
+	e->nargs = 6;
+	add_tensor(e, 0, FVBPF_ARG_TENSOR, 2, a, 192, 6);      /* fits */
+	add_tensor(e, 1, FVBPF_ARG_TENSOR, 2, a, 191, 6);      /* numel is not the product */
+	add_tensor(e, 2, FVBPF_ARG_TENSOR, 2, big, 1ull << 50, 6); /* a size past 2^48 */
+	add_tensor(e, 3, FVBPF_ARG_TENSOR, 0, z, 0, 0);        /* undefined: no evidence */
+	add_tensor(e, 4, FVBPF_ARG_TENSOR, 1, z, 0, 47);       /* empty or undefined: fits */
+	size = add_tensor(e, 5, FVBPF_ARG_TENSOR, 2, a, 192, 6);
+	e->tensors[5].bad = 1;                                  /* unreadable: no evidence */
+	torch_shapes_tally(e, size, &fit, &misfit);
+	CHECK_EQ(fit, 2);
+	CHECK_EQ(misfit, 2);
+	/* past the bound (9 dims), or dims the record does not hold: none */
+	e->tensors[1].ndim = 9;
+	e->tensors[2].dim0 = (uint8_t)(e->ndims - 1);
+	torch_shapes_tally(e, size, &fit, &misfit);
+	CHECK_EQ(fit, 2);
+	CHECK_EQ(misfit, 0);
+	/* a record shorter than its dims gives nothing */
+	torch_shapes_tally(e, size - 8, &fit, &misfit);
+	CHECK_EQ(fit + misfit, 0);
+	free(e);
+}
+
+static void test_verdict(void)
+{
+	struct torch_probes tp = { .plans_fd = -1 };
+
+	/* nothing installed: no verdict */
+	CHECK(!torch_plans_check(&tp, 0, 9));
+	CHECK(!strcmp(torch_plans_layout_word(&tp), "none"));
+	tp.lay_state = LAYOUT_CHECKING;
+	CHECK(!torch_plans_check(&tp, LAYOUT_TRUST_FIT - 1, LAYOUT_REFUSE_MISFIT - 1));
+	CHECK(!strcmp(torch_plans_layout_word(&tp), "checking"));
+	CHECK(!torch_plans_check(&tp, 1, 0));
+	CHECK(!strcmp(torch_plans_layout_word(&tp), "trusted"));
+	CHECK(!torch_plans_check(&tp, 0, 100)); /* trusted stays */
+	memset(&tp, 0, sizeof(tp));
+	tp.plans_fd = -1;
+	tp.nplans = 5;
+	tp.lay_state = LAYOUT_CHECKING;
+	CHECK(!torch_plans_check(&tp, 3, LAYOUT_REFUSE_MISFIT - 1));
+	CHECK(torch_plans_check(&tp, 0, 1));
+	CHECK(!strcmp(torch_plans_layout_word(&tp), "refused"));
+	CHECK_EQ(tp.nplans, 0);
+	CHECK(strstr(tp.shapes_why, "does not fit its tensors (4 of 7 read did not)") != NULL);
+	CHECK(!torch_plans_check(&tp, 0, 1)); /* once */
+}
+
 static void test_flops(void)
 {
 	static const __u64 x[] = { 2, 3, 10, 10 }, w[] = { 6, 3, 3, 3 };
@@ -184,6 +241,8 @@ int main(void)
 	RUN(test_plans);
 	RUN(test_layout);
 	RUN(test_format);
+	RUN(test_tally);
+	RUN(test_verdict);
 	RUN(test_flops);
 	UNIT_DONE();
 }

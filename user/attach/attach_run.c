@@ -36,6 +36,7 @@
 #include "output/exit_report.h"
 #include "output/stale_tmp.h"
 #include "target/symbolizer.h"
+#include "target/torch_layout.h"
 #include "attach/target.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -43,7 +44,9 @@ static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig)
 {
 	if (stop_requested) {
-		/* Second signal: leave now; closing our fds detaches every probe. */
+		/* Second signal: leave now; closing our fds detaches every probe.
+		 * A torch layout measurement would outlive us: killed first. */
+		torch_layout_kill_now();
 		signal(sig, SIG_DFL);
 		raise(sig);
 	}
@@ -134,6 +137,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		for (i = 0; i < s->ntargets; i++) {
 			cuda_hook_check(s, &s->targets[i]);
 			fast_ops_drain(s, &s->targets[i], settled);
+			target_shapes_tick(s, &s->targets[i]);
 		}
 		for (i = 0; i < n; i++) {
 			struct session_target *t;
@@ -224,6 +228,7 @@ void session_free(struct session *s)
 	if (s->sym)
 		symbolizer_free(s->sym);
 	torch_table_free(&s->torch);
+	torch_layout_end(); /* no measurement outlives the session */
 	addr_cache_free(&s->fast_ids);
 	pystack_session_free(s);
 	name_table_free(&s->knames);

@@ -31,6 +31,9 @@ int target_attach(struct session *s, struct session_target *t);
 int target_window_start(struct session *s, struct session_target *t, uint64_t ts);
 /* Attach to CUDA/NCCL functions mapped since the last look. */
 void target_scan_cuda(struct session *s, struct session_target *t, bool first);
+/* Every tick: --record-shapes' measurement in flight read and polled, or
+ * stopped once the process has ended.  Never blocks. */
+void target_shapes_tick(struct session *s, struct session_target *t);
 /* After -n: markers stop calling the probes, CUDA probes go. */
 void target_quiet(struct session_target *t);
 /* No more segments: close what is open (@why: say so, NULL: silently). */

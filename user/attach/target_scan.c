@@ -8,6 +8,7 @@
 #include "attach/pystack_attach.h"
 #include "probes/bpf_setup.h"
 #include "probes/mem_probes.h"
+#include "probes/torch_plans.h"
 #include "target/symbolizer.h"
 #include "util/log.h"
 
@@ -26,6 +27,17 @@ static void target_scan_torch(struct session *s, struct session_target *t)
 
 	torch_probes_scan(&t->torchp, &s->torch, &pr);
 	torch_probes_note_libs(&t->torchp);
+}
+
+void target_shapes_tick(struct session *s, struct session_target *t)
+{
+	if (!t->torchp.plans_job)
+		return;
+	if (t->finished)
+		torch_plans_stop(&t->torchp, "the process ended before its torch build was measured "
+				 "(the measurement was killed)");
+	else
+		torch_plans_poll(&t->torchp, &s->torch);
 }
 
 /* Attach to CUDA/NCCL functions mapped since the last look. */

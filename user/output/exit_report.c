@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "probes/bpf_setup.h"
+#include "probes/torch_plans.h"
 #include "target/inject.h"
 #include "util/log.h"
 #include "pipeline/over_limits.h"
@@ -47,6 +48,21 @@ static void report_launch_hook(const struct session_target *st)
 	       "records (entry or return); the rings lost %llu (shared with the operator "
 	       "callbacks)\n", f->hook_slots, f->hook_slots == 1 ? "" : "s",
 	       (unsigned long long)f->api_records, (unsigned long long)fast_ops_lost(f));
+}
+
+/* --record-shapes: plans and the layout's check on the job's tensors, or why none. */
+static void report_shapes(const struct session *s, const struct session_target *st)
+{
+	const struct torch_probes *tp = &st->torchp;
+
+	if (!(s->record_shapes || s->with_flops) || !tp->found)
+		return;
+	if (tp->shapes_why[0])
+		printf("    shapes: none: %s\n", tp->shapes_why);
+	else
+		printf("    shapes: %u plans; TensorImpl layout %s on the process's tensors (%u fit it, "
+		       "%u did not)\n", tp->nplans, torch_plans_layout_word(tp), tp->lay_fit,
+		       tp->lay_misfit);
 }
 
 static void report_agent_library(const struct session_target *st)
@@ -194,6 +210,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->tpair.too_deep,
 			       (unsigned long long)st->torch.scopes_untracked,
 			       (unsigned long long)st->torch.scopes_cut);
+		report_shapes(s, st);
 		report_agent_library(st);
 		if (st->memp.tried)
 			printf("    profile memory: %u allocator functions probed in %s; %llu records in "

@@ -8,6 +8,7 @@
 #include "pipeline/fast_ops.h"
 #include "target/inject.h"
 #include "probes/bpf_setup.h"
+#include "probes/torch_plans.h"
 #include "util/json_writer.h"
 #include "util/log.h"
 #include "output/manifest.h"
@@ -107,6 +108,17 @@ static json_object *python_shim_json(const struct session_target *t)
 	return o;
 }
 
+/* --record-shapes: the measured layout against the job's own tensors. */
+static json_object *layout_check_json(const struct torch_probes *tp)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "result", json_string_obj(torch_plans_layout_word(tp)));
+	json_object_object_add(o, "tensors_fit", json_object_new_uint64(tp->lay_fit));
+	json_object_object_add(o, "tensors_misfit", json_object_new_uint64(tp->lay_misfit));
+	return o;
+}
+
 /* PyTorch: what was found and probed, and the libraries mapped. */
 static json_object *torch_json(const struct session_target *t)
 {
@@ -147,6 +159,7 @@ static json_object *torch_json(const struct session_target *t)
 	json_object_object_add(o, "operators_with_shapes", json_object_new_uint64(t->torchp.nplans));
 	if (t->torchp.shapes_why[0])
 		json_object_object_add(o, "shapes_unavailable", json_string_obj(t->torchp.shapes_why));
+	json_object_object_add(o, "shapes_layout_check", layout_check_json(&t->torchp));
 	for (i = 0; i < t->torchp.nlibs; i++)
 		json_object_array_add(libs, json_string_obj(t->torchp.libs[i]));
 	json_object_object_add(o, "libraries", libs);

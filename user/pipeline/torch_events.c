@@ -14,6 +14,7 @@
 #include "pipeline/torch_events.h"
 #include "pipeline/torch_shapes.h"
 #include "probes/torch_ops.h"
+#include "probes/torch_plans.h"
 #include "target/target_fast.h"
 
 /* A scope that delimits segments, for the fast path's callbacks too: they
@@ -113,10 +114,36 @@ static int scope_region(struct session *s, const char *name)
 	return idx;
 }
 
+/* A refused layout: what the open segment kept under it goes unknown too. */
+static void forget_shapes(struct segment *seg)
+{
+	size_t i;
+
+	for (i = 0; seg && i < seg->nops; i++)
+		if (seg->ops[i].shapes) {
+			seg->ops[i].shapes = 0;
+			seg->ops[i].flags |= TORCH_CALL_SHAPES_UNKNOWN;
+		}
+}
+
+/* --record-shapes: the first records decide whether the measured layout
+ * fits this process's own tensors (torch_plans_check). */
+static void layout_evidence(struct session_target *t, const void *data, size_t size)
+{
+	unsigned int fit, misfit;
+
+	if (t->torchp.lay_state != LAYOUT_CHECKING)
+		return;
+	torch_shapes_tally(data, size, &fit, &misfit);
+	if (torch_plans_check(&t->torchp, fit, misfit))
+		forget_shapes(t->tracker.cur);
+}
+
 /* --record-shapes: the entry's shapes as a record string in the name
- * table, or the call marked unknown (an op without a plan, a failed check). */
-static void op_shapes(struct session *s, const struct torch_id *id, const void *data, size_t size,
-		      struct torch_call *op)
+ * table, or the call marked unknown (an op without a plan, a failed check,
+ * a layout refused). */
+static void op_shapes(struct session *s, struct session_target *t, const struct torch_id *id,
+		      const void *data, size_t size, struct torch_call *op)
 {
 	char name[TORCH_NAME_MAX], sig[FVBPF_SHAPE_ARGS + 16], *rec;
 	const struct fvbpf_torch_event *ev = data;
@@ -127,6 +154,9 @@ static void op_shapes(struct session *s, const struct torch_id *id, const void *
 	op->flags |= TORCH_CALL_SHAPES_UNKNOWN;
 	if (ev->hdr.type != FVBPF_EV_TORCH_ENTER_SHAPES || !id->sig)
 		return;
+	layout_evidence(t, data, size);
+	if (t->torchp.lay_state == LAYOUT_REFUSED)
+		return; /* sent before BPF lost its plans */
 	rec = malloc(TORCH_SHAPES_MAX);
 	if (!rec)
 		return;
@@ -201,7 +231,7 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	op.name = id->name;
 	op.overload = id->overload;
 	op.kind = id->kind;
-	op_shapes(s, id, ev, size, &op);
+	op_shapes(s, t, id, ev, size, &op);
 	if (t->pystk)
 		op.stack = pystack_take_op(t->pystk, op.tid, op.start_ns, same);
 	op_seq(t, &op, sq);

@@ -241,6 +241,38 @@ int torch_shapes_format(const struct fvbpf_torch_shapes_event *e, size_t size, c
 	return key.full || dims.full || types.full || o.full ? -EINVAL : 0;
 }
 
+void torch_shapes_tally(const struct fvbpf_torch_shapes_event *e, size_t size, unsigned int *fit,
+			unsigned int *misfit)
+{
+	const struct fvbpf_shape_tensor *st;
+	unsigned int t, i, n;
+	uint64_t p;
+	bool ok;
+
+	*fit = *misfit = 0;
+	if (size < FVBPF_SHAPES_FIXED || e->ndims > FVBPF_SHAPE_DIMS ||
+	    size < FVBPF_SHAPES_FIXED + 8 * (size_t)e->ndims)
+		return;
+	n = e->ntensors < FVBPF_SHAPE_TENSORS ? e->ntensors : FVBPF_SHAPE_TENSORS;
+	for (t = 0; t < n; t++) {
+		st = &e->tensors[t];
+		if (st->bad || st->ndim > FVBPF_SHAPE_MAXDIM || st->dim0 + st->ndim > e->ndims ||
+		    (st->ndim == 0 && st->numel == 0))
+			continue; /* unreadable, past a bound, or undefined: no evidence */
+		ok = true;
+		p = 1;
+		for (i = 0; i < st->ndim && ok; i++) {
+			uint64_t v = e->dims[st->dim0 + i];
+
+			ok = v < SIZE_MAX_OK && !__builtin_mul_overflow(p, v, &p);
+		}
+		if (ok && p == st->numel)
+			(*fit)++;
+		else
+			(*misfit)++;
+	}
+}
+
 int torch_shapes_split(const char *rec, struct torch_shapes_view *v)
 {
 	const char *f[5];

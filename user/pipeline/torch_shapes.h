@@ -42,6 +42,15 @@ struct torch_shapes_view {
 	uint64_t flops, extra;
 };
 
+/*
+ * Evidence on the layout the record was read with: of its tensors read as
+ * plain TensorImpls, how many it explains (@fit: numel is the product of
+ * at most 8 sizes, each under 2^48) and how many it does not (@misfit).
+ * Unreadable, undefined and past-the-bound tensors count as neither.
+ */
+void torch_shapes_tally(const struct fvbpf_torch_shapes_event *e, size_t size, unsigned int *fit,
+			unsigned int *misfit);
+
 /* Split a record string: 0 or -EINVAL. */
 int torch_shapes_split(const char *rec, struct torch_shapes_view *v);
 

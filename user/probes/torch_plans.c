@@ -100,6 +100,8 @@ static int install(struct torch_probes *tp, struct torch_table *tt, const struct
 	err = torch_schemas_parse(r->text, &ts);
 	if (!err)
 		err = put_plans(tp, tt, tf, tp->plan_base, ts, &lay, torch_abi_undef_dtype(r->text));
+	if (!err) /* believed once the target's own tensors fit it */
+		tp->lay_state = LAYOUT_CHECKING;
 	if (err)
 		snprintf(tp->shapes_why, sizeof(tp->shapes_why), "cannot install plans: %s",
 			 strerror(-err));
@@ -119,8 +121,10 @@ out:
 /* The measurement is over (@rc from start or poll): install or say why not. */
 static void settle(struct torch_probes *tp, struct torch_table *tt, int rc, const char *why)
 {
-	if (rc > 0)
+	if (rc > 0) {
+		snprintf(tp->lay_cache, sizeof(tp->lay_cache), "%s", tp->plans_job->path);
 		install(tp, tt, tp->plans_tf, &tp->plans_job->r);
+	}
 	else if (rc < 0) {
 		snprintf(tp->shapes_why, sizeof(tp->shapes_why), "%s", why[0] ? why : strerror(-rc));
 		log_warn("pid %d: no operator shapes: %s", tp->pid, tp->shapes_why);
@@ -178,16 +182,62 @@ void torch_plans_cancel(struct torch_probes *tp)
 	}
 }
 
-void torch_plans_remove(struct torch_probes *tp)
+void torch_plans_stop(struct torch_probes *tp, const char *why)
+{
+	if (!tp->plans_job)
+		return;
+	snprintf(tp->shapes_why, sizeof(tp->shapes_why), "%s", why);
+	log_warn("pid %d: no operator shapes: %s", tp->pid, tp->shapes_why);
+	torch_plans_cancel(tp);
+}
+
+static void delete_plans(struct torch_probes *tp)
 {
 	uint32_t i, id;
 
-	torch_plans_cancel(tp);
 	if (tp->plans_fd < 0 || !tp->nplans)
 		return;
 	for (i = 0; i < tp->plan_n; i++) {
 		id = tp->plan_base + i;
 		bpf_map_delete_elem(tp->plans_fd, &id);
 	}
-	tp->plans_fd = -1; /* nplans stays: the manifest reports it */
+	tp->plans_fd = -1;
+}
+
+void torch_plans_remove(struct torch_probes *tp)
+{
+	torch_plans_stop(tp, "tracing of the process ended before its torch build was measured "
+			 "(the measurement was killed)");
+	delete_plans(tp); /* nplans stays: the manifest reports it */
+}
+
+bool torch_plans_check(struct torch_probes *tp, unsigned int fit, unsigned int misfit)
+{
+	if (tp->lay_state != LAYOUT_CHECKING)
+		return false;
+	tp->lay_fit += fit;
+	tp->lay_misfit += misfit;
+	if (tp->lay_misfit < LAYOUT_REFUSE_MISFIT) {
+		if (tp->lay_fit >= LAYOUT_TRUST_FIT)
+			tp->lay_state = LAYOUT_TRUSTED;
+		return false;
+	}
+	/* a report the job's python made up, or a torch that changed under it */
+	tp->lay_state = LAYOUT_REFUSED;
+	snprintf(tp->shapes_why, sizeof(tp->shapes_why),
+		 "the TensorImpl layout its python reported does not fit its tensors (%u of %u "
+		 "read did not): refused, measured again next time", tp->lay_misfit,
+		 tp->lay_fit + tp->lay_misfit);
+	log_warn("pid %d: no operator shapes: %s", tp->pid, tp->shapes_why);
+	torch_layout_cache_drop(tp->lay_cache);
+	delete_plans(tp);
+	tp->nplans = 0;
+	return true;
+}
+
+const char *torch_plans_layout_word(const struct torch_probes *tp)
+{
+	static const char *const words[] = { "none", "checking", "trusted", "refused" };
+
+	return tp->lay_state < sizeof(words) / sizeof(words[0]) ? words[tp->lay_state] : "none";
 }

@@ -337,7 +337,6 @@ int torch_probes_scan(struct torch_probes *tp, struct torch_table *tt, const str
 	struct find_ctx *c;
 	int err;
 
-	torch_plans_poll(tp, tt);
 	if (tp->found)
 		return 0;
 	c = malloc(sizeof(*c));

@@ -20,6 +20,14 @@ struct torch_layout_job;
 struct torch_file;
 
 /* What a cookie id stands for: session-wide, shared by all processes. */
+/* --record-shapes: the measured layout, checked on the target's own tensors. */
+enum torch_layout_state {
+	LAYOUT_NONE = 0,        /* no plans in BPF (yet) */
+	LAYOUT_CHECKING,        /* plans in; the first tensors read decide */
+	LAYOUT_TRUSTED,
+	LAYOUT_REFUSED,         /* plans deleted: its tensors did not fit it */
+};
+
 struct torch_id {
 	uint32_t name;          /* in torch_table.names */
 	uint32_t overload;      /* 0: none */
@@ -63,6 +71,9 @@ struct torch_probes {
 	char shapes_why[160];   /* why this process has no shapes ("" it has) */
 	struct torch_layout_job *plans_job;  /* the measurement in flight, NULL */
 	struct torch_file *plans_tf;         /* its operators, kept until it ends */
+	uint8_t lay_state;      /* enum torch_layout_state */
+	uint32_t lay_fit, lay_misfit;        /* tensors the layout explained, or not */
+	char lay_cache[PATH_MAX];            /* the report's cache file, "" none */
 	/* torch, CUDA, CUPTI and NCCL libraries the process maps (manifest) */
 	char **libs;
 	size_t nlibs;

@@ -2,20 +2,18 @@
 /*
  * The target's own torch reports its TensorImpl layout and schemas
  * (torch_layout.h): a sibling process of the target's interpreter, as the
- * target's user, bounded in time and output, its report cached per build id.
+ * target's user (torch_layout_sibling.c), bounded in time and output, its
+ * report cached per build id and user.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
-#include <signal.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,8 +21,19 @@
 #include "util/clock.h"
 #include "target/build_id.h"
 #include "target/torch_layout.h"
+#include "target/torch_layout_sibling.h"
 
-#define ENV_MAX (256u << 10)
+unsigned int torch_layout_timeout_s(void)
+{
+#ifdef FVBPF_TEST_HOOKS
+	/* build/fvbpf-test only: the hostile-sibling tests' short deadline */
+	const char *t = getenv("FVBPF_TEST_LAYOUT_TIMEOUT_S");
+
+	if (t && atoi(t) > 0)
+		return (unsigned int)atoi(t);
+#endif
+	return TORCH_LAYOUT_TIMEOUT_S;
+}
 
 static void cache_dir(char *buf, size_t len)
 {
@@ -85,165 +94,62 @@ static void cache_write(const char *dir, const char *path, const struct torch_la
 		unlink(tmp);
 }
 
-/* The target's variable @name from its environ into @out ("" if none). */
-static void env_of(const char *env, size_t len, const char *name, char *out, size_t olen)
-{
-	size_t nl = strlen(name), i = 0;
-
-	out[0] = '\0';
-	while (i < len) {
-		const char *e = env + i;
-		size_t el = strnlen(e, len - i);
-
-		if (el > nl && e[nl] == '=' && !strncmp(e, name, nl)) {
-			snprintf(out, olen, "%.*s", (int)(el - nl - 1), e + nl + 1);
-			return;
-		}
-		i += el + 1;
-	}
-}
-
-struct sibling {
-	char exe[PATH_MAX], cwd[64], pypath[2 * PATH_MAX + 16], home[PATH_MAX + 8];
-	uid_t uid;
-	gid_t gid;
-};
-
-/* The interpreter the target runs, as its argv[0] named it when that is
- * the same file (a venv's python keeps its venv), else /proc/PID/exe. */
-static void pick_exe(pid_t pid, struct sibling *sb)
-{
-	char path[64], argv0[PATH_MAX], full[2 * PATH_MAX];
-	struct stat a, b;
-	ssize_t n;
-	int fd;
-
-	snprintf(sb->exe, sizeof(sb->exe), "/proc/%d/exe", (int)pid);
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, argv0, sizeof(argv0) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return;
-	argv0[n] = '\0';
-	if (argv0[0] == '/')
-		snprintf(full, sizeof(full), "%s", argv0);
-	else if (strchr(argv0, '/'))
-		snprintf(full, sizeof(full), "/proc/%d/cwd/%s", (int)pid, argv0);
-	else
-		return;
-	if (!stat(full, &a) && !stat(sb->exe, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
-	    strlen(full) < sizeof(sb->exe))
-		snprintf(sb->exe, sizeof(sb->exe), "%s", full);
-}
-
-static int sibling_setup(pid_t pid, const char *libpath, struct sibling *sb)
-{
-	char path[64], *env, site[PATH_MAX], tpp[PATH_MAX];
-	struct stat st;
-	ssize_t n = -1;
-	char *p;
-	int fd, i;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (stat(path, &st))
-		return -ESRCH;
-	sb->uid = st.st_uid;
-	sb->gid = st.st_gid;
-	snprintf(sb->cwd, sizeof(sb->cwd), "/proc/%d/cwd", (int)pid);
-	pick_exe(pid, sb);
-	/* .../site-packages/torch/lib/libtorch_cpu.so -> .../site-packages */
-	snprintf(site, sizeof(site), "%s", libpath);
-	for (i = 0; i < 3 && (p = strrchr(site, '/')); i++)
-		*p = '\0';
-	if (i < 3 || !site[0])
-		return -ENOENT;
-	env = malloc(ENV_MAX);
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	fd = env ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd >= 0) {
-		n = read(fd, env, ENV_MAX);
-		close(fd);
-	}
-	if (n < 0)
-		n = 0;
-	if (env) {
-		env_of(env, (size_t)n, "PYTHONPATH", tpp, sizeof(tpp));
-		env_of(env, (size_t)n, "HOME", sb->home, sizeof(sb->home));
-	} else {
-		tpp[0] = sb->home[0] = '\0';
-	}
-	free(env);
-	snprintf(sb->pypath, sizeof(sb->pypath), "PYTHONPATH=%s%s%s", site, tpp[0] ? ":" : "", tpp);
-	if (!sb->home[0] || strlen(sb->home) >= PATH_MAX)
-		snprintf(sb->home, sizeof(sb->home), "/");
-	memmove(sb->home + 5, sb->home, strlen(sb->home) + 1);
-	memcpy(sb->home, "HOME=", 5); /* the child only copies (fvbpf has threads) */
-	return 0;
-}
-
-/* In the child: the target's user, its cwd, no descriptor of ours but
- * @out on 1, a lower priority; then the interpreter.  Never returns; only
- * system calls between fork and exec (fvbpf has threads). */
-static void sibling_exec(const struct sibling *sb, int out)
-{
-	char *const argv[] = { (char *)"python", (char *)"-B", (char *)"-c",
-			       (char *)torch_layout_script, NULL };
-	char *envp[] = { (char *)sb->pypath, (char *)"PATH=/usr/local/bin:/usr/bin:/bin",
-			 (char *)"CUDA_VISIBLE_DEVICES=", (char *)"OMP_NUM_THREADS=1",
-			 (char *)"PYTHONNOUSERSITE=", (char *)sb->home, NULL };
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	setsid();
-	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(null, 2) < 0)
-		_exit(126);
-	syscall(SYS_close_range, 3, ~0U, 0);
-	if (chdir(sb->cwd))
-		(void)!chdir("/");
-	setpriority(PRIO_PROCESS, 0, 10);
-	if (setgroups(0, NULL) || setgid(sb->gid) || setuid(sb->uid))
-		_exit(126);
-	execve(sb->exe, argv, envp);
-	_exit(127);
-}
-
 /*
- * Builds this fvbpf is measuring: a second process of the same build (the
- * ranks of one job) waits for the first's cache file instead of importing
- * torch once more.  The consumer thread alone starts and polls jobs.
+ * Measurements in flight, by build id and user: a second process of the
+ * same build and user (the ranks of one job) waits for the first's cache
+ * file instead of importing torch once more.  The consumer thread starts
+ * and polls jobs; the detach threads end them, hence the lock.
  */
 #define INFLIGHT_MAX 64
-static char inflight[INFLIGHT_MAX][41];
+static char inflight[INFLIGHT_MAX][64];
+static pthread_mutex_t inflight_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int inflight_find(const char *id)
+static int inflight_find_locked(const char *key)
 {
 	int i;
 
 	for (i = 0; i < INFLIGHT_MAX; i++)
-		if (inflight[i][0] && !strcmp(inflight[i], id))
+		if (inflight[i][0] && !strcmp(inflight[i], key))
 			return i;
 	return -1;
 }
 
-static bool inflight_put(const char *id)
+static bool inflight_has(const char *key)
 {
+	bool r;
+
+	pthread_mutex_lock(&inflight_lock);
+	r = inflight_find_locked(key) >= 0;
+	pthread_mutex_unlock(&inflight_lock);
+	return r;
+}
+
+static bool inflight_put(const char *key)
+{
+	bool r = false;
 	int i;
 
-	for (i = 0; i < INFLIGHT_MAX; i++)
+	pthread_mutex_lock(&inflight_lock);
+	for (i = 0; i < INFLIGHT_MAX && !r; i++)
 		if (!inflight[i][0]) {
-			snprintf(inflight[i], sizeof(inflight[i]), "%s", id);
-			return true;
+			snprintf(inflight[i], sizeof(inflight[i]), "%s", key);
+			r = true;
 		}
-	return false;
+	pthread_mutex_unlock(&inflight_lock);
+	return r;
 }
 
 static void inflight_drop(struct torch_layout_job *j)
 {
-	int i = j->measuring ? inflight_find(j->r.build_id) : -1;
+	int i;
 
+	if (!j->measuring)
+		return;
+	pthread_mutex_lock(&inflight_lock);
+	i = inflight_find_locked(j->key);
 	if (i >= 0)
 		inflight[i][0] = '\0';
+	pthread_mutex_unlock(&inflight_lock);
 	j->measuring = false;
 }
 
@@ -278,38 +184,37 @@ static int collect_some(struct torch_layout_job *j, char *why, size_t wlen)
 static int start_sibling(pid_t pid, const char *libpath, struct torch_layout_job *j, char *why,
 			 size_t wlen)
 {
-	struct sibling sb = { 0 };
-	int fds[2], err;
+	struct layout_sibling *sb = calloc(1, sizeof(*sb));
+	int err;
 
-	err = sibling_setup(pid, libpath, &sb);
+	if (!sb)
+		return -ENOMEM;
+	err = layout_sibling_setup(pid, libpath, j->uid, j->gid, sb);
 	if (err) {
 		snprintf(why, wlen, "cannot tell the target's python or site-packages (%s)",
 			 strerror(-err));
-		return err;
+		goto cleanup;
 	}
+	err = -ENOMEM;
 	j->cap = 1 << 16;
 	j->r.text = malloc(j->cap);
 	if (!j->r.text)
-		return -ENOMEM;
+		goto cleanup;
 	j->r.text[0] = '\0';
-	if (pipe2(fds, O_CLOEXEC))
-		return -errno;
-	j->child = fork();
-	if (j->child < 0) {
-		err = -errno;
-		j->child = 0;
-		close(fds[0]);
-		close(fds[1]);
-		return err;
-	}
-	if (!j->child)
-		sibling_exec(&sb, fds[1]);
-	close(fds[1]);
-	j->fd = fds[0];
-	fcntl(j->fd, F_SETFL, O_NONBLOCK);
+	j->exited = false;
+	err = layout_sibling_spawn(sb, torch_layout_script, &j->child, &j->fd);
+	if (err == -EBUSY)
+		snprintf(why, wlen, "too many measurements running at once");
+	else if (err)
+		snprintf(why, wlen, "cannot start the target's python in a PID namespace of its own "
+			 "(%s)", strerror(-err));
+	if (err)
+		goto cleanup;
 	j->t0 = clock_ns(CLOCK_MONOTONIC);
-	j->deadline = j->t0 + TORCH_LAYOUT_TIMEOUT_S * 1000000000ull;
-	return 0;
+	j->deadline = j->t0 + torch_layout_timeout_s() * 1000000000ull;
+cleanup:
+	free(sb);
+	return err;
 }
 
 /* The report's "lib DEV INO PATH" line names the file the target maps. */
@@ -334,58 +239,68 @@ int torch_layout_start(pid_t pid, int fd, const struct stat *st, const char *lib
 	j->pid = pid;
 	snprintf(j->libpath, sizeof(j->libpath), "%s", libpath);
 	why[0] = '\0';
+	err = layout_sibling_owner(pid, &j->uid, &j->gid);
+	if (err) {
+		snprintf(why, wlen, "cannot tell the target's user (%s)", strerror(-err));
+		return err;
+	}
 	torch_build_id(fd, j->r.build_id);
 	cache_dir(dir, sizeof(dir));
 	if (j->r.build_id[0]) {
+		snprintf(j->key, sizeof(j->key), "%s-u%u", j->r.build_id, (unsigned int)j->uid);
 		snprintf(j->dir, sizeof(j->dir), "%s", dir);
-		snprintf(j->path, sizeof(j->path), "%s/torch-layout-%s.txt", dir, j->r.build_id);
+		snprintf(j->path, sizeof(j->path), "%s/torch-layout-%s.txt", dir, j->key);
 		if (!cache_read(j->path, &j->r))
 			return 1;
-		if (inflight_find(j->r.build_id) >= 0) {
+		if (inflight_has(j->key)) {
 			j->waiting = true;
 			j->t0 = clock_ns(CLOCK_MONOTONIC);
-			j->deadline = j->t0 + (TORCH_LAYOUT_TIMEOUT_S + 10) * 1000000000ull;
+			j->deadline = j->t0 + (torch_layout_timeout_s() + 10) * 1000000000ull;
 			return 0;
 		}
 	}
 	err = start_sibling(pid, libpath, j, why, wlen);
-	if (!err && j->r.build_id[0])
-		j->measuring = inflight_put(j->r.build_id);
+	if (!err && j->key[0])
+		j->measuring = inflight_put(j->key);
 	if (err)
 		torch_layout_job_free(j);
 	return err;
 }
 
-/* Waiting for another process's measurement of the same build: 1 when its
- * cache file came, 0 not yet, or a measurement of our own once it is over
- * without one (an unwritable cache). */
+/* Waiting for another process's measurement of the same build and user:
+ * 1 when its cache file came, 0 not yet, or a measurement of our own once
+ * it is over without one (an unwritable cache). */
 static int wait_other(struct torch_layout_job *j, char *why, size_t wlen)
 {
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	int err;
 
+	if (now < j->next_look)
+		return 0; /* polled on every tick: a job's ranks need not open it that often */
+	j->next_look = now + 100000000ull;
 	if (!cache_read(j->path, &j->r)) {
 		j->waiting = false;
 		return 1;
 	}
-	if (clock_ns(CLOCK_MONOTONIC) >= j->deadline) {
+	if (now >= j->deadline) {
 		snprintf(why, wlen, "another process's measurement of this build did not end");
 		return -ETIMEDOUT;
 	}
-	if (inflight_find(j->r.build_id) >= 0)
+	if (inflight_has(j->key))
 		return 0;
 	j->waiting = false;
 	err = start_sibling(j->pid, j->libpath, j, why, wlen);
 	if (!err)
-		j->measuring = inflight_put(j->r.build_id);
+		j->measuring = inflight_put(j->key);
 	return err;
 }
 
-/* The child's end: its status, the report's header and library checked. */
+/* The child has exited and its output ended: its status, the report's
+ * header and library checked. */
 static int finish(struct torch_layout_job *j, char *why, size_t wlen)
 {
-	int status = 0;
+	int status = j->status;
 
-	waitpid(j->child, &status, 0);
 	j->child = 0;
 	inflight_drop(j); /* its cache file, if any, is written below */
 	j->r.run_s = (double)(clock_ns(CLOCK_MONOTONIC) - j->t0) / 1e9;
@@ -407,11 +322,58 @@ static int finish(struct torch_layout_job *j, char *why, size_t wlen)
 	return 1;
 }
 
+/* The deadline passed: why, by what was still missing. */
+static int overdue(const struct torch_layout_job *j, char *why, size_t wlen)
+{
+	unsigned int t = torch_layout_timeout_s();
+
+	if (j->exited)
+		snprintf(why, wlen, "a process the target's python started kept its output open "
+			 "past %u s (killed)", t);
+	else if (j->fd < 0)
+		snprintf(why, wlen, "the target's python closed its output but did not exit within "
+			 "%u s (killed)", t);
+	else
+		snprintf(why, wlen, "the target's python did not finish its report within %u s "
+			 "(killed)", t);
+	return -ETIMEDOUT;
+}
+
+/* One look at the sibling: its output read, its exit polled.  1 when both
+ * ended, 0 not yet, -errno (@why). */
+static int look(struct torch_layout_job *j, char *why, size_t wlen)
+{
+	int err;
+
+	if (j->fd >= 0) {
+		err = collect_some(j, why, wlen);
+		if (err < 0)
+			return err;
+		if (err > 0) {
+			close(j->fd);
+			j->fd = -1;
+		}
+	}
+	if (!j->exited) {
+		/* EOF is not an exit: it may close stdout and go on */
+		err = layout_sibling_reap(j->child, &j->status);
+		if (err < 0) {
+			snprintf(why, wlen, "cannot wait for the target's python (%s)", strerror(-err));
+			return err;
+		}
+		j->exited = err > 0;
+	}
+	if (j->exited && j->fd < 0)
+		return 1;
+	return clock_ns(CLOCK_MONOTONIC) >= j->deadline ? overdue(j, why, wlen) : 0;
+}
+
 int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen)
 {
 	int err;
 
 	why[0] = '\0';
+	layout_sibling_reap_killed();
 	if (j->waiting) {
 		err = wait_other(j, why, wlen);
 		if (err < 0)
@@ -420,18 +382,9 @@ int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen)
 	}
 	if (!j->child)
 		return j->r.text ? 1 : -EINVAL;
-	err = collect_some(j, why, wlen);
-	if (!err && clock_ns(CLOCK_MONOTONIC) >= j->deadline) {
-		snprintf(why, wlen, "the target's python did not report within %d s",
-			 TORCH_LAYOUT_TIMEOUT_S);
-		err = -ETIMEDOUT;
-	}
+	err = look(j, why, wlen);
 	if (err > 0)
 		err = finish(j, why, wlen);
-	if (err) {
-		close(j->fd);
-		j->fd = -1;
-	}
 	if (err < 0)
 		torch_layout_job_free(j);
 	return err;
@@ -439,11 +392,10 @@ int torch_layout_poll(struct torch_layout_job *j, char *why, size_t wlen)
 
 void torch_layout_job_free(struct torch_layout_job *j)
 {
-	if (j->child > 0) {
-		kill(-j->child, SIGKILL); /* its own session: the child and what it started */
-		waitpid(j->child, NULL, 0);
-		j->child = 0;
-	}
+	if (j->child > 0 && !j->exited)
+		layout_sibling_kill(j->child); /* never waits: reaped later if slow */
+	j->child = 0;
+	j->exited = false;
 	inflight_drop(j);
 	j->waiting = false;
 	if (j->fd >= 0)
@@ -457,4 +409,20 @@ void torch_layout_free(struct torch_layout_report *r)
 	free(r->text);
 	r->text = NULL;
 	r->len = 0;
+}
+
+void torch_layout_cache_drop(const char *path)
+{
+	if (path[0])
+		unlink(path);
+}
+
+void torch_layout_end(void)
+{
+	layout_sibling_end(1000);
+}
+
+void torch_layout_kill_now(void)
+{
+	layout_sibling_kill_now();
 }
