@@ -75,20 +75,26 @@ static int setup_epoll(struct session *s)
 }
 
 /*
- * Whose -n counts: the processes that run steps, a rank (RANK, SLURM_PROCID
- * ... in its environment), one that has opened a segment, or the only one
- * traced.  A launcher or a helper (torchrun's agent, srun's) that never
- * opens one does not hold -n up.
+ * Whose -n need not wait: a process without a rank in its environment
+ * beside others that have one (torchrun's agent, srun's helpers, a shell),
+ * as long as it has opened no segment.  The ranks, and every process of
+ * an attach where none has a rank, are waited for.
  */
-static bool runs_steps(const struct session *s, const struct session_target *t)
+static bool exempt_from_n(const struct session *s, const struct session_target *t)
 {
-	return t->proc.rank_from_env || t->tracker.counted || t->tracker.cur ||
-	       t->tracker.held_child || s->ntargets == 1;
+	int i;
+
+	if (t->proc.rank_from_env || t->tracker.counted || t->tracker.cur || t->tracker.held_child)
+		return false;
+	for (i = 0; i < s->ntargets; i++)
+		if (s->targets[i].proc.rank_from_env)
+			return true;
+	return false;
 }
 
 static bool all_done(struct session *s, const struct attach_opts *o)
 {
-	bool limited = o->max_segments || o->schedule.set, any = false;
+	bool limited = o->max_segments || o->schedule.set;
 	int i;
 
 	/* A followed tree may start, restart or fork more processes: without
@@ -101,15 +107,12 @@ static bool all_done(struct session *s, const struct attach_opts *o)
 
 		if (t->held.n)
 			return false;
-		if (t->finished)
+		if (t->finished || cut_gate_target_done(t) || (limited && exempt_from_n(s, t)))
 			continue;
-		if (seg_tracker_done(&t->tracker))
-			any = true;
-		else if (!limited || runs_steps(s, t))
-			return false;
+		return false;
 	}
-	/* a followed tree whose ranks are all to come is not done */
-	return !s->follow || !limited || any || follow_tree_gone(s);
+	/* a followed tree with nothing traced yet waits for its processes */
+	return !s->follow || s->ntargets || follow_tree_gone(s);
 }
 
 /* How long before a consume its BPF records are surely all in the ring. */
@@ -160,6 +163,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 				if (!s->targets[i].finished && !s->targets[i].quiet)
 					target_scan_cuda(s, &s->targets[i], false);
 		}
+		cut_gate_tick(s);
 		follow_tick(s);
 		progress_tick(s);
 		for (i = 0; i < s->ntargets; i++)
@@ -169,7 +173,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		for (i = 0; i < s->ntargets; i++) {
 			if (s->targets[i].held.n)
 				seg_close_release(&s->targets[i], false);
-			if (!s->targets[i].quiet && seg_tracker_done(&s->targets[i].tracker))
+			if (!s->targets[i].quiet && cut_gate_target_done(&s->targets[i]))
 				target_quiet(&s->targets[i]);
 		}
 		if (deadline && clock_ns(CLOCK_MONOTONIC) >= deadline) {
@@ -377,6 +381,7 @@ int attach_run(const struct attach_opts *o)
 	ring_buffer__consume(s.rb);
 	for (i = 0; i < s.ntargets; i++)
 		target_finish(&s, &s.targets[i], "was still");
+	cut_gate_end(&s);
 	seg_close_wait(&s);
 	targets_detach_all(&s);
 	ring_buffer__consume(s.rb);

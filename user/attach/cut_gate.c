@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "attach/cut_gate.h"
@@ -7,6 +9,9 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/start_time.h"
+
+/* How long ranks' first segments wait for each other at most. */
+#define ALIGN_WAIT_NS (30ull * 1000000000ull)
 
 /* "14:05:10.000" in local time, for the log line. */
 static void local_hms(uint64_t real_ns, char *buf, size_t len)
@@ -39,6 +44,91 @@ static uint64_t start_at_mono(const struct attach_opts *o, uint64_t mono, uint64
 	return mono + (at - real);
 }
 
+/* The cut has come: every armed process goes live, windows start. */
+static void open_now(struct session *s)
+{
+	int i;
+
+	s->cut_open = true;
+	for (i = 0; i < s->ntargets; i++) {
+		struct session_target *t = &s->targets[i];
+
+		if (target_go_live(s, t))
+			log_warn("PID %d: cannot turn its markers on: %s", t->proc.pid, strerror(errno));
+		if (t->window_pending && target_window_start(s, t, s->cut_from_ns))
+			log_warn("pid %d: cannot start its time windows", t->proc.pid);
+	}
+}
+
+/* Ranks armed together whose firsts are compared: rank, not finished. */
+static bool aligns(const struct session_target *t)
+{
+	return t->proc.rank_from_env && t->armed && !t->finished;
+}
+
+/* Marks @s's ranks' first segments when there are two or more of them. */
+static void align_start(struct session *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->ntargets; i++)
+		n += aligns(&s->targets[i]);
+	if (n < 2)
+		return;
+	for (i = 0; i < s->ntargets; i++)
+		s->targets[i].align_first = aligns(&s->targets[i]);
+	s->align_until_ns = s->cut_from_ns + ALIGN_WAIT_NS;
+}
+
+/*
+ * Every rank's first segment is here (or the wait is over): the latest
+ * first start is the common first step; a rank whose first segment lies
+ * mostly before it (its end nearer to that start than its own start is)
+ * began a step early (the cut fell between the ranks' ends of one step)
+ * and that segment does not count.
+ */
+static void align_decide(struct session *s)
+{
+	uint64_t m = 0, late, early;
+	struct segment *seg;
+	int i;
+
+	for (i = 0; i < s->ntargets; i++)
+		if (s->targets[i].align_seg && s->targets[i].align_seg->start_ns > m)
+			m = s->targets[i].align_seg->start_ns;
+	for (i = 0; i < s->ntargets; i++) {
+		struct session_target *t = &s->targets[i];
+
+		t->align_first = false;
+		seg = t->align_seg;
+		if (!seg)
+			continue;
+		seg->align_pending = false;
+		late = seg->end_ns > m ? seg->end_ns - m : 0;
+		early = m - seg->start_ns;
+		if (late < early) {
+			seg->not_counted = SEG_WHY_EARLY;
+			if (t->tracker.counted)
+				t->tracker.counted--;
+			log_info("PID %d: its first step began a step before the other ranks' first; "
+				 "that segment is not counted", t->proc.pid);
+		}
+	}
+	s->align_until_ns = 0;
+}
+
+static void align_tick(struct session *s)
+{
+	int i;
+
+	if (!s->align_until_ns)
+		return;
+	for (i = 0; i < s->ntargets && clock_ns(CLOCK_MONOTONIC) < s->align_until_ns; i++)
+		if (s->targets[i].align_first && !s->targets[i].finished)
+			return;
+	align_decide(s);
+}
+
 void cut_gate_open(struct session *s, const struct attach_opts *o, uint64_t arming_began_ns)
 {
 	uint64_t mono = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME), cut;
@@ -51,15 +141,32 @@ void cut_gate_open(struct session *s, const struct attach_opts *o, uint64_t armi
 	s->meta.start_at = cut != mono;
 	s->meta.armed_in_ns = mono - arming_began_ns;
 	for (i = 0; i < s->ntargets; i++) {
-		struct session_target *t = &s->targets[i];
-
-		t->tracker.cut_from_ns = cut;
-		if (t->window_pending && target_window_start(s, t, cut))
-			log_warn("pid %d: cannot start its time windows", t->proc.pid);
-		armed += t->armed;
+		s->targets[i].tracker.cut_from_ns = cut;
+		armed += s->targets[i].armed;
 	}
 	s->meta.armed_processes = armed;
 	if (armed > 1)
 		log_info("%u processes armed in %.2f s; their segments begin together", armed,
 			 (double)s->meta.armed_in_ns / 1e9);
+	if (cut == mono)
+		open_now(s);
+	align_start(s);
+}
+
+void cut_gate_tick(struct session *s)
+{
+	if (!s->cut_open && s->cut_from_ns && clock_ns(CLOCK_MONOTONIC) >= s->cut_from_ns)
+		open_now(s);
+	align_tick(s);
+}
+
+void cut_gate_end(struct session *s)
+{
+	if (s->align_until_ns)
+		align_decide(s);
+}
+
+bool cut_gate_target_done(const struct session_target *t)
+{
+	return seg_tracker_done(&t->tracker) && !t->align_seg;
 }

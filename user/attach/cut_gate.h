@@ -9,6 +9,7 @@
 #ifndef FVBPF_CUT_GATE_H
 #define FVBPF_CUT_GATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "attach/attach.h"
@@ -17,5 +18,12 @@
 /* Every process armed since @arming_began_ns (CLOCK_MONOTONIC): from the
  * instant this returns, or --start-at's, their segments may open. */
 void cut_gate_open(struct session *s, const struct attach_opts *o, uint64_t arming_began_ns);
+/* The run loop's: a cut set for later (--start-at) opens when it comes. */
+void cut_gate_tick(struct session *s);
+/* The attach ends: firsts still waiting are compared with what came. */
+void cut_gate_end(struct session *s);
+/* -n reached for @t: its segments, and its first compared with the other
+ * ranks' (a first one step early does not count). */
+bool cut_gate_target_done(const struct session_target *t);
 
 #endif /* FVBPF_CUT_GATE_H */

@@ -212,7 +212,7 @@ static int attach_unmarked(struct session *s, struct session_target *t, int fd, 
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
-	if (s->window_ns && s->cut_from_ns) {
+	if (s->window_ns && s->cut_open) {
 		if (target_window_start(s, t, t->attach_ns > s->cut_from_ns ? t->attach_ns :
 					s->cut_from_ns))
 			return -ENOMEM;
@@ -324,11 +324,9 @@ int target_attach_end(struct session *s, struct session_target *t)
 		target_scan_cuda(s, t, true);
 	cuda_hook_request(s, t); /* answered from the odd epoch on (run loop) */
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
-	if (target_control_set_epoch(&t->ctl, t->epoch))
+	t->live_pending = true;
+	if (s->cut_open && target_go_live(s, t))
 		return attach_fail(t);
-	/* The library serves the request from the odd epoch on: the wait for
-	 * the shim counts from here, not from before the probe scans. */
-	t->py.asked_ns = t->attach_ns;
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH)
 		return attach_fail(t);
@@ -337,6 +335,22 @@ int target_attach_end(struct session *s, struct session_target *t)
 		 m->path);
 	t->armed = true;
 	return 0;
+}
+
+int target_go_live(struct session *s, struct session_target *t)
+{
+	if (!t->live_pending)
+		return 0;
+	t->live_pending = false;
+	if (!t->has_markers || t->exited)
+		return 0;
+	/* The odd epoch: the markers call the probes, every thread reports
+	 * its open regions, fvbpf_attached() turns true; the library serves
+	 * its requests from here, so the wait for the shim counts from here. */
+	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
+	t->py.asked_ns = t->attach_ns;
+	(void)s;
+	return target_control_set_epoch(&t->ctl, t->epoch) ? -errno : 0;
 }
 
 int target_attach(struct session *s, struct session_target *t)

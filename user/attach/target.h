@@ -25,6 +25,9 @@ void target_init(struct session_target *t, unsigned int max_segments);
  * answers and arms the process (t->armed).  Each 0 or -errno, said. */
 int target_attach_begin(struct session *s, struct session_target *t);
 int target_attach_end(struct session *s, struct session_target *t);
+/* The armed process goes live (its markers' odd epoch) once the session's
+ * cut is open (cut_gate.c): 0 or -errno. */
+int target_go_live(struct session *s, struct session_target *t);
 /* Both, one after the other. */
 int target_attach(struct session *s, struct session_target *t);
 /* --window: @t's first window from @ts.  0 or -ENOMEM. */

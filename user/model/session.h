@@ -68,6 +68,11 @@ struct session_target {
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
 	bool armed;             /* probes live and answered (target_attach_end) */
 	bool window_pending;    /* --window: its first window waits for the cut */
+	bool live_pending;      /* armed; its markers' odd epoch waits for the cut */
+	/* A rank armed with other ranks: its first segment waits for theirs
+	 * (cut_gate.c), held in t->held as align_seg */
+	bool align_first;
+	struct segment *align_seg;
 	uint64_t marker_ts_fixed; /* region times from the library out of range (events.c) */
 	bool marker_ts;         /* the markers call the _ts region probes (target.c) */
 	bool deep_stack_warned;
@@ -175,6 +180,8 @@ struct session {
 	 * there at the attach armed, and --start-at's instant; 0 while they
 	 * are being armed (cut_gate.c) */
 	uint64_t cut_from_ns;
+	bool cut_open;              /* cut_from_ns has come: armed processes go live */
+	uint64_t align_until_ns;    /* ranks' first segments compared by then, 0: done */
 	int window_region;          /* registry index of "window", -1 */
 	char *torch_copy;           /* holds the torch_globs strings */
 	char *region_list;          /* -r's marker names; torch_globs point into it */

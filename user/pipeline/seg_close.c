@@ -59,10 +59,15 @@ void seg_close_release(struct session_target *t, bool force)
 	 * come later are counted late), as spilling one would lose them too. */
 	force = force || mem_pressure(&t->session->mem);
 	while (i < t->held.n) {
-		if (!force && segment_waits(t, t->held.segs[i].seg) && now < t->held.segs[i].until) {
+		struct segment *seg = t->held.segs[i].seg;
+
+		if (!force && (seg->align_pending ||
+			       (segment_waits(t, seg) && now < t->held.segs[i].until))) {
 			i++;
 			continue;
 		}
+		if (seg == t->align_seg)
+			t->align_seg = NULL;
 		submit_segment(t, t->held.segs[i].seg);
 		t->held.n--;
 		memmove(&t->held.segs[i], &t->held.segs[i + 1], (t->held.n - i) * sizeof(*t->held.segs));
@@ -102,6 +107,15 @@ void seg_close_segment(struct segment *seg, void *ctx)
 	log_debug("pid %d: segment %u (%s) closed, %zu slices%s", seg->pid, seg->seq,
 		  t->session->reg.defs[seg->region].name, seg->nslices,
 		  seg->incomplete ? ", incomplete" : "");
+	/* A rank's first, to be compared with the other ranks' firsts. */
+	if (t->align_first && !seg->not_counted && !seg->incomplete) {
+		t->align_first = false;
+		if (hold_segment(t, seg) == 0) {
+			seg->align_pending = true;
+			t->align_seg = seg;
+			return;
+		}
+	}
 	/* Its GPU records come later (the agent flushes when the outermost
 	 * region ends), and the agent may not have said yet whether it runs:
 	 * wait for both, for a bounded time. */

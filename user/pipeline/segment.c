@@ -132,7 +132,7 @@ static void release_held(struct seg_tracker *t, bool fragment)
  * traced one (by FastVideo's loop) opened this segment. */
 static bool hold_child(struct seg_tracker *t, struct segment *seg)
 {
-	if (seg->incomplete || seg->not_counted || t->child_level_confirmed ||
+	if (seg->incomplete || seg->not_counted || t->child_level_confirmed || t->outer_seen ||
 	    !registry_enabled_parent(t->reg, seg->region))
 		return false;
 	if (t->held_child)
@@ -244,6 +244,10 @@ static int open_segment(struct seg_tracker *t, uint32_t region, uint64_t ts, boo
 	t->cur->region = region;
 	t->cur->start_ns = ts;
 	t->cur->started_before_attach = before_attach;
+	/* Once a step of the outer region was seen, its regions on their own
+	 * are segments of their own again (no step in flight to cut). */
+	if (!registry_enabled_parent(t->reg, region))
+		t->outer_seen = true;
 	if (before_attach)
 		t->cur->not_counted = SEG_WHY_BEFORE_ATTACH;
 	t->cur->limits = t->limits;

@@ -79,6 +79,10 @@ struct segment {
 	/* Why it does not count toward -n and is left out of report/export
 	 * by default (a static string), NULL: a whole step that counts. */
 	const char *not_counted;
+	/* The first segment of a rank armed with others: held until every
+	 * one of them has its first, so that a rank whose first is a step
+	 * before the others' is told apart (attach/cut_gate.c). */
+	bool align_pending;
 	struct seg_slice *slices;
 	size_t nslices, cap;
 	size_t room;          /* slices allocated, >= cap (a kept array, slice_spare.h); 0: cap */
@@ -135,9 +139,11 @@ struct seg_tracker {
 	 * (training_optimizer inside training_train_one_step) is held here
 	 * once closed: the step in flight when the Python shim landed gives
 	 * such fragments.  The next outermost event decides: an end of the
-	 * parent makes it a fragment, a begin confirms it. */
+	 * parent makes it a fragment, a begin confirms it.  Only before the
+	 * first segment of an outer region: then the step level is known. */
 	struct segment *held_child;
 	bool child_level_confirmed;    /* a region's own segments are real */
+	bool outer_seen;               /* a segment of a region no traced one encloses */
 	int depth;                /* open slices of the current segment */
 	struct segment *cur;
 	struct seg_thread *threads;   /* at most limits.threads; idle ones are reused */
@@ -201,6 +207,7 @@ bool seg_tracker_done(const struct seg_tracker *t);
 /* A segment that does not count toward -n (segment.not_counted). */
 #define SEG_WHY_BEFORE_ATTACH "started before attach"
 #define SEG_WHY_FRAGMENT "a fragment of the step in flight at attach"
+#define SEG_WHY_EARLY "a step before the other ranks' first"
 /* Free @seg and release what it was charged. */
 void segment_free(struct segment *seg);
 /* Bytes of @seg's arrays at their capacity, and of the struct. */
