@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# Every rank of a job on the same steps: a 3-rank data-parallel job under
+# torchrun with the gloo backend (tests/workloads/ddp_train.py, real
+# PyTorch on the CPU, no fvbpf code in it).  All ranks are armed before any
+# segment is cut, -n ends the torchrun and --match forms by itself, the
+# k-th segments of every rank are the same step (their spans overlap), and
+# two attaches started apart with one --start-at begin on the same step.
+
+load helpers
+
+DDP=$ROOT/tests/workloads/ddp_train.py
+
+setup() {
+	common_setup
+	need_torch "$PY214"
+	JOB=$BATS_TEST_TMPDIR/job
+	mkdir -p "$JOB"
+	TORCHRUN=$(dirname "$PY214")/torchrun
+}
+
+teardown() {
+	[ -n "${JOB:-}" ] && touch "$JOB/stop"
+	# the ranks leave together once rank 0 sees stop; the group otherwise
+	[ -n "${JOB_PGID:-}" ] && { wait_for_gone "$JOB_PGID" || kill -KILL -- "-$JOB_PGID" 2>/dev/null; }
+	common_teardown
+}
+
+wait_for_gone() { # PGID: up to 10 s for the job's processes to leave
+	local i
+	for i in $(seq 200); do
+		pgrep -g "$1" >/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# start_ddp [N]: torchrun with N ranks (3) in a session of its own, every
+# rank past its first step; LAUNCHER and RANK0..RANK{N-1} set.
+start_ddp() {
+	local n=${1:-3} r
+	(cd "$JOB" && OMP_NUM_THREADS=1 exec setsid "$TORCHRUN" --standalone --nproc-per-node "$n" \
+		"$DDP" "$JOB" >"$JOB/job.log" 2>&1) &
+	disown
+	for r in $(seq 0 $((n - 1))); do
+		wait_long test -e "$JOB/rank.$r"
+		eval "RANK$r=$(cut -d' ' -f1 "$JOB/rank.$r")"
+	done
+	LAUNCHER=$(ps -o ppid= -p "$RANK0" | tr -d ' ')
+	JOB_PGID=$(ps -o pgid= -p "$LAUNCHER" | tr -d ' ')
+}
+
+# steps_check DIR... : every rank's segments, paired by number: prints
+# "ranks=R complete=N,N,N overlap=yes|no" and, for a pair that does not
+# overlap, which.
+steps_check() {
+	python3 - "$@" <<-'EOF'
+		import glob, json, os, re, sys
+		segs = {}
+		for d in sys.argv[1:]:
+		    for f in glob.glob(os.path.join(d, "trace_rank*_segment*_step.json")):
+		        m = json.load(open(f))["otherData"]
+		        if m["incomplete"] or m.get("started_before_attach"):
+		            continue
+		        r = int(re.search(r"rank(\d+)_", f).group(1))
+		        segs.setdefault(r, []).append((float(m["start_us"]), float(m["end_us"])))
+		ranks = sorted(segs)
+		for r in ranks:
+		    segs[r].sort()
+		n = min(len(segs[r]) for r in ranks)
+		bad = []
+		for k in range(n):
+		    lo = max(segs[r][k][0] for r in ranks)
+		    hi = min(segs[r][k][1] for r in ranks)
+		    # the same step: they share most of the shortest one's span
+		    if hi - lo <= 0.5 * min(segs[r][k][1] - segs[r][k][0] for r in ranks):
+		        bad.append((k, [segs[r][k] for r in ranks]))
+		print("ranks=%s complete=%s overlap=%s" % (",".join(map(str, ranks)),
+		      ",".join(str(len(segs[r])) for r in ranks), "no" if bad else "yes"))
+		for b in bad:
+		    print("not overlapping:", b)
+		# by time, as attaches started apart are paired: steps of the
+		# first rank that overlap exactly one segment of every other by
+		# most of its length
+		def over(a, b):  # most of the shorter one: not a sliver at a step's end
+		    return min(a[1], b[1]) - max(a[0], b[0]) > 0.5 * min(a[1] - a[0], b[1] - b[0])
+		paired = sum(1 for a in segs[ranks[0]]
+		             if all(sum(over(a, b) for b in segs[r]) == 1 for r in ranks[1:]))
+		print("paired=%d" % paired)
+	EOF
+}
+
+@test "job: attach -p TORCHRUN --children --inject -n 3 ends by itself; every rank's k-th segment is the same step" {
+	start_ddp 3
+	run timeout 120 "$FVBPF" attach -p "$LAUNCHER" --children --inject -n 3 -o "$OUT"
+	echo "$output"
+	assert_success
+	assert_output --regexp "4 processes armed in [0-9.]+ s; their segments begin together"
+	run steps_check "$OUT"
+	echo "$output"
+	assert_line "ranks=0,1,2 complete=3,3,3 overlap=yes"
+}
+
+@test "job: --match ddp_train -n 3 ends by itself, the launcher exempt" {
+	start_ddp 3
+	run timeout 120 "$FVBPF" attach --match 'ddp_train\.py' -n 3 -o "$OUT"
+	echo "$output"
+	assert_success
+	run steps_check "$OUT"
+	echo "$output"
+	assert_line "ranks=0,1,2 complete=3,3,3 overlap=yes"
+}
+
+# Two fvbpf, one per group of ranks, started apart as on two nodes: one
+# --start-at makes them begin on the same step.
+@test "job: two attaches started 2 s apart with one --start-at begin on the same step" {
+	start_ddp 3
+	local at out1=$BATS_TEST_TMPDIR/a out2=$BATS_TEST_TMPDIR/b pid1
+	at=$(python3 -c 'import time; print("%.3f" % (time.time() + 6))')
+	"$FVBPF" attach -p "$RANK0" --start-at "$at" -n 3 -o "$out1" >"$out1.log" 2>&1 &
+	pid1=$!
+	# the second node's fvbpf comes later: the gap is the test's subject
+	sleep 2
+	run timeout 120 "$FVBPF" attach -p "$RANK1,$RANK2" --start-at "$at" -n 3 -o "$out2"
+	echo "$output"
+	assert_success
+	assert_output --partial "segments wait for --start-at"
+	wait "$pid1"
+	cat "$out1.log"
+	run steps_check "$out1" "$out2"
+	echo "$output"
+	assert_line --partial "ranks=0,1,2 complete=3,3,3 "
+	# a rank of one attach may begin a step before the other attach's
+	# ranks (the instant fell between their ends of one step): paired by
+	# time, at least two of the three steps hold every rank
+	assert_line --regexp '^paired=[23]$'
+}
