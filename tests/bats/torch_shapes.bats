@@ -98,6 +98,37 @@ assert len(u) == 1, u
 	assert_success
 }
 
+# A first attach of a build measures it (6-7 s): no segment opens before
+# the plans are in, so the first one has its shapes (it had none); and an
+# attach that ends before the measurement lets it finish for the cache.
+@test "torch: a first attach's first segments have shapes: they wait for the measurement" {
+	start_shapes "$PY214" 400
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes
+	grep -q 'segments wait for the torch build' "$FV_ERR"
+	touch "$BATS_TEST_TMPDIR/go"
+	wait_fvbpf 120
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 -c '
+import json, sys
+for f in sys.argv[1:]:
+    m = json.load(open(f))["otherData"]
+    print(m["torch_calls"] > 20, m["torch_shapes_unknown"] <= 1)
+' "$OUT"/trace_rank0_segment000[01]_shapes_step.json
+	echo "$output"
+	assert_output $'True True\nTrue True'
+}
+
+@test "torch: an attach that ends while its build is measured lets the measurement finish for the cache" {
+	plain_pass_only "the measurement and cache code the ASan pass runs in the test above"
+	start_shapes "$PY214" 400
+	run timeout 60 "$FVBPF" attach -p "$WL_PID" -o "$OUT" -r torch:shapes_step -d 0.5 --record-shapes
+	echo "$output"
+	assert_success
+	assert_output --partial "finishing the torch build's layout measurement for the next attach"
+	run ls "$FVBPF_CACHE_DIR"
+	assert_output --regexp '^torch-layout-[0-9a-f]+-u0\.txt$'
+}
+
 @test "torch 2.13.0: --record-shapes --with-flops equal torch.profiler's; a second attach reads the cache" {
 	plain_pass_only "the 2.14.1 test's fvbpf code; cache reads: ASan test_torch_abi parses the layout report"
 	shapes_match "$PY213" --record-shapes --with-flops

@@ -186,6 +186,40 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 	progress_stop();
 }
 
+/*
+ * --record-shapes: a torch build's measurement still running when the
+ * attach ends by -d (or -n) is let finish, so that its cache spares the
+ * next attach the 6-7 s: at most FINISH_MEASURE_NS more, and not after a
+ * Ctrl-C (the user wants out).
+ */
+#define FINISH_MEASURE_NS (15ull * 1000000000ull)
+
+static void finish_measurements(struct session *s)
+{
+	uint64_t until = clock_ns(CLOCK_MONOTONIC) + FINISH_MEASURE_NS;
+	bool said = false, any;
+	int i;
+
+	while (!stop_requested && clock_ns(CLOCK_MONOTONIC) < until) {
+		any = false;
+		for (i = 0; i < s->ntargets; i++) {
+			struct session_target *t = &s->targets[i];
+
+			if (!t->torchp.plans_job || t->exited)
+				continue;
+			if (!said)
+				log_info("finishing the torch build's layout measurement for the next "
+					 "attach's cache (Ctrl-C again to skip it)");
+			said = true;
+			target_shapes_tick(s, t);
+			any |= t->torchp.plans_job != NULL;
+		}
+		if (!any)
+			return;
+		usleep(20000);
+	}
+}
+
 /* CLOCK_MONOTONIC and CLOCK_REALTIME as close together as this machine
  * reads them: the narrowest of a few tries, and how narrow it was. */
 static void clock_pair_read(uint64_t *mono, uint64_t *real, uint64_t *span)
@@ -375,6 +409,7 @@ int attach_run(const struct attach_opts *o)
 		 s.nrequested == 1 ? "" : "s", s.ntargets, s.ntargets == 1 ? "" : "es", o->outdir);
 
 	run_loop(&s, o);
+	finish_measurements(&s);
 
 	/* Cut what is still open; GPU records of closed segments may still be
 	 * on their way, so the probes stay until they came or the wait ends. */

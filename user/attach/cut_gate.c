@@ -44,22 +44,6 @@ static uint64_t start_at_mono(const struct attach_opts *o, uint64_t mono, uint64
 	return mono + (at - real);
 }
 
-/* The cut has come: every armed process goes live, windows start. */
-static void open_now(struct session *s)
-{
-	int i;
-
-	s->cut_open = true;
-	for (i = 0; i < s->ntargets; i++) {
-		struct session_target *t = &s->targets[i];
-
-		if (target_go_live(s, t))
-			log_warn("PID %d: cannot turn its markers on: %s", t->proc.pid, strerror(errno));
-		if (t->window_pending && target_window_start(s, t, s->cut_from_ns))
-			log_warn("pid %d: cannot start its time windows", t->proc.pid);
-	}
-}
-
 /* Ranks armed together whose firsts are compared: rank, not finished. */
 static bool aligns(const struct session_target *t)
 {
@@ -129,35 +113,72 @@ static void align_tick(struct session *s)
 	align_decide(s);
 }
 
+/* --record-shapes: a torch build measured for the first time (6-7 s)
+ * would leave the first segments without shapes: they wait for it. */
+static bool shapes_pending(const struct session *s)
+{
+	int i;
+
+	for (i = 0; i < s->ntargets; i++)
+		if (s->targets[i].torchp.plans_job && !s->targets[i].finished)
+			return true;
+	return false;
+}
+
+/* The cut has come: every armed process goes live, windows start, the
+ * ranks' first segments will be compared. */
+static void open_now(struct session *s)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	int i;
+
+	if (now > s->cut_from_ns)
+		s->cut_from_ns = now;
+	s->meta.cut_from_ns = s->cut_from_ns;
+	s->cut_open = true;
+	for (i = 0; i < s->ntargets; i++) {
+		struct session_target *t = &s->targets[i];
+
+		t->tracker.cut_from_ns = s->cut_from_ns;
+		if (target_go_live(s, t))
+			log_warn("PID %d: cannot turn its markers on: %s", t->proc.pid, strerror(errno));
+		if (t->window_pending && target_window_start(s, t, s->cut_from_ns))
+			log_warn("pid %d: cannot start its time windows", t->proc.pid);
+	}
+	align_start(s);
+}
+
 void cut_gate_open(struct session *s, const struct attach_opts *o, uint64_t arming_began_ns)
 {
-	uint64_t mono = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME), cut;
+	uint64_t mono = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME);
 	unsigned int armed = 0;
 	int i;
 
-	cut = start_at_mono(o, mono, real);
-	s->cut_from_ns = cut;
-	s->meta.cut_from_ns = cut;
-	s->meta.start_at = cut != mono;
+	s->cut_from_ns = start_at_mono(o, mono, real);
+	s->meta.start_at = s->cut_from_ns != mono;
 	s->meta.armed_in_ns = mono - arming_began_ns;
-	for (i = 0; i < s->ntargets; i++) {
-		s->targets[i].tracker.cut_from_ns = cut;
+	for (i = 0; i < s->ntargets; i++)
 		armed += s->targets[i].armed;
-	}
 	s->meta.armed_processes = armed;
 	if (armed > 1)
 		log_info("%u processes armed in %.2f s; their segments begin together", armed,
 			 (double)s->meta.armed_in_ns / 1e9);
-	if (cut == mono)
-		open_now(s);
-	align_start(s);
+	if (shapes_pending(s))
+		log_info("segments wait for the torch build's layout measurement (--record-shapes, "
+			 "once per build and user, cached), so that the first one has shapes");
+	cut_gate_tick(s);
 }
 
 void cut_gate_tick(struct session *s)
 {
-	if (!s->cut_open && s->cut_from_ns && clock_ns(CLOCK_MONOTONIC) >= s->cut_from_ns)
+	if (!s->cut_open && clock_ns(CLOCK_MONOTONIC) >= s->cut_from_ns && !shapes_pending(s))
 		open_now(s);
 	align_tick(s);
+}
+
+bool cut_gate_waiting(const struct session *s)
+{
+	return !s->cut_open;
 }
 
 void cut_gate_end(struct session *s)

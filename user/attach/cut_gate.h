@@ -20,6 +20,8 @@
 void cut_gate_open(struct session *s, const struct attach_opts *o, uint64_t arming_began_ns);
 /* The run loop's: a cut set for later (--start-at) opens when it comes. */
 void cut_gate_tick(struct session *s);
+/* No segment may open yet (--start-at's time, a shapes measurement). */
+bool cut_gate_waiting(const struct session *s);
 /* The attach ends: firsts still waiting are compared with what came. */
 void cut_gate_end(struct session *s);
 /* -n reached for @t: its segments, and its first compared with the other

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach/cut_gate.h"
 #include "attach/progress.h"
 #include "model/session.h"
 #include "probes/bpf_setup.h"
@@ -48,10 +49,16 @@ void progress_tick(struct session *s)
 	memset(&bc, 0, sizeof(bc));
 	if (s->skel)
 		bpf_counters_read(s->skel, &bc);
-	snprintf(line, sizeof(line), "%llu segment%s written, %llu events/s, %llu dropped, %d "
-		 "process%s (Ctrl-C to stop)", (unsigned long long)segs, segs == 1 ? "" : "s",
-		 (unsigned long long)rate, (unsigned long long)bc.ringbuf_drops, s->ntargets,
-		 s->ntargets == 1 ? "" : "es");
+	if (cut_gate_waiting(s))
+		snprintf(line, sizeof(line), "%d process%s armed; segments wait for %s (Ctrl-C to "
+			 "stop)", s->ntargets, s->ntargets == 1 ? "" : "es",
+			 s->meta.start_at && clock_ns(CLOCK_MONOTONIC) < s->cut_from_ns ?
+			 "--start-at" : "the torch layout measurement");
+	else
+		snprintf(line, sizeof(line), "%llu segment%s written, %llu events/s, %llu dropped, "
+			 "%d process%s (Ctrl-C to stop)", (unsigned long long)segs,
+			 segs == 1 ? "" : "s", (unsigned long long)rate,
+			 (unsigned long long)bc.ringbuf_drops, s->ntargets, s->ntargets == 1 ? "" : "es");
 	log_progress(line);
 }
 

@@ -472,7 +472,9 @@ void target_init(struct session_target *t, unsigned int max_segments)
 	if (s->schedule.set)
 		t->tracker.max_segments = (unsigned int)schedule_total(&s->schedule);
 	t->tracker.mem = &s->mem;
-	t->tracker.cut_from_ns = s->cut_from_ns; /* a process that came later */
+	/* closed until the cut (cut_gate.c); a process that came later
+	 * begins at its own next step boundary */
+	t->tracker.cut_from_ns = s->cut_open ? s->cut_from_ns : UINT64_MAX;
 	gpu_join_init(&t->gpu, &s->knames, seg_close_find, t);
 	if (!t->opened || t->has_markers)
 		snprintf(t->agent.status, sizeof(t->agent.status), "no word from the in-process agent");
