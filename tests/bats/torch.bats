@@ -152,6 +152,17 @@ print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
 	assert_line "segments=2 incomplete=0"
 }
 
+@test "torch: -r torch:GLOB that matches no scope is said at exit, with the names seen" {
+	start_torch "$PY214" 6
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r 'torch:no_such_scope*' -d 60
+	touch "$BATS_TEST_TMPDIR/go"
+	wait_long test -e "$BATS_TEST_TMPDIR/done"
+	kill -INT "$FV_PID"
+	wait_fvbpf 30
+	[ "$FV_STATUS" -eq 0 ]
+	grep -q "warning: -r torch:no_such_scope\* matched no torch scope (matching is case-sensitive, fnmatch globs); names seen: .*'user_attention'" "$FV_ERR"
+}
+
 @test "torch: --no-torch-ops refuses a process with neither markers nor torch probes" {
 	plain_pass_only "errors.bats' refusal of a PID without markers, with one option"
 	start_torch "$PY213" 1

@@ -166,6 +166,7 @@ struct session {
 	uint64_t fast_gates_full;   /* scopes past those tables (the callbacks miss them) */
 	const char *torch_globs[TORCH_GLOBS_MAX]; /* -r torch:GLOB */
 	unsigned int ntorch_globs;
+	uint64_t torch_glob_hits[TORCH_GLOBS_MAX]; /* scopes each matched */
 	const char *step_by;        /* --step-by GLOB */
 	bool step_by_default;       /* nothing given: STEP_BY_DEFAULT (attach_run.c) */
 	struct step_schedule schedule; /* --schedule (seg_close.c drops the rest) */

@@ -250,6 +250,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 		log_warn("region '%s' was never entered while attached: check the name and that "
 			 "the target runs that code", s->reg.defs[s->requested[i]].name);
 	}
+	torch_globs_report(s);
 	log_report_suppressed();
 }
 

@@ -78,16 +78,19 @@ int torch_gates_preload(struct session *s)
 	return 0;
 }
 
-/* The gate kind a scope name asks for: 0 none. */
-static uint32_t gate_kind(const struct session *s, const char *name)
+/* The gate kind a scope name asks for: 0 none.  A -r torch: glob's
+ * matches are counted: one that matches nothing is said at exit. */
+static uint32_t gate_kind(struct session *s, const char *name)
 {
 	unsigned int i;
 
 	if (s->step_by && !fnmatch(s->step_by, name, 0))
 		return FVBPF_GATE_STEP;
 	for (i = 0; i < s->ntorch_globs; i++)
-		if (!fnmatch(s->torch_globs[i], name, 0))
+		if (!fnmatch(s->torch_globs[i], name, 0)) {
+			s->torch_glob_hits[i]++;
 			return FVBPF_GATE_REGION;
+		}
 	return 0;
 }
 
@@ -268,37 +271,78 @@ static int gated(struct session_target *t, const struct fvbpf_scope_event *ev, u
 
 /* --step-by has matched no scope yet: keep the names seen, and say so
  * once after STEP_GLOB_PATIENCE scopes. */
+static bool torch_glob_unmatched(const struct session *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->ntorch_globs; i++)
+		if (!s->torch_glob_hits[i])
+			return true;
+	return false;
+}
+
 static void step_glob_watch(struct session *s, uint32_t name)
 {
 	unsigned int i;
 
-	if (!s->step_by || s->step_region < 0 || s->reg.defs[s->step_region].entered)
+	if (!(s->step_by && s->step_region >= 0 && !s->reg.defs[s->step_region].entered) &&
+	    !torch_glob_unmatched(s))
 		return;
 	for (i = 0; i < s->nscopes_seen && s->scopes_seen[i] != name; i++)
 		;
 	if (i == s->nscopes_seen && i < STEP_SCOPES_SHOWN)
 		s->scopes_seen[s->nscopes_seen++] = name;
+	if (!s->step_by || s->step_region < 0 || s->reg.defs[s->step_region].entered)
+		return;
 	if (++s->scopes_unmatched == STEP_GLOB_PATIENCE && !s->step_glob_warned) {
 		s->step_glob_warned = true;
 		torch_step_glob_report(s);
 	}
 }
 
-void torch_step_glob_report(struct session *s)
+/* "'a', 'b', ..." of the scope names kept (a cleaned copy). */
+static void seen_names(struct session *s, char *names, size_t len)
 {
-	char names[1024], one[160];
+	char one[160];
 	size_t used = 0;
 	unsigned int i;
 	int n;
 
 	names[0] = '\0';
-	for (i = 0; i < s->nscopes_seen && used < sizeof(names); i++) {
+	for (i = 0; i < s->nscopes_seen && used < len; i++) {
 		name_table_get(&s->knames, s->scopes_seen[i], one, sizeof(one));
-		n = snprintf(names + used, sizeof(names) - used, "%s'%s'", i ? ", " : "", one);
+		n = snprintf(names + used, len - used, "%s'%s'", i ? ", " : "", one);
 		if (n < 0)
 			break;
 		used += (size_t)n;
 	}
+}
+
+void torch_globs_report(struct session *s)
+{
+	char names[1024];
+	unsigned int i;
+
+	for (i = 0; i < s->ntorch_globs; i++) {
+		if (s->torch_glob_hits[i])
+			continue;
+		seen_names(s, names, sizeof(names));
+		if (!s->nscopes_seen)
+			log_warn("-r torch:%s matched no torch scope: none was seen at all (is the job "
+				 "running? torch scopes come from record_function and the optimizer)",
+				 s->torch_globs[i]);
+		else
+			log_warn("-r torch:%s matched no torch scope (matching is case-sensitive, "
+				 "fnmatch globs); names seen: %s%s", s->torch_globs[i], names,
+				 s->nscopes_seen == STEP_SCOPES_SHOWN ? ", ..." : "");
+	}
+}
+
+void torch_step_glob_report(struct session *s)
+{
+	char names[1024];
+
+	seen_names(s, names, sizeof(names));
 	if (!s->nscopes_seen)
 		log_warn("--step-by '%s' matched no torch scope: none was seen at all (is the job "
 			 "running steps? torch scopes come from record_function and the optimizer)",

@@ -30,5 +30,8 @@ int torch_events_fast(struct session *s, struct session_target *t,
 int torch_gates_preload(struct session *s);
 /* --step-by matched no scope: say so, with the scope names seen instead. */
 void torch_step_glob_report(struct session *s);
+/* At exit: each -r torch: glob that matched no scope, said with the
+ * names seen. */
+void torch_globs_report(struct session *s);
 
 #endif /* FVBPF_TORCH_EVENTS_H */
