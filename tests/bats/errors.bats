@@ -94,6 +94,24 @@ start_idle_trainer() {
 	assert_output --partial "unknown command 'frobnicate'"
 }
 
+@test "output directory with an earlier attach's files: refused before attaching, removed with --overwrite" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 0 --step-ms 6
+	mkdir -p "$OUT"
+	echo '{}' >"$OUT/manifest.json"
+	touch "$OUT/trace_rank0_segment0000_training_forward.json" "$OUT/notes.txt"
+	run "$FVBPF" attach -p "$WL_PID" -r training_forward -o "$OUT" -n 1
+	assert_failure 1
+	assert_output --partial "output directory $OUT holds 2 files of an earlier attach (manifest.json, trace_*, summary_*): give a new or empty -o, or --overwrite to remove them first"
+	refute_output --partial "attached to PID"
+	run "$FVBPF" attach -p "$WL_PID" -r training_forward -o "$OUT" -n 1 --overwrite
+	assert_success
+	assert_output --partial "removed 2 files of an earlier attach from $OUT (--overwrite)"
+	# the user's own file stays; the new run's files are the only ones
+	assert_file_exists "$OUT/notes.txt"
+	run python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["files"]))' "$OUT/manifest.json"
+	assert_output 1
+}
+
 @test "output directory not writable: refused before attaching" {
 	start_workload "$WL_LOG" "$TRAINER" --steps 1 --step-ms 6 --idle
 	MNT=$BATS_TEST_TMPDIR/ro

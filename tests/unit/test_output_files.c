@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "output/earlier_run.h"
 #include "output/output_files.h"
 #include "unit.h"
 
@@ -90,6 +91,45 @@ static void test_leftover_and_symlink(void)
 	CHECK_STR(buf, "new");
 }
 
+/* An earlier attach's files by name only (output/earlier_run.h). */
+static void test_earlier_run_names(void)
+{
+	static const char *const ours[] = {
+		"manifest.json", "trace_rank0_segment0000_step.json",
+		"summary_rank12_restart1_segment0042_training_train_one_step.txt",
+		"trace_pid4242_segment12345_window.json.gz", "memory_rank0_segment0001_step.svg",
+	};
+	static const char *const theirs[] = {
+		"notes.txt", "manifest.json.bak", "trace_rank_segment0000_step.json",
+		"trace_rank0_segment000_step.json", "trace_rankX_segment0000_step.json",
+		"Trace_rank0_segment0000_step.json", "trace_rank0_segment0000", "_rank0_segment0000_x",
+		"trace_pid_segment0000_x", "trace_rank0_restart_segment0000_x",
+	};
+	char sub[PATH_MAX], path[PATH_MAX + 64];
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+		CHECK(earlier_run_name(ours[i]));
+	for (i = 0; i < sizeof(theirs) / sizeof(theirs[0]); i++)
+		CHECK(!earlier_run_name(theirs[i]));
+	snprintf(sub, sizeof(sub), "%s/earlier", dir);
+	CHECK_EQ(earlier_run_files(sub, false), 0); /* no directory yet */
+	CHECK_EQ(mkdir(sub, 0755), 0);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", sub, i ? theirs[0] : ours[1]);
+		f = fopen(path, "w");
+		CHECK(f != NULL);
+		if (f)
+			fclose(f);
+	}
+	CHECK_EQ(earlier_run_files(sub, false), 1);
+	CHECK_EQ(earlier_run_files(sub, true), 1);
+	CHECK_EQ(earlier_run_files(sub, false), 0);
+	snprintf(path, sizeof(path), "%s/%s", sub, theirs[0]);
+	CHECK_EQ(access(path, F_OK), 0); /* not ours: kept */
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -98,6 +138,7 @@ int main(void)
 		return 1;
 	RUN(test_plain);
 	RUN(test_leftover_and_symlink);
+	RUN(test_earlier_run_names);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd)) {
 		/* best effort */

@@ -31,6 +31,7 @@
 #include "pipeline/torch_events.h"
 #include "output/cache_drop.h"
 #include "output/manifest.h"
+#include "output/earlier_run.h"
 #include "output/output_files.h"
 #include "attach/preflight.h"
 #include "output/exit_report.h"
@@ -302,6 +303,38 @@ static int session_memory_setup(struct session *s, const struct attach_opts *o)
 	return -ENOSPC;
 }
 
+/* A directory with an earlier attach's files: refused before anything
+ * touches a target, unless --overwrite. */
+static int outdir_check_earlier(const struct attach_opts *o)
+{
+	int n = earlier_run_files(o->outdir, false);
+
+	if (n <= 0 || o->overwrite)
+		return 0;
+	log_error("output directory %s holds %d file%s of an earlier attach (manifest.json, "
+		  "trace_*, summary_*): give a new or empty -o, or --overwrite to remove them first",
+		  o->outdir, n, n == 1 ? "" : "s");
+	return -EEXIST;
+}
+
+static int outdir_clear_earlier(const struct attach_opts *o, char *err, size_t len)
+{
+	int n;
+
+	if (!o->overwrite)
+		return 0;
+	n = earlier_run_files(o->outdir, true);
+	if (n < 0) {
+		snprintf(err, len, "--overwrite: cannot remove an earlier attach's files from %s: %s",
+			 o->outdir, strerror(-n));
+		return n;
+	}
+	if (n)
+		log_info("removed %d file%s of an earlier attach from %s (--overwrite)", n,
+			 n == 1 ? "" : "s", o->outdir);
+	return 0;
+}
+
 /* --inject: the library to load, found before anything is attached. */
 static int session_inject_setup(struct session *s, const struct attach_opts *o)
 {
@@ -351,6 +384,8 @@ int attach_run(const struct attach_opts *o)
 		goto cleanup;
 	if (preflight_privileges() || preflight_btf())
 		goto cleanup;
+	if (outdir_check_earlier(o))
+		goto cleanup;
 	if (o->inject && session_inject_setup(&s, o))
 		goto cleanup;
 	arming_began = clock_ns(CLOCK_MONOTONIC); /* BPF's load is in the arming */
@@ -358,7 +393,7 @@ int attach_run(const struct attach_opts *o)
 		goto cleanup;
 	if ((o->children || o->match) && follow_prepare(&s, o))
 		goto cleanup;
-	if (outdir_prepare(o->outdir, err, sizeof(err))) {
+	if (outdir_prepare(o->outdir, err, sizeof(err)) || outdir_clear_earlier(o, err, sizeof(err))) {
 		log_error("%s", err);
 		goto cleanup;
 	}

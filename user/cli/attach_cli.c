@@ -256,6 +256,9 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_INJECT:
 		o->inject = true;
 		return 0;
+	case OPT_OVERWRITE:
+		o->overwrite = true;
+		return 0;
 	case OPT_FORMAT:
 		if (trace_format_parse(arg, &o->format)) {
 			log_error("invalid --format '%s': give json, json.gz or pftrace", arg);

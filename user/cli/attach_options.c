@@ -50,6 +50,11 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 	[AO_OUTPUT] = { "output", 'o', "DIR", AK_TEXT, 1, OUTDIR_MAX,
 			.def_text = "./fvbpf-traces",
 			.help = "Output directory, created if needed" },
+	[AO_OVERWRITE] = { "overwrite", OPT_OVERWRITE, NULL, AK_FLAG,
+			   .help = "Remove an earlier attach's files (manifest.json and the "
+				   "segment files) from the output directory first; without it, a "
+				   "directory that holds them is refused, since two runs in one "
+				   "directory would be read as one" },
 	[AO_DURATION] = { "duration", 'd', "SECONDS", AK_SECONDS, 0.001, 31536000,
 			  .help = "Stop after this long", .accepted = "(365 days)" },
 	[AO_SEGMENTS] = { "segments", 'n', "N", AK_COUNT, 1, 1000000000,

@@ -38,6 +38,7 @@ enum {
 	OPT_OP_SOURCE,
 	OPT_LAUNCH_SOURCE,
 	OPT_START_AT,
+	OPT_OVERWRITE,
 };
 
 /* The table's rows, in --help order. */
@@ -49,6 +50,7 @@ enum attach_opt_id {
 	AO_REGIONS,
 	AO_STEP_BY,
 	AO_OUTPUT,
+	AO_OVERWRITE,
 	AO_DURATION,
 	AO_SEGMENTS,
 	AO_SCHEDULE,

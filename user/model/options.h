@@ -23,6 +23,7 @@ struct attach_opts {
 	int npids;
 	const char *regions;       /* NULL: FASTVIDEO_TORCH_PROFILE_REGIONS */
 	const char *outdir;
+	bool overwrite;            /* --overwrite: an earlier run's files in outdir go */
 	double duration_s;         /* 0: until stopped */
 	unsigned int max_segments; /* 0: unlimited */
 	struct step_schedule schedule; /* --schedule; .set false: every segment */
