@@ -407,13 +407,20 @@ $(BUILD)/static/libfvbpf.so: $(BUILD)/libfvbpf.so
 	$(Q)mkdir -p $(@D)
 	$(Q)cp $< $@
 
+# Where $(PYTHON) looks for packages: its own purelib under the default
+# prefix (Debian's python3: /usr/local/lib/python3.X/dist-packages, which
+# it reads; site-packages there it does not), PREFIX/lib/pythonX.Y/
+# site-packages under another prefix (packaging).
+PYTHON_SITE ?= $(shell $(PYTHON) -c 'import sys, sysconfig; \
+	print(sysconfig.get_path("purelib") if "$(PREFIX)" == "/usr/local" else \
+	      "$(PREFIX)/lib/python%d.%d/site-packages" % sys.version_info[:2])')
+
 install: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/fvbpf
 	install -m 0755 $(BUILD)/fvbpf $(DESTDIR)$(PREFIX)/bin/fvbpf
 	install -m 0755 $(BUILD)/libfvbpf.so $(DESTDIR)$(PREFIX)/lib/libfvbpf.so
 	install -m 0644 include/fvbpf/fvbpf.h $(DESTDIR)$(PREFIX)/include/fvbpf/fvbpf.h
-	pyver=$$($(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])'); \
-	dest=$(DESTDIR)$(PREFIX)/lib/$$pyver/site-packages/fvbpf; \
+	dest=$(DESTDIR)$(PYTHON_SITE)/fvbpf; \
 	install -d $$dest && install -m 0644 python/fvbpf/*.py $$dest/ && \
 	install -m 0644 python/fvbpf_hook.py $$dest/../ && \
 	install -m 0755 $(BUILD)/libfvbpf.so $$dest/libfvbpf.so

@@ -302,6 +302,21 @@ R
 	assert_success
 }
 
+# `sudo make install` under the default prefix: the Python package goes
+# where the python3 that installs it looks (Debian's: dist-packages, not the
+# site-packages it ignores).
+@test "make install: the Python package lands in a directory the python3 reads" {
+	plain_pass_only "no fvbpf code runs"
+	local dest=$BATS_TEST_TMPDIR/dest py=/usr/bin/python3 dir
+	run make -C "$ROOT" BUILD="$BUILD" install DESTDIR="$dest" PYTHON="$py"
+	assert_success
+	dir=$(dirname "$(find "$dest" -path '*/fvbpf/__init__.py' | head -n1)")
+	dir=${dir#"$dest"}
+	dir=$(dirname "$dir")
+	run "$py" -c 'import site, sys; print(sys.argv[1] in site.getsitepackages())' "$dir"
+	assert_output True
+}
+
 # Region times: the library reads CLOCK_MONOTONIC itself and hands it to
 # the _ts probe functions (cheaper here than BPF's clock helper).  The
 # workload's own clock_gettime(), which libfvbpf.so's calls bind to, cuts
