@@ -64,12 +64,13 @@ int pylines_build(const struct seg_output_ctx *c, unsigned int nframes, struct p
 	uint64_t *self = calloc(s->nops ? s->nops : 1, sizeof(*self));
 	uint32_t *sid = calloc(s->nops ? s->nops : 1, sizeof(*sid));
 	char *key = malloc(KEY_MAX);
+	struct op_tree t = { 0 };
 	struct pyline_row *r;
 	size_t i;
 	int ret = -ENOMEM;
 
 	memset(ls, 0, sizeof(*ls));
-	if (!self || !sid || !key || pystack_op_walk(s, self, sid))
+	if (!self || !sid || !key || op_tree_build(s, &t) || pystack_op_walk(s, &t, self, sid))
 		goto cleanup;
 	for (i = 0; i < s->nops; i++) {
 		if (!sid[i] && s->ops[i].kind == TORCH_SCOPE) {
@@ -110,6 +111,7 @@ int pylines_build(const struct seg_output_ctx *c, unsigned int nframes, struct p
 	}
 	ret = 0;
 cleanup:
+	op_tree_free(&t);
 	free(self);
 	free(sid);
 	free(key);
