@@ -142,8 +142,9 @@ static json_object *torch_json(const struct session_target *t)
 	json_object_object_add(o, "scopes_untracked", json_object_new_uint64(t->torch.scopes_untracked));
 	json_object_object_add(o, "scope_ends_lost", json_object_new_uint64(t->tpair.scope_ends_lost));
 	json_object_object_add(o, "scope_names_cut", json_object_new_uint64(t->torch.scopes_cut));
-	/* --record-shapes: operators with a plan, or why none */
-	json_object_object_add(o, "operators_with_shapes", json_object_new_uint64(t->torchp.nplans));
+	/* --record-shapes: operators and autograd nodes with a plan, or why none */
+	json_object_object_add(o, "operators_with_shapes", json_object_new_uint64(t->torchp.plans_ops));
+	json_object_object_add(o, "nodes_with_shapes", json_object_new_uint64(t->torchp.plans_nodes));
 	if (t->torchp.shapes_why[0])
 		json_object_object_add(o, "shapes_unavailable", json_string_obj(t->torchp.shapes_why));
 	for (i = 0; i < t->torchp.nlibs; i++)
