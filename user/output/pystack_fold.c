@@ -9,6 +9,7 @@
 #include "probes/cuda_api.h"
 #include "util/checked_math.h"
 #include "util/grow.h"
+#include "util/text_sanitize.h"
 
 const char *pystack_short_file(const char *file)
 {
@@ -27,11 +28,22 @@ const char *pystack_short_file(const char *file)
 	return file;
 }
 
-static void clean(char *s)
+/* A frame of a folded stack, in place in @s (@size bytes): the target's
+ * text as every text output shows it (text_clean_terminal()), and ';',
+ * which separates frames, as ':'. */
+static void clean(char *s, size_t size)
 {
+	char small[2048], *raw = strlen(s) < sizeof(small) ? strcpy(small, s) : strdup(s);
+
+	if (raw)
+		text_clean_terminal(s, size, raw);
+	else
+		snprintf(s, size, "%s", TEXT_REPLACEMENT);
+	if (raw != small)
+		free(raw);
 	for (; *s; s++)
-		if (*s == ';' || (unsigned char)*s < 0x20)
-			*s = (*s == ';') ? ':' : '?';
+		if (*s == ';')
+			*s = ':';
 }
 
 void pystack_frame_label(struct name_table *names, const struct pystack_frame *f, char *buf,
@@ -47,7 +59,7 @@ void pystack_frame_label(struct name_table *names, const struct pystack_frame *f
 		snprintf(buf, len, "%s (%s:%d)", func, pystack_short_file(file), f->line);
 	else
 		snprintf(buf, len, "%s (%s:?)", func, pystack_short_file(file));
-	clean(buf);
+	clean(buf, len);
 }
 
 static uint64_t hash_str(const char *s)
@@ -165,7 +177,7 @@ static bool op_path(const struct seg_output_ctx *c, const struct op_tree *t, siz
 	}
 	for (k = a; k >= 0 && ok; k--) {
 		name_table_get(c->knames, s->ops[chain[k]].name, label, sizeof(label));
-		clean(label);
+		clean(label, sizeof(label));
 		ok = put_frame(path, &len, label);
 	}
 	return ok;
@@ -280,7 +292,7 @@ static bool device_path(const struct seg_output_ctx *c, const struct api_call *c
 	else
 		snprintf(label, sizeof(label), "[%s]", a->kind == FVBPF_GPU_MEMCPY ? "memcpy" :
 			 a->kind == FVBPF_GPU_MEMSET ? "memset" : "kernel");
-	clean(label);
+	clean(label, sizeof(label));
 	return ok && put_frame(path, &len, label);
 }
 
