@@ -74,7 +74,7 @@ PY
 	assert_line "name has U+FFFD and ESC True"
 	# a negative drop count from the target counts nothing
 	assert_line "cupti_dropped 0"
-	assert_line "over_limits [0, 0, 0, 0, 0, 0]"
+	assert_line "over_limits [0, 0, 0, 0, 0, 0, 0]"
 }
 
 # "NAME HEX" for each "nonexec NAME ADDR" line of the workload but those

@@ -228,6 +228,9 @@ static json_object *memory_json(struct session *s)
 
 	json_object_object_add(o, "max_memory", json_object_new_uint64(m->max_memory));
 	json_object_object_add(o, "budget", json_object_new_uint64(m->budget));
+	json_object_object_add(o, "tables_budget", json_object_new_uint64(m->tables));
+	json_object_object_add(o, "peak_tables_bytes",
+			       json_object_new_uint64(atomic_load(&m->tables_peak)));
 	json_object_object_add(o, "rss_after_setup", json_object_new_uint64(m->rss_setup));
 	json_object_object_add(o, "slack", json_object_new_uint64(m->slack));
 	json_object_object_add(o, "peak_rss", json_object_new_uint64(mem_rss_peak()));
