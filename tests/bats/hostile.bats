@@ -74,7 +74,7 @@ PY
 	assert_line "name has U+FFFD and ESC True"
 	# a negative drop count from the target counts nothing
 	assert_line "cupti_dropped 0"
-	assert_line "over_limits [0, 0, 0, 0, 0, 0]"
+	assert_line "over_limits [0, 0, 0, 0, 0, 0, 0]"
 }
 
 # "NAME HEX" for each "nonexec NAME ADDR" line of the workload but those
@@ -155,4 +155,35 @@ start_nonexec() {
 	grep -q "fvbpf_probe_region_begin in $dir/libfvbpf.so: not in executable code, not probed" "$FV_ERR"
 	grep -q "attached to PID $WL_PID (.*): torch in " "$FV_ERR"
 	kill -0 "$WL_PID"
+}
+
+# Scope names and Python frames are the job's text too: an escape sequence,
+# a newline that forges an "fvbpf:" line, a C1 control, bidi overrides and
+# isolates, a line separator and a tag character in a record_function
+# scope's name, a code object's file name and its qualified name
+# (tests/workloads/torch_hostile_names.py).  --with-stack's lines table,
+# folded stacks and flame graph, the summaries, the memory picture and
+# `fvbpf report` all show them escaped the one way (util/text_sanitize.c).
+@test "hostile scope names and Python frames: --with-stack's files and fvbpf report escape them" {
+	need_torch "$PY214"
+	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_hostile_names.py" run \
+		"$BATS_TEST_TMPDIR" 4
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:step -n 2 --with-stack --profile-memory
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	"$FVBPF" report "$OUT" >"$BATS_TEST_TMPDIR/report.txt" 2>&1
+	# the hostile text reached each output, escaped
+	local esc='\x1b[31mred\x0afvbpf: forged\x0d\u202etxt.exe\u202c\u2066iso\u2069\u2028sep\x85\U000e0041'
+	grep -qF "[scope '$esc', outside its torch calls]" "$OUT/pylines_rank0_segment0001_step.txt"
+	grep -qF "$esc" "$OUT/stacks_rank0_segment0001_step.folded"
+	grep -qF "$esc" "$OUT/summary_rank0_segment0001_step.txt"
+	grep -qF "$esc" "$BATS_TEST_TMPDIR/report.txt"
+	grep -qF 'Q\u2067?]0:t?.f (/tmp/?[2J\u202eevil?fvbpf: forged.py:2)' \
+		"$OUT/pylines_rank0_segment0001_step.txt"
+	run python3 "$STRICT" "$OUT" "$FV_OUT" "$FV_ERR" "$BATS_TEST_TMPDIR/report.txt"
+	echo "$output"
+	assert_success
+	assert_line "ok pylines_rank0_segment0001_step.txt"
+	assert_line "ok flame_rank0_segment0001_step.svg"
+	assert_line "ok report.txt"
 }

@@ -207,3 +207,42 @@ PY
 	assert_output --regexp "fvbpf: error: --max-memory 16 MiB leaves 0 MiB for segments: fvbpf holds [0-9]+ MiB \(RSS\) after setup plus [0-9]+ MiB for buffers, and segments need 8 MiB; give at least --max-memory [0-9]+M"
 	refute_output --partial "tracing"
 }
+
+# A job that names every record_function scope afresh
+# (tests/workloads/torch_fresh_names.py: 8 steps of 20,000 scopes, each
+# name new, about 90 bytes) makes the name table, the summaries' rows and
+# their JSON grow with it: under --max-memory 80M fvbpf once held 116 MiB
+# while it traced, 296 MiB in a longer run.  Names are charged to the
+# tables' share of the budget, past it they share one name, counted in the
+# manifest and the exit report.  Setup reads libtorch's symbol tables
+# (about 100 MiB for a moment, before the budget is set, as setup's RSS is
+# outside it): the peak is measured from the first traced event on
+# (clear_refs resets it).
+@test "memory: scopes named afresh without end stay within --max-memory; the names not kept are counted" {
+	plain_pass_only "the ASan build's RSS after setup alone is past 80M; the name table's charge is ASan test_mem_budget's"
+	need_torch "$PY214"
+	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_fresh_names.py" run \
+		"$BATS_TEST_TMPDIR" 8 20000
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:step -n 8 --max-memory 80M
+	echo 5 >"/proc/$FV_PID/clear_refs"
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	cat "$FV_OUT"
+	run python3 - "$OUT/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+mem, loss = m["memory"], m["loss"]["over_limits"]
+print("peak_rss_mib %.1f" % (mem["peak_rss"] / 2**20))
+assert mem["peak_rss"] <= 80 << 20, mem
+print("tables %d peak_tables %d names_capped %d segments %d" % (
+    mem["tables_budget"], mem["peak_tables_bytes"], loss["names_capped"], len(m["files"])))
+assert 0 < mem["peak_tables_bytes"] <= mem["tables_budget"], mem
+assert loss["names_capped"] > 0, loss
+assert len(m["files"]) == 8
+PY
+	echo "$output"
+	assert_success
+	grep -Eq '^  over limits \(session\): .* [1-9][0-9]* names \(kernels, scopes, shapes, Python\) not kept' "$FV_OUT"
+	# the names cut share one row in the summaries
+	grep -q '(more names than fvbpf keeps)' "$OUT/summary_rank0_segment0007_step.txt"
+}

@@ -164,3 +164,31 @@ assert mem and all(r["count"] > 0 for r in mem), [r for r in mem if not r["count
 assert sum(1 for r in mem if r["stack"] and ".py(" in r["stack"][0]) > 5, mem
 ' "$OUT/summary_rank0_segment0001_mem_step.json"
 }
+
+# A side thread (a data or helper thread) whose record_function scope is
+# open across step ends runs operators in every segment: their caller began
+# before the segment, so they are roots.  fvbpf runs with a perturbed heap
+# (glibc's MALLOC_PERTURB_, ASan's malloc_fill_byte): a parent index read
+# from never-written memory is then a huge index, a crash or a report, not
+# a silent -1.
+@test "memory: a side thread's scope open across step ends, perturbed heap: its ops are roots" {
+	need_torch "$PY214"
+	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_side_thread.py" run \
+		"$BATS_TEST_TMPDIR" 8
+	[ -n "${FVBPF_SANITIZED:-}" ] &&
+		export ASAN_OPTIONS="$ASAN_OPTIONS:malloc_fill_byte=1:max_malloc_fill_size=1048576"
+	MALLOC_PERTURB_=254 start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 4 \
+		--profile-memory --with-stack
+	run_steps
+	cat "$FV_ERR"
+	[ "$FV_STATUS" -eq 0 ]
+	local seg
+	for seg in 0000 0001 0002 0003; do
+		run python3 "$ROOT/tests/lib/side_thread_check.py" \
+			"$OUT/summary_rank0_segment${seg}_mem_step.json" \
+			"$OUT/trace_rank0_segment${seg}_mem_step.json" \
+			"$OUT/stacks_rank0_segment${seg}_mem_step.folded"
+		echo "$output"
+		assert_success
+	done
+}

@@ -96,6 +96,26 @@ u = [e["args"] for e in ev if e.get("args", {}).get("shapes_unknown")]
 assert len(u) == 1, u
 ' "$OUT/trace_rank0_segment0001_shapes_step.json"
 	assert_success
+	# the log line counts operators and autograd nodes apart, each within
+	# what was probed, and the manifest says the same
+	run python3 -c '
+import json, re, sys
+log = open(sys.argv[1]).read()
+m = re.search(r"shapes of (\d+) of (\d+) torch operators", log)
+ops, nops = map(int, m.groups())
+assert 0 < ops <= nops, m.group(0)
+m = re.search(r"shapes of \d+ of \d+ torch operators \(\d+ without a schema, \d+ with "
+              r"types not understood\) and (\d+) of (\d+) autograd nodes", log)
+nodes, nnodes = map(int, m.groups())
+assert 0 < nodes <= nnodes, m.group(0)
+t = json.load(open(sys.argv[2]))["processes"][0]["torch"]
+print(ops, nops, nodes, nnodes, t["operators_with_shapes"], t["nodes_with_shapes"],
+      t["operators_probed"], t["nodes_probed"])
+assert (ops, nodes, nops, nnodes) == (t["operators_with_shapes"], t["nodes_with_shapes"],
+                                      t["operators_probed"], t["nodes_probed"]), t
+' "$FV_ERR" "$OUT/manifest.json"
+	echo "$output"
+	assert_success
 }
 
 # A first attach of a build measures it (6-7 s): no segment opens before

@@ -114,6 +114,7 @@ static void test_attribution(void)
 	struct name_table names;
 	struct pystack_table tab;
 	struct seg_output_ctx c = { .seg = &seg, .knames = &names, .pystacks = &tab };
+	struct op_tree tree;
 	uint64_t self[5];
 	uint32_t sid[5];
 	char *buf;
@@ -129,7 +130,9 @@ static void test_attribution(void)
 	tab.e[0] = entry(&names, "fwd", 7);
 	tab.e[1] = entry(&names, "<module>", 9);
 	tab.n = tab.cap = 2;
-	CHECK_EQ(pystack_op_walk(&seg, self, sid), 0);
+	CHECK_EQ(op_tree_build(&seg, &tree), 0);
+	CHECK_EQ(pystack_op_walk(&seg, &tree, self, sid), 0);
+	op_tree_free(&tree);
 	CHECK(sid[0] == 1 && sid[1] == 1 && sid[2] == 1 && sid[3] == 1 && sid[4] == 2);
 	CHECK(self[1] == 10 && self[2] == 10 && self[3] == 20);
 	buf = folded_text(&c);

@@ -2,9 +2,11 @@
 /* --max-memory (user/util/mem_budget.c): the size parser, the budget rule and
  * the shares a segment may grow into; segments charge and release it. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/mem_budget.h"
+#include "util/name_table.h"
 #include "pipeline/segment.h"
 #include "unit.h"
 
@@ -53,7 +55,63 @@ static void test_budget_rule(void)
 	memset(&m, 0, sizeof(m));
 	CHECK_EQ(mem_budget_setup(&m, 4096 * MiB, 8 * MiB), 0);
 	CHECK_EQ(m.slack, MEM_SLACK + 16 * MiB);
-	CHECK_EQ(m.budget, 4096 * MiB - m.rss_setup - m.slack);
+	/* a quarter of the room to the tables, the rest to segments */
+	CHECK_EQ(m.tables, (4096 * MiB - m.rss_setup - m.slack) / 4);
+	CHECK_EQ(m.budget + m.tables, 4096 * MiB - m.rss_setup - m.slack);
+	/* the least --max-memory leaves segments MEM_MIN_BUDGET, one byte less not */
+	memset(&m, 0, sizeof(m));
+	CHECK_EQ(mem_budget_setup(&m, 4096 * MiB, 8 * MiB), 0);
+	{
+		uint64_t least = mem_budget_least(&m), rss = m.rss_setup;
+
+		memset(&m, 0, sizeof(m));
+		mem_budget_setup(&m, least + 1 * MiB, 8 * MiB);
+		/* the RSS moved by less than a MiB between the calls */
+		CHECK(m.rss_setup - rss < 1 * MiB || rss - m.rss_setup < 1 * MiB);
+		CHECK(m.budget >= MEM_MIN_BUDGET);
+	}
+}
+
+/* The tables' share: charged up to it, refused past it, given back. */
+static void test_tables_share(void)
+{
+	struct mem_budget m;
+	struct name_table names;
+	char name[64], got[64];
+	uint32_t id, overflow = 0;
+	int i, kept = 0;
+
+	memset(&m, 0, sizeof(m));
+	CHECK_EQ(mem_budget_setup(&m, 4096 * MiB, 8 * MiB), 0);
+	m.tables = 10000; /* a small share */
+	CHECK_EQ(mem_charge_take(&m.tables_charge, 6000), 0);
+	CHECK_EQ(mem_charge_take(&m.tables_charge, 5000), -ENOSPC);
+	CHECK_EQ(mem_charge_take(&m.tables_charge, UINT64_MAX), -ENOSPC);
+	CHECK_EQ(m.tables_held, 6000);
+	mem_charge_give(&m.tables_charge, 6000);
+	CHECK_EQ(m.tables_held, 0);
+	CHECK_EQ(m.tables_peak, 6000);
+	/* the name table within it: 100 names of 60 bytes, about 90 fit */
+	name_table_init(&names);
+	name_table_set_charge(&names, &m.tables_charge);
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "scope%04d-%050d", i, 0);
+		id = name_table_intern(&names, name);
+		if (name_table_intern(&names, name) != id)
+			break; /* the same id again */
+		name_table_get(&names, id, got, sizeof(got));
+		if (!strcmp(got, NAME_TABLE_OVERFLOW))
+			overflow = id;
+		else
+			kept++;
+	}
+	CHECK_EQ(i, 100);
+	CHECK(kept > 0 && kept < 100 && overflow);
+	CHECK_EQ(names.capped, 2 * (100 - kept)); /* each refused lookup counts */
+	CHECK(m.tables_held <= m.tables);
+	CHECK_EQ(m.tables_held, names.charged);
+	name_table_free(&names);
+	CHECK_EQ(m.tables_held, 0);
 }
 
 static void test_grant(void)
@@ -125,6 +183,7 @@ int main(void)
 {
 	RUN(test_parse_size);
 	RUN(test_budget_rule);
+	RUN(test_tables_share);
 	RUN(test_grant);
 	RUN(test_segment_truncated);
 	UNIT_DONE();

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "strict_json.h"
+#include "util/json_writer.h"
 #include "util/parse_count.h"
 #include "util/text_copy.h"
 #include "util/text_sanitize.h"
@@ -78,6 +79,51 @@ static void test_terminal_escapes(void)
 	CHECK_STR(tty("\xc2\x85"), "\\x85");                  /* C1 NEL */
 	CHECK_STR(tty("\xff\x1b"), R "\\x1b");
 	CHECK_STR(tty("\x01\x1f"), "\\x01\\x1f");
+}
+
+/* Invisible characters that reorder or hide text ("Trojan Source"): escaped
+ * for the terminal, text files, XML and inside JSON files; the joiners
+ * scripts and emoji need pass. */
+static void test_bidi_and_invisible(void)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "\xe2\x80\xaa" "a\xe2\x80\xac", "\\u202aa\\u202c" },   /* LRE, PDF */
+		{ "x\xe2\x80\xae" "cod.exe", "x\\u202ecod.exe" },           /* RLO */
+		{ "\xe2\x80\xad\xe2\x80\xab", "\\u202d\\u202b" },        /* LRO, RLE */
+		{ "\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9",
+		  "\\u2066\\u2067\\u2068\\u2069" },                        /* isolates */
+		{ "\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c", "\\u200e\\u200f\\u061c" }, /* marks */
+		{ "a\xe2\x80\xa8" "fvbpf: forged\xe2\x80\xa9",
+		  "a\\u2028fvbpf: forged\\u2029" },                          /* separators */
+		{ "\xe2\x80\x8b\xe2\x81\xa0\xef\xbb\xbf", "\\u200b\\u2060\\ufeff" },
+		{ "\xef\xbf\xb9\xe1\xa0\x8e", "\\ufff9\\u180e" },
+		{ "\xf3\xa0\x81\x81\xf3\xa0\x81\xbf", "\\U000e0041\\U000e007f" }, /* tags */
+		/* ZWNJ, ZWJ (an emoji family), a right-to-left letter: kept */
+		{ "\xe2\x80\x8c\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xd7\x90",
+		  "\xe2\x80\x8c\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xd7\x90" },
+	};
+	char json[128], *xml = NULL;
+	size_t i, n;
+	FILE *f;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_STR(tty(cases[i].in), cases[i].out);
+		CHECK_STR(utf8(cases[i].in), cases[i].in); /* the text itself, for JSON */
+	}
+	CHECK(!text_is_plain("\xe2\x80\xae"));
+	CHECK(!text_is_plain("\xf3\xa0\x81\x81"));
+	CHECK(text_is_plain("\xe2\x80\x8d"));
+	CHECK(text_is_invisible(0x202e) && !text_is_invisible(0x200d) && !text_is_control(0x202e));
+	/* JSON: escaped in the file, the target's text once decoded */
+	json_escape(json, sizeof(json), "a\xe2\x80\xae\xf3\xa0\x81\x81");
+	CHECK_STR(json, "\"a\\u202e\\udb40\\udc41\"");
+	/* XML: entities, escapes, whole characters only */
+	f = open_memstream(&xml, &n);
+	text_xml_write(f, "<a href=\"x\">&'\x1b\xe2\x80\xae\xff", SIZE_MAX);
+	text_xml_write(f, "|ab\xe6\x97\xa5", 4);
+	fclose(f);
+	CHECK_STR(xml, "&lt;a href=&quot;x&quot;&gt;&amp;&#39;\\x1b\\u202e" R "|ab");
+	free(xml);
 }
 
 /* Truncation keeps whole characters and whole escapes. */
@@ -161,7 +207,8 @@ static void test_anything_in_safe_out(void)
 		n = text_clean_utf8(out, (seed >> 4) % sizeof(out) + 1, in);
 		bad += !ref_utf8_valid(out, n) || strlen(out) != n;
 		n = text_clean_terminal(out, (seed >> 12) % sizeof(out) + 1, in);
-		bad += !ref_utf8_valid(out, n) || ref_has_control(out, 0) || strlen(out) != n;
+		bad += !ref_utf8_valid(out, n) || ref_has_control(out, 0) || strlen(out) != n ||
+		       !text_is_plain(out);
 	}
 	CHECK_EQ(bad, 0);
 }
@@ -225,6 +272,7 @@ int main(void)
 	RUN(test_valid_passes);
 	RUN(test_invalid_replaced);
 	RUN(test_terminal_escapes);
+	RUN(test_bidi_and_invisible);
 	RUN(test_truncation);
 	RUN(test_plain);
 	RUN(test_anything_in_safe_out);

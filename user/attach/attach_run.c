@@ -22,6 +22,7 @@
 #include "attach/pystack_attach.h"
 #include "attach/session_regions.h"
 #include "probes/bpf_setup.h"
+#include "pipeline/pystack.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "attach/follow.h"
@@ -292,14 +293,19 @@ static int session_memory_setup(struct session *s, const struct attach_opts *o)
 {
 	uint64_t mib = 1ULL << 20;
 
-	if (!mem_budget_setup(&s->mem, o->max_memory, (uint64_t)o->ringbuf_mb * mib))
+	if (!mem_budget_setup(&s->mem, o->max_memory, (uint64_t)o->ringbuf_mb * mib)) {
+		/* what the target names and the stacks it runs: within their share */
+		name_table_set_charge(&s->knames, &s->mem.tables_charge);
+		if (s->pystacks)
+			s->pystacks->charge = &s->mem.tables_charge;
 		return 0;
+	}
 	log_error("--max-memory %llu MiB leaves %llu MiB for segments: fvbpf holds %llu MiB (RSS) "
 		  "after setup plus %llu MiB for buffers, and segments need %llu MiB; give at least "
 		  "--max-memory %lluM", (unsigned long long)(o->max_memory / mib),
 		  (unsigned long long)(s->mem.budget / mib), (unsigned long long)(s->mem.rss_setup / mib),
 		  (unsigned long long)(s->mem.slack / mib), (unsigned long long)(MEM_MIN_BUDGET / mib),
-		  (unsigned long long)((s->mem.rss_setup + s->mem.slack + MEM_MIN_BUDGET) / mib + 1));
+		  (unsigned long long)(mem_budget_least(&s->mem) / mib + 1));
 	return -ENOSPC;
 }
 

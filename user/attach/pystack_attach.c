@@ -172,7 +172,7 @@ void pystack_target_release(struct session *s, struct session_target *t)
 			 "distinct stacks; %llu backward nodes given their forward op's stack, %llu "
 			 "without (not seen, older than the pairing keeps, or without a stack), "
 			 "%llu forward ops not kept (out of memory); %llu frames without a line, %llu bad code objects, %llu "
-			 "line tables too big, %llu unreadable, %llu refused (bounds); walked in the "
+			 "line tables too big, %llu unreadable, %llu refused (bounds, --max-memory); walked in the "
 			 "process by libfvbpf.so: %llu; BPF (all "
 			 "processes): %llu stacks, %llu lost to a full ring, %llu thread lookups "
 			 "without a Python thread, %llu unreadable", t->proc.pid,
@@ -192,6 +192,7 @@ void pystack_target_release(struct session *s, struct session_target *t)
 	fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PY_CFG);
 	if (fd >= 0 && !t->pystk->status)
 		bpf_map_update_elem(fd, &slot, &zero, BPF_ANY);
+	t->pystk_refused = t->pystk->n.refused; /* the manifest's, after the detach */
 	pystack_target_free(t->pystk);
 	free(t->pystk);
 	t->pystk = NULL;

@@ -99,7 +99,8 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 				    "segments wait on disk and a segment too big stops growing "
 				    "(counted)",
 			    .accepted = "(1024-based); must leave at least 8 MiB for segments "
-					"once attached",
+					"once attached (three quarters of what remains; a quarter "
+					"is for names and stacks)",
 			    .see = "[Memory](memory.md#memory---max-memory)" },
 	[AO_WINDOW] = { "window", OPT_WINDOW, "SECONDS", AK_SECONDS, 0.01, 86400,
 			.help = "For a process with neither markers nor torch scopes (a C++ CUDA "

@@ -95,6 +95,7 @@ struct session_target {
 	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */
 	struct py_state py;         /* the Python shim (py_status.c) */
 	struct pystack_target *pystk; /* --with-stack: its interpreter (pipeline/pystack.c) */
+	uint64_t pystk_refused;       /* ... its stacks and code objects not kept, once it is freed */
 	struct mem_probes memp;     /* --profile-memory: libc10's allocator */
 	struct mem_state mem;       /* ... its live CPU allocations (mem_events.c) */
 	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */

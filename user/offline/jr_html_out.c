@@ -2,6 +2,7 @@
 /* `fvbpf report --html`: hostile text and file names made safe for the
  * page, ranks named from segments, paths made relative. */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "offline/jr_html.h"
@@ -9,33 +10,7 @@
 
 void html_text(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	uint32_t cp;
-	size_t n;
-
-	while (*p) {
-		n = text_utf8_len(p, &cp);
-		if (!n) {
-			fputs(TEXT_REPLACEMENT, f);
-			p++;
-			continue;
-		}
-		if (text_is_control(cp))
-			fprintf(f, "\\x%02x", (unsigned int)cp);
-		else if (cp == '&')
-			fputs("&amp;", f);
-		else if (cp == '<')
-			fputs("&lt;", f);
-		else if (cp == '>')
-			fputs("&gt;", f);
-		else if (cp == '"')
-			fputs("&quot;", f);
-		else if (cp == '\'')
-			fputs("&#39;", f);
-		else
-			fwrite(p, 1, n, f);
-		p += n;
-	}
+	text_xml_write(f, s, SIZE_MAX);
 }
 
 void html_text_cut(FILE *f, const char *s, size_t max)

@@ -60,9 +60,9 @@ static void report_shapes(const struct session *s, const struct session_target *
 	if (tp->shapes_why[0])
 		printf("    shapes: none: %s\n", tp->shapes_why);
 	else
-		printf("    shapes: %u plans; TensorImpl layout %s on the process's tensors (%u fit it, "
-		       "%u did not)\n", tp->nplans, torch_plans_layout_word(tp), tp->lay_fit,
-		       tp->lay_misfit);
+		printf("    shapes: %u operator and %u node plans; TensorImpl layout %s on the "
+		       "process's tensors (%u fit it, %u did not)\n", tp->plans_ops, tp->plans_nodes,
+		       torch_plans_layout_word(tp), tp->lay_fit, tp->lay_misfit);
 }
 
 static void report_agent_library(const struct session_target *st)
@@ -120,11 +120,12 @@ static void report_memory(struct session *s)
 {
 	struct mem_budget *m = &s->mem;
 
-	printf("  memory: max %.1f MiB, budget for segments %.1f MiB (RSS after setup %.1f MiB, "
-	       "slack %.1f MiB), peak RSS %.1f MiB, peak in segments %.1f MiB; %llu segments "
+	printf("  memory: max %.1f MiB, budget for segments %.1f MiB and for names and stacks "
+	       "%.1f MiB (RSS after setup %.1f MiB, slack %.1f MiB), peak RSS %.1f MiB, peak in "
+	       "segments %.1f MiB, in names and stacks %.1f MiB; %llu segments "
 	       "spilled (%.1f MiB), %llu dropped, %llu truncated, %llu events over the limit\n",
-	       mib(m->max_memory), mib(m->budget), mib(m->rss_setup), mib(m->slack),
-	       mib(mem_rss_peak()), mib(atomic_load(&m->peak)),
+	       mib(m->max_memory), mib(m->budget), mib(m->tables), mib(m->rss_setup), mib(m->slack),
+	       mib(mem_rss_peak()), mib(atomic_load(&m->peak)), mib(atomic_load(&m->tables_peak)),
 	       (unsigned long long)atomic_load(&m->segments_spilled),
 	       mib(atomic_load(&m->bytes_spilled)),
 	       (unsigned long long)atomic_load(&m->segments_dropped),

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "output/flame_svg.h"
+#include "util/text_sanitize.h"
 
 #define SVG_W 1200.0
 #define SVG_PAD 10.0
@@ -25,21 +26,6 @@ struct svg_state {
 	unsigned int depth_max;
 	uint64_t total, hidden;
 };
-
-static void xml_text(FILE *f, const char *s, size_t max)
-{
-	size_t n = 0;
-
-	for (; *s && n < max; s++, n++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
 
 /* Warm colours for Python frames, blue for torch calls, grey for none. */
 static void colour(const char *name, size_t len, char *buf, size_t blen)
@@ -75,7 +61,7 @@ static void box(struct svg_state *st, const char *name, size_t len, unsigned int
 	label[len] = '\0';
 	colour(name, len, fill, sizeof(fill));
 	fputs("<g><title>", st->f);
-	xml_text(st->f, label, len);
+	text_xml_write(st->f, label, len);
 	fprintf(st->f, " (%.3f ms, %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
 		"height=\"%d\" fill=\"%s\" rx=\"2\"/>", (double)(x1 - x0) / 1e6,
 		100.0 * (double)(x1 - x0) / (double)st->total, x, y, w, SVG_ROW - 1, fill);
@@ -83,9 +69,9 @@ static void box(struct svg_state *st, const char *name, size_t len, unsigned int
 	if (chars >= 3) {
 		fprintf(st->f, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + SVG_ROW - 5);
 		if (chars >= len) {
-			xml_text(st->f, label, len);
+			text_xml_write(st->f, label, len);
 		} else {
-			xml_text(st->f, label, chars - 2);
+			text_xml_write(st->f, label, chars - 2);
 			fputs("..", st->f);
 		}
 		fputs("</text>", st->f);
@@ -182,10 +168,10 @@ int flame_svg_write(FILE *f, const struct fold_set *fs, const char *title, const
 		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"rgb(250,250,245)\"/>\n"
 		"<text x=\"%.0f\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">",
 		SVG_W, h, SVG_W, h, SVG_W / 2);
-	xml_text(f, title, 400);
+	text_xml_write(f, title, 400);
 	fprintf(f, "</text>\n<text x=\"%.0f\" y=\"38\" text-anchor=\"middle\">total %.3f ms of ",
 		SVG_W / 2, (double)st.total / 1e6);
-	xml_text(f, what, 100);
+	text_xml_write(f, what, 100);
 	fputs("; hover a box for its time (fvbpf --with-stack)</text>\n", f);
 	ret = st.total ? draw(&st, fs) : 0;
 	fprintf(f, "<text x=\"%.0f\" y=\"%u\">%llu boxes narrower than 0.1 px not drawn</text>\n"

@@ -155,8 +155,9 @@ static json_object *torch_json(const struct session_target *t)
 	json_object_object_add(o, "scopes_untracked", json_object_new_uint64(t->torch.scopes_untracked));
 	json_object_object_add(o, "scope_ends_lost", json_object_new_uint64(t->tpair.scope_ends_lost));
 	json_object_object_add(o, "scope_names_cut", json_object_new_uint64(t->torch.scopes_cut));
-	/* --record-shapes: operators with a plan, or why none */
-	json_object_object_add(o, "operators_with_shapes", json_object_new_uint64(t->torchp.nplans));
+	/* --record-shapes: operators and autograd nodes with a plan, or why none */
+	json_object_object_add(o, "operators_with_shapes", json_object_new_uint64(t->torchp.plans_ops));
+	json_object_object_add(o, "nodes_with_shapes", json_object_new_uint64(t->torchp.plans_nodes));
 	if (t->torchp.shapes_why[0])
 		json_object_object_add(o, "shapes_unavailable", json_string_obj(t->torchp.shapes_why));
 	json_object_object_add(o, "shapes_layout_check", layout_check_json(&t->torchp));
@@ -241,6 +242,9 @@ static json_object *memory_json(struct session *s)
 
 	json_object_object_add(o, "max_memory", json_object_new_uint64(m->max_memory));
 	json_object_object_add(o, "budget", json_object_new_uint64(m->budget));
+	json_object_object_add(o, "tables_budget", json_object_new_uint64(m->tables));
+	json_object_object_add(o, "peak_tables_bytes",
+			       json_object_new_uint64(atomic_load(&m->tables_peak)));
 	json_object_object_add(o, "rss_after_setup", json_object_new_uint64(m->rss_setup));
 	json_object_object_add(o, "slack", json_object_new_uint64(m->slack));
 	json_object_object_add(o, "peak_rss", json_object_new_uint64(mem_rss_peak()));

@@ -8,7 +8,7 @@
 #include "pipeline/pystack.h"
 #include "util/checked_math.h"
 #include "pipeline/mem_events.h"
-#include "pipeline/torch_pairing.h"
+#include "pipeline/op_tree.h"
 #include "probes/torch_ops.h"
 #include "output/mem_output.h"
 
@@ -25,61 +25,8 @@ static int dev_class(uint8_t type)
 	return -1;
 }
 
-struct mem_tree {
-	long *parent;
-	unsigned int *kids;
-	bool *merged;
-	struct mem_usage *u;
-};
-
-/* Parents from entry order and depth per thread, and the merges of
- * _remove_dup_nodes, as torch_summary.c decides them. */
-static int link_tree(const struct segment *seg, struct mem_tree *t)
-{
-	struct { uint32_t tid; long at[TORCH_STACK_MAX]; } *th = NULL, *nth;
-	size_t n = 0, i, j;
-	long p;
-
-	for (i = 0; i < seg->nops; i++) {
-		const struct torch_call *o = &seg->ops[i];
-
-		t->parent[i] = -1;
-		for (j = 0; j < n && th[j].tid != o->tid; j++)
-			;
-		if (j == n) {
-			nth = realloc(th, (n + 1) * sizeof(*th));
-			if (!nth) {
-				free(th);
-				return -ENOMEM;
-			}
-			th = nth;
-			th[n++].tid = o->tid;
-		}
-		if (o->depth >= TORCH_STACK_MAX)
-			continue;
-		t->parent[i] = o->depth ? th[j].at[o->depth - 1] : -1;
-		th[j].at[o->depth] = (long)i;
-		if (t->parent[i] >= 0)
-			t->kids[t->parent[i]]++;
-	}
-	free(th);
-	for (i = 0; i < seg->nops; i++) {
-		p = t->parent[i];
-		t->merged[i] = p >= 0 && t->kids[p] == 1 && seg->ops[p].name == seg->ops[i].name &&
-			       seg->ops[p].kind == seg->ops[i].kind;
-	}
-	return 0;
-}
-
-static long resolve(const struct mem_tree *t, long i)
-{
-	while (i >= 0 && t->merged[i])
-		i = t->parent[i];
-	return i;
-}
-
 /* Sizes are bounded by MEM_BYTES_MAX and records by MEM_SEG_MAX: sums fit. */
-static void attribute(const struct segment *seg, struct mem_tree *t)
+static void attribute(const struct segment *seg, const struct op_tree *t, struct mem_usage *u)
 {
 	const struct seg_memory *m = seg->memory;
 	size_t i;
@@ -92,50 +39,51 @@ static void attribute(const struct segment *seg, struct mem_tree *t)
 		cls = dev_class(r->dev_type);
 		if (cls < 0 || r->op < 0 || (size_t)r->op >= seg->nops)
 			continue;
-		o = resolve(t, r->op);
+		o = op_tree_resolve(t, r->op);
 		if (o < 0)
 			continue;
 		if (cls)
-			t->u[o].self_dev = mem_sat_add(t->u[o].self_dev, r->bytes);
+			u[o].self_dev = mem_sat_add(u[o].self_dev, r->bytes);
 		else
-			t->u[o].self_cpu = mem_sat_add(t->u[o].self_cpu, r->bytes);
-		for (; o >= 0; o = resolve(t, t->parent[o])) {
+			u[o].self_cpu = mem_sat_add(u[o].self_cpu, r->bytes);
+		for (; o >= 0; o = op_tree_resolve(t, t->parent[o])) {
 			if (cls)
-				t->u[o].dev = mem_sat_add(t->u[o].dev, r->bytes);
+				u[o].dev = mem_sat_add(u[o].dev, r->bytes);
 			else
-				t->u[o].cpu = mem_sat_add(t->u[o].cpu, r->bytes);
+				u[o].cpu = mem_sat_add(u[o].cpu, r->bytes);
 		}
 	}
 }
 
 int mem_summary_rows(const struct segment *seg, struct name_table *names, mem_row_fn fn, void *ctx)
 {
-	size_t n = seg->nops ? seg->nops : 1, i;
-	struct mem_tree t = { 0 };
+	struct op_tree t = { 0 };
+	struct mem_usage *u = NULL;
 	char name[TORCH_NAME_MAX];
-	int err = -ENOMEM;
+	size_t i;
+	int err;
 
 	if (!seg->memory || !seg->nops)
 		return 0;
-	t.parent = calloc(n, sizeof(*t.parent));
-	t.kids = calloc(n, sizeof(*t.kids));
-	t.merged = calloc(n, sizeof(*t.merged));
-	t.u = calloc(n, sizeof(*t.u));
-	if (t.parent && t.kids && t.merged && t.u)
-		err = link_tree(seg, &t);
-	if (!err)
-		attribute(seg, &t);
-	for (i = 0; !err && i < seg->nops; i++) {
+	err = op_tree_build(seg, &t);
+	if (err)
+		return err;
+	u = calloc(seg->nops, sizeof(*u));
+	if (!u) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	attribute(seg, &t, u);
+	for (i = 0; i < seg->nops && !err; i++) {
 		if (t.merged[i])
 			continue;
 		name_table_get(names, seg->ops[i].name, name, sizeof(name));
 		err = fn(ctx, name, seg->ops[i].kind == TORCH_SCOPE ? "user_annotation" : "cpu_op",
-			 &t.u[i]);
+			 &u[i]);
 	}
-	free(t.parent);
-	free(t.kids);
-	free(t.merged);
-	free(t.u);
+cleanup:
+	op_tree_free(&t);
+	free(u);
 	return err;
 }
 

@@ -6,10 +6,12 @@
  * its torch call.  Names come from the target: escaped for XML.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "util/checked_math.h"
+#include "util/text_sanitize.h"
 #include "pipeline/seg_memory.h"
 #include "probes/torch_ops.h"
 #include "output/mem_output.h"
@@ -31,22 +33,7 @@ bool mem_svg_wanted(const struct seg_output_ctx *c)
 
 static void xml_text(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '<')
-			fputs("&lt;", f);
-		else if (ch == '>')
-			fputs("&gt;", f);
-		else if (ch == '&')
-			fputs("&amp;", f);
-		else if (ch == '"')
-			fputs("&quot;", f);
-		else if (ch < 0x20 || ch == 0x7f)
-			fputc('?', f);
-		else
-			fputc(ch, f);
-	}
+	text_xml_write(f, s, SIZE_MAX);
 }
 
 static void human(uint64_t b, char *buf, size_t len)

@@ -4,12 +4,12 @@
 #include <string.h>
 
 #include "output/pystack_fold.h"
+#include "pipeline/op_tree.h"
 #include "pipeline/torch_pairing.h"
 #include "probes/cuda_api.h"
 #include "util/checked_math.h"
 #include "util/grow.h"
-
-#define FOLD_THREADS 256
+#include "util/text_sanitize.h"
 
 const char *pystack_short_file(const char *file)
 {
@@ -28,11 +28,22 @@ const char *pystack_short_file(const char *file)
 	return file;
 }
 
-static void clean(char *s)
+/* A frame of a folded stack, in place in @s (@size bytes): the target's
+ * text as every text output shows it (text_clean_terminal()), and ';',
+ * which separates frames, as ':'. */
+static void clean(char *s, size_t size)
 {
+	char small[2048], *raw = strlen(s) < sizeof(small) ? strcpy(small, s) : strdup(s);
+
+	if (raw)
+		text_clean_terminal(s, size, raw);
+	else
+		snprintf(s, size, "%s", TEXT_REPLACEMENT);
+	if (raw != small)
+		free(raw);
 	for (; *s; s++)
-		if (*s == ';' || (unsigned char)*s < 0x20)
-			*s = (*s == ';') ? ':' : '?';
+		if (*s == ';')
+			*s = ':';
 }
 
 void pystack_frame_label(struct name_table *names, const struct pystack_frame *f, char *buf,
@@ -48,7 +59,7 @@ void pystack_frame_label(struct name_table *names, const struct pystack_frame *f
 		snprintf(buf, len, "%s (%s:%d)", func, pystack_short_file(file), f->line);
 	else
 		snprintf(buf, len, "%s (%s:?)", func, pystack_short_file(file));
-	clean(buf);
+	clean(buf, len);
 }
 
 static uint64_t hash_str(const char *s)
@@ -103,25 +114,6 @@ static int add_row(struct fold_set *fs, const char *path, uint64_t ns)
 	return 0;
 }
 
-struct fold_thread {
-	uint32_t tid;
-	size_t chain[TORCH_STACK_MAX]; /* op index open at each depth */
-	bool by_fwd[TORCH_STACK_MAX];  /* pystack_op_walk: that op's stack is a forward op's */
-};
-
-static struct fold_thread *thread_of(struct fold_thread *th, size_t *n, uint32_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < *n; i++)
-		if (th[i].tid == tid)
-			return &th[i];
-	if (*n == FOLD_THREADS)
-		return NULL;
-	th[*n].tid = tid;
-	return &th[(*n)++];
-}
-
 static uint64_t op_end(const struct segment *s, const struct torch_call *op)
 {
 	if (op->end_ns)
@@ -143,28 +135,33 @@ static bool put_frame(char *path, size_t *len, const char *s)
 	return true;
 }
 
-/* The folded path of the op at depth @d of @t's chain; @sids: each op's
- * stack as pystack_op_walk gives it. */
-static bool op_path(const struct seg_output_ctx *c, const struct fold_thread *t, uint16_t d,
+/* The folded path of call @i: its chain of torch calls from its root in
+ * @t; @sids: each call's stack as pystack_op_walk gives it. */
+static bool op_path(const struct seg_output_ctx *c, const struct op_tree *t, size_t i,
 		    const uint32_t *sids, char *path)
 {
 	const struct segment *s = c->seg;
 	const struct pystack_entry *e = NULL;
-	uint32_t sid = sids[t->chain[d]];
+	size_t chain[TORCH_STACK_MAX];
+	uint32_t sid = sids[i];
 	char label[1200];
-	size_t len = 0;
-	int a = d, k;
+	size_t len = 0, n = 0;
+	long p = (long)i;
+	int a, k;
 	bool ok = true;
 
+	/* innermost first; a root's depth is below TORCH_STACK_MAX, and so
+	 * is the chain's length */
+	for (; p >= 0 && n < TORCH_STACK_MAX; p = t->parent[p])
+		chain[n++] = (size_t)p;
 	/* the torch calls shown under the stack are those from the outermost
 	 * one with that same stack down (a scope has none: it cannot be
 	 * placed among frames) */
+	a = (int)n - 1;
 	if (sid) {
-		while (a > 0 && sids[t->chain[a - 1]] == sid)
-			a--;
+		for (a = 0; a + 1 < (int)n && sids[chain[a + 1]] == sid; a++)
+			;
 		e = pystack_get(c->pystacks, sid);
-	} else {
-		a = 0;
 	}
 	path[0] = '\0';
 	if (!e) {
@@ -178,82 +175,79 @@ static bool op_path(const struct seg_output_ctx *c, const struct fold_thread *t,
 			ok = put_frame(path, &len, label);
 		}
 	}
-	for (k = a; k <= d && ok; k++) {
-		name_table_get(c->knames, s->ops[t->chain[k]].name, label, sizeof(label));
-		clean(label);
+	for (k = a; k >= 0 && ok; k--) {
+		name_table_get(c->knames, s->ops[chain[k]].name, label, sizeof(label));
+		clean(label, sizeof(label));
 		ok = put_frame(path, &len, label);
 	}
 	return ok;
 }
 
-int pystack_op_walk(const struct segment *s, uint64_t *self, uint32_t *sid)
+int pystack_op_walk(const struct segment *s, const struct op_tree *t, uint64_t *self,
+		    uint32_t *sid)
 {
-	struct fold_thread *th = calloc(FOLD_THREADS, sizeof(*th)), *t;
-	size_t nth = 0, i, p;
+	bool *by_fwd = calloc(s->nops ? s->nops : 1, sizeof(*by_fwd));
+	size_t i;
 	uint64_t dur;
-	bool by_fwd;
+	long p;
 
-	if (!th)
+	if (!by_fwd)
 		return -ENOMEM;
 	for (i = 0; i < s->nops; i++) {
 		const struct torch_call *op = &s->ops[i];
 
 		self[i] = 0;
 		/* a backward node: its forward op's stack, not the one it ran under */
-		by_fwd = op->fwd_stack != 0;
-		sid[i] = by_fwd ? op->fwd_stack : op->stack;
-		t = thread_of(th, &nth, op->tid);
-		if (!t || op->depth >= TORCH_STACK_MAX)
+		by_fwd[i] = op->fwd_stack != 0;
+		sid[i] = by_fwd[i] ? op->fwd_stack : op->stack;
+		if (op->depth >= TORCH_STACK_MAX)
 			continue;
-		t->chain[op->depth] = i;
 		dur = op_end(s, op) - op->start_ns;
 		self[i] += dur;
-		if (op->depth > 0) {
-			p = t->chain[op->depth - 1];
-			self[p] = self[p] > dur ? self[p] - dur : 0;
-			/* no stack of its own, or inside a backward node: its caller's */
-			if (!by_fwd && (!sid[i] || t->by_fwd[op->depth - 1])) {
-				sid[i] = sid[p];
-				by_fwd = t->by_fwd[op->depth - 1];
-			}
+		p = t->parent[i];
+		if (p < 0)
+			continue; /* its caller, if any, began before the segment */
+		self[p] = self[p] > dur ? self[p] - dur : 0;
+		/* no stack of its own, or inside a backward node: its caller's */
+		if (!by_fwd[i] && (!sid[i] || by_fwd[p])) {
+			sid[i] = sid[p];
+			by_fwd[i] = by_fwd[p];
 		}
-		t->by_fwd[op->depth] = by_fwd;
 	}
-	free(th);
+	free(by_fwd);
 	return 0;
 }
 
 int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs)
 {
 	const struct segment *s = c->seg;
-	struct fold_thread *th, *t;
+	struct op_tree t = { 0 };
 	uint64_t *self = NULL;
 	uint32_t *sid = NULL;
-	size_t nth = 0, i;
 	char *path = NULL;
-	int ret = -ENOMEM;
+	size_t i;
+	int ret;
 
 	memset(fs, 0, sizeof(*fs));
-	th = calloc(FOLD_THREADS, sizeof(*th));
+	ret = op_tree_build(s, &t);
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
 	self = calloc(s->nops ? s->nops : 1, sizeof(*self));
 	sid = calloc(s->nops ? s->nops : 1, sizeof(*sid));
 	path = malloc(FOLD_PATH_MAX);
-	if (!th || !self || !sid || !path || pystack_op_walk(s, self, sid))
+	if (!self || !sid || !path || pystack_op_walk(s, &t, self, sid))
 		goto cleanup;
 	for (i = 0; i < s->nops; i++) {
 		const struct torch_call *op = &s->ops[i];
 
-		t = thread_of(th, &nth, op->tid);
-		if (!t || op->depth >= TORCH_STACK_MAX) {
-			fs->threads_skipped++;
-			continue;
-		}
-		t->chain[op->depth] = i;
+		if (op->depth >= TORCH_STACK_MAX)
+			continue; /* pairing keeps none this deep (it counts them) */
 		if (op->stack)
 			fs->ops_with_stack++;
 		else
 			fs->ops_without++;
-		if (!op_path(c, t, op->depth, sid, path))
+		if (!op_path(c, &t, i, sid, path))
 			fs->paths_cut++;
 		ret = add_row(fs, path, self[i]);
 		if (ret)
@@ -261,7 +255,7 @@ int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs)
 	}
 	ret = 0;
 cleanup:
-	free(th);
+	op_tree_free(&t);
 	free(self);
 	free(sid);
 	free(path);
@@ -298,7 +292,7 @@ static bool device_path(const struct seg_output_ctx *c, const struct api_call *c
 	else
 		snprintf(label, sizeof(label), "[%s]", a->kind == FVBPF_GPU_MEMCPY ? "memcpy" :
 			 a->kind == FVBPF_GPU_MEMSET ? "memset" : "kernel");
-	clean(label);
+	clean(label, sizeof(label));
 	return ok && put_frame(path, &len, label);
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "output/seg_output.h"
+#include "pipeline/op_tree.h"
 #include "pipeline/pystack.h"
 
 #define FOLD_PATH_MAX 16384      /* bytes of one folded stack; a longer one is cut */
@@ -28,7 +29,7 @@ struct fold_set {
 	size_t *slots;              /* open addressing over rows, index + 1 */
 	size_t nslots;
 	uint64_t total_ns;
-	uint64_t ops_with_stack, ops_without, paths_cut, threads_skipped;
+	uint64_t ops_with_stack, ops_without, paths_cut;
 };
 
 /* "qualname (short/path.py:line)": ';' and control characters replaced. */
@@ -36,11 +37,13 @@ void pystack_frame_label(struct name_table *names, const struct pystack_frame *f
 			 size_t len);
 /* A file name without the interpreter's and site-packages' prefixes. */
 const char *pystack_short_file(const char *file);
-/* Per torch call of @s: its self time (less its direct children's) and its
- * stack: a backward node's forward op's stack where it has one
- * (torch_call.fwd_stack), and the calls under it get that too; else its
- * own, else its caller's; arrays of s->nops.  0 or -ENOMEM. */
-int pystack_op_walk(const struct segment *s, uint64_t *self, uint32_t *sid);
+/* Per torch call of @s, its parents in @t: its self time (less its direct
+ * children's) and its stack: a backward node's forward op's stack where it
+ * has one (torch_call.fwd_stack), and the calls under it get that too; else
+ * its own, else its caller's (none where its caller began before the
+ * segment); arrays of s->nops.  0 or -ENOMEM. */
+int pystack_op_walk(const struct segment *s, const struct op_tree *t, uint64_t *self,
+		    uint32_t *sid);
 int pystack_fold_build(const struct seg_output_ctx *c, struct fold_set *fs);
 /* The same for device time: each GPU record under its launching call's
  * stack, the call and the kernel (or [memcpy], [memset]). */

@@ -10,6 +10,7 @@
 #include "probes/torch_ops.h"
 #include "util/checked_math.h"
 #include "util/grow.h"
+#include "util/text_sanitize.h"
 
 #define KEY_MAX 4096
 
@@ -64,12 +65,13 @@ int pylines_build(const struct seg_output_ctx *c, unsigned int nframes, struct p
 	uint64_t *self = calloc(s->nops ? s->nops : 1, sizeof(*self));
 	uint32_t *sid = calloc(s->nops ? s->nops : 1, sizeof(*sid));
 	char *key = malloc(KEY_MAX);
+	struct op_tree t = { 0 };
 	struct pyline_row *r;
 	size_t i;
 	int ret = -ENOMEM;
 
 	memset(ls, 0, sizeof(*ls));
-	if (!self || !sid || !key || pystack_op_walk(s, self, sid))
+	if (!self || !sid || !key || op_tree_build(s, &t) || pystack_op_walk(s, &t, self, sid))
 		goto cleanup;
 	for (i = 0; i < s->nops; i++) {
 		if (!sid[i] && s->ops[i].kind == TORCH_SCOPE) {
@@ -110,6 +112,7 @@ int pylines_build(const struct seg_output_ctx *c, unsigned int nframes, struct p
 	}
 	ret = 0;
 cleanup:
+	op_tree_free(&t);
 	free(self);
 	free(sid);
 	free(key);
@@ -138,8 +141,11 @@ int pylines_write(FILE *f, struct pyline_set *ls, const char *title, unsigned in
 {
 	struct pyline_row rest = { 0 };
 	bool by_dev = ls->dev_ns > 0;
+	char *key = malloc(KEY_MAX * 4);
 	size_t i;
 
+	if (!key)
+		return -ENOMEM;
 	if (ls->n)
 		qsort_r(ls->rows, ls->n, sizeof(*ls->rows), cmp_rows, &by_dev);
 	fprintf(f, "# %s\n# grouped by the innermost %u frame(s) (--group-by-stack); sorted by %s\n"
@@ -158,9 +164,11 @@ int pylines_write(FILE *f, struct pyline_set *ls, const char *title, unsigned in
 			rest.launches += r->launches;
 			continue;
 		}
+		/* a scope's name is the target's text, as the frames are */
+		text_clean_terminal(key, KEY_MAX * 4, r->key);
 		fprintf(f, "%12.3f %6.1f %12.3f %6.1f %8llu %8llu  %s\n", (double)r->cpu_ns / 1e6,
 			pct(r->cpu_ns, ls->cpu_ns), (double)r->dev_ns / 1e6, pct(r->dev_ns, ls->dev_ns),
-			(unsigned long long)r->calls, (unsigned long long)r->launches, r->key);
+			(unsigned long long)r->calls, (unsigned long long)r->launches, key);
 	}
 	if (ls->n > PYLINES_ROWS)
 		fprintf(f, "%12.3f %6.1f %12.3f %6.1f %8llu %8llu  (%zu more lines)\n",
@@ -170,6 +178,7 @@ int pylines_write(FILE *f, struct pyline_set *ls, const char *title, unsigned in
 			ls->n - PYLINES_ROWS);
 	fprintf(f, "%12.3f %6.1f %12.3f %6.1f  total\n", (double)ls->cpu_ns / 1e6, 100.0,
 		(double)ls->dev_ns / 1e6, ls->dev_ns ? 100.0 : 0.0);
+	free(key);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -177,24 +186,23 @@ void pystack_source_location(struct pystack_table *t, struct name_table *names, 
 			     unsigned int nframes, char *buf, size_t len)
 {
 	const struct pystack_entry *e = t && sid ? pystack_get(t, sid) : NULL;
-	char func[512], file[1024];
+	char func[512], file[1024], frame[1600];
 	size_t at = 0, k;
 	int n;
 
 	if (!len)
 		return;
 	buf[0] = '\0';
-	for (k = 0; e && k < e->n && k < nframes && at < len; k++) {
+	for (k = 0; e && k < e->n && k < nframes && at + 1 < len; k++) {
 		name_table_get(names, e->f[k].func, func, sizeof(func));
 		name_table_get(names, e->f[k].file, file, sizeof(file));
-		n = snprintf(buf + at, len - at, "%s%s(%d): %s", k ? "\n" : "",
+		n = snprintf(frame, sizeof(frame), "%s(%d): %s",
 			     e->f[k].file ? pystack_short_file(file) : "?", e->f[k].firstline, func);
 		if (n < 0)
 			break;
-		for (size_t j = at + (k ? 1 : 0); j < len && buf[j]; j++)
-			if ((unsigned char)buf[j] < 0x20 || buf[j] == 0x7f)
-				buf[j] = '?';
-		at += (size_t)n;
+		if (k)
+			buf[at++] = '\n'; /* the frames' separator: theirs are escaped */
+		at += text_clean_terminal(buf + at, len - at, frame);
 	}
 }
 

@@ -34,8 +34,8 @@ void pylines_free(struct pyline_set *ls);
 /*
  * The innermost @nframes frames of stack @sid as torch's key_averages
  * table shows them in "Source Location": "file(first_line): function",
- * innermost first, '\n' between (control characters in the target's
- * names become '?'); "" for no stack.  Cut at @len.
+ * innermost first, '\n' between (the target's text in each frame escaped
+ * as text_clean_terminal() does); "" for no stack.  Cut at @len.
  */
 void pystack_source_location(struct pystack_table *t, struct name_table *names, uint32_t sid,
 			     unsigned int nframes, char *buf, size_t len);

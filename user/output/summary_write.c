@@ -252,58 +252,81 @@ static json_object *stack_json(const char *stack)
 	return a;
 }
 
+static json_object *row_json(const struct summary *s, const struct summary_row *r,
+			     const struct seg_output_ctx *c)
+{
+	json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "name", json_string_obj(r->name));
+	json_object_object_add(o, "kind", json_string_obj(r->kind));
+	json_object_object_add(o, "shapes", json_string_obj(r->shapes ? r->shapes : ""));
+	if (s->stack_n)
+		json_object_object_add(o, "stack", stack_json(r->stack));
+	if (c->with_flops) {
+		json_object_object_add(o, "flops", json_object_new_uint64(r->flops));
+		json_object_object_add(o, "extra_flops", json_object_new_uint64(r->extra_flops));
+	}
+	json_object_object_add(o, "self_cpu_us", seg_meta_us_json(r->cpu_self_ns));
+	json_object_object_add(o, "cpu_us", seg_meta_us_json(r->cpu_total_ns));
+	json_object_object_add(o, "self_device_us", seg_meta_us_json(r->dev_self_ns));
+	json_object_object_add(o, "device_us", seg_meta_us_json(r->dev_total_ns));
+	json_object_object_add(o, "count", json_object_new_uint64(r->count));
+	json_object_object_add(o, "cpu_avg_us",
+			       seg_meta_us_json(r->count ? r->cpu_total_ns / r->count : 0));
+	json_object_object_add(o, "cpu_min_us", seg_meta_us_json(r->cpu_min_ns));
+	json_object_object_add(o, "cpu_max_us", seg_meta_us_json(r->cpu_max_ns));
+	json_object_object_add(o, "device_count", json_object_new_uint64(r->dev_count));
+	json_object_object_add(o, "device_avg_us", seg_meta_us_json(
+		r->dev_count ? r->dev_total_ns / r->dev_count : 0));
+	json_object_object_add(o, "device_min_us", seg_meta_us_json(r->dev_min_ns));
+	json_object_object_add(o, "device_max_us", seg_meta_us_json(r->dev_max_ns));
+	json_object_object_add(o, "share", json_object_new_double(share(s, r) / 100.0));
+	json_object_object_add(o, "share_of", json_string_obj(
+		r->dev_count ? "segment_gpu_time" : "segment_wall_time"));
+	if (s->has_memory)
+		mem_json_columns(o, r);
+	return o;
+}
+
+#define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/*
+ * The metadata, then one row at a time: a segment may hold as many rows as
+ * the target made up names, and json-c's tree of them all cost several KB
+ * a row (9,000 rows: 70 MB at once), past --max-memory.  Only one row's
+ * objects are alive at a time.
+ */
 int summary_write_json(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
-	json_object *root = json_object_new_object(), *rows = json_object_new_array(), *o;
-	const struct summary_row *r;
+	json_object *meta = metadata_json(s, c), *o;
+	const char *txt;
 	size_t i;
-	int ret;
+	int ret = 0;
 
-	if (!root || !rows) {
-		json_object_put(root);
-		json_object_put(rows);
+	if (!meta)
 		return -ENOMEM;
-	}
-	json_object_object_add(root, "metadata", metadata_json(s, c));
 	if (c->with_flops)
-		flops_json(json_object_object_get(root, "metadata"), s);
-	for (i = 0; i < s->n; i++) {
-		r = &s->rows[i];
-		o = json_object_new_object();
-		json_object_object_add(o, "name", json_string_obj(r->name));
-		json_object_object_add(o, "kind", json_string_obj(r->kind));
-		json_object_object_add(o, "shapes", json_string_obj(r->shapes ? r->shapes : ""));
-		if (s->stack_n)
-			json_object_object_add(o, "stack", stack_json(r->stack));
-		if (c->with_flops) {
-			json_object_object_add(o, "flops", json_object_new_uint64(r->flops));
-			json_object_object_add(o, "extra_flops", json_object_new_uint64(r->extra_flops));
-		}
-		json_object_object_add(o, "self_cpu_us", seg_meta_us_json(r->cpu_self_ns));
-		json_object_object_add(o, "cpu_us", seg_meta_us_json(r->cpu_total_ns));
-		json_object_object_add(o, "self_device_us", seg_meta_us_json(r->dev_self_ns));
-		json_object_object_add(o, "device_us", seg_meta_us_json(r->dev_total_ns));
-		json_object_object_add(o, "count", json_object_new_uint64(r->count));
-		json_object_object_add(o, "cpu_avg_us",
-				       seg_meta_us_json(r->count ? r->cpu_total_ns / r->count : 0));
-		json_object_object_add(o, "cpu_min_us", seg_meta_us_json(r->cpu_min_ns));
-		json_object_object_add(o, "cpu_max_us", seg_meta_us_json(r->cpu_max_ns));
-		json_object_object_add(o, "device_count", json_object_new_uint64(r->dev_count));
-		json_object_object_add(o, "device_avg_us", seg_meta_us_json(
-			r->dev_count ? r->dev_total_ns / r->dev_count : 0));
-		json_object_object_add(o, "device_min_us", seg_meta_us_json(r->dev_min_ns));
-		json_object_object_add(o, "device_max_us", seg_meta_us_json(r->dev_max_ns));
-		json_object_object_add(o, "share", json_object_new_double(share(s, r) / 100.0));
-		json_object_object_add(o, "share_of", json_string_obj(
-			r->dev_count ? "segment_gpu_time" : "segment_wall_time"));
-		if (s->has_memory)
-			mem_json_columns(o, r);
-		json_object_array_add(rows, o);
+		flops_json(meta, s);
+	txt = json_object_to_json_string_ext(meta, JSON_FLAGS);
+	if (txt)
+		fprintf(f, "{\n  \"metadata\": %s,\n  \"rows\": [", txt);
+	else
+		ret = -ENOMEM;
+	json_object_put(meta);
+	for (i = 0; i < s->n && !ret; i++) {
+		o = row_json(s, &s->rows[i], c);
+		txt = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							 JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
+		if (txt)
+			fprintf(f, "%s%s", i ? ",\n    " : "\n    ", txt);
+		else
+			ret = -ENOMEM;
+		json_object_put(o);
 	}
-	json_object_object_add(root, "rows", rows);
-	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), f);
-	fputc('\n', f);
-	json_object_put(root);
-	ret = ferror(f) ? -(errno ? errno : EIO) : 0;
-	return ret;
+	if (ret)
+		return ret;
+	fputs(s->n ? "\n  ]\n}\n" : "]\n}\n", f);
+	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }

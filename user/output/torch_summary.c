@@ -13,24 +13,17 @@
 
 #include "util/checked_math.h"
 #include "probes/torch_ops.h"
-#include "pipeline/torch_pairing.h"
+#include "pipeline/op_tree.h"
 #include "pipeline/torch_shapes.h"
 #include "output/torch_summary.h"
 
 #define ATTRIBUTION_MAX_WORK 100000000ull /* calls x ops scanned, at most */
 
 struct tree {
-	long *parent;           /* index of the parent torch call, -1 */
-	unsigned int *kids;     /* torch children */
-	bool *merged;
+	struct op_tree ops;     /* parents, children, merges */
 	uint64_t *child_ns, *dev_self, *dev_total;
 	uint32_t *stack;        /* the call's Python stack, else its caller's */
 	long *call_op;          /* innermost torch call around each CUDA call */
-};
-
-struct last_at {
-	uint32_t tid;
-	long at[TORCH_STACK_MAX];
 };
 
 static uint64_t op_end(const struct segment *seg, const struct torch_call *o)
@@ -38,52 +31,6 @@ static uint64_t op_end(const struct segment *seg, const struct torch_call *o)
 	if (o->end_ns)
 		return o->end_ns;
 	return seg->end_ns > o->start_ns ? seg->end_ns : o->start_ns;
-}
-
-/* Parents from entry order and depth, per thread. */
-static int link_parents(const struct segment *seg, struct tree *t)
-{
-	struct last_at *th = NULL;
-	size_t nth = 0, i, j;
-	const struct torch_call *o;
-
-	for (i = 0; i < seg->nops; i++) {
-		o = &seg->ops[i];
-		for (j = 0; j < nth && th[j].tid != o->tid; j++)
-			;
-		if (j == nth) {
-			struct last_at *n = realloc(th, (nth + 1) * sizeof(*th));
-
-			if (!n) {
-				free(th);
-				return -ENOMEM;
-			}
-			th = n;
-			th[nth].tid = o->tid;
-			/* nothing of this thread seen yet at any depth: an op
-			 * whose caller began before the segment has no parent */
-			for (size_t k = 0; k < TORCH_STACK_MAX; k++)
-				th[nth].at[k] = -1;
-			nth++;
-		}
-		if (o->depth >= TORCH_STACK_MAX) { /* pairing keeps none this deep */
-			t->parent[i] = -1;
-			continue;
-		}
-		t->parent[i] = o->depth ? th[j].at[o->depth - 1] : -1;
-		th[j].at[o->depth] = (long)i;
-		if (t->parent[i] >= 0)
-			t->kids[t->parent[i]]++;
-	}
-	free(th);
-	return 0;
-}
-
-static long resolve(const struct tree *t, long i)
-{
-	while (i >= 0 && t->merged[i])
-		i = t->parent[i];
-	return i;
 }
 
 /* The innermost torch call on the call's thread that holds it. */
@@ -116,7 +63,7 @@ static void attribute_calls(const struct segment *seg, struct tree *t, uint64_t 
 		t->call_op[i] = -1;
 		if (seg->calls[i].depth)
 			continue; /* a driver call inside a runtime call: in its parent */
-		o = resolve(t, enclosing(seg, &seg->calls[i]));
+		o = op_tree_resolve(&t->ops, enclosing(seg, &seg->calls[i]));
 		t->call_op[i] = o;
 		if (o >= 0)
 			t->child_ns[o] = sat_add_u64(t->child_ns[o],
@@ -132,7 +79,7 @@ static void attribute_calls(const struct segment *seg, struct tree *t, uint64_t 
 		if (o < 0)
 			continue;
 		t->dev_self[o] = sat_add_u64(t->dev_self[o], dur);
-		for (; o >= 0; o = resolve(t, t->parent[o]))
+		for (; o >= 0; o = op_tree_resolve(&t->ops, t->ops.parent[o]))
 			t->dev_total[o] = sat_add_u64(t->dev_total[o], dur);
 	}
 }
@@ -140,31 +87,25 @@ static void attribute_calls(const struct segment *seg, struct tree *t, uint64_t 
 static int build_tree(const struct segment *seg, struct tree *t, uint64_t *skipped)
 {
 	size_t n = seg->nops ? seg->nops : 1, i;
+	const long *parent;
 	long p;
 
-	t->parent = calloc(n, sizeof(*t->parent));
-	t->kids = calloc(n, sizeof(*t->kids));
-	t->merged = calloc(n, sizeof(*t->merged));
+	if (op_tree_build(seg, &t->ops))
+		return -ENOMEM;
+	parent = t->ops.parent;
 	t->child_ns = calloc(n, sizeof(*t->child_ns));
 	t->dev_self = calloc(n, sizeof(*t->dev_self));
 	t->dev_total = calloc(n, sizeof(*t->dev_total));
 	t->stack = calloc(n, sizeof(*t->stack));
 	t->call_op = calloc(seg->ncalls ? seg->ncalls : 1, sizeof(*t->call_op));
-	if (!t->parent || !t->kids || !t->merged || !t->child_ns || !t->dev_self || !t->dev_total ||
-	    !t->stack || !t->call_op || link_parents(seg, t))
+	if (!t->child_ns || !t->dev_self || !t->dev_total || !t->stack || !t->call_op)
 		return -ENOMEM;
 	/* Entry order: a parent's stack is known before its children's. */
 	for (i = 0; i < seg->nops; i++)
 		t->stack[i] = seg->ops[i].stack ? seg->ops[i].stack :
-			      t->parent[i] >= 0 ? t->stack[t->parent[i]] : 0;
-	/* Entry order: a parent's merge is decided before its children's. */
+			      parent[i] >= 0 ? t->stack[parent[i]] : 0;
 	for (i = 0; i < seg->nops; i++) {
-		p = t->parent[i];
-		t->merged[i] = p >= 0 && t->kids[p] == 1 && seg->ops[p].name == seg->ops[i].name &&
-			       seg->ops[p].kind == seg->ops[i].kind;
-	}
-	for (i = 0; i < seg->nops; i++) {
-		if (t->merged[i] || (p = resolve(t, t->parent[i])) < 0)
+		if (t->ops.merged[i] || (p = op_tree_resolve(&t->ops, parent[i])) < 0)
 			continue;
 		t->child_ns[p] = sat_add_u64(t->child_ns[p],
 					     span_u64(seg->ops[i].start_ns, op_end(seg, &seg->ops[i])));
@@ -175,9 +116,7 @@ static int build_tree(const struct segment *seg, struct tree *t, uint64_t *skipp
 
 static void free_tree(struct tree *t)
 {
-	free(t->parent);
-	free(t->kids);
-	free(t->merged);
+	op_tree_free(&t->ops);
 	free(t->child_ns);
 	free(t->dev_self);
 	free(t->dev_total);
@@ -222,7 +161,7 @@ int torch_summary_rows(const struct segment *seg, struct name_table *names, torc
 	*skipped = 0;
 	err = build_tree(seg, &t, skipped);
 	for (i = 0; !err && i < seg->nops; i++) {
-		if (t.merged[i])
+		if (t.ops.merged[i])
 			continue;
 		dur = span_u64(seg->ops[i].start_ns, op_end(seg, &seg->ops[i]));
 		name_table_get(names, seg->ops[i].name, name, sizeof(name));

@@ -5,6 +5,7 @@
 #include "pipeline/api_pairing.h"
 #include "pipeline/gpu_join.h"
 #include "pipeline/over_limits.h"
+#include "pipeline/pystack.h"
 #include "pipeline/segment.h"
 #include "target/demangle.h"
 #include "target/elf_file.h"
@@ -29,6 +30,7 @@ static const struct counter_row process_rows[] = {
 	PROCESS_ROW("kernel_names", kernel_names),
 	PROCESS_ROW("region_thread_events", region_threads),
 	PROCESS_ROW("cuda_thread_events", cuda_threads),
+	PROCESS_ROW("python_stacks", python_stacks),
 };
 
 static const struct counter_row session_rows[] = {
@@ -36,7 +38,7 @@ static const struct counter_row session_rows[] = {
 	SESSION_ROW(symbol_tables_capped),
 	SESSION_ROW(maps_capped),
 	SESSION_ROW(names_demangle_capped),
-	SESSION_ROW(kernel_names_capped),
+	SESSION_ROW(names_capped),
 	SESSION_ROW(addresses_not_cached),
 };
 
@@ -58,8 +60,11 @@ static const struct {
 	{ "symbol_name_bytes", SYM_TABLE_NAME_MAX },
 	{ "demangle_input_bytes", DEMANGLE_IN_MAX },
 	{ "demangle_output_bytes", DEMANGLE_OUT_MAX },
-	{ "kernel_names_per_session", NAME_TABLE_MAX_NAMES },
+	{ "names_per_session", NAME_TABLE_MAX_NAMES },
+	{ "name_bytes_per_session", NAME_TABLE_MAX_BYTES },
 	{ "addresses_per_cache", ADDR_CACHE_MAX_ENTRIES },
+	{ "python_stacks_per_session", PYSTACK_MAX_STACKS },
+	{ "python_code_objects_per_process", PYSTACK_MAX_CODES },
 };
 
 #define NROWS(a) (sizeof(a) / sizeof((a)[0]))
@@ -103,6 +108,7 @@ bool over_limits_of(const struct session_target *t, struct over_limits *o)
 	o->kernel_names = t->gpu.names_dropped;
 	o->region_threads = t->tracker.thread_events_dropped;
 	o->cuda_threads = t->pairing.threads_dropped;
+	o->python_stacks = t->pystk ? t->pystk->n.refused : t->pystk_refused;
 	return any_set(o, process_rows, NROWS(process_rows));
 }
 
@@ -119,7 +125,7 @@ bool bounds_collect(const struct session *s, struct bounds *b)
 	b->maps_capped = st.maps_capped;
 	/* Process-wide: the GPU joins demangle CUPTI's names too. */
 	b->names_demangle_capped = demangle_capped_total();
-	b->kernel_names_capped = s->knames.capped;
+	b->names_capped = s->knames.capped;
 	for (i = 0; i < s->ntargets; i++)
 		b->addresses_not_cached += s->targets[i].kernels.refused +
 					   s->targets[i].gpu.names.refused +
@@ -135,11 +141,13 @@ void over_limits_print(FILE *f, const struct session_target *t)
 		return;
 	fprintf(f, "    over limits (counted, not recorded): %llu region slices, %llu CUDA calls, "
 		"%llu GPU records (per segment: %u, %u, %u); %llu kernel names (per process: %u); "
-		"%llu events of threads past %u\n",
+		"%llu events of threads past %u; %llu Python stacks and code objects (%u, %u, "
+		"or --max-memory's share for tables)\n",
 		(unsigned long long)o.slices, (unsigned long long)o.calls,
 		(unsigned long long)o.gpu, SEG_MAX_SLICES, SEG_MAX_CALLS, SEG_MAX_GPU,
 		(unsigned long long)o.kernel_names, GPU_JOIN_MAX_NAMES,
-		(unsigned long long)(o.region_threads + o.cuda_threads), SEG_MAX_THREADS);
+		(unsigned long long)(o.region_threads + o.cuda_threads), SEG_MAX_THREADS,
+		(unsigned long long)o.python_stacks, PYSTACK_MAX_STACKS, PYSTACK_MAX_CODES);
 }
 
 void over_limits_session_print(FILE *f, const struct session *s)
@@ -149,11 +157,12 @@ void over_limits_session_print(FILE *f, const struct session *s)
 	if (!bounds_collect(s, &b))
 		return;
 	fprintf(f, "  over limits (session): %llu symbol files evicted, %llu symbol tables capped, "
-		"%llu maps reads cut, %llu names cut by the demangler, %llu kernel names over the "
-		"limit, %llu addresses not cached\n", (unsigned long long)b.symbol_files_evicted,
+		"%llu maps reads cut, %llu names cut by the demangler, %llu names (kernels, scopes, "
+		"shapes, Python) not kept (%u names or --max-memory's share for tables), %llu "
+		"addresses not cached\n", (unsigned long long)b.symbol_files_evicted,
 		(unsigned long long)b.symbol_tables_capped, (unsigned long long)b.maps_capped,
 		(unsigned long long)b.names_demangle_capped,
-		(unsigned long long)b.kernel_names_capped,
+		(unsigned long long)b.names_capped, NAME_TABLE_MAX_NAMES,
 		(unsigned long long)b.addresses_not_cached);
 }
 

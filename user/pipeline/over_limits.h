@@ -25,6 +25,8 @@ struct over_limits {
 	uint64_t kernel_names;    /* agent kernel names past the process's bound */
 	uint64_t region_threads;  /* region events of threads past the bound */
 	uint64_t cuda_threads;    /* call events of threads past the bound */
+	uint64_t python_stacks;   /* --with-stack: stacks and code objects not kept
+				   * (their bounds or --max-memory's share for tables) */
 };
 
 struct bounds {
@@ -32,7 +34,8 @@ struct bounds {
 	uint64_t symbol_tables_capped;   /* files with symbols skipped or cut */
 	uint64_t maps_capped;            /* /proc/PID/maps reads cut */
 	uint64_t names_demangle_capped;  /* names too long to demangle, or cut */
-	uint64_t kernel_names_capped;    /* names past the name table's bounds */
+	uint64_t names_capped;           /* names past the name table's bounds or its
+					  * share of --max-memory */
 	uint64_t addresses_not_cached;   /* address caches full */
 };
 

@@ -21,6 +21,7 @@ void pystack_table_free(struct pystack_table *t)
 	for (i = 0; i < t->n; i++)
 		free(t->e[i]);
 	free(t->e);
+	mem_charge_give(t->charge, t->charged);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
 }
@@ -70,11 +71,50 @@ void pystack_target_free(struct pystack_target *pt)
 		free(pt->seen[i].frames);
 	free(pt->seen);
 	fwd_link_free(&pt->fwd);
+	mem_charge_give(pt->charge, pt->charged);
 	memset(pt, 0, sizeof(*pt));
 }
 
+/* Charge @bytes to the table's share, for the table (@own: the entries,
+ * which live as long as it) or for the target: false when refused
+ * (counted). */
+static bool charge(struct pystack_table *tab, struct pystack_target *pt, uint64_t bytes,
+		   bool own)
+{
+	if (mem_charge_take(tab->charge, bytes)) {
+		pt->n.refused++;
+		return false;
+	}
+	if (!tab->charge)
+		return true;
+	if (own) {
+		tab->charged += bytes;
+	} else {
+		pt->charge = tab->charge;
+		pt->charged += bytes;
+	}
+	return true;
+}
+
+/* Give back what charge(@own) took for an entry not kept after all. */
+static void uncharge_own(struct pystack_table *tab, uint64_t bytes)
+{
+	if (!tab->charge)
+		return;
+	mem_charge_give(tab->charge, bytes);
+	tab->charged -= bytes;
+}
+
+/* What a code object kept costs: its strings, line table and entries. */
+static uint64_t code_cost(const struct py_code *c)
+{
+	return sizeof(struct pystack_code) + 32 /* its cache entry */ + c->ntable +
+	       (c->file ? strlen(c->file) + 1 : 0) + (c->name ? strlen(c->name) + 1 : 0);
+}
+
 /* The code object at @addr, read once; NULL when it cannot be kept. */
-static const struct pystack_code *code_of(struct pystack_target *pt, uint64_t addr)
+static const struct pystack_code *code_of(struct pystack_table *tab, struct pystack_target *pt,
+					  uint64_t addr)
 {
 	uint64_t ix = addr_cache_get(&pt->code_ix, addr);
 	struct pystack_code *pc;
@@ -88,6 +128,10 @@ static const struct pystack_code *code_of(struct pystack_target *pt, uint64_t ad
 	}
 	pc = &pt->codes[pt->ncodes];
 	pc->err = (int)py_code_read(&pt->rt, addr, &pc->c);
+	if (!charge(tab, pt, code_cost(&pc->c), false)) {
+		py_code_free(&pc->c);
+		return NULL;
+	}
 	if (pc->err == PY_CODE_NOT_CODE || pc->err == PY_CODE_BAD_STRING)
 		pt->n.bad_code++;
 	else if (pc->err == PY_CODE_HUGE_TABLE)
@@ -118,7 +162,7 @@ static uint64_t raw_hash(const struct fvbpf_pystack_event *ev, uint32_t n)
 static void frame_of(struct pystack_table *tab, struct pystack_target *pt,
 		     const struct fvbpf_py_frame *raw, struct pystack_frame *f)
 {
-	const struct pystack_code *pc = code_of(pt, raw->code);
+	const struct pystack_code *pc = code_of(tab, pt, raw->code);
 	char buf[48];
 
 	if (!pc || (pc->err != PY_CODE_OK && pc->err != PY_CODE_HUGE_TABLE)) {
@@ -140,7 +184,7 @@ static void frame_of(struct pystack_table *tab, struct pystack_target *pt,
 static uint32_t intern(struct pystack_table *tab, struct pystack_target *pt,
 		       const struct fvbpf_pystack_event *ev, uint32_t n)
 {
-	uint64_t h = raw_hash(ev, n), ix = addr_cache_get(&pt->raw, h), id;
+	uint64_t h = raw_hash(ev, n), ix = addr_cache_get(&pt->raw, h), id, cost;
 	struct pystack_entry *e;
 	struct pystack_seen *sn;
 	uint32_t i;
@@ -152,9 +196,14 @@ static uint32_t intern(struct pystack_table *tab, struct pystack_target *pt,
 			return sn->id;
 		/* another stack with its hash: a new entry, not cached */
 	}
-	e = malloc(sizeof(*e) + n * sizeof(e->f[0]));
-	if (!e)
+	cost = sizeof(*e) + n * sizeof(e->f[0]);
+	if (!charge(tab, pt, cost, true))
 		return 0;
+	e = malloc(cost);
+	if (!e) {
+		uncharge_own(tab, cost);
+		return 0;
+	}
 	e->n = 0;
 	e->flags = ev->flags;
 	for (i = 0; i < n; i++)
@@ -163,6 +212,7 @@ static uint32_t intern(struct pystack_table *tab, struct pystack_target *pt,
 	id = table_add(tab, e);
 	if (!id) {
 		free(e);
+		uncharge_own(tab, cost);
 		pt->n.refused++;
 		return 0;
 	}
@@ -170,6 +220,9 @@ static uint32_t intern(struct pystack_table *tab, struct pystack_target *pt,
 	if (addr_cache_get(&pt->raw, h) ||
 	    grow_one(&pt->seen, pt->nseen, &pt->capseen, sizeof(*pt->seen), 64))
 		return (uint32_t)id; /* not cached: the next same stack is a new entry */
+	/* its raw frames kept to compare the next one with */
+	if (!charge(tab, pt, sizeof(*sn) + 32 + n * sizeof(ev->frames[0]), false))
+		return (uint32_t)id;
 	sn = &pt->seen[pt->nseen];
 	sn->frames = malloc(n * sizeof(ev->frames[0]) + 1);
 	if (!sn->frames || addr_cache_put(&pt->raw, h, pt->nseen + 1)) {

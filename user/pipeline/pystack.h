@@ -20,6 +20,7 @@
 #include "target/py_code.h"
 #include "target/py_runtime.h"
 #include "util/name_table.h"
+#include "util/row_table.h"
 
 #define PYSTACK_MAX_STACKS (1u << 20)
 #define PYSTACK_MAX_CODES (1u << 18)
@@ -45,6 +46,10 @@ struct pystack_table {
 	bool apis_set;              /* BPF knows which CUDA calls get stacks */
 	unsigned int group_n;       /* --group-by-stack: frames a pylines_*.txt row groups by */
 	unsigned int summary_n;     /* --group-by-stack given: frames a summary row groups by, 0 not */
+	/* --max-memory's share for tables: each stack and code object kept is
+	 * charged (consumer only); refused ones are counted as refused */
+	const struct mem_charge *charge;
+	uint64_t charged;
 };
 
 /* Counted per target, reported in the manifest and the exit report. */
@@ -52,7 +57,7 @@ struct pystack_counts {
 	uint64_t records, matched, stacks, frames_unknown, bad_code, huge_tables, unreadable;
 	uint64_t same;              /* operators inside the last walked one: its stack */
 	uint64_t same_lost;         /* ... whose walked stack fvbpf did not have */
-	uint64_t refused;           /* past PYSTACK_MAX_STACKS / _CODES */
+	uint64_t refused;           /* past PYSTACK_MAX_STACKS / _CODES or --max-memory */
 };
 
 struct pystack_code {
@@ -77,6 +82,10 @@ struct pystack_target {
 	struct { uint32_t tid, id; uint64_t ts; uint32_t op_tid, op_id; } pend[PYSTACK_PENDING];
 	struct pystack_counts n;
 	struct fwd_link fwd;        /* backward nodes to their forward op's stack */
+	/* its code objects and raw stacks, charged to the table's hook,
+	 * given back when the target is freed */
+	const struct mem_charge *charge;
+	uint64_t charged;
 };
 
 void pystack_table_init(struct pystack_table *t, struct name_table *names);

@@ -78,7 +78,10 @@ static int put_plans(struct torch_probes *tp, struct torch_table *tt, const stru
 			return -errno;
 		tt->ids[id].sig = name_table_intern(tt->names, sig[0] && sig[0] != TORCH_SIG_UNDEF ? sig :
 						    "-");
-		tp->nplans++;
+		if (tf->syms[i].kind == TORCH_NODE)
+			tp->plans_nodes++;
+		else
+			tp->plans_ops++;
 	}
 	return 0;
 }
@@ -107,8 +110,10 @@ static int install(struct torch_probes *tp, struct torch_table *tt, const struct
 			 strerror(-err));
 	else
 		log_info("pid %d: shapes of %u of %zu torch operators (%u without a schema, %u with "
-			 "types not understood; %zu schemas, TensorImpl sizes at +%u, build %s, %s %.1f s)",
-			 tp->pid, tp->nplans, tf->nops, tp->noplan_schema, tp->noplan_types,
+			 "types not understood) and %u of %zu autograd nodes (%zu schemas, TensorImpl "
+			 "sizes at +%u, build %s, %s %.1f s)",
+			 tp->pid, tp->plans_ops, tf->nops, tp->noplan_schema, tp->noplan_types,
+			 tp->plans_nodes, tf->nnodes,
 			 torch_schemas_count(ts), lay.sizes_at, r->build_id[0] ? r->build_id : "without id",
 			 r->cached ? "cached" : "measured in", r->run_s);
 out:
@@ -195,7 +200,7 @@ static void delete_plans(struct torch_probes *tp)
 {
 	uint32_t i, id;
 
-	if (tp->plans_fd < 0 || !tp->nplans)
+	if (tp->plans_fd < 0 || !(tp->plans_ops + tp->plans_nodes))
 		return;
 	for (i = 0; i < tp->plan_n; i++) {
 		id = tp->plan_base + i;
@@ -208,7 +213,7 @@ void torch_plans_remove(struct torch_probes *tp)
 {
 	torch_plans_stop(tp, "tracing of the process ended before its torch build was measured "
 			 "(the measurement was killed)");
-	delete_plans(tp); /* nplans stays: the manifest reports it */
+	delete_plans(tp); /* the counts stay: the manifest reports them */
 }
 
 bool torch_plans_check(struct torch_probes *tp, unsigned int fit, unsigned int misfit)
@@ -231,7 +236,7 @@ bool torch_plans_check(struct torch_probes *tp, unsigned int fit, unsigned int m
 	log_warn("pid %d: no operator shapes: %s", tp->pid, tp->shapes_why);
 	torch_layout_cache_drop(tp->lay_cache);
 	delete_plans(tp);
-	tp->nplans = 0;
+	tp->plans_ops = tp->plans_nodes = 0;
 	return true;
 }
 

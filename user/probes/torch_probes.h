@@ -65,7 +65,8 @@ struct torch_probes {
 	uint64_t discover_ns, attach_ns;
 	bool warned;
 	/* --record-shapes: plans in BPF for ids plan_base.. (deleted at detach) */
-	uint32_t plan_base, plan_n, nplans;
+	uint32_t plan_base, plan_n;
+	uint32_t plans_ops, plans_nodes;       /* operators, autograd nodes with a plan */
 	uint32_t noplan_schema, noplan_types;  /* ops without: no schema, types not understood */
 	int plans_fd;
 	char shapes_why[160];   /* why this process has no shapes ("" it has) */

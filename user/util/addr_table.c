@@ -81,6 +81,16 @@ int addr_table_put(struct addr_table *t, uint64_t addr, uint64_t size, uint64_t 
 	return 0;
 }
 
+int addr_table_get(const struct addr_table *t, uint64_t addr, struct addr_entry *out)
+{
+	long at = addr ? find(t, addr) : -1;
+
+	if (at < 0)
+		return 0;
+	*out = t->e[at];
+	return 1;
+}
+
 int addr_table_take(struct addr_table *t, uint64_t addr, struct addr_entry *out)
 {
 	long at = addr ? find(t, addr) : -1;

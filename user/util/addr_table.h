@@ -27,6 +27,8 @@ struct addr_table {
 /* Put @addr (replacing an entry for it): 0, -EINVAL for address 0,
  * -ENOSPC when the table holds its max, -ENOMEM. */
 int addr_table_put(struct addr_table *t, uint64_t addr, uint64_t size, uint64_t tag);
+/* Copy @addr's entry into *@out: 1, or 0 when it is not there. */
+int addr_table_get(const struct addr_table *t, uint64_t addr, struct addr_entry *out);
 /* Take @addr's entry out into *@out: 1, or 0 when it is not there. */
 int addr_table_take(struct addr_table *t, uint64_t addr, struct addr_entry *out);
 /* Call @fn for every entry (in no order). */

@@ -35,7 +35,7 @@ static inline int plain(unsigned char c)
 void json_escape_to(json_put_fn put_fn, void *ctx, const char *str)
 {
 	const unsigned char *p = (const unsigned char *)(str ? str : ""), *run;
-	char buf[8];
+	char buf[16];
 	uint32_t cp;
 	size_t n;
 
@@ -62,8 +62,14 @@ void json_escape_to(json_put_fn put_fn, void *ctx, const char *str)
 			p++;
 			continue;
 		}
-		/* Controls, DEL and C1 escaped: a viewer's terminal obeys some. */
-		if (text_is_control(cp)) {
+		/* Controls, DEL and C1 escaped: a viewer's terminal obeys some;
+		 * and the invisible characters, so that the file itself holds
+		 * none (the value decoded is still the target's text). */
+		if (cp > 0xffff && text_is_invisible(cp)) {
+			snprintf(buf, sizeof(buf), "\\u%04x\\u%04x", 0xd800u + ((cp - 0x10000) >> 10),
+				 0xdc00u + ((cp - 0x10000) & 0x3ff));
+			put_fn(ctx, buf, 12);
+		} else if (text_needs_escape(cp)) {
 			snprintf(buf, sizeof(buf), "\\u%04x", (unsigned int)cp);
 			put_fn(ctx, buf, 6);
 		} else {

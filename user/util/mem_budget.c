@@ -81,9 +81,38 @@ uint64_t mem_rss_peak(void)
 	return (uint64_t)ru.ru_maxrss * 1024; /* Linux: kilobytes */
 }
 
+static void note_max(_Atomic uint64_t *peak, uint64_t now)
+{
+	uint64_t p = atomic_load(peak);
+
+	while (now > p && !atomic_compare_exchange_weak(peak, &p, now))
+		;
+}
+
+/* The tables' hook: refused past their share (none when not limited). */
+static int tables_take(void *ctx, uint64_t bytes)
+{
+	struct mem_budget *m = ctx;
+	uint64_t held = atomic_load(&m->tables_held);
+
+	do {
+		if (m->tables && (bytes > m->tables || held > m->tables - bytes))
+			return -ENOSPC;
+	} while (!atomic_compare_exchange_weak(&m->tables_held, &held, held + bytes));
+	note_max(&m->tables_peak, held + bytes);
+	return 0;
+}
+
+static void tables_give(void *ctx, uint64_t bytes)
+{
+	struct mem_budget *m = ctx;
+
+	atomic_fetch_sub(&m->tables_held, bytes);
+}
+
 int mem_budget_setup(struct mem_budget *m, uint64_t max_memory, uint64_t ringbuf_bytes)
 {
-	uint64_t used;
+	uint64_t used, room;
 
 	m->max_memory = max_memory;
 	m->rss_setup = mem_rss_now();
@@ -91,16 +120,22 @@ int mem_budget_setup(struct mem_budget *m, uint64_t max_memory, uint64_t ringbuf
 	 * both count in RSS once touched. */
 	m->slack = MEM_SLACK + 2 * ringbuf_bytes;
 	used = m->rss_setup + m->slack;
-	m->budget = max_memory > used ? max_memory - used : 0;
+	room = max_memory > used ? max_memory - used : 0;
+	m->tables = room / MEM_TABLES_PART;
+	m->budget = room - m->tables;
+	m->tables_charge = (struct mem_charge){ tables_take, tables_give, m };
 	return m->budget >= MEM_MIN_BUDGET ? 0 : -ENOSPC;
+}
+
+uint64_t mem_budget_least(const struct mem_budget *m)
+{
+	return m->rss_setup + m->slack +
+	       (MEM_MIN_BUDGET * MEM_TABLES_PART + MEM_TABLES_PART - 2) / (MEM_TABLES_PART - 1);
 }
 
 static void note_peak(struct mem_budget *m, uint64_t now)
 {
-	uint64_t p = atomic_load(&m->peak);
-
-	while (now > p && !atomic_compare_exchange_weak(&m->peak, &p, now))
-		;
+	note_max(&m->peak, now);
 }
 
 void mem_charge(struct mem_budget *m, uint64_t bytes)

@@ -5,6 +5,12 @@
  * charged to one counter; the consumer charges as arrays grow, whichever
  * thread frees a segment releases it.  The budget is split in thirds: one
  * open segment, the closed ones queued in memory, the one being written.
+ *
+ * Tables that grow with what the target chooses (the session's name table:
+ * kernel, scope, function and file names, shapes strings; the Python stack
+ * table) get a share of their own, taken from the same room before the
+ * segments' budget: past it they keep nothing new (each owner counts what
+ * it refused).
  */
 #ifndef FVBPF_MEM_BUDGET_H
 #define FVBPF_MEM_BUDGET_H
@@ -13,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util/row_table.h"
 
 /*
  * The default --max-memory.  The ASan/UBSan test build keeps freed memory in
@@ -27,6 +35,7 @@
 #endif
 #define MEM_MAX_MEMORY (1ULL << 40)     /* 1 TiB: far past any machine's need */
 #define MEM_MIN_BUDGET (8ULL << 20)     /* below this segments would be cut at once */
+#define MEM_TABLES_PART 4               /* the tables' share: a quarter of the room */
 /* What fvbpf allocates besides segment arrays once attached: the writer's
  * formatting state and stdio buffers, summaries, name tables, thread
  * stacks, allocator slack.  The ring buffer's pages are added on top. */
@@ -37,6 +46,9 @@ struct mem_budget {
 	uint64_t rss_setup;         /* fvbpf's RSS once attached */
 	uint64_t slack;             /* MEM_SLACK plus the ring buffer */
 	uint64_t budget;            /* for segment arrays; 0: not limited (tests) */
+	uint64_t tables;            /* for names and stacks; 0: not limited */
+	_Atomic uint64_t tables_held, tables_peak;
+	struct mem_charge tables_charge;  /* the hook the tables charge through */
 	_Atomic uint64_t held;      /* bytes of segment arrays now */
 	_Atomic uint64_t peak;      /* the most held at once */
 	_Atomic uint64_t segments_spilled, bytes_spilled;
@@ -57,8 +69,12 @@ uint64_t mem_rss_now(void);
 /* The most resident at once over the run (getrusage), in bytes. */
 uint64_t mem_rss_peak(void);
 /* Set the budget from --max-memory, the RSS now and the ring buffer's
- * size: 0, or -ENOSPC when less than MEM_MIN_BUDGET remains. */
+ * size: what remains after setup and slack, a quarter of it to the
+ * tables, the rest to segments.  0, or -ENOSPC when segments would get
+ * less than MEM_MIN_BUDGET. */
 int mem_budget_setup(struct mem_budget *m, uint64_t max_memory, uint64_t ringbuf_bytes);
+/* The least --max-memory that leaves segments MEM_MIN_BUDGET, after setup. */
+uint64_t mem_budget_least(const struct mem_budget *m);
 
 /*
  * Room for an array of a segment to grow from @cap to @want elements of

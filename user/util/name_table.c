@@ -34,8 +34,16 @@ void name_table_free(struct name_table *t)
 		free(t->names[i]);
 	free(t->names);
 	free(t->slots);
+	mem_charge_give(t->charge, t->charged);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
+}
+
+void name_table_set_charge(struct name_table *t, const struct mem_charge *c)
+{
+	pthread_mutex_lock(&t->lock);
+	t->charge = c;
+	pthread_mutex_unlock(&t->lock);
 }
 
 static int grow_slots(struct name_table *t)
@@ -93,6 +101,25 @@ static bool over_bounds(const struct name_table *t, const char *name)
 	return t->n >= t->max_names || t->bytes + strlen(name) + 1 > t->max_bytes;
 }
 
+/* Take (@sign > 0) or give back what @name costs through the hook: 0, or
+ * -ENOSPC when the hook refuses. */
+static int charge_name(struct name_table *t, const char *name, int sign)
+{
+	uint64_t cost = strlen(name) + 1 + NAME_TABLE_NAME_COST;
+
+	if (!t->charge)
+		return 0;
+	if (sign < 0) {
+		mem_charge_give(t->charge, cost);
+		t->charged -= cost;
+		return 0;
+	}
+	if (mem_charge_take(t->charge, cost))
+		return -ENOSPC;
+	t->charged += cost;
+	return 0;
+}
+
 uint32_t name_table_intern(struct name_table *t, const char *name)
 {
 	uint32_t id = 0;
@@ -106,7 +133,7 @@ uint32_t name_table_intern(struct name_table *t, const char *name)
 		id = t->slots[j];
 		goto out;
 	}
-	if (over_bounds(t, name)) {
+	if (over_bounds(t, name) || charge_name(t, name, 1)) {
 		t->capped++;
 		/* The one name let past the bounds, so that they hold. */
 		if (!t->overflow_id)
@@ -116,6 +143,8 @@ uint32_t name_table_intern(struct name_table *t, const char *name)
 		goto out;
 	}
 	id = add_name(t, name, j);
+	if (!id)
+		charge_name(t, name, -1);
 out:
 	pthread_mutex_unlock(&t->lock);
 	return id;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
- * Interned names (kernel names), shared by the consumer, which adds them,
- * and the writer thread, which reads them: append-only, ids from 1.
+ * Interned names (kernel names, torch scope names, shapes strings, Python
+ * functions and files), shared by the consumer, which adds them, and the
+ * writer thread, which reads them: append-only, ids from 1.
  */
 #ifndef FVBPF_NAME_TABLE_H
 #define FVBPF_NAME_TABLE_H
@@ -10,11 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/row_table.h"
+
 /* A target can make up names without end (each launch of a new address is
- * a name): beyond either bound, new names share one id, counted. */
+ * a name, each record_function scope may have a fresh one): beyond either
+ * bound, or once the charge hook refuses (--max-memory's share for
+ * tables), new names share one id, counted. */
 #define NAME_TABLE_MAX_NAMES (1u << 16)
 #define NAME_TABLE_MAX_BYTES (32u << 20)
-#define NAME_TABLE_OVERFLOW "(more kernel names than fvbpf keeps)"
+#define NAME_TABLE_OVERFLOW "(more names than fvbpf keeps)"
+/* What a name costs besides its bytes: its pointer and hash slots (the
+ * arrays grow by doubling), malloc's header and rounding. */
+#define NAME_TABLE_NAME_COST 48u
 
 struct name_table {
 	pthread_mutex_t lock;
@@ -26,10 +34,15 @@ struct name_table {
 	size_t max_names, max_bytes;  /* the bounds (lower in tests) */
 	uint32_t overflow_id;  /* NAME_TABLE_OVERFLOW's, once a bound was hit */
 	uint64_t capped;       /* names given overflow_id */
+	const struct mem_charge *charge; /* NULL: nothing charged */
+	uint64_t charged;      /* bytes taken through @charge */
 };
 
 void name_table_init(struct name_table *t);
 void name_table_free(struct name_table *t);
+/* From now on each new name is charged to @c (its bytes and
+ * NAME_TABLE_NAME_COST); a name @c refuses gets the overflow id. */
+void name_table_set_charge(struct name_table *t, const struct mem_charge *c);
 /* The id of @name, added if new; overflow_id past the bounds; 0 when out
  * of memory. */
 uint32_t name_table_intern(struct name_table *t, const char *name);

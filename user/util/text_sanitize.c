@@ -39,6 +39,31 @@ bool text_is_control(uint32_t cp)
 	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
 }
 
+bool text_is_invisible(uint32_t cp)
+{
+	return cp == 0x061c || cp == 0x180e || cp == 0x200b || cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff ||
+	       (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
+bool text_needs_escape(uint32_t cp)
+{
+	return text_is_control(cp) || text_is_invisible(cp);
+}
+
+size_t text_escape_cp(uint32_t cp, char *buf)
+{
+	int n;
+
+	if (cp <= 0xff)
+		n = snprintf(buf, TEXT_ESCAPE_MAX, "\\x%02x", (unsigned int)cp);
+	else if (cp <= 0xffff)
+		n = snprintf(buf, TEXT_ESCAPE_MAX, "\\u%04x", (unsigned int)cp);
+	else
+		n = snprintf(buf, TEXT_ESCAPE_MAX, "\\U%08x", (unsigned int)cp);
+	return n > 0 ? (size_t)n : 0;
+}
+
 /* Append @n bytes if they all fit before the terminating NUL. */
 static bool append(char *dst, size_t dstsz, size_t *len, const char *s, size_t n)
 {
@@ -53,7 +78,7 @@ static size_t clean(char *dst, size_t dstsz, const char *src, bool terminal)
 {
 	const unsigned char *p = (const unsigned char *)(src ? src : "");
 	size_t len = 0, n;
-	char esc[8];
+	char esc[TEXT_ESCAPE_MAX];
 	uint32_t cp;
 	bool ok;
 
@@ -64,9 +89,8 @@ static size_t clean(char *dst, size_t dstsz, const char *src, bool terminal)
 		if (!n) {
 			ok = append(dst, dstsz, &len, TEXT_REPLACEMENT, 3);
 			n = 1;
-		} else if (terminal && text_is_control(cp)) {
-			snprintf(esc, sizeof(esc), "\\x%02x", (unsigned int)cp);
-			ok = append(dst, dstsz, &len, esc, 4);
+		} else if (terminal && text_needs_escape(cp)) {
+			ok = append(dst, dstsz, &len, esc, text_escape_cp(cp, esc));
 		} else {
 			ok = append(dst, dstsz, &len, (const char *)p, n);
 		}
@@ -104,9 +128,37 @@ bool text_is_plain(const char *s)
 
 	while (*p) {
 		n = text_utf8_len(p, &cp);
-		if (!n || (text_is_control(cp) && cp != '\t'))
+		if (!n || (text_is_control(cp) && cp != '\t') || text_is_invisible(cp))
 			return false;
 		p += n;
 	}
 	return true;
+}
+
+void text_xml_write(FILE *f, const char *s, size_t max)
+{
+	static const char *const ent[] = { ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;",
+					   ['"'] = "&quot;", ['\''] = "&#39;" };
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	char esc[TEXT_ESCAPE_MAX];
+	size_t at = 0, n;
+	uint32_t cp;
+
+	while (at < max && p[at]) {
+		n = text_utf8_len(p + at, &cp);
+		if (!n) {
+			fputs(TEXT_REPLACEMENT, f);
+			at++;
+			continue;
+		}
+		if (at + n > max)
+			break; /* never half a character */
+		if (text_needs_escape(cp))
+			fwrite(esc, 1, text_escape_cp(cp, esc), f);
+		else if (cp < sizeof(ent) / sizeof(ent[0]) && ent[cp])
+			fputs(ent[cp], f);
+		else
+			fwrite(p + at, 1, n, f);
+		at += n;
+	}
 }
