@@ -196,12 +196,13 @@ static void test_verdict(void)
 	CHECK(!torch_plans_check(&tp, 0, 100)); /* trusted stays */
 	memset(&tp, 0, sizeof(tp));
 	tp.plans_fd = -1;
-	tp.nplans = 5;
+	tp.plans_ops = 4;
+	tp.plans_nodes = 1;
 	tp.lay_state = LAYOUT_CHECKING;
 	CHECK(!torch_plans_check(&tp, 3, LAYOUT_REFUSE_MISFIT - 1));
 	CHECK(torch_plans_check(&tp, 0, 1));
 	CHECK(!strcmp(torch_plans_layout_word(&tp), "refused"));
-	CHECK_EQ(tp.nplans, 0);
+	CHECK_EQ(tp.plans_ops + tp.plans_nodes, 0);
 	CHECK(strstr(tp.shapes_why, "does not fit its tensors (4 of 7 read did not)") != NULL);
 	CHECK(!torch_plans_check(&tp, 0, 1)); /* once */
 }
