@@ -163,6 +163,19 @@ print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
 	grep -q "warning: -r torch:no_such_scope\* matched no torch scope (matching is case-sensitive, fnmatch globs); names seen: .*'user_attention'" "$FV_ERR"
 }
 
+# One naming rule for -p and --match: a process without a rank in its
+# environment traced alone is rank 0 by default (--match named it by PID).
+@test "torch: --match on one process without RANK names its files rank 0, as -p does" {
+	start_torch "$PY214" 6
+	start_fvbpf --match "torch_train\.py run $BATS_TEST_TMPDIR" -o "$OUT" -n 2
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	assert_file_exists "$OUT/trace_rank0_segment0000_step.json"
+	assert_file_exists "$OUT/trace_rank0_segment0001_step.json"
+	run compgen -G "$OUT/trace_pid*"
+	assert_failure
+}
+
 @test "torch: --no-torch-ops refuses a process with neither markers nor torch probes" {
 	plain_pass_only "errors.bats' refusal of a PID without markers, with one option"
 	start_torch "$PY213" 1

@@ -212,20 +212,59 @@ int follow_prepare(struct session *s, const struct attach_opts *o)
 /* Rank naming: a process without a rank from its environment is named by
  * its PID (a launcher beside rank 0); a later process with a rank already
  * seen in this attach gets the next restart index. */
+/* A process of the tree, traced or not, has a rank in its environment. */
+static bool tree_has_ranks(struct session *s)
+{
+	struct follow *f = s->follow;
+	struct rank_info ri;
+	size_t i;
+
+	for (i = 0; i < f->tree.n; i++) {
+		struct tree_proc *p = &f->tree.procs[i];
+
+		if (p->exited || p->replaced)
+			continue;
+		if (p->rank_env < 0)
+			p->rank_env = !proc_read_rank_info(p->pid, &ri) && ri.source != RANK_DEFAULT;
+		if (p->rank_env > 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The rule -p follows too: a process without a rank in its environment is
+ * rank 0 by default when it is the only one traced, and is named by its
+ * PID beside processes that have ranks (a launcher) or beside another
+ * without one.  A rank that joins a process named rank 0 by default takes
+ * that name from it (it has written nothing: it runs no steps).
+ */
 static void name_target(struct session *s, struct session_target *t)
 {
-	int i;
+	int i, others = 0;
 
 	t->proc.restart = 0;
+	for (i = 0; i < s->ntargets; i++)
+		others += &s->targets[i] != t && !s->targets[i].finished;
 	if (!t->proc.rank_from_env) {
-		t->proc.rank = PROC_NO_RANK;
-		t->proc.name_by_pid = true;
+		if (others || tree_has_ranks(s)) {
+			t->proc.rank = PROC_NO_RANK;
+			t->proc.name_by_pid = true;
+		}
 		return;
 	}
-	for (i = 0; i < s->ntargets; i++)
-		if (&s->targets[i] != t && s->targets[i].proc.rank_from_env &&
-		    s->targets[i].proc.rank == t->proc.rank)
+	for (i = 0; i < s->ntargets; i++) {
+		struct proc_target *o = &s->targets[i].proc;
+
+		if (&s->targets[i] == t)
+			continue;
+		if (o->rank_from_env && o->rank == t->proc.rank)
 			t->proc.restart++;
+		else if (!o->rank_from_env && !o->name_by_pid && !s->targets[i].segments) {
+			o->rank = PROC_NO_RANK;
+			o->name_by_pid = true;
+		}
+	}
 }
 
 static void note_latency(struct follow *f, const struct tree_proc *p)
