@@ -204,8 +204,25 @@ PY
 	start_workload "$WL_LOG" "$FLOOD" --wait-signal --seconds 1
 	run "$FVBPF" attach -p "$WL_PID" -r "$REGIONS" -o "$OUT" --max-memory 16M
 	assert_failure 1
-	assert_output --regexp "fvbpf: error: --max-memory 16 MiB leaves 0 MiB for segments: fvbpf holds [0-9]+ MiB \(RSS\) after setup plus [0-9]+ MiB for buffers, and segments need 8 MiB; give at least --max-memory [0-9]+M"
+	assert_output --regexp "fvbpf: error: --max-memory 16 MiB leaves 0 MiB for segments: fvbpf holds [0-9]+ MiB \(RSS\) already plus [0-9]+ MiB for buffers \(the 1 MiB ring buffer counts twice\), and segments need 8 MiB; give at least --max-memory [0-9]+M or a smaller --ringbuf-size"
+	# said before anything touched the target
+	refute_output --partial "attached to PID"
 	refute_output --partial "tracing"
+}
+
+# All four knobs on a job of several processes: the ring is sized for them
+# by default, and a ring that --max-memory cannot hold is refused before any
+# process is touched (it came after the injections).
+@test "memory: the default ring follows the knobs and the job; one --max-memory cannot hold is refused first" {
+	start_workload "$WL_LOG" "$FLOOD" --wait-signal --seconds 1
+	run "$FVBPF" attach -p "$WL_PID" -r "$REGIONS" -o "$OUT" --inject --ringbuf-size 256 --max-memory 300M
+	assert_failure 1
+	assert_output --partial "(the 256 MiB ring buffer counts twice)"
+	refute_output --partial "injected"
+	refute_output --partial "attached to PID"
+	run "$FVBPF" attach -p "$WL_PID" -r "$REGIONS" -o "$OUT" --with-stack --profile-memory -d 0.2 -v
+	assert_success
+	assert_output --partial "ring buffer 32 MiB"
 }
 
 # A job that names every record_function scope afresh

@@ -289,24 +289,52 @@ static bool env_on(const char *name)
 	return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes"));
 }
 
-static int session_memory_setup(struct session *s, const struct attach_opts *o)
+/* --max-memory against what fvbpf holds now (@when: "after setup", or
+ * "already" for the check before any target is touched). */
+static int memory_fits(struct mem_budget *m, const struct attach_opts *o, const char *when)
 {
 	uint64_t mib = 1ULL << 20;
 
-	if (!mem_budget_setup(&s->mem, o->max_memory, (uint64_t)o->ringbuf_mb * mib)) {
-		/* what the target names and the stacks it runs: within their share */
-		name_table_set_charge(&s->knames, &s->mem.tables_charge);
-		if (s->pystacks)
-			s->pystacks->charge = &s->mem.tables_charge;
+	if (!mem_budget_setup(m, o->max_memory, (uint64_t)o->ringbuf_mb * mib))
 		return 0;
-	}
 	log_error("--max-memory %llu MiB leaves %llu MiB for segments: fvbpf holds %llu MiB (RSS) "
-		  "after setup plus %llu MiB for buffers, and segments need %llu MiB; give at least "
-		  "--max-memory %lluM", (unsigned long long)(o->max_memory / mib),
-		  (unsigned long long)(s->mem.budget / mib), (unsigned long long)(s->mem.rss_setup / mib),
-		  (unsigned long long)(s->mem.slack / mib), (unsigned long long)(MEM_MIN_BUDGET / mib),
-		  (unsigned long long)(mem_budget_least(&s->mem) / mib + 1));
+		  "%s plus %llu MiB for buffers (the %u MiB ring buffer counts twice), and segments "
+		  "need %llu MiB; give at least --max-memory %lluM or a smaller --ringbuf-size",
+		  (unsigned long long)(o->max_memory / mib), (unsigned long long)(m->budget / mib),
+		  (unsigned long long)(m->rss_setup / mib), when,
+		  (unsigned long long)(m->slack / mib), o->ringbuf_mb,
+		  (unsigned long long)(MEM_MIN_BUDGET / mib),
+		  (unsigned long long)(mem_budget_least(m) / mib + 1));
 	return -ENOSPC;
+}
+
+static int session_memory_setup(struct session *s, const struct attach_opts *o)
+{
+	if (memory_fits(&s->mem, o, "after setup"))
+		return -ENOSPC;
+	/* what the target names and the stacks it runs: within their share */
+	name_table_set_charge(&s->knames, &s->mem.tables_charge);
+	if (s->pystacks)
+		s->pystacks->charge = &s->mem.tables_charge;
+	return 0;
+}
+
+/*
+ * The ring buffer when --ringbuf-size is not given: 8 MiB, 32 MiB for the
+ * knobs that put shapes, stacks and allocations into it, twice that for a
+ * job of several processes (one ring for all), halved while --max-memory
+ * would not hold it (it counts twice) beside what fvbpf holds already.
+ */
+static unsigned int ringbuf_auto(const struct attach_opts *o)
+{
+	uint64_t mib = 1ULL << 20, now = mem_rss_now();
+	unsigned int mb = o->record_shapes || o->with_stack || o->profile_memory ? 32 : 8;
+
+	if (o->children || o->match || o->npids > 2)
+		mb *= 2;
+	while (mb > 1 && now + MEM_SLACK + 2 * (uint64_t)mb * mib + 2 * MEM_MIN_BUDGET > o->max_memory)
+		mb /= 2;
+	return mb;
 }
 
 /* A directory with an earlier attach's files: refused before anything
@@ -358,8 +386,11 @@ static int session_inject_setup(struct session *s, const struct attach_opts *o)
 	return 0;
 }
 
-int attach_run(const struct attach_opts *o)
+int attach_run(const struct attach_opts *given)
 {
+	struct attach_opts opts = *given;
+	const struct attach_opts *o = &opts;
+	struct mem_budget early;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session s = { .epfd = -1 };
 	uint64_t arming_began = 0;
@@ -390,7 +421,12 @@ int attach_run(const struct attach_opts *o)
 		goto cleanup;
 	if (preflight_privileges() || preflight_btf())
 		goto cleanup;
-	if (outdir_check_earlier(o))
+	if (!opts.ringbuf_mb) {
+		opts.ringbuf_mb = ringbuf_auto(o);
+		log_debug("ring buffer %u MiB (for the knobs asked and the processes)", opts.ringbuf_mb);
+	}
+	/* what fvbpf holds now only grows: refused before any target is touched */
+	if (outdir_check_earlier(o) || memory_fits(&early, o, "already"))
 		goto cleanup;
 	if (o->inject && session_inject_setup(&s, o))
 		goto cleanup;

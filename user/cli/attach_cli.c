@@ -402,7 +402,6 @@ static const char attach_doc[] =
 int attach_command(int argc, char **argv)
 {
 	struct attach_opts o = { .outdir = ROW(AO_OUTPUT)->def_text,
-				 .ringbuf_mb = (unsigned int)ROW(AO_RINGBUF)->def,
 				 .gpu_wait_s = ROW(AO_GPU_WAIT)->def,
 				 .max_memory = (uint64_t)ROW(AO_MAX_MEMORY)->def };
 	const struct argp attach_argp = { .options = attach_argp_options(), .parser = parse_attach,

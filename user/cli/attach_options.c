@@ -82,8 +82,11 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 			     .accepted = "a regular file of at most 1 MiB, lines of at most 512 "
 					 "bytes, plain UTF-8 text (no control characters but tabs); "
 					 "at most 256 regions with the 18 built in" },
-	[AO_RINGBUF] = { "ringbuf-size", OPT_RINGBUF, "MB", AK_POW2, 1, 1024, .def = 8,
-			 .has_def = 1, .help = "Ring buffer size in MiB" },
+	[AO_RINGBUF] = { "ringbuf-size", OPT_RINGBUF, "MB", AK_POW2, 1, 1024,
+			 .def_text = "8, 32 with --record-shapes, --with-stack or --profile-memory, "
+				     "twice that for --children, --match or more than two -p "
+				     "processes, halved while --max-memory would not hold it",
+			 .help = "Ring buffer size in MiB (one for all the traced processes)" },
 	[AO_FORMAT] = { "format", OPT_FORMAT, "FORMAT", AK_TEXT, .def_text = "json",
 			.help = "Trace file format: json (Chrome JSON), json.gz (the same JSON "
 				"gzipped) or pftrace (Perfetto's protobuf trace, several times "
