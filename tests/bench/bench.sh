@@ -105,6 +105,10 @@
 #      allocation and free, and ms per training step, not attached / under
 #      torch.profiler without and with profile_memory / fvbpf inside a
 #      segment without and with --profile-memory.
+#  15. Arming a job's processes (tests/bench/arm_bench.sh, which says how):
+#      from `fvbpf attach` to tracing, for 8 fresh torch processes with
+#      --inject and for 1, 4 and 8 with the library, serial (as before
+#      issue 35, build/fvbpf-test's FVBPF_TEST_SERIAL_ARM) and now.
 #
 #  10. Trace size (tests/bench/formats_bench.sh): bytes per event for
 #      --format json, json.gz and pftrace on the marker workload and on
@@ -625,6 +629,8 @@ the_rest() {
 	"$ROOT/tests/bench/pyshim_bench.sh" "$BUILD" || die "the Python shim section failed (exit status $?, above)"
 	"$ROOT/tests/bench/pystack_bench.sh" "$BUILD" || die "the --with-stack section failed (exit status $?, above)"
 	"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (exit status $?, above)"
+	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/arm_bench.sh" "$BUILD" ||
+		die "the arming section failed (exit status $?, above)"
 	summary_table
 	exit 0
 }

@@ -29,6 +29,7 @@
 #include "pipeline/seg_close.h"
 #include "target/inject.h"
 #include "util/log.h"
+#include "util/serial_arm.h"
 #include "pipeline/torch_events.h"
 #include "output/cache_drop.h"
 #include "output/manifest.h"
@@ -467,7 +468,8 @@ int attach_run(const struct attach_opts *given)
 	 * answer together (target.c). */
 	for (i = 0; i < s.ntargets; i++) {
 		target_init(&s.targets[i], o->max_segments);
-		if (target_attach_begin(&s, &s.targets[i]))
+		if (target_attach_begin(&s, &s.targets[i]) ||
+		    (serial_arm() && target_attach_end(&s, &s.targets[i])))
 			goto cleanup;
 	}
 	for (i = 0; i < s.ntargets; i++)

@@ -15,6 +15,7 @@
 #include "util/grow.h"
 #include "util/json_writer.h"
 #include "util/log.h"
+#include "util/serial_arm.h"
 #include "target/proc_rank.h"
 #include "target/proc_scan.h"
 #include "target/proc_tree.h"
@@ -430,7 +431,7 @@ int follow_start(struct session *s)
 		}
 	}
 	f->last_scan_ns = mono_now();
-	f->batch = true;
+	f->batch = !serial_arm();
 	poll_candidates(s);
 	f->batch = false;
 	for (i = 0; i < f->npending; i++)

@@ -12,6 +12,7 @@
 #include "util/clock.h"
 #include "util/grow.h"
 #include "util/log.h"
+#include "util/serial_arm.h"
 #include "target/proc_info.h"
 #include "target/proc_maps.h"
 #include "probes/torch_ops.h"
@@ -54,7 +55,7 @@ static int discover_memo(struct torch_table *tt, int fd, const struct stat *st,
 	size_t i;
 	int err;
 
-	for (i = 0; m && i < m->n; i++)
+	for (i = 0; m && i < m->n && !serial_arm(); i++)
 		if (same_file(&m->files[i].st, st)) {
 			err = torch_file_copy(&m->files[i].tf, tf);
 			tf->discover_ns = clock_ns(CLOCK_MONOTONIC) - t0;
