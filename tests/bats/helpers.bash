@@ -51,6 +51,15 @@ plain_pass_only() {
 	return 0
 }
 
+# sanitized_pass_only WHY: this long test runs in the ASan/UBSan pass only
+# (FVBPF_SANITIZED=1), where a crash or a bad read of fvbpf's shows best;
+# FVBPF_ASAN_ALL=1 runs it in the plain pass too.
+sanitized_pass_only() {
+	[ -z "${FVBPF_SANITIZED:-}" ] && [ -z "${FVBPF_ASAN_ALL:-}" ] &&
+		skip "sanitized pass only: $*"
+	return 0
+}
+
 SAN_REPORT_RE='^[^ ]+:[0-9]+:[0-9]+: runtime error: |ERROR: (Address|Leak|UndefinedBehavior)Sanitizer'
 
 # Fails (status 1) when a sanitized fvbpf reported something during the test.
