@@ -4,7 +4,9 @@
 # `make bench` section 15: arming a job's processes (issue 35).
 #   Real PyTorch (the CUDA wheel, which maps NVIDIA's libraries: the ones
 #   whose symbol tables a scan reads), idle processes of one torch build
-#   (tests/workloads/torch_soak.py).  Arming time: from starting
+#   (tests/workloads/torch_train.py waiting for its go file: a job's
+#   ranks would be stepping, but 16 stepping processes on 2 vCPUs would
+#   measure the machine's queue, not fvbpf).  Arming time: from starting
 #   `fvbpf attach -p ...` to its "tracing" line, by which every process is
 #   armed; "serial" is build/fvbpf-test with FVBPF_TEST_SERIAL_ARM=1, which
 #   arms as fvbpf did before (one process after another, every mapped
@@ -18,18 +20,14 @@ BUILD=${1:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
 FVBPF=${FVBPF:-$BUILD/fvbpf-test}
 PY=${BENCH_PY:-$BUILD/venv-torch214/bin/python}
-SOAK=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/workloads/torch_soak.py
+TRAIN=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/workloads/torch_train.py
 RUNS=${BENCH_ARM_RUNS:-3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}"/fvbpf-arm-bench.XXXXXX)
-JOBS=()
 
 # shellcheck source=tests/bench/bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 cleanup() {
-	local d
-	for d in "${JOBS[@]:-}"; do [ -n "$d" ] && touch "$d/stop"; done
-	sleep 1
-	pkill -KILL -f "$SOAK $TMP" 2>/dev/null
+	pkill -KILL -f "$TRAIN run $TMP" 2>/dev/null
 	rm -rf "$TMP"
 }
 on_exit cleanup
@@ -38,14 +36,13 @@ on_exit cleanup
 [ -x "$PY" ] || die "no torch venv at $PY (make venv)"
 
 # start_set NAME N: N fresh processes, their PIDs (comma separated) in
-# $SET once every one is past its first steps.
+# $SET once every one waits for its go.
 start_set() {
 	local i d pids=()
 	for i in $(seq "$2"); do
 		d=$TMP/$1.$i
 		mkdir -p "$d"
-		JOBS+=("$d")
-		OMP_NUM_THREADS=1 "$PY" "$SOAK" "$d" >"$d/log" 2>&1 &
+		OMP_NUM_THREADS=1 "$PY" "$TRAIN" run "$d" 1 >"$d/log" 2>&1 &
 	done
 	for i in $(seq "$2"); do
 		d=$TMP/$1.$i
