@@ -91,6 +91,7 @@ struct session_target {
 	struct torch_probes torchp;
 	enum op_source ops;         /* where its operators come from */
 	struct fast_ops fast;       /* ... the fast path's rings (pipeline/fast_ops.c) */
+	uint64_t callback_lost_charged; /* ... their losses charged to closed segments */
 	struct torch_pairing tpair;
 	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */
 	struct py_state py;         /* the Python shim (py_status.c) */

@@ -30,7 +30,6 @@ static void submit_segment(struct session_target *t, struct segment *seg)
 	seg->gpu_clock = t->agent.clock;
 	seg->cupti_dropped = t->agent.cupti_dropped;
 	seg->ops_by_callbacks = t->ops == OPS_CALLBACKS;
-	seg->callback_lost = fast_ops_lost(&t->fast);
 	seg->gpu_missing = gpu_join_missing(seg);
 	t->agent.gpu_missing += seg->gpu_missing;
 	gpu_join_forget(&t->gpu, seg);
@@ -93,7 +92,13 @@ struct segment *seg_close_find(void *ctx, uint32_t seq)
 void seg_close_segment(struct segment *seg, void *ctx)
 {
 	struct session_target *t = ctx;
+	uint64_t lost = fast_ops_lost(&t->fast);
 
+	/* What the callbacks' rings lost since the last segment closed: its
+	 * own (callbacks run only inside segments); what a process loses after
+	 * its last segment is in no segment's count, only the manifest's. */
+	seg->callback_lost = lost > t->callback_lost_charged ? lost - t->callback_lost_charged : 0;
+	t->callback_lost_charged = lost;
 	mem_state_close(&t->mem, seg);
 	if (!schedule_keep(&t->session->schedule, t->closed++)) {
 		t->schedule_skipped++;

@@ -98,7 +98,7 @@ struct segment {
 	int gpu_clock;            /* enum fvbpf_gpu_clock, 0 unknown */
 	uint64_t cupti_dropped;
 	bool ops_by_callbacks;        /* operators from PyTorch's callbacks (else uprobes) */
-	uint64_t callback_lost;       /* ... records the fast path lost so far (the process's) */
+	uint64_t callback_lost;       /* ... records the fast path lost while it was open */
 	struct seg_limits limits;     /* the bounds it was recorded under */
 	uint64_t slices_dropped;      /* region begins past limits.slices */
 	uint64_t calls_dropped;       /* calls past limits.calls */
