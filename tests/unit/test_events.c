@@ -36,6 +36,7 @@ static void session_setup(void)
 	t->session = &s;
 	t->pidfd = -1;
 	t->proc.pid = PID;
+	t->has_markers = true; /* region records come from the marker library */
 	target_init(t, 0);
 }
 

@@ -393,7 +393,7 @@ int attach_run(const struct attach_opts *given)
 	const struct attach_opts *o = &opts;
 	struct mem_budget early;
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct session s = { .epfd = -1 };
+	struct session s = { .epfd = -1, .cut_waiting = true };
 	uint64_t arming_began = 0;
 	char err[512];
 	int i, ret = 1, werr;

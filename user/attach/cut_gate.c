@@ -135,7 +135,7 @@ static void open_now(struct session *s)
 	if (now > s->cut_from_ns)
 		s->cut_from_ns = now;
 	s->meta.cut_from_ns = s->cut_from_ns;
-	s->cut_open = true;
+	s->cut_waiting = false;
 	for (i = 0; i < s->ntargets; i++) {
 		struct session_target *t = &s->targets[i];
 
@@ -171,14 +171,14 @@ void cut_gate_open(struct session *s, const struct attach_opts *o, uint64_t armi
 
 void cut_gate_tick(struct session *s)
 {
-	if (!s->cut_open && clock_ns(CLOCK_MONOTONIC) >= s->cut_from_ns && !shapes_pending(s))
+	if (s->cut_waiting && clock_ns(CLOCK_MONOTONIC) >= s->cut_from_ns && !shapes_pending(s))
 		open_now(s);
 	align_tick(s);
 }
 
 bool cut_gate_waiting(const struct session *s)
 {
-	return !s->cut_open;
+	return s->cut_waiting;
 }
 
 void cut_gate_end(struct session *s)

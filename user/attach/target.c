@@ -212,7 +212,7 @@ static int attach_unmarked(struct session *s, struct session_target *t, int fd, 
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
-	if (s->window_ns && s->cut_open) {
+	if (s->window_ns && !s->cut_waiting) {
 		if (target_window_start(s, t, t->attach_ns > s->cut_from_ns ? t->attach_ns :
 					s->cut_from_ns))
 			return -ENOMEM;
@@ -325,7 +325,7 @@ int target_attach_end(struct session *s, struct session_target *t)
 	cuda_hook_request(s, t); /* answered from the odd epoch on (run loop) */
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
 	t->live_pending = true;
-	if (s->cut_open && target_go_live(s, t))
+	if (!s->cut_waiting && target_go_live(s, t))
 		return attach_fail(t);
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH)
@@ -474,7 +474,7 @@ void target_init(struct session_target *t, unsigned int max_segments)
 	t->tracker.mem = &s->mem;
 	/* closed until the cut (cut_gate.c); a process that came later
 	 * begins at its own next step boundary */
-	t->tracker.cut_from_ns = s->cut_open ? s->cut_from_ns : UINT64_MAX;
+	t->tracker.cut_from_ns = s->cut_waiting ? UINT64_MAX : s->cut_from_ns;
 	gpu_join_init(&t->gpu, &s->knames, seg_close_find, t);
 	if (!t->opened || t->has_markers)
 		snprintf(t->agent.status, sizeof(t->agent.status), "no word from the in-process agent");

@@ -183,7 +183,8 @@ struct session {
 	 * there at the attach armed, and --start-at's instant; 0 while they
 	 * are being armed (cut_gate.c) */
 	uint64_t cut_from_ns;
-	bool cut_open;              /* cut_from_ns has come: armed processes go live */
+	bool cut_waiting;           /* attach_run() arms processes, the cut has not
+				     * come: they wait to go live (cut_gate.c) */
 	uint64_t align_until_ns;    /* ranks' first segments compared by then, 0: done */
 	int window_region;          /* registry index of "window", -1 */
 	char *torch_copy;           /* holds the torch_globs strings */
