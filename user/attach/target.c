@@ -29,19 +29,26 @@
 #include "attach/fast_attach.h"
 #include "attach/marker_attach.h"
 
-uint64_t target_drops(const struct session_target *t)
+/* BPF's state of the process: 0, or -1 without a live BPF session. */
+static int bpf_state(const struct session_target *t, struct fvbpf_proc_state *st)
 {
 	struct session *s = t->session;
 	uint32_t slot = (uint32_t)(t - s->targets);
+
+	if (!s->skel || bpf_map_lookup_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), &slot, st))
+		return -1;
+	return 0;
+}
+
+uint64_t target_drops(const struct session_target *t)
+{
 	struct fvbpf_proc_state st;
 
 	/* Decoding without a live BPF session (unit tests, fuzzing) knows of
 	 * no drops but the ones the records carry. */
-	if (!s->skel)
+	if (!t->session->skel)
 		return t->loss.drops_seen;
-	if (bpf_map_lookup_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), &slot, &st))
-		return 0;
-	return st.drops;
+	return bpf_state(t, &st) ? 0 : st.drops;
 }
 
 /* BPF finds a marker hit's slot by the tgid's low bits (map tgid_slots);
@@ -387,11 +394,19 @@ void target_quiet(struct session_target *t)
 void target_finish(struct session *s, struct session_target *t, const char *why)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct fvbpf_proc_state st;
+	const struct segment *seg = t->tracker.cur;
 	struct api_call call;
+	bool have_st;
 
 	if (t->finished)
 		return;
 	fast_ops_drain(s, t, UINT64_MAX); /* its operators before the cut */
+	/* Drops since its last record may have taken the open segment's end
+	 * (BPF then knows it ended): cut where its records stop, lost_end. */
+	have_st = !bpf_state(t, &st);
+	if (have_st && seg && (int)seg->region != s->window_region)
+		drops_finish(&t->loss, &t->tracker, &st, (int)seg->region == s->step_region);
 	if (t->tracker.cur && why)
 		log_warn("PID %d %s inside segment %u (%s): written as incomplete", t->proc.pid, why,
 			 t->tracker.cur->seq, s->reg.defs[t->tracker.cur->region].name);
@@ -399,7 +414,7 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 	while (api_pairing_drain(&t->pairing, now, &call))
 		events_record_call(s, t, &call);
 	/* Drops since its last region record hit the segment still open. */
-	drops_charge(&t->loss, &t->tracker, target_drops(t));
+	drops_charge(&t->loss, &t->tracker, have_st ? st.drops : target_drops(t));
 	seg_tracker_finish(&t->tracker, now);
 	t->finished = true;
 }
