@@ -198,24 +198,39 @@ int targets_check(struct session *s, const struct attach_opts *o)
 	return 0;
 }
 
+/*
+ * The attach's moment, just before BPF is armed: --window's first window
+ * opens here (windows follow each other, so the process is always inside
+ * one: BPF's depth starts at 1), and what the operator rings hold from
+ * before is not this attach's.
+ */
+static int attach_moment(struct session *s, struct session_target *t,
+			 struct fvbpf_proc_state *st)
+{
+	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
+	fast_ops_rebase(&t->fast, t->attach_ns);
+	st->flags = FVBPF_PROC_ARMED;
+	st->depth = s->window_ns ? 1 : 0;
+	if (!s->window_ns)
+		return 0;
+	if (seg_on_begin(&t->tracker, (uint32_t)t->proc.pid, (uint32_t)s->window_region,
+			 t->attach_ns))
+		return -ENOMEM;
+	s->reg.defs[s->window_region].entered++;
+	t->next_cut = t->attach_ns + s->window_ns;
+	return 0;
+}
+
 /* A process without markers: its torch (and CUDA) probes only. */
 static int attach_unmarked(struct session *s, struct session_target *t, int fd, uint32_t key)
 {
-	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid, .flags = FVBPF_PROC_ARMED };
+	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
 	char rank[48];
 
-	/* Time windows follow each other: the process is always inside one. */
-	st.depth = s->window_ns ? 1 : 0;
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
-	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
-	if (s->window_ns) {
-		if (seg_on_begin(&t->tracker, (uint32_t)t->proc.pid, (uint32_t)s->window_region,
-				 t->attach_ns))
-			return -ENOMEM;
-		s->reg.defs[s->window_region].entered++;
-		t->next_cut = t->attach_ns + s->window_ns;
-	}
+	if (attach_moment(s, t, &st))
+		return -ENOMEM;
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		return -errno;
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
@@ -278,13 +293,17 @@ int target_attach(struct session *s, struct session_target *t)
 	/* The semaphore is up: the library answers before any segment opens. */
 	if (fast_attach_finish(s, t))
 		return -EINVAL; /* said why */
-	st.flags = FVBPF_PROC_ARMED;
-	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
-		goto fail;
+	/* Its libraries' probes go in before BPF is armed: armed, BPF opens
+	 * segments at torch scopes, and the scans take up to a second. */
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
 	cuda_hook_request(s, t); /* answered from the odd epoch on (run loop) */
-	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
+	if (attach_moment(s, t, &st)) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
+		goto fail;
 	if (target_control_set_epoch(&t->ctl, t->epoch))
 		goto fail;
 	/* The library serves the request from the odd epoch on: the wait for
@@ -402,6 +421,9 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 	if (t->finished)
 		return;
 	fast_ops_drain(s, t, UINT64_MAX); /* its operators before the cut */
+	/* Every record is in: the windows that ended by now are whole. */
+	if (t->next_cut)
+		window_cut_until(s, t, now);
 	/* Drops since its last record may have taken the open segment's end
 	 * (BPF then knows it ended): cut where its records stop, lost_end. */
 	have_st = !bpf_state(t, &st);
