@@ -140,6 +140,38 @@ int torch_eval(struct pt_regs *ctx)
 }
 
 /*
+ * A --step-by scope whose begin record found the ring full: watched for its
+ * end all the same.  A step runs from one step scope's end to the next, so
+ * its end must be numbered even when no record of the scope got through, or
+ * the steps it ends merge into one segment that nothing marks (the loader
+ * sees the gap in the numbers, or BPF's count at the end).  @strp: the
+ * name's std::string.
+ */
+static __always_inline void step_without_record(struct pt_regs *ctx, __u64 strp, __u64 pid_tgid)
+{
+	struct live_scope_key key = { .tgid = pid_tgid >> 32 };
+	struct live_scope val = { .flags = FVBPF_SCOPE_STEP, .tid = (__u32)pid_tgid };
+	char name[FVBPF_SCOPE_NAME];
+	__u64 str[2], handle = 0, hash;
+	__u32 len, *gate;
+
+	if (bpf_probe_read_user(str, sizeof(str), (const void *)strp))
+		return;
+	len = str[1] > FVBPF_SCOPE_NAME ? FVBPF_SCOPE_NAME : (__u32)str[1];
+	if (!len || bpf_probe_read_user(name, len, (const void *)str[0]))
+		return;
+	hash = fvbpf_scope_hash(name, len);
+	gate = bpf_map_lookup_elem(&torch_gates, &hash);
+	if (!gate || *gate != FVBPF_GATE_STEP)
+		return;
+	bpf_probe_read_user(&handle, sizeof(handle), (const void *)PT_REGS_RC(ctx));
+	if (!handle)
+		return;
+	key.rf = handle + 0x10;
+	bpf_map_update_elem(&live_scopes, &key, &val, BPF_ANY);
+}
+
+/*
  * record_function_enter_new(const std::string &name, ...): sret in rdi, the
  * name in rsi.  The entry keeps &name; the return reads it (the caller
  * still holds the string) and the handle the sret slot got.
@@ -169,8 +201,11 @@ int scope_enter(struct pt_regs *ctx)
 	}
 	drops = ps->drops;
 	ev = reserve(ps, sizeof(*ev));
-	if (!ev)
-		return 0; /* not gated either: BPF and the loader agree */
+	if (!ev) {
+		/* a region scope is not gated either: BPF and the loader agree */
+		step_without_record(ctx, *cookie, pid_tgid);
+		return 0;
+	}
 	fill_hdr(&ev->hdr, FVBPF_EV_SCOPE_BEGIN, sizeof(*ev), pid_tgid);
 	ev->flags = 0;
 	ev->name_len = 0;

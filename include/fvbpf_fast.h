@@ -23,7 +23,10 @@
 #endif
 
 #define FVBPF_FAST_MAGIC 0x74736166u     /* "fast" */
-#define FVBPF_FAST_VERSION 4u
+/* 5: the library follows and records segments from its answer on, not
+ * from the odd epoch (fvbpf skips what comes before its attach); a loader
+ * and a library of different versions use uprobes. */
+#define FVBPF_FAST_VERSION 5u
 #define FVBPF_FAST_THREADS 64
 #define FVBPF_FAST_RING_BYTES (2048u * 1024u) /* ~50,000 records: 150 ms at 350 k/s */
 #define FVBPF_FAST_NAME 160              /* bytes of name kept (torch's names are shorter) */

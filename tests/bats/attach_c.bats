@@ -244,6 +244,29 @@ R
 	assert_line --regexp "^segments=(2[0-9]|[3-9][0-9]) incomplete=[01]$"
 }
 
+@test "--window on a process linked with the library: consecutive time windows" {
+	start_workload "$WL_LOG" "$TRAINER" --steps 0 --step-ms 20 --idle
+	start_fvbpf -p "$WL_PID" -o "$OUT" --window 0.25 -d 1.2
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	# 1.2 s from the run loop's start, windows from the attach: at least
+	# four whole ones and the one open at the stop
+	assert_line --regexp "^segments=([5-9]|[1-9][0-9]) incomplete=1$"
+	run python3 - "$OUT" <<'PY'
+import glob, json, sys
+meta = sorted((json.load(open(f))["otherData"] for f in glob.glob(sys.argv[1] + "/trace_*_window.json")),
+              key=lambda m: m["segment"])
+print("windows", len(meta) == len(glob.glob(sys.argv[1] + "/trace_*.json")))
+print("consecutive", all(abs(a["end_us"] - b["start_us"]) < 0.002 for a, b in zip(meta, meta[1:])))
+print("whole", all(abs(m["duration_us"] - 250000) < 1 for m in meta[:-1]))
+PY
+	assert_line "windows True"
+	assert_line "consecutive True"
+	assert_line "whole True"
+}
+
 @test "attached mid-region: the open region is a segment marked as started before attach" {
 	start_workload "$WL_LOG" "$TRAINER" --steps 1 --step-ms 6 --hang-in-region
 	wait_for grep -q '^hanging' "$WL_LOG"

@@ -32,6 +32,9 @@ teardown() {
 	assert_success
 	assert_output --partial "libfvbpf.so injected, the target stopped"
 	assert_output --partial "agent: libfvbpf.so injected at 20"
+	# the library's markers are in: the windows are cut all the same
+	run windows_ok 4
+	assert_success
 	[ "$(injected_maps "$WL_PID")" -eq 1 ]
 	# the copy is gone from the filesystem, the mapping stays (dormant)
 	grep -q '/dev/shm/\.fvbpf-inject-.* (deleted)$' "/proc/$WL_PID/maps"
@@ -51,6 +54,8 @@ teardown() {
 	start_workload "$WL_LOG" python3 "$PYW" --count 300
 	run "$FVBPF" attach --inject -p "$WL_PID" --window 0.2 -d 1 -o "$OUT"
 	assert_success
+	run windows_ok 4
+	assert_success
 	[ "$(injected_maps "$WL_PID")" -eq 1 ]
 	wait_for grep -q '^done' "$WL_LOG"
 	run ticks_ok "$WL_LOG" 300
@@ -68,6 +73,8 @@ teardown() {
 	run "$FVBPF" attach --inject -p "$WL_PID" --window 0.2 -d 0.3 -o "$OUT"
 	assert_success
 	wait_for grep -q '^done' "$WL_LOG"
+	run windows_ok 1
+	assert_success
 	grep -qx 'sleep ok' "$WL_LOG"
 	run ticks_ok "$WL_LOG" 10
 	assert_success
@@ -83,6 +90,8 @@ blocked() {
 	assert_success
 	assert_output --partial "libfvbpf.so injected"
 	[ "$(injected_maps "$WL_PID")" -eq 1 ]
+	run windows_ok 1
+	assert_success
 	wait_for grep -q '^waited' "$WL_LOG"
 	run cat "$WL_LOG"
 	assert_line "$1 ok"
@@ -110,6 +119,8 @@ stop_ticks() {
 	# lives until told (SIGUSR2): a slow machine's attach must not outlast it
 	start_workload "$WL_LOG" "$INJ" --mode tick --count 100000 --threads 16
 	run "$FVBPF" attach --inject -p "$WL_PID" --window 0.2 -d 0.5 -o "$OUT"
+	assert_success
+	run windows_ok 2
 	assert_success
 	[ "$(injected_maps "$WL_PID")" -eq 1 ]
 	local n
@@ -141,8 +152,10 @@ injected True True"
 }
 
 @test "second inject into the same process: reused, nothing loaded twice" {
-	start_workload "$WL_LOG" "$INJ" --mode tick --count 400 --regions
+	start_workload "$WL_LOG" "$INJ" --mode tick --count 800 --regions
 	run "$FVBPF" attach --inject -p "$WL_PID" --window 0.2 -d 0.3 -o "$OUT"
+	assert_success
+	run windows_ok 1
 	assert_success
 	run "$FVBPF" attach --inject -p "$WL_PID" -r training_train_one_step -n 2 -o "$OUT.2"
 	assert_success
@@ -156,8 +169,14 @@ injected True True"
 	OUT=$OUT.3
 	[ "$(mf "p['agent_library']['how']")" = "loaded by the job" ]
 	[ "$(mf "p['segments']")" -ge 2 ]
+	# and a library left by an earlier attach cuts time windows
+	run "$FVBPF" attach -p "$WL_PID" --window 0.2 -d 0.5 -o "$OUT.4"
+	assert_success
+	OUT=$OUT.4
+	run windows_ok 2
+	assert_success
 	wait_for grep -q '^done' "$WL_LOG"
-	run ticks_ok "$WL_LOG" 400
+	run ticks_ok "$WL_LOG" 800
 	assert_success
 }
 

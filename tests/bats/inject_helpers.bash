@@ -29,3 +29,20 @@ mf() {
 injected_maps() {
 	grep '/\.fvbpf-inject-' "/proc/$1/maps" | awk '{print $5}' | sort -u | wc -l
 }
+
+# windows_ok MIN: at least MIN time windows written (--window), every
+# segment a window, one right after the other, as the manifest counts them.
+windows_ok() {
+	python3 - "$OUT" "$1" <<'PY'
+import glob, json, sys
+d, want = sys.argv[1], int(sys.argv[2])
+segs = sorted((json.load(open(f))["otherData"] for f in glob.glob(d + "/trace_*.json")),
+              key=lambda m: m["segment"])
+p = json.load(open(d + "/manifest.json"))["processes"][0]
+ok = (len(segs) >= want and p["segments"] == len(segs) and
+      all(m["region"] == "window" for m in segs) and
+      all(abs(a["end_us"] - b["start_us"]) < 0.002 for a, b in zip(segs, segs[1:])))
+print("windows", len(segs), "of at least", want, ok)
+sys.exit(0 if ok else 1)
+PY
+}

@@ -124,6 +124,43 @@ print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
 	done
 }
 
+@test "torch: step ends lost to a full ring are counted, the open step cut where its records stop (--inject --record-shapes --with-stack)" {
+	# The issue's command on the uprobe path with the library in the job.
+	# fvbpf is stopped while the job runs 40 steps: the 1 MiB ring fills
+	# within a few steps and every later record, step scopes included, is
+	# lost.  BPF must still number those step ends (their scope's begin
+	# record was lost too) and the loader, told by BPF at the end, must cut
+	# the open step as lost_end instead of writing one long "complete"
+	# step that silently holds the rest.
+	export FVBPF_CACHE_DIR=$BATS_TEST_TMPDIR/cache
+	start_torch "$PY214" 40
+	start_fvbpf -p "$WL_PID" -o "$OUT" --inject --record-shapes --with-stack \
+		--step-by 'Optimizer.step#AdamW.step' --ringbuf-size 1
+	kill -STOP "$FV_PID"
+	touch "$BATS_TEST_TMPDIR/go"
+	wait_long test -e "$BATS_TEST_TMPDIR/done"
+	kill -CONT "$FV_PID"
+	kill -INT "$FV_PID"
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	grep -Eq 'drops: [1-9][0-9]* ring-buffer drops, .*; 1 segment lost its end' "$FV_OUT"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 -c '
+import glob, json, sys
+segs = sorted((json.load(open(f))["metadata"] for f in glob.glob(sys.argv[1] + "/summary_*_step.json")),
+              key=lambda m: m["segment"])
+p = json.load(open(sys.argv[1] + "/manifest.json"))["processes"][0]
+last = segs[-1]
+print("segments", 0 < len(segs) < 40)
+print("last", last["incomplete"], last["lost_end"], last["ringbuf_drops"] > 0)
+print("lost", p["segments_lost_end"], sum(m["lost_end"] for m in segs))' "$OUT"
+	echo "$output"
+	assert_line "segments True"
+	assert_line "last True True True"
+	assert_line "lost 1 1"
+}
+
 @test "torch: -r torch:GLOB makes each matching scope a segment, name sanitised (canonical, lower case)" {
 	start_torch "$PY214" 6
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r 'torch:Optimizer.zero_grad*' -n 2

@@ -279,6 +279,76 @@ PY
 	[ "$output" -gt 64 ]
 }
 
+# start_running [PRELOAD]: the stress loop, already running (no wait for
+# go), for 120 s or until the test ends; PRELOAD 1: the library in it.
+start_running() {
+	need_torch "$PY214"
+	touch "$BATS_TEST_TMPDIR/go"
+	${1:+env LD_PRELOAD=$LIB} "$PY214" "$STRESS" "$BATS_TEST_TMPDIR" 120 >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$WL_LOG"
+}
+
+# fast_seg_adds DIR: the fast_seg segments, the complete ones, and those of
+# them that do not hold exactly the loop's 3 aten::add.
+fast_seg_adds() {
+	python3 - "$1" <<'PY'
+import glob, json, sys
+n = complete = bad = 0
+for f in glob.glob(sys.argv[1] + "/trace_rank0_segment*_fast_seg.json"):
+    t = json.load(open(f))
+    n += 1
+    if t["otherData"]["incomplete"]:
+        continue
+    complete += 1
+    bad += sum(1 for e in t["traceEvents"] if e.get("name") == "aten::add" and e.get("ph") == "X") != 3
+print("segments=%d complete=%d without_3_adds=%d" % (n, complete, bad))
+PY
+}
+
+@test "torch: callbacks on a loop already running: the first segments hold their operators (-n 3; 2 s with the library left)" {
+	# The scopes' probes go in before the library follows the attach's
+	# segments; a loop that opens one every few ms had its first 0.1-0.7 s
+	# of segments empty, complete, counted by -n.
+	start_running 1
+	run timeout 120 "$FVBPF" attach -p "$WL_PID" -o "$OUT" -r 'torch:fast_seg' -n 3
+	assert_success
+	assert_output --partial 'operators through its own callbacks'
+	run fast_seg_adds "$OUT"
+	assert_output "segments=3 complete=3 without_3_adds=0"
+	# again on the library that attach left: every segment of 2 s
+	run timeout 120 "$FVBPF" attach -p "$WL_PID" -o "$OUT.2" -r 'torch:fast_seg' -d 2
+	assert_success
+	run fast_seg_adds "$OUT.2"
+	echo "$output"
+	assert_output --regexp "^segments=[0-9]+ complete=([2-9][0-9]|[1-9][0-9]{2,}) without_3_adds=0$"
+}
+
+@test "torch: --inject --window on a running loop: every window holds operators through the callbacks, the first too" {
+	# With libfvbpf.so in the process (markers) no window was cut at all.
+	start_running
+	run timeout 120 "$FVBPF" attach --inject -p "$WL_PID" -o "$OUT" --window 0.25 -d 1.5
+	assert_success
+	assert_output --partial 'libfvbpf.so injected'
+	assert_output --partial 'operators through its own callbacks'
+	run python3 - "$OUT" <<'PY'
+import glob, json, sys
+segs = sorted((json.load(open(f)) for f in glob.glob(sys.argv[1] + "/trace_rank0_segment*_window.json")),
+              key=lambda t: t["otherData"]["segment"])
+adds = [sum(1 for e in t["traceEvents"] if e.get("name") == "aten::add" and e.get("ph") == "X")
+        for t in segs if not t["otherData"]["incomplete"]]
+m = json.load(open(sys.argv[1] + "/manifest.json"))["processes"][0]
+print("windows", len(adds) >= 5 and m["segments"] == len(segs))
+print("adds", all(n >= 3 for n in adds), adds)
+print("lost", m["torch"]["callback_ring_drops"] + m["torch"]["callback_no_ring"])
+PY
+	echo "$output"
+	assert_line "windows True"
+	assert_line --partial "adds True"
+	assert_line "lost 0"
+}
+
 @test "torch: RecordFunctionCallback and RecordFunction's sequence number fields as fvbpf's library lays them out, checked against the headers and code of 2.13.0 and 2.14.1" {
 	command -v g++ >/dev/null || skip "no g++"
 	plain_pass_only "no fvbpf code runs here"

@@ -429,6 +429,60 @@ static void test_lost_step_end_cuts_the_step(void)
 	session_free(&s);
 }
 
+/* At the end, BPF's state tells of a step end that no record brought:
+ * the open step lost it, and is cut at its last record. */
+static void test_step_end_lost_after_the_last_record(void)
+{
+	struct fvbpf_proc_state st = { .drops = 9, .steps = 3, .depth = 1 };
+
+	torch_setup();
+	step_end(100, 1, 0);
+	step_end(200, 2, 0);
+	op(FVBPF_EV_TORCH_ENTER, 210, 0);
+	op(FVBPF_EV_TORCH_EXIT, 220, 0);
+	/* in flight, no drop since: not lost */
+	st.drops = 0;
+	CHECK(!drops_finish(&t->loss, &t->tracker, &st, true));
+	CHECK(t->tracker.cur != NULL);
+	/* step end 3 came, and 9 records were lost after the last one */
+	st.drops = 9;
+	CHECK(drops_finish(&t->loss, &t->tracker, &st, true));
+	CHECK(t->tracker.cur == NULL);
+	CHECK_EQ(t->loss.lost_ends, 1);
+	CHECK_EQ(t->held.n, 2);
+	CHECK(t->held.segs[1].seg->incomplete && t->held.segs[1].seg->lost_end);
+	CHECK_EQ(t->held.segs[1].seg->end_ns, 220);
+	CHECK_EQ(t->held.segs[1].seg->drops, 9);
+	CHECK_EQ(drops_accounted(), 9);
+	session_free(&s);
+}
+
+/* The same for a region segment: BPF outside every region, or in a later
+ * invocation; still inside the same one, nothing was lost. */
+static void test_region_end_lost_after_the_last_record(void)
+{
+	struct fvbpf_proc_state st = { .drops = 4, .depth = 1, .outer = 1 };
+
+	session_setup();
+	reg(B, STEP, 1, 100, 0, 1);
+	reg(B, FWD, 2, 110, 0, 1);
+	reg(E, FWD, 1, 120, 0, 1);
+	CHECK(!drops_finish(&t->loss, &t->tracker, &st, false));
+	st.outer = 2; /* the next step began (and this one ended) */
+	CHECK(drops_finish(&t->loss, &t->tracker, &st, false));
+	CHECK_EQ(t->loss.lost_ends, 1);
+	CHECK(t->held.segs[0].seg->lost_end);
+	CHECK_EQ(t->held.segs[0].seg->end_ns, 120);
+	reg(B, STEP, 1, 200, 4, 3);
+	st.drops = 6;
+	st.depth = 0; /* it ended, nothing after */
+	st.outer = 3;
+	CHECK(drops_finish(&t->loss, &t->tracker, &st, false));
+	CHECK_EQ(t->loss.lost_ends, 2);
+	CHECK_EQ(drops_accounted(), 6);
+	session_free(&s);
+}
+
 /* A scope name longer than BPF copies: marked and counted. */
 static void test_cut_scope_name_is_marked(void)
 {
@@ -509,6 +563,8 @@ int main(void)
 	RUN(test_torch_op_records_charge_drops);
 	RUN(test_torch_drop_count_wraps);
 	RUN(test_lost_step_end_cuts_the_step);
+	RUN(test_step_end_lost_after_the_last_record);
+	RUN(test_region_end_lost_after_the_last_record);
 	RUN(test_cut_scope_name_is_marked);
 	RUN(test_region_times_out_of_range_are_pulled_in);
 	RUN(test_windows_are_cut_up_to_the_clock_at_most);

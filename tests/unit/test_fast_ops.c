@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach/target.h"
 #include "fvbpf_fast.h"
 #include "fvbpf_pystack.h"
 #include "pipeline/fast_ops.h"
@@ -426,6 +427,60 @@ static void test_random_rings(void)
 	close_rings(&f, map, fd);
 }
 
+/*
+ * The library follows segments from its answer on, fvbpf from its attach:
+ * what came before the attach is in no segment.  An operator begun before
+ * it is skipped, and so is its end, once nothing begun since is open on its
+ * thread; one begun after it (inside the first) is delivered whole.
+ */
+static void test_records_before_the_attach(void)
+{
+	static struct session s;
+	struct session_target *t;
+	uint8_t *map;
+	int fd;
+
+	memset(&s, 0, sizeof(s));
+	s.epfd = -1;
+	registry_init(&s.reg);
+	s.window_region = registry_add(&s.reg, "window", "time window");
+	CHECK(s.window_region >= 0);
+	s.reg.defs[s.window_region].enabled = true;
+	name_table_init(&s.knames);
+	torch_table_init(&s.torch, &s.knames);
+	s.targets = calloc(1, sizeof(*s.targets));
+	CHECK(s.targets != NULL);
+	s.ntargets = 1;
+	t = &s.targets[0];
+	t->session = &s;
+	t->pidfd = -1;
+	t->proc.pid = getpid();
+	target_init(t, 0);
+	fd = open_rings(&t->fast, &map);
+	put_begin(map, 0, FVBPF_FAST_OP, 7, 900, "aten::early"); /* the library ran ahead */
+	ring(map, 0)->drops = 3;                                  /* and lost some then */
+	fast_ops_rebase(&t->fast, 1000);                          /* the attach */
+	put_begin(map, 0, FVBPF_FAST_OP, 7, 950, "aten::early2"); /* stamped before it */
+	CHECK_EQ(seg_on_begin(&t->tracker, 7, (uint32_t)s.window_region, 1000), 0);
+	put_begin(map, 0, FVBPF_FAST_OP, 7, 1100, "aten::inner");
+	put_end(map, 0, 7, 1200);  /* inner's */
+	put_end(map, 0, 7, 1300);  /* early2's */
+	fast_ops_drain(&s, t, UINT64_MAX);
+	CHECK_EQ(t->fast.records, 2);
+	CHECK_EQ(t->fast.early, 1);
+	CHECK_EQ(t->tpair.unmatched, 0);
+	CHECK_EQ(fast_ops_lost(&t->fast), 0);
+	CHECK(t->tracker.cur != NULL);
+	CHECK_EQ(t->tracker.cur->nops, 1);
+	CHECK_EQ(t->tracker.cur->ops[0].start_ns, 1100);
+	CHECK_EQ(t->tracker.cur->ops[0].end_ns, 1200);
+	fast_ops_close(&t->fast);
+	CHECK_EQ(t->fast.outside, 1); /* the skipped begin, outside every segment */
+	munmap(map, FVBPF_FAST_BYTES);
+	close(fd);
+	session_free(&s);
+}
+
 static void test_torch_version(void)
 {
 	char v[40];
@@ -455,6 +510,7 @@ int main(void)
 	RUN(test_wrap);
 	RUN(test_hostile_rings);
 	RUN(test_random_rings);
+	RUN(test_records_before_the_attach);
 	RUN(test_torch_version);
 	UNIT_DONE();
 }

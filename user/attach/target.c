@@ -29,19 +29,26 @@
 #include "attach/fast_attach.h"
 #include "attach/marker_attach.h"
 
-uint64_t target_drops(const struct session_target *t)
+/* BPF's state of the process: 0, or -1 without a live BPF session. */
+static int bpf_state(const struct session_target *t, struct fvbpf_proc_state *st)
 {
 	struct session *s = t->session;
 	uint32_t slot = (uint32_t)(t - s->targets);
+
+	if (!s->skel || bpf_map_lookup_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), &slot, st))
+		return -1;
+	return 0;
+}
+
+uint64_t target_drops(const struct session_target *t)
+{
 	struct fvbpf_proc_state st;
 
 	/* Decoding without a live BPF session (unit tests, fuzzing) knows of
 	 * no drops but the ones the records carry. */
-	if (!s->skel)
+	if (!t->session->skel)
 		return t->loss.drops_seen;
-	if (bpf_map_lookup_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), &slot, &st))
-		return 0;
-	return st.drops;
+	return bpf_state(t, &st) ? 0 : st.drops;
 }
 
 /* BPF finds a marker hit's slot by the tgid's low bits (map tgid_slots);
@@ -201,24 +208,39 @@ int target_window_start(struct session *s, struct session_target *t, uint64_t ts
 	return 0;
 }
 
+/*
+ * The attach's moment, just before BPF is armed: what the operator rings
+ * hold from before is not this attach's, and --window's windows follow
+ * each other from the cut on (cut_gate.c), so the process is always inside
+ * one: BPF's depth starts at 1.
+ */
+static int attach_moment(struct session *s, struct session_target *t,
+			 struct fvbpf_proc_state *st)
+{
+	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
+	fast_ops_rebase(&t->fast, t->attach_ns);
+	st->flags = FVBPF_PROC_ARMED;
+	st->depth = s->window_ns ? 1 : 0;
+	if (!s->window_ns)
+		return 0;
+	if (s->cut_waiting) {
+		t->window_pending = true; /* cut_gate.c starts it */
+		return 0;
+	}
+	return target_window_start(s, t, t->attach_ns > s->cut_from_ns ? t->attach_ns :
+				   s->cut_from_ns);
+}
+
 /* A process without markers: its torch (and CUDA) probes only. */
 static int attach_unmarked(struct session *s, struct session_target *t, int fd, uint32_t key)
 {
-	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid, .flags = FVBPF_PROC_ARMED };
+	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
 	char rank[48];
 
-	/* Time windows follow each other: the process is always inside one. */
-	st.depth = s->window_ns ? 1 : 0;
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
-	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
-	if (s->window_ns && !s->cut_waiting) {
-		if (target_window_start(s, t, t->attach_ns > s->cut_from_ns ? t->attach_ns :
-					s->cut_from_ns))
-			return -ENOMEM;
-	} else if (s->window_ns) {
-		t->window_pending = true; /* cut_gate_open() starts it */
-	}
+	if (attach_moment(s, t, &st))
+		return -ENOMEM;
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		return -errno;
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
@@ -317,13 +339,17 @@ int target_attach_end(struct session *s, struct session_target *t)
 	/* The semaphore is up: the library answers before any segment opens. */
 	if (fast_attach_finish(s, t))
 		return -EINVAL; /* said why */
-	st.flags = FVBPF_PROC_ARMED;
-	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
-		return attach_fail(t);
+	/* Its libraries' probes go in before BPF is armed: armed, BPF opens
+	 * segments at torch scopes, and the scans take up to a second. */
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
 	cuda_hook_request(s, t); /* answered from the odd epoch on (run loop) */
-	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
+	if (attach_moment(s, t, &st)) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
+		return attach_fail(t);
 	t->live_pending = true;
 	if (!s->cut_waiting && target_go_live(s, t))
 		return attach_fail(t);
@@ -443,11 +469,22 @@ void target_quiet(struct session_target *t)
 void target_finish(struct session *s, struct session_target *t, const char *why)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct fvbpf_proc_state st;
+	const struct segment *seg = t->tracker.cur;
 	struct api_call call;
+	bool have_st;
 
 	if (t->finished)
 		return;
 	fast_ops_drain(s, t, UINT64_MAX); /* its operators before the cut */
+	/* Every record is in: the windows that ended by now are whole. */
+	if (t->next_cut)
+		window_cut_until(s, t, now);
+	/* Drops since its last record may have taken the open segment's end
+	 * (BPF then knows it ended): cut where its records stop, lost_end. */
+	have_st = !bpf_state(t, &st);
+	if (have_st && seg && (int)seg->region != s->window_region)
+		drops_finish(&t->loss, &t->tracker, &st, (int)seg->region == s->step_region);
 	if (t->tracker.cur && why)
 		log_warn("PID %d %s inside segment %u (%s): written as incomplete", t->proc.pid, why,
 			 t->tracker.cur->seq, s->reg.defs[t->tracker.cur->region].name);
@@ -455,7 +492,7 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 	while (api_pairing_drain(&t->pairing, now, &call))
 		events_record_call(s, t, &call);
 	/* Drops since its last region record hit the segment still open. */
-	drops_charge(&t->loss, &t->tracker, target_drops(t));
+	drops_charge(&t->loss, &t->tracker, have_st ? st.drops : target_drops(t));
 	seg_tracker_finish(&t->tracker, now);
 	t->finished = true;
 }

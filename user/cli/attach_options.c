@@ -106,9 +106,9 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 					"is for names and stacks)",
 			    .see = "[Memory](memory.md#memory---max-memory)" },
 	[AO_WINDOW] = { "window", OPT_WINDOW, "SECONDS", AK_SECONDS, 0.01, 86400,
-			.help = "For a process with neither markers nor torch scopes (a C++ CUDA "
-				"server): consecutive time windows of this length as segments "
-				"(region 'window')" },
+			.help = "Consecutive time windows of this length as segments (region "
+				"'window'), from the attach on, with or without markers, torch or "
+				"libfvbpf.so in the process (a C++ CUDA server)" },
 	[AO_NO_TORCH] = { "no-torch-ops", OPT_NO_TORCH, NULL, AK_FLAG,
 			  .help = "Do not probe PyTorch operators, autograd nodes and scopes (on "
 				  "whenever libtorch_cpu.so is mapped)" },

@@ -65,6 +65,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t h_op, h_node, h_gate;  /* 0: not registered */
 static volatile int registered;        /* h_op and h_node */
 static uint32_t served_gen;
+/* The (even) epoch the request was served under, with bit 32 set: 0 none. */
+static uint64_t served_epoch;
 
 /* A field of layout 1's at::RecordFunction at @off (fvbpf_fast.h): read
  * in a begin callback, where torch hands us a live object. */
@@ -76,11 +78,31 @@ static uint64_t rf_field(const void *rf, unsigned int off)
 	return v;
 }
 
+/*
+ * Segments are followed, and recorded, from the answer to fvbpf's request
+ * on (the epoch it was served under, still even), not from the odd epoch:
+ * fvbpf arms BPF after the answer and before the odd epoch, and a segment
+ * BPF opens in between must find the callbacks already in and recording.
+ * What is recorded before the attach fvbpf skips (records older than it).
+ * Quiet or detaching (the next even epoch), or a forked child (a zeroed
+ * page): nothing.
+ */
+static inline bool following_attach(const struct fvbpf_control *c)
+{
+	uint32_t e;
+
+	if (!c || !semaphore || c->magic != FVBPF_CONTROL_MAGIC)
+		return false;
+	e = c->epoch;
+	return (e & 1) ||
+	       ((uint64_t)e | 1ull << 32) == __atomic_load_n(&served_epoch, __ATOMIC_ACQUIRE);
+}
+
 static inline bool recording(void)
 {
 	const struct fvbpf_control *c = control;
 
-	return c && live_epoch() && fast_seg_open(c);
+	return following_attach(c) && fast_seg_open(c);
 }
 
 static bool record_begin(const void *rf, uint8_t kind)
@@ -233,7 +255,7 @@ static void **gate_start(void **ret, const void *rf)
 	const struct fvbpf_control *c = control;
 
 	*ret = NULL;
-	if (!c || !live_epoch() || !c->fast_ngates)
+	if (!following_attach(c) || !c->fast_ngates)
 		return ret;
 	if (fast_seg_scope_begin(c, scope_hash(rf))) {
 		*ret = (void *)&gated;
@@ -255,7 +277,7 @@ static void gate_end(const void *rf, void *ctx)
 	if (!c || c->magic != FVBPF_CONTROL_MAGIC || !semaphore)
 		return;
 	fvbpf_probe_scope_end(rf);
-	if (!live_epoch())
+	if (!following_attach(c))
 		return;
 	if (ctx == &gated || c->fast_nsteps) {
 		fast_seg_scope_end(c, scope_hash(rf), ctx == &gated);
@@ -339,6 +361,7 @@ static void serve_locked(struct fvbpf_control *c, uint32_t gen)
 	fast_py_lookup();
 	if (!h_gate)
 		h_gate = add_one((void *)gate_start, (void *)gate_end, FVBPF_RF_USER_SCOPE);
+	__atomic_store_n(&served_epoch, (uint64_t)c->epoch | 1ull << 32, __ATOMIC_RELEASE);
 	answer(c, gen, FVBPF_FAST_READY, 0, fd, bytes);
 }
 
@@ -376,7 +399,7 @@ void torch_fast_poll(bool late)
 			serve_locked(c, gen);
 		pthread_mutex_unlock(&lock);
 	}
-	sync_registration(late); /* off while the epoch is even (quiet, detaching) */
+	sync_registration(late); /* off once quiet or detaching (the next even epoch) */
 }
 
 bool torch_fast_active(void)
@@ -419,5 +442,6 @@ static void atfork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
 	served_gen = 0;
+	served_epoch = 0;
 	fast_ring_atfork_child();
 }

@@ -189,6 +189,26 @@ bool drops_step_end(struct drop_state *d, struct seg_tracker *tr, uint32_t step)
 	return true;
 }
 
+bool drops_finish(struct drop_state *d, struct seg_tracker *tr, const struct fvbpf_proc_state *st,
+		  bool step_segment)
+{
+	bool ended;
+
+	/* Without drops no record has told of yet, its end may still be on
+	 * its way in the ring: no loss. */
+	if (!tr->cur || st->drops <= d->drops_seen)
+		return false;
+	if (step_segment)
+		ended = st->steps > d->steps_seen; /* the next step end came */
+	else
+		ended = (outer_known(d, tr) && st->outer != d->outer) || st->depth <= 0;
+	if (!ended)
+		return false;
+	drops_charge(d, tr, st->drops);
+	cut_segment(d, tr, d->last_ts, true);
+	return true;
+}
+
 void drops_saw(struct drop_state *d, uint64_t ts)
 {
 	if (ts > d->last_ts)

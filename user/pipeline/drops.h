@@ -48,6 +48,16 @@ bool drops_step_end(struct drop_state *d, struct seg_tracker *tr, uint32_t step)
  * loader can see, else seg_on_begin()/seg_on_end().  0 or -errno.
  */
 int drops_region(struct drop_state *d, struct seg_tracker *tr, const struct fvbpf_region_event *re);
+/*
+ * At the end, before the open segment is cut: BPF's state @st for the
+ * process says whether its end came and was lost to drops no later record
+ * could tell of (a later step end for a --step-by segment, @step_segment;
+ * else a later outermost invocation, or BPF outside every region).  Then
+ * it is cut at its last record, lost_end, counted; true.  Not for time
+ * windows, whose ends are the loader's.
+ */
+bool drops_finish(struct drop_state *d, struct seg_tracker *tr, const struct fvbpf_proc_state *st,
+		  bool step_segment);
 /* A record at @ts (GPU batches aside): where a segment that lost its end
  * is cut. */
 void drops_saw(struct drop_state *d, uint64_t ts);

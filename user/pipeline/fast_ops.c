@@ -44,10 +44,8 @@ static struct fvbpf_fast_ring *ring_at(const struct fast_ops *f, uint32_t i)
 int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 {
 	const struct fvbpf_fast_hdr *h;
-	struct fvbpf_fast_ring *r;
 	char path[64];
 	struct stat st;
-	uint32_t i;
 	void *p;
 	int mfd, seals, err = 0;
 
@@ -91,10 +89,24 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 	f->bytes = bytes;
 	f->nrings = FVBPF_FAST_THREADS;
 	/* what an earlier attach left unread or lost is not ours */
+	fast_ops_rebase(f, 0);
+	return 0;
+}
+
+void fast_ops_rebase(struct fast_ops *f, uint64_t from_ns)
+{
+	const struct fvbpf_fast_hdr *h = (const struct fvbpf_fast_hdr *)f->map;
+	struct fvbpf_fast_ring *r;
+	uint32_t i;
+
+	if (!f->map)
+		return;
 	f->no_ring = h->no_ring;
 	f->late = h->late;
 	f->outside = h->outside;
-	f->ring_drops = f->base_drops = 0;
+	f->ring_drops = f->base_drops = f->early = 0;
+	memset(f->early_open, 0, sizeof(f->early_open));
+	f->from_ns = from_ns;
 	f->next_ts = 0;
 	for (i = 0; i < f->nrings; i++) {
 		r = ring_at(f, i);
@@ -102,7 +114,6 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 		__atomic_store_n(&r->tail, __atomic_load_n(&r->head, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
 	}
-	return 0;
 }
 
 /* A STACK record of @size bytes at @at into @ev, as BPF's record: 0, or
@@ -354,6 +365,33 @@ static void take_stack(struct session *s, struct session_target *t, uint32_t i)
 		pystack_record(s->pystacks, t->pystk, ev, ev->hdr.size);
 }
 
+/*
+ * Ring @i's record from before the attach (the library follows segments
+ * from its answer on, fvbpf from the attach), or the end of an operator
+ * begun then while nothing begun since is open on its thread: in no
+ * segment, skipped and counted.
+ */
+static bool before_attach(struct fast_ops *f, struct session_target *t, uint32_t i,
+			  const struct fvbpf_fast_rec *rec)
+{
+	bool begin = rec->kind == FVBPF_FAST_OP || rec->kind == FVBPF_FAST_NODE;
+
+	if (rec->ts_ns < f->from_ns) {
+		if (begin) {
+			f->early++;
+			f->early_open[i]++;
+		} else if (rec->kind == FVBPF_FAST_END && f->early_open[i]) {
+			f->early_open[i]--;
+		}
+		return true;
+	}
+	if (rec->kind != FVBPF_FAST_END || !f->early_open[i] ||
+	    torch_pairing_top_op(&t->tpair, rec->tid) != TORCH_SCOPE_ID)
+		return false;
+	f->early_open[i]--;
+	return true;
+}
+
 void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 {
 	struct fast_ops *f = &t->fast;
@@ -376,7 +414,9 @@ void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 				best = i;
 		if (best == UINT32_MAX)
 			break;
-		if (recs[best].kind == FVBPF_FAST_STACK)
+		if (before_attach(f, t, best, &recs[best]))
+			; /* in no segment: skipped */
+		else if (recs[best].kind == FVBPF_FAST_STACK)
 			take_stack(s, t, best);
 		else if (recs[best].kind == FVBPF_FAST_API || recs[best].kind == FVBPF_FAST_API_END)
 			deliver_api(s, t, &f->api[best]);
@@ -419,7 +459,7 @@ void fast_ops_close(struct fast_ops *f)
 	h = (const struct fvbpf_fast_hdr *)f->map;
 	f->no_ring = h->no_ring - f->no_ring;
 	f->late = h->late - f->late;
-	f->outside = h->outside - f->outside;
+	f->outside = h->outside - f->outside + f->early;
 	for (i = 0; i < f->nrings; i++)
 		f->ring_drops += ring_at(f, i)->drops;
 	f->ring_drops -= f->base_drops;

@@ -57,6 +57,9 @@ struct fast_ops {
 	uint64_t no_ring;       /* records of threads that found no free ring */
 	uint64_t late;          /* segments the callbacks were registered late for */
 	uint64_t outside;       /* callback calls outside segments (registration lag) */
+	uint64_t from_ns;       /* records older than this (the attach) are skipped */
+	uint64_t early;         /* ... operator begins skipped so (outside at the end) */
+	uint32_t early_open[FVBPF_FAST_THREADS]; /* per ring: of those, not yet ended */
 	union fast_api_rec *api; /* per ring, its last hooked-call record peeked, with map */
 	uint64_t api_records;   /* hooked CUDA calls' records handed on */
 	/* the CUDA launch hook (attach/cuda_hook_attach.c) */
@@ -74,6 +77,10 @@ struct fast_ops {
 /* Map the rings from /proc/PID/fd/@fd (a sealed memfd of @bytes), start
  * every ring at its head.  0 or -errno (said in one line by the caller). */
 int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes);
+/* The attach at @from_ns: what the rings hold and lost so far is skipped
+ * and not ours (the library records from its answer on), records older
+ * than @from_ns are skipped as they come.  Nothing when not mapped. */
+void fast_ops_rebase(struct fast_ops *f, uint64_t from_ns);
 /* The record at ring @i's tail, copied out and checked, its name
  * NUL-terminated in @name (FVBPF_FAST_NAME + 1 bytes): 1 one is there, 0
  * none, -1 the ring made no sense (skipped to its head, counted in bad),

@@ -43,19 +43,23 @@ static void fast_gate_add(struct session *s, uint64_t hash, uint32_t kind)
 static void gate_put(struct session *s, const char *name, uint32_t len, uint32_t kind)
 {
 	uint64_t hash = fvbpf_scope_hash(name, len);
+	int fd;
+	uint32_t have;
 
 	if (!s->skel)
 		return;
-	if (bpf_map_update_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_TORCH_GATES), &hash, &kind,
-				BPF_NOEXIST)) {
-		if (errno != EEXIST) {
-			s->gates_failed++;
-			log_warn("cannot watch torch scope '%.*s': %s", (int)len, name, strerror(errno));
-		}
+	fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_TORCH_GATES);
+	if (!bpf_map_lookup_elem(fd, &hash, &have))
+		return; /* learned already */
+	/* The library's tables first: a segment BPF opens at this scope must
+	 * find the callbacks following it (the consumer alone writes both). */
+	fast_gate_add(s, hash, kind);
+	if (bpf_map_update_elem(fd, &hash, &kind, BPF_NOEXIST)) {
+		s->gates_failed++;
+		log_warn("cannot watch torch scope '%.*s': %s", (int)len, name, strerror(errno));
 		return;
 	}
 	s->gates_installed++;
-	fast_gate_add(s, hash, kind);
 	log_info("torch scope '%.*s' now delimits segments (%s)", (int)len, name,
 		 kind == FVBPF_GATE_STEP ? "--step-by" : "-r torch:");
 }
