@@ -37,6 +37,7 @@ struct seg_spec {
 	int rank, segment;
 	int64_t start_ns, end_ns; /* CLOCK_MONOTONIC of the directory */
 	const char *extra;        /* more metadata members, "" none */
+	const char *region;       /* NULL: "step" */
 };
 
 /* A directory @sub of host @host whose realtime - monotonic offset is
@@ -55,13 +56,15 @@ static char *make_dir(const char *sub, const char *host, int64_t offset, const s
 				"\"start\":{\"monotonic_ns\":1000000000000,\"realtime_ns\":%lld,"
 				"\"read_span_ns\":0}},\"files\":[", host, (long long)(1000000000000LL + offset));
 	for (i = 0; i < n; i++) {
+		const char *region = s[i].region ? s[i].region : "step";
+
 		snprintf(name, sizeof(name), "s%d_%d.json", s[i].rank, s[i].segment);
 		used += (size_t)snprintf(text + used, sizeof(text) - used,
-					 "%s{\"pid\":%d,\"rank\":%d,\"segment\":%d,\"region\":\"step\","
+					 "%s{\"pid\":%d,\"rank\":%d,\"segment\":%d,\"region\":\"%s\","
 					 "\"summary_json\":\"%s\",\"trace\":\"t%s\"}", i ? "," : "",
-					 100 + s[i].rank, s[i].rank, s[i].segment, name, name);
-		snprintf(meta, sizeof(meta), "{\"metadata\":{\"region\":\"step\",\"start_us\":%lld.%03lld,"
-			 "\"end_us\":%lld.%03lld%s},\"rows\":[]}", (long long)(s[i].start_ns / 1000),
+					 100 + s[i].rank, s[i].rank, s[i].segment, region, name, name);
+		snprintf(meta, sizeof(meta), "{\"metadata\":{\"region\":\"%s\",\"start_us\":%lld.%03lld,"
+			 "\"end_us\":%lld.%03lld%s},\"rows\":[]}", region, (long long)(s[i].start_ns / 1000),
 			 (long long)(s[i].start_ns % 1000), (long long)(s[i].end_ns / 1000),
 			 (long long)(s[i].end_ns % 1000), s[i].extra);
 		put(d, name, meta);
@@ -70,6 +73,8 @@ static char *make_dir(const char *sub, const char *host, int64_t offset, const s
 	put(d, "manifest.json", text);
 	return d;
 }
+
+static const struct sp_opts counted_only = { .region = "step" }, all = { .with_uncounted = true };
 
 static int load(struct manifest *m, const char *dir)
 {
@@ -112,15 +117,16 @@ static void test_by_time(void)
 
 	for (i = 0; i < 5; i++)
 		a[i] = (struct seg_spec){ 0, (int)i, 10 * P + (int64_t)i * P,
-					  10 * P + (int64_t)i * P + 80000000, "" };
+					  10 * P + (int64_t)i * P + 80000000, "", NULL };
 	/* rank 1: the same wall times, 1 ms later, through its own offset */
 	for (i = 0; i < 4; i++)
 		b[i] = (struct seg_spec){ 1, (int)i, 10 * P + (int64_t)(i + 2) * P + 1000000 + 5000000000LL - offb,
-					  10 * P + (int64_t)(i + 2) * P + 82000000 + 5000000000LL - offb, "" };
+					  10 * P + (int64_t)(i + 2) * P + 82000000 + 5000000000LL - offb, "", NULL };
 	CHECK_EQ(load(&ms[0], make_dir("ta", "A", 5000000000LL, a, 5)), 0);
 	CHECK_EQ(load(&ms[1], make_dir("tb", "B", offb, b, 4)), 0);
-	CHECK_EQ(step_pairs_build(&p, ms, 2, "step", false, NULL), 0);
-	CHECK(!p.by_key);
+	CHECK_EQ(step_pairs_build(&p, ms, 2, &counted_only, NULL), 0);
+	CHECK_EQ(p.nregions, 1);
+	CHECK(!p.regions[0].by_key);
 	CHECK_EQ(p.nstreams, 2);
 	CHECK_EQ(p.nsteps, 6);
 	CHECK_EQ(member(&p, ms, 0, 0), 0);
@@ -146,9 +152,9 @@ static void test_by_time(void)
 static void test_uncounted(void)
 {
 	struct seg_spec a[3] = {
-		{ 0, 0, 10 * P, 10 * P + 10, ",\"counted\":false,\"not_counted_why\":\"fragment\"" },
-		{ 0, 1, 11 * P, 11 * P + 10, "" },
-		{ 0, 2, 12 * P, 12 * P + 10, ",\"started_before_attach\":true" },
+		{ 0, 0, 10 * P, 10 * P + 10, ",\"counted\":false,\"not_counted_why\":\"fragment\"", NULL },
+		{ 0, 1, 11 * P, 11 * P + 10, "", NULL },
+		{ 0, 2, 12 * P, 12 * P + 10, ",\"started_before_attach\":true", NULL },
 	};
 	struct manifest m;
 	struct step_pairs p;
@@ -160,11 +166,11 @@ static void test_uncounted(void)
 	CHECK_STR(m.files[1].not_counted_why, "");
 	CHECK(!m.files[2].counted);
 	CHECK_STR(m.files[2].not_counted_why, "started before attach");
-	CHECK_EQ(step_pairs_build(&p, &m, 1, "step", false, NULL), 0);
+	CHECK_EQ(step_pairs_build(&p, &m, 1, &counted_only, NULL), 0);
 	CHECK_EQ(p.nsegs, 1);
 	CHECK_EQ(p.uncounted, 2);
 	step_pairs_free(&p, NULL);
-	CHECK_EQ(step_pairs_build(&p, &m, 1, "step", true, NULL), 0);
+	CHECK_EQ(step_pairs_build(&p, &m, 1, &all, NULL), 0);
 	CHECK_EQ(p.nsegs, 3);
 	CHECK_EQ(p.nsteps, 3);
 	step_pairs_free(&p, NULL);
@@ -177,20 +183,20 @@ static void test_uncounted(void)
 static void test_by_key(void)
 {
 	struct seg_spec a[2] = {
-		{ 0, 0, 10 * P, 10 * P + 10, ",\"step_key\":\"pg0:7\"" },
-		{ 0, 1, 11 * P, 11 * P + 10, ",\"step_key\":\"pg0:8\"" },
+		{ 0, 0, 10 * P, 10 * P + 10, ",\"step_key\":\"pg0:7\"", NULL },
+		{ 0, 1, 11 * P, 11 * P + 10, ",\"step_key\":\"pg0:8\"", NULL },
 	};
 	struct seg_spec b[2] = {
-		{ 1, 0, 30 * P, 30 * P + 10, ",\"step_key\":\"pg0:8\"" },
-		{ 1, 1, 31 * P, 31 * P + 10, ",\"step_key\":\"pg0:9\"" },
+		{ 1, 0, 30 * P, 30 * P + 10, ",\"step_key\":\"pg0:8\"", NULL },
+		{ 1, 1, 31 * P, 31 * P + 10, ",\"step_key\":\"pg0:9\"", NULL },
 	};
 	struct manifest ms[2];
 	struct step_pairs p;
 
 	CHECK_EQ(load(&ms[0], make_dir("ka", "A", 0, a, 2)), 0);
 	CHECK_EQ(load(&ms[1], make_dir("kb", "B", 0, b, 2)), 0);
-	CHECK_EQ(step_pairs_build(&p, ms, 2, "step", false, NULL), 0);
-	CHECK(p.by_key);
+	CHECK_EQ(step_pairs_build(&p, ms, 2, &counted_only, NULL), 0);
+	CHECK(p.regions[0].by_key);
 	CHECK_EQ(p.nsteps, 3);
 	CHECK_EQ(member(&p, ms, 0, 0), 0);
 	CHECK_EQ(member(&p, ms, 1, 0), 1);
@@ -200,12 +206,41 @@ static void test_by_key(void)
 	CHECK_EQ(member(&p, ms, 2, 1), 1);
 	step_pairs_free(&p, NULL);
 	ms[1].files[1].step_key = "";
-	CHECK_EQ(step_pairs_build(&p, ms, 2, "step", false, NULL), 0);
-	CHECK(!p.by_key);
+	CHECK_EQ(step_pairs_build(&p, ms, 2, &counted_only, NULL), 0);
+	CHECK(!p.regions[0].by_key);
 	CHECK_EQ(p.nsteps, 4);
 	step_pairs_free(&p, NULL);
 	mf_free(&ms[0]);
 	mf_free(&ms[1]);
+}
+
+/* Regions are paired apart, each numbering its own steps; a rank with
+ * segments of one region only is no rank of the other's. */
+static void test_regions(void)
+{
+	struct seg_spec a[4] = {
+		{ 0, 0, 10 * P, 10 * P + 50, "", "step" },
+		{ 0, 1, 10 * P + 60, 10 * P + 70, "", "opt" },
+		{ 0, 2, 11 * P, 11 * P + 50, "", "step" },
+		{ 1, 0, 10 * P + 1, 10 * P + 49, "", "step" },
+	};
+	const struct sp_region *r;
+	struct manifest m;
+	struct step_pairs p;
+	struct sp_opts o = { NULL, false, NULL };
+
+	CHECK_EQ(load(&m, make_dir("rg", "A", 0, a, 4)), 0);
+	CHECK_EQ(step_pairs_build(&p, &m, 1, &o, NULL), 0);
+	CHECK_EQ(p.nregions, 2);
+	r = sp_region_find(&p, "opt");
+	CHECK(r && r->nsteps == 1 && r->nstreams == 1 && p.steps[r->first_step].number == 0);
+	CHECK(r && sp_missing(&p, r->first_step, NULL, 0) == 0);
+	r = sp_region_find(&p, "step");
+	CHECK(r && r->nsteps == 2 && r->nstreams == 2);
+	CHECK(r && p.steps[r->first_step].n == 2 && p.steps[r->first_step + 1].number == 1);
+	CHECK(r && sp_missing(&p, r->first_step + 1, NULL, 0) == 1);
+	step_pairs_free(&p, NULL);
+	mf_free(&m);
 }
 
 /* start_unix_us given: believed over the monotonic times; a key too long
@@ -220,10 +255,10 @@ static void test_hostile_keys(void)
 	memset(longkey, 'k', sizeof(longkey) - 1);
 	longkey[sizeof(longkey) - 1] = '\0';
 	snprintf(extra, sizeof(extra), ",\"step_key\":\"%s\"", longkey);
-	a[0] = (struct seg_spec){ 0, 0, 10, 20, extra };
-	a[1] = (struct seg_spec){ 0, 1, 30, 40, ",\"step_key\":\"a\\u0000b\"" };
+	a[0] = (struct seg_spec){ 0, 0, 10, 20, extra, NULL };
+	a[1] = (struct seg_spec){ 0, 1, 30, 40, ",\"step_key\":\"a\\u0000b\"", NULL };
 	a[2] = (struct seg_spec){ 0, 2, 50, 60, ",\"start_unix_us\":1767225600000000.001,"
-				  "\"end_unix_us\":1767225600000000.002" };
+				  "\"end_unix_us\":1767225600000000.002", NULL };
 	CHECK_EQ(load(&m, make_dir("hk", "A", 0, a, 3)), 0);
 	CHECK(m.files[0].step_key_refused);
 	CHECK_STR(m.files[0].step_key, "");
@@ -246,6 +281,7 @@ int main(void)
 	RUN(test_by_time);
 	RUN(test_uncounted);
 	RUN(test_by_key);
+	RUN(test_regions);
 	RUN(test_hostile_keys);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd))
