@@ -276,6 +276,7 @@ static int run(int argc, char **argv, bool merge)
 		return 1;
 	}
 	job_report_init(&r, &budget);
+	r.with_uncounted = o->with_uncounted;
 	if (load(o, &budget, &r, &ms))
 		goto cleanup;
 	if (merge) {
