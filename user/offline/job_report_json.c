@@ -60,15 +60,16 @@ static json_object *split_json(const struct jr_region *g, const struct jr_rank *
 	json_object *o = json_object_new_object(), *in = json_object_new_array(),
 		    *out = json_object_new_array();
 	const struct jr_sub *x;
-	int64_t outside = jr_outside_ns(g, k);
+	int64_t outside = jr_outside_ns(g, k), ns;
 	uint64_t calls;
 	size_t j;
 
 	for (j = 0; j < g->nsubs; j++) {
 		x = &g->subs[g->sub_order[j]];
+		ns = jr_sub_ns(g, k, g->sub_order[j], &calls);
 		json_object_array_add(x->depth ? in : out,
 				      split_row(k, x->name, x->parent_known ? x->parent : NULL,
-						x->depth, jr_sub_ns(g, k, g->sub_order[j], &calls), calls));
+						x->depth, ns, calls));
 	}
 	json_object_object_add(o, "inside", in);
 	json_object_object_add(o, "outside_sub_regions_ms",

@@ -145,6 +145,7 @@ static void split_rank(FILE *f, const struct jr_region *g, const struct jr_rank 
 {
 	char label[512], *clean, outside[600];
 	uint64_t calls;
+	int64_t ns;
 	size_t j, i;
 
 	jr_rank_label(k, label, sizeof(label));
@@ -155,7 +156,8 @@ static void split_rank(FILE *f, const struct jr_region *g, const struct jr_rank 
 	/* sub_order: the tree inside the region first, then the others */
 	for (j = 0; j < g->nsubs && g->subs[g->sub_order[j]].depth; j++) {
 		i = g->sub_order[j];
-		split_row(f, g->subs[i].name, g->subs[i].depth, jr_sub_ns(g, k, i, &calls), calls, k);
+		ns = jr_sub_ns(g, k, i, &calls);
+		split_row(f, g->subs[i].name, g->subs[i].depth, ns, calls, k);
 	}
 	clean = jr_tty(g->name);
 	snprintf(outside, sizeof(outside), "(%s outside these)", clean ? clean : "?");
@@ -165,7 +167,8 @@ static void split_rank(FILE *f, const struct jr_region *g, const struct jr_rank 
 	free(clean);
 	for (; j < g->nsubs; j++) {
 		i = g->sub_order[j];
-		split_row(f, g->subs[i].name, 1, jr_sub_ns(g, k, i, &calls), calls, k);
+		ns = jr_sub_ns(g, k, i, &calls);
+		split_row(f, g->subs[i].name, 1, ns, calls, k);
 	}
 }
 
