@@ -61,7 +61,7 @@ static void step_line(FILE *f, const struct job_report *r, size_t s)
 /* Each rank that misses steps: how many, and the first of them. */
 static void missing_lines(FILE *f, const struct job_report *r, const struct sp_region *pr)
 {
-	size_t i, s, shown = 0, k, listed;
+	size_t i, s, shown = 0, listed;
 
 	for (i = pr->first_stream; i < pr->first_stream + pr->nstreams; i++) {
 		size_t miss = pr->nsteps - r->pairs.streams[i].nsegs;
@@ -76,15 +76,9 @@ static void missing_lines(FILE *f, const struct job_report *r, const struct sp_r
 		print_stream(f, r, i);
 		fprintf(f, ": no segment at %zu of %zu steps (", miss, pr->nsteps);
 		/* the steps it lacks: those whose members skip it */
-		for (s = pr->first_step, listed = 0; s < pr->first_step + pr->nsteps && listed < 8; s++) {
-			const struct sp_step *t = &r->pairs.steps[s];
-
-			for (k = t->first; k < t->first + t->n && r->pairs.segs[k].stream != i; k++)
-				;
-			if (k < t->first + t->n)
-				continue;
-			fprintf(f, "%s%zu", listed++ ? ", " : "", t->number);
-		}
+		for (s = pr->first_step, listed = 0; s < pr->first_step + pr->nsteps && listed < 8; s++)
+			if (!sp_has_stream(&r->pairs, s, i))
+				fprintf(f, "%s%zu", listed++ ? ", " : "", r->pairs.steps[s].number);
 		fprintf(f, "%s)\n", miss > listed ? ", ..." : "");
 	}
 }

@@ -541,16 +541,33 @@ size_t sp_missing(const struct step_pairs *p, size_t s, size_t *out, size_t max)
 	const struct sp_region *r = &p->regions[t->region];
 	size_t i, k = 0, got = 0;
 
-	for (i = r->first_stream; i < r->first_stream + r->nstreams; i++) {
+	/* members are distinct streams of the region, sorted: the walk stops
+	 * after the first @max missing ones, within n + max streams */
+	for (i = r->first_stream; out && got < max && i < r->first_stream + r->nstreams; i++) {
 		while (k < t->n && p->segs[t->first + k].stream < i)
 			k++;
 		if (k < t->n && p->segs[t->first + k].stream == i)
 			continue;
-		if (out && got < max)
-			out[got] = i;
-		got++;
+		out[got++] = i;
 	}
-	return got;
+	return r->nstreams - t->n;
+}
+
+bool sp_has_stream(const struct step_pairs *p, size_t s, size_t stream)
+{
+	const struct sp_step *t = &p->steps[s];
+	size_t lo = t->first, hi = t->first + t->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->segs[mid].stream == stream)
+			return true;
+		if (p->segs[mid].stream < stream)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
 }
 
 void step_pairs_free(struct step_pairs *p, struct mf_budget *b)

@@ -110,6 +110,8 @@ static inline const struct mf_file *sp_file(const struct step_pairs *p, const st
 /* Streams of its region missing from step @s: the count, and (@out, at
  * most @max) their indexes. */
 size_t sp_missing(const struct step_pairs *p, size_t s, size_t *out, size_t max);
+/* Whether step @s holds a segment of @stream. */
+bool sp_has_stream(const struct step_pairs *p, size_t s, size_t stream);
 /* The overlap of two segments' wall-clock times (0 when none). */
 int64_t sp_overlap(const struct sp_seg *a, const struct sp_seg *b);
 

@@ -153,10 +153,13 @@ static void say_plan(const struct tm_opts *o, const struct tm_plan *p)
 	size_t i;
 
 	text_shown(region, sizeof(region), p->region);
-	for (i = 0; i < p->nmissing; i++)
+	for (i = 0; i < p->nmissing && i < TM_MISSING_SHOWN; i++)
 		fprintf(stderr, "fvbpf: merge: %s has no segment at step %zu of region '%s' (no "
 			"counterpart of the others')\n", text_shown(name, sizeof(name), p->missing[i]),
 			p->step, region);
+	if (p->nmissing > TM_MISSING_SHOWN)
+		fprintf(stderr, "fvbpf: merge: and %zu more ranks have none (otherData."
+			"ranks_without_segment lists them all)\n", p->nmissing - TM_MISSING_SHOWN);
 	if (p->apart)
 		fprintf(stderr, "fvbpf: warning: merge: %zu of %zu ranks' segments at step %zu do not "
 			"overlap the reference rank's in time: they are placed as their clocks say, "

@@ -41,6 +41,7 @@
 #define TM_EVENT_MAX   (1u << 20)           /* bytes of one event */
 #define TM_TRACE_MAX   (4ULL << 30)         /* bytes of one source trace file */
 #define TM_SOURCES_MAX 100000
+#define TM_MISSING_SHOWN 16                 /* ranks without a segment named on stderr */
 
 struct tm_pid_map {
 	int64_t from, to;
