@@ -288,6 +288,15 @@ PY
 	run "$FVBPF" report --max-memory 12Q "$d"
 	[ "$status" -eq 2 ]
 	assert_output "fvbpf: error: invalid --max-memory '12Q': give a size from 1 byte to 1024G with an optional K, M or G suffix, e.g. --max-memory 512M"
+	# export reads every directory before it writes: the same bound, the same line
+	run "$FVBPF" export --max-memory 40M "$d" -o "$BATS_TEST_TMPDIR/hta"
+	assert_failure
+	[ "${#lines[@]}" -eq 1 ]
+	assert_output --regexp "^fvbpf: error: .*--max-memory.*: give (a larger one, e\.g\. )?--max-memory [0-9]+M( or more)?$"
+	[ ! -e "$BATS_TEST_TMPDIR/hta" ]
+	run "$FVBPF" export --max-memory 12Q "$d" -o "$BATS_TEST_TMPDIR/hta"
+	[ "$status" -eq 2 ]
+	assert_output "fvbpf: error: invalid --max-memory '12Q': give a size from 1 byte to 1024G with an optional K, M or G suffix, e.g. --max-memory 512M"
 }
 
 @test "report and merge read only regular files inside the directory: links are refused by name, their target never shown" {
