@@ -546,6 +546,29 @@ static void test_hostile_split(void)
 	}
 	job_report_free(&r);
 	mf_free(&m);
+	/* a reason not to count that is not text for a key or a terminal */
+	one_segment(d, "", "\"start_us\":1,\"end_us\":2,\"counted\":false,"
+		    "\"not_counted_why\":\"\\u001b[31m\xff\\\"}\"", "");
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK_EQ(mf_read_summaries(&m, NULL, true, err, sizeof(err)), 0);
+	CHECK_EQ(job_report_build(&m, 1, &r), 0);
+	CHECK_EQ(r.regions[0].uncounted, 1);
+	j = job_report_json(&r, 5);
+	back = json_tokener_parse(json_object_to_json_string(j));
+	CHECK(back != NULL);
+	json_object_put(back);
+	json_object_put(j);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	if (f) {
+		CHECK_EQ(job_report_print(f, &r, 5), 0);
+		fclose(f);
+		CHECK(strchr(buf, '\x1b') == NULL);
+		CHECK(strstr(buf, "1 segment does not count (\\x1b[31m") != NULL);
+		free(buf);
+	}
+	job_report_free(&r);
+	mf_free(&m);
 }
 
 int main(void)

@@ -225,13 +225,16 @@ static int sub_get(struct job_report *r, struct jr_region *g, const char *name, 
 /* Rank @k's sub-region sums up to @n entries (new ones 0), charged. */
 static int rank_subs(struct job_report *r, struct jr_rank *k, size_t n)
 {
-	uint64_t bytes = MF_ALLOC(n * (sizeof(*k->sub_ns) + sizeof(*k->sub_calls)));
+	uint64_t bytes;
 	int64_t *ns;
 	uint64_t *calls;
 	int ret;
 
 	if (k->nsub >= n)
 		return 0;
+	/* what the arrays gain (their first allocation: its header too) */
+	bytes = (n - k->nsub) * (sizeof(*k->sub_ns) + sizeof(*k->sub_calls)) +
+		(k->nsub ? 0 : 2 * MF_ALLOC(0));
 	ret = mf_charge(r->budget, bytes);
 	if (ret)
 		return ret;

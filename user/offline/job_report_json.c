@@ -193,7 +193,7 @@ static json_object *pairing_json(const struct job_report *r, const struct jr_reg
 /* A region without its ranks, steps, operators and kernels. */
 static json_object *region_json(const struct job_report *r, const struct jr_region *g)
 {
-	json_object *o = json_object_new_object(), *s, *why = json_object_new_object();
+	json_object *o = json_object_new_object(), *s, *why = json_object_new_array(), *w;
 	size_t i;
 	bool flat = false;
 
@@ -203,10 +203,18 @@ static json_object *region_json(const struct job_report *r, const struct jr_regi
 		g->segments - g->incomplete - (r->with_uncounted ? 0 : g->uncounted)));
 	json_object_object_add(o, "incomplete", json_object_new_uint64(g->incomplete));
 	json_object_object_add(o, "not_counted", json_object_new_uint64(g->uncounted));
-	for (i = 0; i < 4 && g->whys[i].why; i++)
-		json_object_object_add(why, g->whys[i].why, json_object_new_uint64(g->whys[i].n));
-	if (g->whys_other)
-		json_object_object_add(why, "(other reasons)", json_object_new_uint64(g->whys_other));
+	/* the reasons are the target's text: values (made valid), never keys */
+	for (i = 0; i < 5; i++) {
+		if (i < 4 && !g->whys[i].why)
+			continue;
+		if (i == 4 && !g->whys_other)
+			break;
+		w = json_object_new_object();
+		json_object_object_add(w, "why", json_string_obj(i < 4 ? g->whys[i].why : "(other reasons)"));
+		json_object_object_add(w, "segments", json_object_new_uint64(i < 4 ? g->whys[i].n :
+									       g->whys_other));
+		json_object_array_add(why, w);
+	}
 	json_object_object_add(o, "not_counted_why", why);
 	json_object_object_add(o, "not_counted_taken_in", json_object_new_boolean(r->with_uncounted));
 	json_object_object_add(o, "pairing", pairing_json(r, g));
