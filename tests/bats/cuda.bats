@@ -74,6 +74,78 @@ run_attached() { # steps workload args...
 	assert_output "2"
 }
 
+# Issue 35: a region row's self CPU time is its time less what it holds
+# directly on its thread (regions, torch calls, outermost CUDA calls), as
+# torch counts a user_annotation row's; computed again here from the trace's
+# events by a sweep of their own.
+@test "C trainer: region rows' self CPU time less the regions and CUDA calls they hold, as the trace's events say" {
+	run_attached 3 "$BUILD/tests/cuda_trainer"
+	run python3 - "$OUT" <<'PY'
+import glob, json, os, sys
+from decimal import Decimal
+out = sys.argv[1]
+ns = lambda v: int(Decimal(str(v)) * 1000)
+checked = 0
+for sj in sorted(glob.glob(os.path.join(out, "summary_*.json"))):
+    summ = json.load(open(sj), parse_float=Decimal)
+    trace = json.load(open(sj.replace("summary_", "trace_", 1)), parse_float=Decimal)
+    ev = []
+    for e in trace["traceEvents"]:
+        if e.get("ph") != "X" or e.get("pid") == 0 or "dur" not in e:
+            continue
+        cat, name = e.get("cat"), e.get("name", "")
+        if cat == "user_annotation" and name.startswith("fvbpf.region::"):
+            kind = 1
+        elif cat == "cpu_op":
+            kind = 0
+        elif cat in ("cuda_runtime", "cuda_driver"):
+            kind = 2
+        else:
+            continue
+        s = ns(e["ts"])
+        ev.append((e["tid"], s, -(s + ns(e["dur"])), kind, name))
+    ev.sort()
+    rows, stack = {}, []
+    for tid, s, negend, kind, name in ev:
+        end = -negend
+        while stack and (stack[-1][0] != tid or (stack[-1][2] <= s and stack[-1][2] < end)):
+            stack.pop()
+        holder = next((x for x in reversed(stack) if x[2] >= end), None)
+        if holder and holder[3] == 1:
+            holder[4]["kids"] += end - s
+        if kind == 2 and holder and holder[3] == 2:
+            continue  # a driver call inside a runtime call: not its own child
+        me = {"kids": 0}
+        if kind == 1:
+            parent = next((x for x in reversed(stack) if x[3] == 1 and x[2] >= end), None)
+            key = (name.split("::", 1)[1], parent[5] if parent else "")
+            me.update(key=key, dur=end - s)
+            rows.setdefault(key, []).append(me)
+        stack.append((tid, s, end, kind, me, name.split("::", 1)[1] if kind == 1 else None))
+    # per region name first (self times), then per region and its parent
+    by_name = {}
+    for (name, _), slices in rows.items():
+        by_name.setdefault(name, []).extend(slices)
+    for name, slices in by_name.items():
+        mine = [r for r in summ["rows"] if r["kind"] == "region" and r["name"] == name]
+        self_ = sum(max(x["dur"] - x["kids"], 0) for x in slices)
+        assert sum(ns(r["self_cpu_us"]) for r in mine) == self_, (sj, name, mine, self_)
+    got = {(r["name"], r.get("parent")): r for r in summ["rows"] if r["kind"] == "region"}
+    assert set(got) == set(rows), (sj, set(got), set(rows))
+    for key, slices in rows.items():
+        total = sum(x["dur"] for x in slices)
+        self_ = sum(max(x["dur"] - x["kids"], 0) for x in slices)
+        assert ns(got[key]["cpu_us"]) == total and ns(got[key]["self_cpu_us"]) == self_, (sj, key, got[key], total, self_)
+        checked += 1
+    fwd = got[("training_forward", "training_train_one_step")]
+    assert fwd["self_cpu_us"] < fwd["cpu_us"], fwd  # it holds CUDA calls and nothing else
+print("ok", checked)
+PY
+	echo "$output"
+	assert_success
+	assert_output "ok 6"
+}
+
 # The C trainer's 3 steps under bpftrace -e PROG and fvbpf (its extra
 # ARGS...), both attached before the steps; then the trace checked
 # ($output: the checker's lines).

@@ -24,12 +24,16 @@ setup() {
 }
 teardown() { common_teardown; }
 
-# Two ranks of gpu_sim, traced for 3 steps into $OUT.
+# Two ranks of gpu_sim, traced for 3 steps into $OUT; they leave each
+# step's forward together (--barrier, as a collective would make them), so
+# that their steps overlap however the machine schedules them: export pairs
+# ranks by step on the wall clock (issue 35).
 two_ranks() {
 	local r pids=()
+	mkdir -p "$BATS_TEST_TMPDIR/barrier"
 	for r in 0 1; do
 		RANK=$r WORLD_SIZE=2 FVBPF_AGENT=off start_workload "$BATS_TEST_TMPDIR/wl$r.log" \
-			"$SIM" --steps 3 --kernels 3 --wait-signal --idle
+			"$SIM" --steps 3 --kernels 3 --wait-signal --idle --barrier "$BATS_TEST_TMPDIR/barrier"
 		pids+=("$WL_PID")
 	done
 	start_fvbpf -p "${pids[0]}" -p "${pids[1]}" -o "$OUT" -n 3 -r "$REGIONS" "$@"

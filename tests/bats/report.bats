@@ -288,6 +288,15 @@ PY
 	run "$FVBPF" report --max-memory 12Q "$d"
 	[ "$status" -eq 2 ]
 	assert_output "fvbpf: error: invalid --max-memory '12Q': give a size from 1 byte to 1024G with an optional K, M or G suffix, e.g. --max-memory 512M"
+	# export reads every directory before it writes: the same bound, the same line
+	run "$FVBPF" export --max-memory 40M "$d" -o "$BATS_TEST_TMPDIR/hta"
+	assert_failure
+	[ "${#lines[@]}" -eq 1 ]
+	assert_output --regexp "^fvbpf: error: .*--max-memory.*: give (a larger one, e\.g\. )?--max-memory [0-9]+M( or more)?$"
+	[ ! -e "$BATS_TEST_TMPDIR/hta" ]
+	run "$FVBPF" export --max-memory 12Q "$d" -o "$BATS_TEST_TMPDIR/hta"
+	[ "$status" -eq 2 ]
+	assert_output "fvbpf: error: invalid --max-memory '12Q': give a size from 1 byte to 1024G with an optional K, M or G suffix, e.g. --max-memory 512M"
 }
 
 @test "report and merge read only regular files inside the directory: links are refused by name, their target never shown" {
@@ -376,4 +385,202 @@ PY
 	done
 	touch "$BATS_TEST_TMPDIR/stop"
 	wait "$swapper"
+}
+
+# Issue 35: ranks paired by training step, never by segment number.  The
+# generator's rank 1 starts two steps late, rank 2 has no segment at step
+# 1 (its later segments numbered on), the nodes' CLOCK_MONOTONIC and
+# recorded realtime clocks differ (SKEW): segment N of each rank is not
+# the same step, and truth.json says which are.
+gen_steps() { gen --ranks 2 --segments 4 --late 1:2 --skip 2:1 "$@"; }
+
+# The step check: report --json's steps, merge's picks and export's
+# folders against truth.json's (ARGS: report/merge/export options).
+check_steps() { # TRUTH_KEY [OPTION...]
+	local key=$1 out=$BATS_TEST_TMPDIR/hta
+	shift
+	"$FVBPF" report --json "$@" "$GEN_OUT/node0" "$GEN_OUT/node1" >"$BATS_TEST_TMPDIR/r.json"
+	"$FVBPF" report "$@" "$GEN_OUT/node0" "$GEN_OUT/node1" >"$BATS_TEST_TMPDIR/r.txt"
+	rm -rf "$out"
+	"$FVBPF" export "$@" "$GEN_OUT/node0" "$GEN_OUT/node1" -o "$out" >"$BATS_TEST_TMPDIR/e.txt" 2>&1
+	local n
+	n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))[sys.argv[2]]))' \
+		"$GEN_OUT/truth.json" "$key")
+	for ((s = 0; s < n; s++)); do
+		"$FVBPF" merge "$@" --step "$s" "$GEN_OUT/node0" "$GEN_OUT/node1" \
+			-o "$BATS_TEST_TMPDIR/m$s.json" >/dev/null 2>>"$BATS_TEST_TMPDIR/m.err"
+	done
+	run python3 - "$GEN_OUT" "$BATS_TEST_TMPDIR" "$key" <<'PY'
+import json, os, re, sys
+gen, tmp, key = sys.argv[1:]
+truth = json.load(open(os.path.join(gen, "truth.json")))
+want = truth[key]
+hosts = {v["host"]: v for v in truth["ranks"].values()}
+label = lambda k: "%s rank %s" % tuple(k.split("/")[:2])
+g = json.load(open(os.path.join(tmp, "r.json")))["regions"][0]
+steps = g["steps"]
+assert [s["step"] for s in steps] == list(range(len(want))), [s["step"] for s in steps]
+allranks = {label(k) for k in truth["ranks"]}
+for s, w in zip(steps, want):
+    got = {m["label"]: m["segment"] for m in s["segments"]}
+    assert got == {label(k): v for k, v in w.items()}, (s["step"], got, w)
+    assert set(s["missing"]) == allranks - set(got) and s["missing_count"] == len(allranks - set(got)), s
+# the text says which rank has no segment where
+text = open(os.path.join(tmp, "r.txt")).read()
+for r in sorted(allranks):
+    miss = [str(i) for i, w in enumerate(want) if r not in {label(k) for k in w}]
+    if miss:
+        assert "%s: no segment at %d of %d steps (%s)" % (r, len(miss), len(want), ", ".join(miss)) in text, (r, miss)
+# export: a folder per step holding that step of every rank, each file the segment's own trace
+region = os.path.join(tmp, "hta", truth["region"])
+assert sorted(os.listdir(region)) == ["step%04d" % i for i in range(len(want))], os.listdir(region)
+for i, w in enumerate(want):
+    d = os.path.join(region, "step%04d" % i)
+    files = sorted(os.listdir(d))
+    assert files == sorted("rank%s.pt.trace.json" % k.split("/")[1] for k in w), (i, files, w)
+    for k, seg in w.items():
+        t = json.load(open(os.path.join(d, "rank%s.pt.trace.json" % k.split("/")[1])))
+        assert t["otherData"]["segment"] == seg and t["otherData"]["rank"] == int(k.split("/")[1]), (i, k)
+# merge --step N: the same segments, the ranks without one named
+err = open(os.path.join(tmp, "m.err")).read()
+for i, w in enumerate(want):
+    m = json.load(open(os.path.join(tmp, "m%d.json" % i)))["otherData"]
+    assert m["step"] == i, m["step"]
+    assert {(r["rank"], r["segment"]) for r in m["ranks"]} == {(int(k.split("/")[1]), v) for k, v in w.items()}, (i, m["ranks"])
+    miss = {re.sub(r" \(.*", "", x) for x in m["ranks_without_segment"]}
+    assert miss == {"rank %s" % k.split("/")[1] for k in truth["ranks"]} - {"rank %s" % k.split("/")[1] for k in w}, (i, miss)
+    for x in m["ranks_without_segment"]:
+        assert "fvbpf: merge: %s has no segment at step %d of region" % (x, i) in err, (x, i)
+print("ok", len(want), "steps")
+PY
+	echo "$output"
+	assert_success
+	assert_output --regexp '^ok [0-9]+ steps$'
+}
+
+@test "steps: report, --json, merge and export pair ranks by step, not segment number (a late rank, a skipped step, two hosts' clocks)" {
+	gen_steps
+	check_steps steps
+	# not one step of rank 0's is rank 1's segment of the same number
+	python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert any(w.get("node0/1/0") not in (None, w.get("node0/0/0")) for w in t["steps"]), t["steps"]' "$GEN_OUT/truth.json"
+	run cat "$BATS_TEST_TMPDIR/e.txt"
+	assert_output --partial "exported 16 traces"
+	assert_output --partial "fvbpf: 4 of 6 steps lack a rank (no segment of it at that step): fvbpf report lists them"
+	# --segment N: the step of the lowest rank's segment N
+	run "$FVBPF" merge --segment 0 "$GEN_OUT/node0" "$GEN_OUT/node1" -o "$BATS_TEST_TMPDIR/s.json"
+	assert_success
+	assert_output --partial ", step 0 (--segment"
+	assert_output --partial "fvbpf: merge: rank 1 (node0) has no segment at step 0"
+	run "$FVBPF" merge --step 99 "$GEN_OUT/node0" "$GEN_OUT/node1" -o "$BATS_TEST_TMPDIR/s.json"
+	assert_failure
+	assert_output "fvbpf: error: merge: region 'training_train_one_step' has 6 steps (0 to 5): no step 99"
+	run "$FVBPF" merge --step 1 --segment 1 "$GEN_OUT/node0" -o "$BATS_TEST_TMPDIR/s.json"
+	[ "$status" -eq 2 ]
+	assert_output --partial "--step and --segment: give one"
+}
+
+@test "steps: directories written before the step keys pair the same way; started_before_attach stands for counted" {
+	gen_steps --old-keys --uncounted 3:0
+	check_steps steps
+	run "$FVBPF" report "$GEN_OUT/node0" "$GEN_OUT/node1"
+	assert_output --partial "1 segment does not count (started before attach: 1)"
+}
+
+@test "steps: segments that do not count are left out, said, and taken with --include-uncounted" {
+	gen_steps --uncounted 3:0
+	check_steps steps
+	run cat "$BATS_TEST_TMPDIR/r.txt"
+	assert_output --partial "region training_train_one_step: 16 segments (14 complete, 1 incomplete, 1 not counted), 4 ranks"
+	assert_output --partial "1 segment does not count (fragment: 1): left out of every figure, --include-uncounted takes them in"
+	run cat "$BATS_TEST_TMPDIR/e.txt"
+	assert_output --partial "1 segment that does not count (begun before the attach, ...) left out: --include-uncounted exports them"
+	python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))["regions"][0]
+r3 = [r for r in g["ranks"] if r["rank"] == 3][0]
+assert g["not_counted"] == 1 and g["not_counted_why"] == [{"why": "fragment", "segments": 1}] and not g["not_counted_taken_in"], g
+assert r3["not_counted"] == 1 and r3["complete"] == 3, r3' "$BATS_TEST_TMPDIR/r.json"
+	rm -f "$BATS_TEST_TMPDIR/m.err"
+	check_steps steps_all --include-uncounted
+	python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))["regions"][0]
+assert g["not_counted_taken_in"] and [r for r in g["ranks"] if r["rank"] == 3][0]["complete"] == 4, g' "$BATS_TEST_TMPDIR/r.json"
+}
+
+@test "steps: a step key on every segment pairs by key where the clocks do not overlap; merge warns in one line" {
+	# node1's recorded clock 30 ms off: its 20 ms segments overlap none of node0's
+	gen --ranks 2 --segments 3 --offset-skew-ns 30000000 --step-keys
+	check_steps steps
+	python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))["regions"][0]
+assert g["pairing"]["paired_by"] == "step_key", g["pairing"]
+assert all(s["step_key"] == "pg0:%d" % s["step"] and not s["segments_overlap"] for s in g["steps"]), g["steps"]' \
+		"$BATS_TEST_TMPDIR/r.json"
+	run "$FVBPF" merge "$GEN_OUT/node0" "$GEN_OUT/node1" -o "$BATS_TEST_TMPDIR/k.json"
+	assert_success
+	[ "$(grep -c '^fvbpf: warning: merge: 2 of 4 ranks.* do not overlap the reference rank' <<<"$output")" -eq 1 ]
+	# without the keys the same directories pair by their clocks, wrongly here
+	gen --ranks 2 --segments 3 --offset-skew-ns 30000000
+	run "$FVBPF" report --json "$GEN_OUT/node0" "$GEN_OUT/node1"
+	python3 -c '
+import json, sys
+g = json.loads(sys.argv[1])["regions"][0]
+assert g["pairing"]["paired_by"] == "time_overlap" and g["pairing"]["steps_missing_a_rank"] > 0, g["pairing"]' "$output"
+}
+
+@test "split: each rank's time per sub-region (FastVideo's four, one nested), in text, --json and --html" {
+	gen --ranks 2 --segments 3 --sub-regions
+	run "$FVBPF" report --json "$GEN_OUT/node0" "$GEN_OUT/node1"
+	assert_success
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/r.json"
+	run "$FVBPF" report "$GEN_OUT/node0" "$GEN_OUT/node1"
+	assert_success
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/r.txt"
+	run "$FVBPF" report --html "$BATS_TEST_TMPDIR/r.html" "$GEN_OUT/node0" "$GEN_OUT/node1"
+	assert_success
+	run python3 - "$GEN_OUT/truth.json" "$BATS_TEST_TMPDIR" <<'PY'
+import html, json, os, re, sys
+truth, tmp = json.load(open(sys.argv[1])), sys.argv[2]
+g = json.load(open(os.path.join(tmp, "r.json")))["regions"][0]
+assert g["split_nesting"] == "recorded", g["split_nesting"]
+ranks = {(r["hostname"], r["rank"]): r for r in g["ranks"]}
+text = open(os.path.join(tmp, "r.txt")).read().split("\n  split of ", 1)[1]
+page = open(os.path.join(tmp, "r.html")).read()
+for k, t in truth["ranks"].items():
+    r = ranks[(t["host"], t["rank"])]
+    rows = {x["region"]: x for x in r["split"]["inside"]}
+    assert set(rows) == set(t["split"]), (k, set(rows))
+    for name, ms in t["split"].items():
+        assert abs(rows[name]["mean_ms"] - ms) < 1e-6, (k, name, rows[name], ms)
+        assert rows[name]["depth"] == (2 if name == "distillation_loss" else 1), rows[name]
+    top = sum(ms for n, ms in t["split"].items() if n != "distillation_loss")
+    assert abs(r["split"]["outside_sub_regions_ms"] - (t["mean_ms"] - top)) < 1e-6, (k, r["split"])
+    # text: the rank's block, forward's nested region indented under it
+    block = text.split("%s rank %d (" % (t["host"], t["rank"]), 1)[1].split("\n    node", 1)[0]
+    assert re.search(r"\n      training_dataloader +%.3f " % t["split"]["training_dataloader"], block), block
+    assert re.search(r"\n        distillation_loss +%.3f " % t["split"]["distillation_loss"], block), block
+    assert "(training_train_one_step outside these)" in block
+    # the page: a row of the split table per rank
+    row = re.search(r"<tr><td class=\"name\">%s rank %d</td><td>[\d.]+</td>(.*?)</tr>" % (t["host"], t["rank"]),
+                    page.split("Split into sub-regions")[1]).group(1)
+    assert "%.3f (" % t["split"]["training_forward"] in row, row
+# the slow rank: its dataloader is where its time goes
+slow = truth["ranks"][truth["slowest"]["key"]]
+assert slow["split"]["training_dataloader"] > 3 * min(v["split"]["training_dataloader"] for v in truth["ranks"].values())
+assert "&#8250; distillation_loss" in page
+print("ok")
+PY
+	echo "$output"
+	assert_success
+	assert_output "ok"
+	# summaries written before region rows had a parent: flat, and said
+	gen --ranks 2 --segments 3 --sub-regions --old-keys
+	run "$FVBPF" report "$GEN_OUT/node0" "$GEN_OUT/node1"
+	assert_success
+	assert_output --partial "sub-regions shown flat"
 }

@@ -13,7 +13,7 @@ PNG=$ROOT/tests/lib/png_colours.py
 HOSTILE_OP='<script>alert(1)</script><img src=x onerror=alert(2)>'
 HOSTILE_HOST="nodeA\"'><b>"
 HOSTILE_TRACE="t\"'<x>&.json"
-SLOW='#d62728' # the slowest rank's bar
+SLOW='#d62728' # the straggler's bar
 BAR='#4c78a8'  # the others'
 
 setup() {
@@ -83,7 +83,7 @@ traces = [n for n in names if n.startswith("trace_") or n == trace]
 assert len(traces) == truth["segments"], (len(traces), truth["segments"])
 # rank table: the mean of every rank as the generator computed it
 rows = re.findall(r'<tr( class="slowest")?><td class="name">([^<]*)</td><td>(\d+)</td><td>(\d+)</td>'
-                  r'<td>([\d.-]+)</td><td>([\d.-]+)</td><td>([\d.-]+)</td></tr>', text)
+                  r'<td>([\d.-]+)</td><td>([\d.-]+)</td><td>([\d.-]+)</td><td>0</td><td>0</td></tr>', text)
 assert len(rows) == len(truth["ranks"]), rows
 for k, t in truth["ranks"].items():
     want_host = host if t["host"] == "node0" else t["host"]
@@ -102,6 +102,43 @@ print("ok", len(hrefs), "links")
 PY
 	assert_success
 	assert_output --regexp '^ok [0-9]+ links$'
+}
+
+# Issue 35: red only for a straggler (at least 5 % over the median and more
+# than the ranks' own spread), said on the page with the rule, a legend;
+# a rank without a segment at a step a red cell.
+@test "report --html: a 1 % slower rank is not flagged, a 25 % one is; the rule and a legend on the page; missing steps red" {
+	mkdir -p "${PAGE%/*}"
+	python3 "$GEN" "$GEN_OUT" --nodes 2 --ranks 2 --segments 3 --slow-ms 0.2 >/dev/null
+	run "$FVBPF" report --html "$PAGE.1" "$GEN_OUT/node0" "$GEN_OUT/node1"
+	assert_success
+	python3 "$GEN" "$GEN_OUT" --nodes 2 --ranks 2 --segments 4 --late 1:2 >/dev/null
+	run "$FVBPF" report --html "$PAGE.25" "$GEN_OUT/node0" "$GEN_OUT/node1"
+	assert_success
+	run python3 - "$PAGE" "$GEN_OUT/truth.json" <<'PY'
+import json, re, sys
+page, truth = sys.argv[1], json.load(open(sys.argv[2]))
+one, real = open(page + ".1").read(), open(page + ".25").read()
+for t in (one, real):
+    assert 'class="legend' in t and "the straggler, only when there is one" in t
+    assert "at least 5% over the median of the rank means and the difference is more than the ranks' own step-to-step spread" in t
+chart = lambda t: re.search(r'<svg id="rank-chart-0".*?</svg>', t, re.S).group(0)
+# 1 %: the slowest rank named, not flagged: nothing red
+assert 'class="slowest"' not in one and "#d62728" not in chart(one), "a 1 % rank flagged"
+assert re.search(r"<p>Slowest rank: node1 rank 2, mean [\d.]+ ms: [\d.]+ ms \(1\.0%\) over the median rank mean [\d.]+ ms: not a straggler\.</p>", one)
+# 25 %: flagged, its row and bar red
+assert re.search(r'<p class="slowest">Slowest rank: node1 rank 2, .*: a straggler\.</p>', real)
+assert len(re.findall(r'<tr class="slowest"><td class="name">node1 rank 2</td>', real)) == 1
+assert chart(real).count('fill="#d62728"') == 1
+# rank 1 two steps late: steps 0 and 1 without its segment, in red, and 2 in its row
+steps = real.split("<h3>Steps:")[1].split("</table>")[0]
+assert steps.count('<td class="missing">no segment</td>') == 8, steps  # rank 1 at 0-1, the 3 others at 4-5
+assert re.search(r'<tr><td class="name">node0 rank 1</td>(<td>[\d.-]+</td>){5}<td>0</td><td class="missing">2</td></tr>', real)
+print("ok")
+PY
+	echo "$output"
+	assert_success
+	assert_output "ok"
 }
 
 @test "report --html: an unwritable page is one error line, exit 1; usage errors exit 2" {

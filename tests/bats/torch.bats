@@ -176,6 +176,34 @@ print("lost", p["segments_lost_end"], sum(m["lost_end"] for m in segs))' "$OUT"
 	[ "$output" = 0 ]
 }
 
+# Issue 35: a torch scope that is a region (same bounds) gives the region
+# row the scope's own self time, as torch's key_averages counts it for the
+# user_annotation row: its time less the operators inside it (before, the
+# region row's self time was its total).
+@test "torch: -r torch:user_attention: the region row's self CPU time is its scope's, less the operators inside" {
+	start_torch "$PY214" 6
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r 'torch:user_attention' -n 2
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 - "$OUT"/summary_rank0_segment000[01]_user_attention.json <<'PY'
+import json, sys
+from decimal import Decimal
+for p in sys.argv[1:]:
+    rows = json.load(open(p), parse_float=Decimal)["rows"]
+    reg = [r for r in rows if r["kind"] == "region" and r["name"] == "user_attention"]
+    ann = [r for r in rows if r["kind"] == "user_annotation" and r["name"] == "user_attention"]
+    assert len(reg) == 1 and len(ann) == 1, (reg, ann)
+    r, a = reg[0], ann[0]
+    assert r["cpu_us"] == a["cpu_us"], (r, a)
+    assert r["self_cpu_us"] == a["self_cpu_us"] < r["cpu_us"], (r, a)
+    assert r["parent"] == "", r
+print("ok")
+PY
+	echo "$output"
+	assert_success
+	assert_output "ok"
+}
+
 # Only libfvbpf.so's agent sends GPU records: a job without the library
 # has none to wait for, so even the longest --gpu-wait holds nothing (it
 # held every segment for the whole wait, and -n for as long).

@@ -16,8 +16,22 @@ uncertainty, and the operator/kernel totals summed over complete segments.
 Clocks: node k's CLOCK_MONOTONIC starts at its own base, and its recorded
 offset is chosen so that the ranks step in lockstep in true wall time, plus
 k * X (the skew: what the nodes' realtime clocks disagree by).  Every
-segment is a step; one rank is slower than the rest (--slow-rank, +5 ms);
-rank 1's last segment is incomplete (when S > 1).
+segment is a step; one rank is slower than the rest (--slow-rank, +5 ms, or
+--slow-ms); rank 1's last segment is incomplete (when S > 1).
+
+Steps (issue 35): --late R:K makes rank R start K steps after the others
+(its segment 0 is their segment K), --skip R:S leaves rank R without a
+segment at step S (its later segments numbered on, as fvbpf numbers the
+segments it writes), --uncounted R:S marks rank R's segment at step S
+counted false ("fragment"; with --old-keys started_before_attach instead),
+--step-keys gives every segment the step_key "pg0:<step>".  Segments carry
+start_unix_us/end_unix_us, step_key, counted and not_counted_why, region
+rows a "parent", unless --old-keys (directories written before them).
+--sub-regions adds the FastVideo split of each step (dataloader 10 %,
+forward 40 %, backward 35 %, optimizer 10 % of its time, forward holding a
+nested region of 5 %).  truth.json then also holds, per step number as
+fvbpf numbers them (counted segments only, and with --include-uncounted:
+steps_all), each rank's segment, and per rank its sub-region means.
 """
 import argparse
 import json
@@ -77,6 +91,20 @@ def wallclock(real_ns):
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + ".%06dZ" % (frac // 1000)
 
 
+SUBS = [("training_dataloader", REGION, 0.10), ("training_forward", REGION, 0.40),
+        ("training_backward", REGION, 0.35), ("training_optimizer", REGION, 0.10),
+        ("distillation_loss", "training_forward", 0.05)]
+
+
+def pairs(arg):
+    """["R:S", ...] -> {(R, S)}"""
+    out = set()
+    for a in arg or []:
+        r, x = a.split(":")
+        out.add((int(r), int(x)))
+    return out
+
+
 def rows_for(rank, seg, device, hostile):
     """Summary rows of one segment: (name, kind, cpu_ns, self_cpu_ns, dev_ns, count)."""
     d = 1 if device else 0
@@ -110,7 +138,17 @@ def main():
     ap.add_argument("--repeat", type=int, default=1,
                     help="list each files[] entry this many times (a hostile manifest; truth.json "
                          "still counts each segment once)")
+    ap.add_argument("--slow-ms", type=float, default=5.0, help="how much slower the slow rank is")
+    ap.add_argument("--late", action="append", help="R:K rank R starts K steps later")
+    ap.add_argument("--skip", action="append", help="R:S rank R has no segment at step S")
+    ap.add_argument("--uncounted", action="append", help="R:S rank R's segment at step S does not count")
+    ap.add_argument("--step-keys", action="store_true", help="step_key pg0:<step> on every segment")
+    ap.add_argument("--old-keys", action="store_true", help="no issue-35 keys (older directories)")
+    ap.add_argument("--sub-regions", action="store_true", help="FastVideo's sub-region rows")
     a = ap.parse_args()
+    late = dict(pairs(a.late))
+    skip, uncounted = pairs(a.skip), pairs(a.uncounted)
+    members = {}  # (step, counted) -> {rank key: segment}
 
     nranks = a.nodes * a.ranks
     slow = a.slow_rank if a.slow_rank is not None else max(nranks - 2, 0)
@@ -143,23 +181,43 @@ def main():
                           "restart": restart, "rank_source": "env RANK", "ppid": 1,
                           "comm": "trainer", "command": "python train.py", "segments": a.segments,
                           "incomplete_segments": 0})
-            for s in range(a.segments):
+            steps = [x + late.get(rank, 0) for x in range(a.segments + sum(1 for (r, _) in skip if r == rank))
+                     if (rank, x + late.get(rank, 0)) not in skip][:a.segments]
+            subs = {}
+            for s, step in enumerate(steps):
                 incomplete = rank == 1 and restart == 0 and a.segments > 1 and s == a.segments - 1
-                dur = 20_000_000 + rank * 100_000 + s * 10_000 + (5_000_000 if rank == slow else 0) \
-                    + restart * 1_000_000
-                start = mono0 + s * PERIOD + rank * 1_000 + restart * 3 * PERIOD
+                counted = (rank, step) not in uncounted or restart
+                dur = 20_000_000 + rank * 100_000 + s * 10_000 + \
+                    (int(a.slow_ms * 1_000_000) if rank == slow else 0) + restart * 1_000_000
+                start = mono0 + step * PERIOD + rank * 1_000 + restart * 3 * PERIOD
                 end = start + dur
+                # wall time as the node's recorded clock says (its skew included)
+                real_s, real_e = start + off, end + off
+                members.setdefault((step + restart * 3, True), {})
+                members.setdefault((step + restart * 3, False), {})[key] = s
+                if counted:
+                    members[(step + restart * 3, True)][key] = s
                 tag = "rank%d%s_segment%04d_%s" % (rank, "_restart%d" % restart if restart else "", s, REGION)
                 trace, sj, st = "trace_%s.json" % tag, "summary_%s.json" % tag, "summary_%s.txt" % tag
-                files.append({"pid": pid, "rank": rank, "restart": restart, "region": REGION, "segment": s,
-                              "incomplete": incomplete, "started_before_attach": False,
-                              "trace": trace, "summary_txt": st, "summary_json": sj})
+                entry = {"pid": pid, "rank": rank, "restart": restart, "region": REGION, "segment": s,
+                         "incomplete": incomplete, "started_before_attach": False,
+                         "trace": trace, "summary_txt": st, "summary_json": sj}
+                step_keys = {}
+                if a.old_keys:
+                    entry["started_before_attach"] = not counted
+                else:
+                    step_keys = {"start_unix_us": Raw(us(real_s)), "end_unix_us": Raw(us(real_e)),
+                                 "step_key": "pg0:%d" % (step + restart * 3) if a.step_keys else "",
+                                 "counted": bool(counted),
+                                 "not_counted_why": "" if counted else "fragment"}
+                    entry.update(step_keys)
+                files.append(entry)
                 durs.append(dur)
                 inc.append(incomplete)
                 truth["segments"] += 1
                 truth["incomplete"] += incomplete
                 rows = rows_for(rank, s, not a.no_device, a.hostile)
-                if not incomplete:
+                if not incomplete and counted:
                     for (name, kind, cpu, self_cpu, dev, cnt) in rows:
                         t = truth["ops"].setdefault(kind + "\x00" + name, {"name": name, "kind": kind,
                                                                             "cpu_ns": 0, "device_ns": 0,
@@ -171,11 +229,26 @@ def main():
                         "region": REGION, "segment": s, "restart": restart,
                         "start_us": Raw(us(start)), "end_us": Raw(us(end)), "duration_us": Raw(us(dur)),
                         "start_wallclock": wallclock(start + off_s), "incomplete": incomplete,
-                        "started_before_attach": False, "clock": "CLOCK_MONOTONIC",
+                        "started_before_attach": bool(a.old_keys and not counted),
+                        "clock": "CLOCK_MONOTONIC",
                         "device_time": "not collected" if a.no_device else "cupti"}
-                jrows = [{"name": REGION, "kind": "region", "shapes": "", "self_cpu_us": Raw(us(dur)),
-                          "cpu_us": Raw(us(dur)), "self_device_us": Raw("0.000"),
-                          "device_us": Raw("0.000"), "count": 1}]
+                meta.update(step_keys)
+                parent = {} if a.old_keys else {"parent": ""}
+                jrows = [dict({"name": REGION, "kind": "region", "shapes": "", "self_cpu_us": Raw(us(dur)),
+                               "cpu_us": Raw(us(dur)), "self_device_us": Raw("0.000"),
+                               "device_us": Raw("0.000"), "count": 1}, **parent)]
+                for (name, par, frac) in (SUBS if a.sub_regions else []):
+                    # the slow rank's dataloader takes its extra time
+                    extra = int(a.slow_ms * 1_000_000) if rank == slow else 0
+                    t = int((dur - extra) * frac) + (extra if name == "training_dataloader" else 0)
+                    row = {"name": name, "kind": "region", "shapes": "", "self_cpu_us": Raw(us(t)),
+                           "cpu_us": Raw(us(t)), "self_device_us": Raw("0.000"),
+                           "device_us": Raw("0.000"), "count": 1}
+                    if not a.old_keys:
+                        row["parent"] = par
+                    jrows.append(row)
+                    if not incomplete and counted:
+                        subs[name] = subs.get(name, 0) + t
                 for (name, kind, cpu, self_cpu, dev, cnt) in rows:
                     jrows.append({"name": name, "kind": kind, "shapes": "", "self_cpu_us": Raw(us(self_cpu)),
                                   "cpu_us": Raw(us(cpu)), "self_device_us": Raw(us(dev)),
@@ -185,12 +258,16 @@ def main():
                 with open(os.path.join(d, st), "w") as f:
                     f.write("fvbpf segment %04d of rank %d (synthetic)\n" % (s, rank))
                 write_trace(os.path.join(d, trace), meta, pid, start, end, a.events, host)
-            complete = [x for x, i in zip(durs, inc) if not i]
+            counts = [(rank, st_) not in uncounted or restart for st_ in steps]
+            complete = [x for x, i, c in zip(durs, inc, counts) if not i and c]
             truth["ranks"][key] = {"host": host, "rank": rank, "restart": restart, "segments": len(durs),
                                    "incomplete": sum(inc), "durations_ns": durs,
                                    "mean_ms": sum(complete) / len(complete) / 1e6 if complete else None,
                                    "min_ms": min(complete) / 1e6 if complete else None,
-                                   "max_ms": max(complete) / 1e6 if complete else None}
+                                   "max_ms": max(complete) / 1e6 if complete else None,
+                                   "uncounted": sum(1 for c in counts if not c),
+                                   "split": {n: v / len(complete) / 1e6 for n, v in subs.items()}
+                                   if complete else {}}
         manifest = {"tool": "fvbpf", "hostname": host, "started": wallclock(attach_mono + off_s),
                     "output_dir": d, "regions": [REGION], "regions_never_entered": [],
                     "processes": procs, "files": [f for f in files for _ in range(a.repeat)],
@@ -207,6 +284,11 @@ def main():
         n = len(vals)
         med = vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
         truth["slowest"] = {"key": sk, "mean_ms": means[sk], "median_ms": med, "over_ms": means[sk] - med}
+    # steps as fvbpf numbers them: those with a segment, in time order
+    for counted, name in ((True, "steps"), (False, "steps_all")):
+        have = sorted(st_ for (st_, c) in members if c == counted and members[(st_, c)])
+        truth[name] = [members[(st_, counted)] for st_ in have]
+    truth["uncounted"] = sum(v["uncounted"] for v in truth["ranks"].values())
     with open(os.path.join(a.outdir, "truth.json"), "w") as f:
         json.dump(truth, f, indent=1)
     return 0

@@ -164,8 +164,11 @@ def main():
         else:
             with open(tpath) as f:
                 text = f.read()
+            # a region's rows: one per region it lies in ("in PARENT"), summed
             for name, n in count.items():
-                if not re.search(r"^%s\s+%d\s" % (re.escape(name), n), text, re.M):
+                got = sum(int(m) for m in re.findall(r"^%s\s+(\d+)\s.*%%\s+region\b" % re.escape(name),
+                                                     text, re.M))
+                if got != n:
                     errors.append("%s: no row '%s %d'" % (os.path.basename(tpath), name, n))
         try:
             with open(spath) as f:
@@ -185,17 +188,22 @@ def main():
             if not r or r[0]["count"] != n:
                 errors.append("%s: call row %s count %s, trace has %d" %
                               (os.path.basename(spath), name, r and r[0]["count"], n))
-        rows = {nm: r for (k, nm), r in rows.items() if k == "region"}
+        # a region has a row per region it lies in (its "parent"): summed
+        regrows = collections.defaultdict(list)
+        for r in summary["rows"]:
+            if r["kind"] == "region":
+                regrows[r["name"]].append(r)
         for name, n in count.items():
-            r = rows.get(name)
-            if not r or r["count"] != n:
+            rs = regrows.get(name, [])
+            if sum(r["count"] for r in rs) != n:
                 errors.append("%s: row %s count %s, trace has %d" % (os.path.basename(spath), name,
-                                                                   r and r["count"], n))
-            for key in ("shapes", "self_cpu_us", "cpu_us", "self_device_us", "device_us"):
-                if r is not None and key not in r:
-                    errors.append("%s: row %s lacks %s" % (os.path.basename(spath), name, key))
-            if r is not None and r["self_cpu_us"] > r["cpu_us"] + EPS:
-                errors.append("%s: self time above total for %s" % (os.path.basename(spath), name))
+                                                                   [r["count"] for r in rs], n))
+            for r in rs:
+                for key in ("shapes", "self_cpu_us", "cpu_us", "self_device_us", "device_us", "parent"):
+                    if key not in r:
+                        errors.append("%s: row %s lacks %s" % (os.path.basename(spath), name, key))
+                if r["self_cpu_us"] > r["cpu_us"] + EPS:
+                    errors.append("%s: self time above total for %s" % (os.path.basename(spath), name))
     for path in glob.glob(os.path.join(outdir, "*")):
         base = os.path.basename(path)
         if base.startswith(".") and ".tmp." in base:

@@ -264,15 +264,18 @@ static void test_bad_inputs(void)
 /* A manifest of one file entry with @clock (may be "") and its summary. */
 static void one_segment(const char *d, const char *clock, const char *meta, const char *rows)
 {
-	char text[2048];
+	size_t len = strlen(clock) + strlen(meta) + strlen(rows) + 2048;
+	char *text = malloc(len);
 
-	snprintf(text, sizeof(text), "{\"tool\":\"fvbpf\",\"hostname\":\"h\",%s\"files\":["
+	if (!text)
+		return;
+	snprintf(text, len, "{\"tool\":\"fvbpf\",\"hostname\":\"h\",%s\"files\":["
 		 "{\"pid\":1,\"rank\":0,\"segment\":0,\"summary_json\":\"s.json\",\"trace\":\"t\"}]}",
 		 clock);
 	put(d, "manifest.json", text);
-	snprintf(text, sizeof(text), "{\"metadata\":{\"region\":\"step\",%s},\"rows\":[%s]}", meta,
-		 rows);
+	snprintf(text, len, "{\"metadata\":{\"region\":\"step\",%s},\"rows\":[%s]}", meta, rows);
 	put(d, "s.json", text);
+	free(text);
 }
 
 /* Clock values at the ends of int64: no signed overflow (UBSan in the
@@ -468,6 +471,106 @@ static void test_streamed_reading(void)
 	CHECK(strstr(err, "not an fvbpf manifest") != NULL);
 }
 
+/* Region rows a summary controls: parents in a circle, a chain deeper
+ * than JR_SPLIT_DEPTH, more distinct sub-regions than JR_SUBS_MAX (the
+ * rest counted), hostile names; the split stays bounded, ordered, valid
+ * JSON, and the text carries no control character. */
+static void test_hostile_split(void)
+{
+	char *d = mkdir_sub("split"), *rows = malloc(1 << 16), err[512], *buf = NULL;
+	const struct jr_region *g;
+	struct job_report r;
+	struct manifest m;
+	size_t used = 0, i, len = 0, inside = 0;
+	json_object *j, *back;
+	FILE *f;
+	int k;
+
+	if (!rows)
+		return;
+	used += (size_t)snprintf(rows + used, 65536 - used,
+		"{\"name\":\"step\",\"kind\":\"region\",\"parent\":\"\",\"cpu_us\":1000},"
+		"{\"name\":\"a\",\"kind\":\"region\",\"parent\":\"b\",\"cpu_us\":1},"
+		"{\"name\":\"b\",\"kind\":\"region\",\"parent\":\"a\",\"cpu_us\":1},"
+		"{\"name\":\"x\\u001b[2J\",\"kind\":\"region\",\"parent\":\"step\",\"cpu_us\":5},"
+		"{\"name\":\"big\",\"kind\":\"region\",\"parent\":\"step\",\"cpu_us\":9000}");
+	for (k = 0; k < 12; k++) { /* a chain: c0 in step, c1 in c0, ... */
+		char parent[16];
+
+		snprintf(parent, sizeof(parent), k ? "c%d" : "step", k - 1);
+		used += (size_t)snprintf(rows + used, 65536 - used,
+			",{\"name\":\"c%d\",\"kind\":\"region\",\"parent\":\"%s\",\"cpu_us\":1}",
+			k, parent);
+	}
+	for (k = 0; k < 80; k++)
+		used += (size_t)snprintf(rows + used, 65536 - used,
+			",{\"name\":\"r%d\",\"kind\":\"region\",\"parent\":\"step\",\"cpu_us\":1}", k);
+	one_segment(d, "", "\"start_us\":1,\"end_us\":1001,\"duration_us\":1000", rows);
+	free(rows);
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK_EQ(mf_read_summaries(&m, NULL, true, err, sizeof(err)), 0);
+	CHECK_EQ(job_report_build(&m, 1, &r), 0);
+	g = &r.regions[0];
+	CHECK_EQ(g->nsubs, JR_SUBS_MAX);
+	CHECK(g->subs_dropped > 0);
+	/* the tree first, the biggest first; the circle and the cut chain outside */
+	CHECK_STR(g->subs[g->sub_order[0]].name, "big");
+	for (i = 0; i < g->nsubs; i++) {
+		const struct jr_sub *x = &g->subs[g->sub_order[i]];
+
+		CHECK(x->depth <= JR_SPLIT_DEPTH);
+		if (x->depth)
+			inside = i + 1;
+		if (!strcmp(x->name, "a") || !strcmp(x->name, "b") || !strcmp(x->name, "c9"))
+			CHECK_EQ(x->depth, 0);
+		if (!strcmp(x->name, "c7"))
+			CHECK_EQ(x->depth, 8);
+	}
+	for (i = inside; i < g->nsubs; i++)
+		CHECK_EQ(g->subs[g->sub_order[i]].depth, 0);
+	/* outside the sub-regions: never below 0 (they sum past the segment) */
+	CHECK_EQ(jr_outside_ns(g, &g->ranks[0]), 0);
+	j = job_report_json(&r, 5);
+	back = json_tokener_parse(json_object_to_json_string(j));
+	CHECK(back != NULL);
+	json_object_put(back);
+	json_object_put(j);
+	f = open_memstream(&buf, &len);
+	if (f) {
+		CHECK_EQ(job_report_print(f, &r, 5), 0);
+		fclose(f);
+		CHECK(strchr(buf, '\x1b') == NULL);
+		CHECK(strstr(buf, "x\\x1b[2J") != NULL);
+		CHECK(strstr(buf, "past the first 64 left out") != NULL);
+		free(buf);
+	}
+	job_report_free(&r);
+	mf_free(&m);
+	/* a reason not to count that is not text for a key or a terminal */
+	one_segment(d, "", "\"start_us\":1,\"end_us\":2,\"counted\":false,"
+		    "\"not_counted_why\":\"\\u001b[31m\xff\\\"}\"", "");
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK_EQ(mf_read_summaries(&m, NULL, true, err, sizeof(err)), 0);
+	CHECK_EQ(job_report_build(&m, 1, &r), 0);
+	CHECK_EQ(r.regions[0].uncounted, 1);
+	j = job_report_json(&r, 5);
+	back = json_tokener_parse(json_object_to_json_string(j));
+	CHECK(back != NULL);
+	json_object_put(back);
+	json_object_put(j);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	if (f) {
+		CHECK_EQ(job_report_print(f, &r, 5), 0);
+		fclose(f);
+		CHECK(strchr(buf, '\x1b') == NULL);
+		CHECK(strstr(buf, "1 segment does not count (\\x1b[31m") != NULL);
+		free(buf);
+	}
+	job_report_free(&r);
+	mf_free(&m);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -483,6 +586,7 @@ int main(void)
 	RUN(test_duplicates_and_budget);
 	RUN(test_refused_files);
 	RUN(test_streamed_reading);
+	RUN(test_hostile_split);
 	{
 		char cmd[600];
 

@@ -98,6 +98,8 @@ static void setup(struct fixture *x)
 	snprintf(x->proc.comm, sizeof(x->proc.comm), "python3");
 	snprintf(x->proc.cmdline, sizeof(x->proc.cmdline), "python3 train.py");
 	snprintf(x->meta.hostname, sizeof(x->meta.hostname), "node7");
+	x->meta.mono_at_start_ns = 500;
+	x->meta.real_at_start_ns = 1767225600000000000ull; /* 2026-01-01T00:00:00Z */
 	x->seg.pid = getpid();
 	x->seg.seq = 4;
 	x->seg.region = (uint32_t)(region < 0 ? 0 : region);
@@ -451,20 +453,64 @@ static void test_manifest_record(void)
 	CHECK_EQ(seg_index_add(&ix, &x.ctx, &ws), 0);
 	got.c = &x.ctx;
 	CHECK_EQ(seg_index_each(&ix, record_text, &got), 0);
-	CHECK_EQ(got.keys, 8);
+	CHECK_EQ(got.keys, 13);
 	seg_index_close(&ix);
 	rmdir(dir);
 	snprintf(want, sizeof(want), "{\"pid\":%d,\"rank\":3,\"restart\":0,\"region\":\"training_step\","
 		 "\"segment\":4,\"incomplete\":true,\"started_before_attach\":false,"
-		 "\"truncated_by_memory\":false,\"trace\":\"t.json\",\"summary_txt\":\"s.txt\","
+		 "\"truncated_by_memory\":false,\"start_unix_us\":1767225600000000.500,"
+		 "\"end_unix_us\":1767225600000004.500,\"step_key\":\"\",\"counted\":true,"
+		 "\"not_counted_why\":\"\",\"trace\":\"t.json\",\"summary_txt\":\"s.txt\","
 		 "\"summary_json\":\"s.json\"}", (int)getpid());
 	CHECK_STR(got.text, want);
+	teardown(&x);
+}
+
+/* The keys the offline commands pair ranks by: wall-clock bounds from the
+ * session's clock pair, counted unless the tracker said why not. */
+static void test_step_keys(void)
+{
+	struct fixture x;
+	json_object *v;
+
+	setup(&x);
+	v = seg_meta_json(&x.ctx, "start_unix_us");
+	CHECK_STR(json_object_to_json_string(v), "1767225600000000.500");
+	json_object_put(v);
+	v = seg_meta_json(&x.ctx, "end_unix_us");
+	CHECK_STR(json_object_to_json_string(v), "1767225600000004.500");
+	json_object_put(v);
+	v = seg_meta_json(&x.ctx, "step_key");
+	CHECK_STR(json_object_get_string(v), "");
+	json_object_put(v);
+	v = seg_meta_json(&x.ctx, "counted");
+	CHECK(json_object_get_boolean(v));
+	json_object_put(v);
+	x.seg.started_before_attach = true;
+	x.seg.not_counted = SEG_WHY_BEFORE_ATTACH;
+	v = seg_meta_json(&x.ctx, "counted");
+	CHECK(!json_object_get_boolean(v));
+	json_object_put(v);
+	v = seg_meta_json(&x.ctx, "not_counted_why");
+	CHECK_STR(json_object_get_string(v), "started before attach");
+	json_object_put(v);
+	/* the tracker's other reasons (segment.c, cut_gate.c) */
+	x.seg.started_before_attach = false;
+	x.seg.not_counted = SEG_WHY_FRAGMENT;
+	v = seg_meta_json(&x.ctx, "not_counted_why");
+	CHECK_STR(json_object_get_string(v), "a fragment of the step in flight at attach");
+	json_object_put(v);
+	x.seg.not_counted = SEG_WHY_EARLY;
+	v = seg_meta_json(&x.ctx, "counted");
+	CHECK(!json_object_get_boolean(v));
+	json_object_put(v);
 	teardown(&x);
 }
 
 int main(void)
 {
 	RUN(test_keys_agree);
+	RUN(test_step_keys);
 	RUN(test_summary_has_them);
 	RUN(test_manifest_record);
 	UNIT_DONE();

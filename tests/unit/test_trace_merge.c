@@ -78,6 +78,13 @@ static int build(struct manifest ms[2])
 	return ret;
 }
 
+static const struct tm_opts dflt = { .segment = -1, .step = -1 },
+	seg1 = { .region = "step", .segment = 1, .step = -1 },
+	step1 = { .region = "step", .segment = -1, .step = 1 },
+	seg9 = { .region = "step", .segment = 9, .step = -1 },
+	step9 = { .region = "step", .segment = -1, .step = 9 },
+	nope = { .region = "nope", .segment = -1, .step = -1 };
+
 static void test_plan_alignment(void)
 {
 	struct manifest ms[2];
@@ -88,26 +95,40 @@ static void test_plan_alignment(void)
 	CHECK_EQ(ms[0].offset_ns, 1000000000);
 	CHECK_EQ(ms[0].uncertainty_ns, 10);
 	CHECK_EQ(ms[1].offset_ns, 1002500123);
-	CHECK_EQ(tm_plan_build(ms, 2, NULL, -1, &p, err, sizeof(err)), 0);
+	CHECK_EQ(tm_plan_build(ms, 2, &dflt, &p, err, sizeof(err)), 0);
 	CHECK_STR(p.region, "step");
 	CHECK_EQ(p.n, 2);
+	CHECK_EQ(p.step, 0);
 	CHECK_EQ(p.picks[0].f->rank, 0);
 	CHECK_EQ(p.picks[0].f->segment, 0);
 	CHECK_EQ(p.picks[1].f->segment, 1);
-	CHECK_STR(p.picks[1].how, "largest overlap");
+	CHECK_STR(p.picks[1].how, "same step (time overlap)");
+	CHECK_EQ(p.apart, 0);
 	/* aligned shift difference = offset difference, exactly */
 	CHECK_EQ(p.picks[1].shift_ns - p.picks[0].shift_ns, 2500123);
 	/* base: the earliest aligned start (A's 1000 us before B's -1450 + 2500.123 us) */
 	CHECK_EQ(p.base_ns, 1000000000 + 1000000); /* A: 1000 us + 1 s */
 	tm_plan_free(&p);
-	/* --segment 1: B's segment overlapping A's segment 1: none; same number */
-	CHECK_EQ(tm_plan_build(ms, 2, "step", 1, &p, err, sizeof(err)), 0);
-	CHECK_EQ(p.picks[1].f->segment, 1);
-	CHECK_STR(p.picks[1].how, "same segment number");
+	/* --segment 1: A's segment 1 overlaps no segment of B: B is missing
+	 * (not its segment 1, which is A's segment 0's step) */
+	CHECK_EQ(tm_plan_build(ms, 2, &seg1, &p, err, sizeof(err)), 0);
+	CHECK_EQ(p.n, 1);
+	CHECK_EQ(p.step, 2);
+	CHECK_EQ(p.picks[0].f->segment, 1);
+	CHECK_EQ(p.nmissing, 1);
+	CHECK_STR(p.missing[0], "rank 1 (B)");
 	tm_plan_free(&p);
-	CHECK(tm_plan_build(ms, 2, "step", 9, &p, err, sizeof(err)) < 0);
+	/* --step 1: B's segment 0 alone */
+	CHECK_EQ(tm_plan_build(ms, 2, &step1, &p, err, sizeof(err)), 0);
+	CHECK_EQ(p.n, 1);
+	CHECK_EQ(p.picks[0].f->rank, 1);
+	CHECK_EQ(p.picks[0].f->segment, 0);
+	tm_plan_free(&p);
+	CHECK(tm_plan_build(ms, 2, &seg9, &p, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "no segment 9") != NULL);
-	CHECK(tm_plan_build(ms, 2, "nope", -1, &p, err, sizeof(err)) < 0);
+	CHECK(tm_plan_build(ms, 2, &step9, &p, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "region 'step' has 3 steps (0 to 2): no step 9") != NULL);
+	CHECK(tm_plan_build(ms, 2, &nope, &p, err, sizeof(err)) < 0);
 	mf_free(&ms[0]);
 	mf_free(&ms[1]);
 }
@@ -148,7 +169,7 @@ static void test_rewrite(void)
 static void test_merge_file(void)
 {
 	struct manifest ms[2];
-	struct tm_opts o = { .segment = -1 };
+	struct tm_opts o = { .segment = -1, .step = -1 };
 	char out[512], err[512], *text = NULL;
 	json_object *t, *evs, *e, *v;
 	size_t len, i, n, flows = 0;
@@ -234,7 +255,7 @@ static void test_alignment_overflow(void)
 	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
 	CHECK_EQ(mf_read_summaries(&m, NULL, false, err, sizeof(err)), 0);
 	CHECK_EQ(m.offset_ns, 9223372036854775000);
-	CHECK(tm_plan_build(&m, 1, NULL, -1, &p, err, sizeof(err)) < 0);
+	CHECK(tm_plan_build(&m, 1, &dflt, &p, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "s.json: start_us and end_us with the node's clock offset do not fit") != NULL);
 	mf_free(&m);
 	/* an event shifted past int64: dropped, not wrapped */

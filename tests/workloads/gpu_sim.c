@@ -209,7 +209,32 @@ static int load_torch(const char *path)
 	return 0;
 }
 
-static void step(void)
+/* --barrier DIR: the ranks (RANK of WORLD_SIZE) leave each step's forward
+ * together, as a collective makes a DDP job's ranks do: each marks the
+ * step in DIR, then waits (at most 10 s) for the others' marks. */
+static const char *barrier_dir;
+
+static void barrier(int i)
+{
+	int rank = getenv("RANK") ? atoi(getenv("RANK")) : 0, world, r, waited;
+	char path[4096];
+	FILE *f;
+
+	world = getenv("WORLD_SIZE") ? atoi(getenv("WORLD_SIZE")) : 1;
+	snprintf(path, sizeof(path), "%s/s%d.r%d", barrier_dir, i, rank);
+	f = fopen(path, "w");
+	if (f)
+		fclose(f);
+	for (r = 0; r < world && r < 1024; r++)
+		for (waited = 0; waited < 10000; waited++) {
+			snprintf(path, sizeof(path), "%s/s%d.r%d", barrier_dir, i, r);
+			if (!access(path, F_OK))
+				break;
+			wl_sleep_us(1000);
+		}
+}
+
+static void step(int i)
 {
 	int k;
 
@@ -224,6 +249,8 @@ static void step(void)
 				 NULL);
 		n_kernels++;
 	}
+	if (barrier_dir)
+		barrier(i);
 	wl_sleep_us(2000);
 	fvbpf_region_end("training_forward");
 	fvbpf_region_end("training_train_one_step");
@@ -240,6 +267,7 @@ int main(int argc, char **argv)
 		{ "wait-signal", no_argument, NULL, 'w' },
 		{ "idle", no_argument, NULL, 'i' },
 		{ "torch", required_argument, NULL, 't' },
+		{ "barrier", required_argument, NULL, 'b' },
 		{},
 	};
 	const char *cupti = "/usr/local/cuda/lib64/libcupti.so.13";
@@ -253,13 +281,14 @@ int main(int argc, char **argv)
 		case 'c': cupti = optarg; break;
 		case 'w': wait_signal = 1; break;
 		case 'i': idle = 1; break;
+		case 'b': barrier_dir = optarg; break;
 		case 't':
 			if (load_torch(optarg))
 				return 2;
 			break;
 		default:
 			fprintf(stderr, "usage: %s [--steps N] [--kernels K] [--missing M] [--cupti PATH] "
-				"[--wait-signal] [--idle]\n", argv[0]);
+				"[--wait-signal] [--idle] [--barrier DIR]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -276,7 +305,7 @@ int main(int argc, char **argv)
 	}
 	printf("agent=ok\n");
 	for (i = 0; i < steps && !wl_stop; i++) {
-		step();
+		step(i);
 		deliver(); /* after the segment closed, as CUPTI's flush would */
 	}
 	printf("counts steps=%lu kernels=%lu copies=%lu records=%lu missing=%lu\n", n_steps,

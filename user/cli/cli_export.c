@@ -11,16 +11,22 @@
 #include <unistd.h>
 
 #include "cli/cli_export.h"
+#include "cli/cli_offline.h"
 #include "offline/hta_export.h"
 #include "offline/manifest_read.h"
 #include "util/log.h"
+#include "util/mem_budget.h"
 
 #define EXPORT_DIRS_MAX 4096
+
+enum { OPT_UNCOUNTED = 0x100, OPT_MAX_MEMORY };
 
 struct export_opts {
 	const char *dirs[EXPORT_DIRS_MAX];
 	size_t ndirs;
 	const char *output;
+	bool with_uncounted;
+	uint64_t max_memory;
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -30,6 +36,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'o':
 		o->output = arg;
+		return 0;
+	case OPT_UNCOUNTED:
+		o->with_uncounted = true;
+		return 0;
+	case OPT_MAX_MEMORY:
+		if (mem_parse_size(arg, &o->max_memory)) {
+			log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an "
+				  "optional K, M or G suffix, e.g. --max-memory 512M", arg,
+				  MEM_MAX_MEMORY >> 30);
+			return EINVAL;
+		}
 		return 0;
 	case ARGP_KEY_ARG:
 		if (o->ndirs == EXPORT_DIRS_MAX)
@@ -49,16 +66,22 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 static const struct argp_option options[] = {
 	{ "output", 'o', "OUT", 0, "The folder to write (made if missing)", 0 },
+	{ "include-uncounted", OPT_UNCOUNTED, NULL, 0, OFFLINE_UNCOUNTED_DOC, 0 },
+	{ "max-memory", OPT_MAX_MEMORY, "SIZE", 0,
+	  "The most memory (RSS) to use, e.g. 512M (default 256M); directories that list more "
+	  "than fits are refused", 0 },
 	{ 0 }
 };
 
 static const struct argp export_argp = {
 	options, parse_opt, "DIR [DIR...] -o OUT",
-	"Write the traces of fvbpf output directories (one per node) as a folder that "
-	"HolisticTraceAnalysis and TensorBoard's profiler plugin open as they are: "
-	"OUT/REGION/stepNNNN/rankR.pt.trace.json[.gz], one folder per step with every "
-	"rank's trace (hard links where the filesystem allows, else copies; pftrace "
-	"files are skipped).",
+	"Write the traces of fvbpf output directories (one per node, or per attach) as a folder "
+	"that HolisticTraceAnalysis and TensorBoard's profiler plugin open as they are: "
+	"OUT/REGION/stepNNNN/rankR.pt.trace.json[.gz], one folder per training step with that "
+	"step of every rank.  Ranks are paired by step across all the directories (the step key, "
+	"else the overlap of their wall-clock times), never by segment number; NNNN counts a "
+	"region's steps in time order.  Hard links where the filesystem allows, else copies; "
+	"pftrace files are skipped.",
 	NULL, NULL, NULL
 };
 
@@ -76,27 +99,56 @@ static int open_out(const char *path)
 	return fd;
 }
 
-static int export_dir(const char *dir, int outfd, struct hta_export_stats *st)
+/* Every directory read, its summaries' metadata too (no rows). */
+static int load(const struct export_opts *o, struct mf_budget *b, struct manifest *ms)
 {
-	struct manifest m;
 	char err[PATH_MAX + 512];
-	int ret;
+	size_t i;
+	int ret = 0;
 
-	ret = mf_read(dir, &m, err, sizeof(err));
-	if (!ret)
-		ret = mf_read_summaries(&m, NULL, false, err, sizeof(err));
-	if (!ret)
-		ret = hta_export(&m, outfd, st, err, sizeof(err));
-	if (ret)
-		log_error("%s", err);
-	mf_free(&m);
+	offline_raise_nofile(o->ndirs);
+	for (i = 0; i < o->ndirs && !ret; i++) {
+		ret = mf_read_budget(o->dirs[i], &ms[i], b, err, sizeof(err));
+		if (!ret)
+			ret = mf_read_summaries(&ms[i], NULL, false, err, sizeof(err));
+		if (ret)
+			log_error("%s", err);
+		else
+			offline_warn(&ms[i]);
+	}
 	return ret;
+}
+
+static void say_skipped(const struct export_opts *o, const struct hta_export_stats *st)
+{
+	if (st->skipped_pftrace)
+		log_warn("%llu pftrace files skipped: HTA and TensorBoard read JSON traces (attach "
+			 "with --format json or json.gz)", (unsigned long long)st->skipped_pftrace);
+	if (st->skipped_unranked)
+		log_info("%llu traces of processes without a rank (launchers) left out: HTA would "
+			 "read them as rank 0", (unsigned long long)st->skipped_unranked);
+	if (st->uncounted && !o->with_uncounted)
+		log_info("%llu segment%s that do%s not count (begun before the attach, ...) left out: "
+			 "--include-uncounted exports them", (unsigned long long)st->uncounted,
+			 st->uncounted == 1 ? "" : "s", st->uncounted == 1 ? "es" : "");
+	if (st->no_times)
+		log_warn("%llu segment%s without wall-clock times (no start_us, or no clock in the "
+			 "manifest nor start_wallclock in the summary): cannot be paired by step, not "
+			 "exported", (unsigned long long)st->no_times, st->no_times == 1 ? "" : "s");
+	if (st->steps_missing)
+		log_info("%llu of %llu steps lack a rank (no segment of it at that step): "
+			 "fvbpf report lists them", (unsigned long long)st->steps_missing,
+			 (unsigned long long)st->step_sets);
 }
 
 int export_command(int argc, char **argv)
 {
 	struct export_opts *o = calloc(1, sizeof(*o));
 	struct hta_export_stats st = { 0 };
+	struct hta_export_opts eo = { 0 };
+	struct manifest *ms = NULL;
+	struct mf_budget budget;
+	char err[PATH_MAX + 512];
 	int outfd = -1, ret = 1;
 	size_t i;
 
@@ -104,26 +156,34 @@ int export_command(int argc, char **argv)
 		log_error("out of memory");
 		return 1;
 	}
+	o->max_memory = MEM_DEFAULT;
 	argp_err_exit_status = 2;
 	if (argp_parse(&export_argp, argc, argv, 0, NULL, o)) {
 		free(o);
 		return 2;
 	}
+	mem_tune_malloc();
+	ms = calloc(o->ndirs, sizeof(*ms));
+	if (!ms) {
+		log_error("out of memory");
+		goto out;
+	}
+	if (offline_budget(o->max_memory, "export", &budget) || load(o, &budget, ms))
+		goto out;
 	outfd = open_out(o->output);
 	if (outfd < 0)
 		goto out;
-	for (i = 0; i < o->ndirs; i++)
-		if (export_dir(o->dirs[i], outfd, &st))
-			goto out;
-	printf("exported %llu traces into %s (%llu step folders; %llu hard links, %llu copies)\n",
-	       (unsigned long long)st.traces, o->output, (unsigned long long)st.steps,
+	eo.with_uncounted = o->with_uncounted;
+	eo.budget = &budget;
+	if (hta_export(ms, o->ndirs, outfd, &eo, &st, err, sizeof(err))) {
+		log_error("%s", err);
+		goto out;
+	}
+	printf("exported %llu traces into %s (%llu steps, %llu step folders; %llu hard links, "
+	       "%llu copies)\n", (unsigned long long)st.traces, o->output,
+	       (unsigned long long)st.step_sets, (unsigned long long)st.steps,
 	       (unsigned long long)st.linked, (unsigned long long)st.copied);
-	if (st.skipped_pftrace)
-		log_warn("%llu pftrace files skipped: HTA and TensorBoard read JSON traces (attach "
-			 "with --format json or json.gz)", (unsigned long long)st.skipped_pftrace);
-	if (st.skipped_unranked)
-		log_info("%llu traces of processes without a rank (launchers) left out: HTA would "
-			 "read them as rank 0", (unsigned long long)st.skipped_unranked);
+	say_skipped(o, &st);
 	if (!st.traces)
 		log_warn("no JSON trace to export in %s", o->dirs[0]);
 	printf("HolisticTraceAnalysis: TraceAnalysis(trace_dir=\"%s/REGION/stepNNNN\")\n", o->output);
@@ -131,6 +191,9 @@ int export_command(int argc, char **argv)
 out:
 	if (outfd >= 0)
 		close(outfd);
+	for (i = 0; ms && i < o->ndirs; i++)
+		mf_free(&ms[i]);
+	free(ms);
 	free(o);
 	return ret;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "cli/cli_offline.h"
 #include "cli/cli_report.h"
 #include "offline/job_report.h"
 #include "util/log.h"
@@ -16,16 +17,6 @@
 #include "offline/trace_merge.h"
 
 #define DIRS_MAX 4096
-/*
- * --max-memory is the bound on the process's RSS.  Besides the tables
- * charged to it (mf_budget), the commands hold at most one JSON value being
- * parsed (JS_VALUE_MAX or TM_EVENT_MAX bytes of text with at most
- * JS_ITEMS_MAX values and JS_CONTAINERS_MAX containers: about 12 MiB of
- * json-c tree measured at worst, see tests/bats/report.bats), the zlib and
- * stdio buffers, and the allocator's slack: this reserve.
- */
-#define RB_RESERVE (32ULL << 20)
-#define RB_TABLES_MIN (1ULL << 20) /* below this not even a small job fits */
 
 enum {
 	OPT_JSON = 0x100,
@@ -34,6 +25,8 @@ enum {
 	OPT_SEGMENT,
 	OPT_MAX_MEMORY,
 	OPT_HTML,
+	OPT_UNCOUNTED,
+	OPT_STEP,
 };
 
 struct cli_opts {
@@ -44,7 +37,8 @@ struct cli_opts {
 	const char *output;
 	const char *html;
 	const char *region;
-	long long segment;
+	long long segment, step;
+	bool with_uncounted;
 	bool merge;
 	uint64_t max_memory;
 };
@@ -97,6 +91,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		}
 		o->segment = (long long)v;
 		return 0;
+	case OPT_STEP:
+		if (parse_count(arg, 0, 4294967295ULL, &v)) {
+			log_error("--step: a step number from 0 to 4294967295, not '%s'", arg);
+			return EINVAL;
+		}
+		o->step = (long long)v;
+		return 0;
+	case OPT_UNCOUNTED:
+		o->with_uncounted = true;
+		return 0;
 	case ARGP_KEY_ARG:
 		if (o->ndirs == DIRS_MAX) {
 			log_error("more than %d directories", DIRS_MAX);
@@ -112,6 +116,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		}
 		if (o->json && o->html) {
 			log_error("--json and --html: give one (--html writes the page, --json prints JSON)");
+			return EINVAL;
+		}
+		if (o->step >= 0 && o->segment >= 0) {
+			log_error("--step and --segment: give one (--step N takes the region's step N, "
+				  "--segment N the step of the lowest rank's segment N)");
 			return EINVAL;
 		}
 		if (o->merge && !o->output) {
@@ -135,6 +144,7 @@ static const struct argp_option report_options[] = {
 	{ "html", OPT_HTML, "FILE", 0,
 	  "Write the report as one self-contained HTML page (charts, tables, links to the traces) "
 	  "instead of printing it", 0 },
+	{ "include-uncounted", OPT_UNCOUNTED, NULL, 0, OFFLINE_UNCOUNTED_DOC, 0 },
 	MAX_MEMORY_OPTION,
 	{},
 };
@@ -142,8 +152,12 @@ static const struct argp_option report_options[] = {
 static const struct argp_option merge_options[] = {
 	{ "output", 'o', "FILE", 0, "The merged Chrome trace (required)", 0 },
 	{ "region", OPT_REGION, "NAME", 0, "Region to merge (default: the one with most segments)", 0 },
+	{ "step", OPT_STEP, "N", 0,
+	  "The region's step N, numbered from 0 in time order as report and export number them "
+	  "(default: the first step every rank has complete)", 0 },
 	{ "segment", OPT_SEGMENT, "N", 0,
-	  "Segment N of the reference (lowest) rank (default: its first complete one)", 0 },
+	  "The step of the reference (lowest) rank's segment N", 0 },
+	{ "include-uncounted", OPT_UNCOUNTED, NULL, 0, OFFLINE_UNCOUNTED_DOC, 0 },
 	MAX_MEMORY_OPTION,
 	{},
 };
@@ -153,60 +167,18 @@ static const struct argp report_argp = {
 	.parser = parse_opt,
 	.args_doc = "DIR [DIR...]",
 	.doc = "Summarise fvbpf attach output directories (one per node) across ranks: segment times "
-	       "per rank, the slowest rank, the heaviest operators and kernels.",
+	       "per rank, the steps with every rank's segment of each side by side (paired by step "
+	       "key, else by wall-clock overlap; never by segment number), the split of each region "
+	       "into its sub-regions, the slowest rank, the heaviest operators and kernels.",
 };
 
 static const struct argp merge_argp = {
 	.options = merge_options,
 	.parser = parse_opt,
 	.args_doc = "DIR [DIR...]",
-	.doc = "Merge one step of every rank into one Chrome trace, clocks aligned to wall time.",
+	.doc = "Merge one training step of every rank into one Chrome trace, clocks aligned to wall "
+	       "time (ranks paired by step key, else by wall-clock overlap).",
 };
-
-/* The tables' share of --max-memory: what the RSS now and the reserve
- * leave.  0, or -ENOSPC with the error said. */
-static int budget_setup(const struct cli_opts *o, struct mf_budget *b)
-{
-	uint64_t rss = mem_rss_now(), need = rss + RB_RESERVE + RB_TABLES_MIN;
-
-	memset(b, 0, sizeof(*b));
-	b->max_memory = o->max_memory;
-	if (o->max_memory >= need) {
-		b->limit = o->max_memory - rss - RB_RESERVE;
-		return 0;
-	}
-	log_error("--max-memory %llu MiB is too small for fvbpf %s: it holds %llu MiB (RSS) "
-		  "before reading and needs %llu MiB more to read one file: give --max-memory %lluM "
-		  "or more", (unsigned long long)(o->max_memory >> 20), o->merge ? "merge" : "report",
-		  (unsigned long long)(rss >> 20), (unsigned long long)((RB_RESERVE + RB_TABLES_MIN) >> 20),
-		  (unsigned long long)((need >> 20) + 1));
-	return -ENOSPC;
-}
-
-/* One directory descriptor stays open per directory (files are opened
- * beneath it): up to DIRS_MAX, past the usual soft limit of 1024. */
-static void raise_nofile(size_t ndirs)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= ndirs + 64)
-		return;
-	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > ndirs + 64 ? ndirs + 64 :
-										   rl.rlim_max;
-	setrlimit(RLIMIT_NOFILE, &rl);
-}
-
-/* Entries that repeat one already listed are read once: said, counted. */
-static void warn_duplicates(const struct manifest *m)
-{
-	if (m->duplicates)
-		log_warn("%s/manifest.json: %llu files[] entr%s repeat%s an earlier entry's file: "
-			 "read once", m->dir, (unsigned long long)m->duplicates,
-			 m->duplicates == 1 ? "y" : "ies", m->duplicates == 1 ? "s" : "");
-	if (m->clock_invalid)
-		log_warn("%s/manifest.json: \"clock\" holds values out of range: ignored, the "
-			 "summaries' start_wallclock is used", m->dir);
-}
 
 /* Read every directory; for report, each summary's rows go straight into
  * @r (streamed: no summary is held). */
@@ -223,15 +195,15 @@ static int load(struct cli_opts *o, struct mf_budget *b, struct job_report *r,
 		log_error("out of memory");
 		return -ENOMEM;
 	}
-	raise_nofile(o->ndirs);
+	offline_raise_nofile(o->ndirs);
 	for (i = 0; i < o->ndirs && !ret; i++) {
 		ret = mf_read_budget(o->dirs[i], &ms[i], b, err, sizeof(err));
-		if (!ret)
-			warn_duplicates(&ms[i]);
 		if (!ret && o->merge)
 			ret = mf_read_summaries(&ms[i], o->region, false, err, sizeof(err));
 		else if (!ret)
 			ret = mf_read_summaries_each(&ms[i], NULL, jr_row, r, err, sizeof(err));
+		if (!ret)
+			offline_warn(&ms[i]);
 		if (!ret && !o->merge) {
 			ret = job_report_add(r, &ms[i]);
 			if (ret == -ENOSPC)
@@ -289,6 +261,7 @@ static int run(int argc, char **argv, bool merge)
 	}
 	o->top = JR_TOP_DEFAULT;
 	o->segment = -1;
+	o->step = -1;
 	o->merge = merge;
 	o->max_memory = MEM_DEFAULT;
 	argp_err_exit_status = 2;
@@ -298,15 +271,17 @@ static int run(int argc, char **argv, bool merge)
 	}
 	/* big arrays in their own mappings: freed, they leave the RSS */
 	mem_tune_malloc();
-	if (budget_setup(o, &budget)) {
+	if (offline_budget(o->max_memory, merge ? "merge" : "report", &budget)) {
 		free(o);
 		return 1;
 	}
 	job_report_init(&r, &budget);
+	r.with_uncounted = o->with_uncounted;
 	if (load(o, &budget, &r, &ms))
 		goto cleanup;
 	if (merge) {
 		struct tm_opts mo = { .output = o->output, .region = o->region, .segment = o->segment,
+				     .step = o->step, .with_uncounted = o->with_uncounted,
 				     .info = stdout };
 
 		if (trace_merge(ms, o->ndirs, &mo, err, sizeof(err)))

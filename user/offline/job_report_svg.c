@@ -70,7 +70,7 @@ static void rank_bar(FILE *f, const struct jr_region *g, size_t i, double scale)
 		x0 = LABEL_W + PLOT_W * to_ms(k->min_ns) / scale;
 		x1 = LABEL_W + PLOT_W * to_ms(k->max_ns) / scale;
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>", LABEL_W,
-			y + 3, w, BAR_ROW - 6, g->have_slowest && g->slowest == i ? C_SLOW : C_BAR);
+			y + 3, w, BAR_ROW - 6, g->straggler && g->slowest == i ? C_SLOW : C_BAR);
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#222\"/>", x0,
 			y + BAR_ROW / 2, x1, y + BAR_ROW / 2);
 	}
@@ -87,7 +87,7 @@ void jr_svg_ranks(FILE *f, const struct jr_region *g, size_t idx)
 		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n",
 		idx, LABEL_W + PLOT_W + 40, h, LABEL_W + PLOT_W + 40, h);
 	fprintf(f, "<desc>Bars: mean segment time per rank; lines: min to max; red: the slowest "
-		"rank; dashed: the median of the rank means.</desc>\n");
+		"rank when it is a straggler; dashed: the median of the rank means.</desc>\n");
 	x_axis(f, LABEL_W, PLOT_W, TOP, h - 8, scale);
 	for (i = 0; i < n; i++)
 		rank_bar(f, g, i, scale);
@@ -104,106 +104,115 @@ void jr_svg_ranks(FILE *f, const struct jr_region *g, size_t idx)
 }
 
 struct dot_range {
-	uint64_t seg_min, seg_max;
+	size_t step_max;
 	int64_t ns_max;
-	size_t count, slow;       /* complete segments, those of the slowest rank */
+	size_t count, slow;       /* complete segments, those of the straggler */
 };
 
-/* Segment @ref of the region, and whether it is complete. */
-static const struct mf_file *dot_file(const struct manifest *ms, const struct jr_seg_ref *ref)
+/* Segment @i of the steps when it is drawn: complete. */
+static const struct mf_file *dot_file(const struct job_report *r, size_t i)
 {
-	const struct mf_file *x = &ms[ref->m].files[ref->f];
+	const struct mf_file *x = jr_step_file(r, i);
 
 	return x->incomplete ? NULL : x;
 }
 
-static void dot_range(const struct jr_region *g, const struct manifest *ms,
-		      const struct jr_seg_ref *refs, size_t n, struct dot_range *r)
+/* Whether segment @i of the steps is the straggler's. */
+static bool is_slow(const struct job_report *r, const struct jr_region *g, size_t i)
 {
-	const struct jr_rank *k = g->have_slowest ? &g->ranks[g->slowest] : NULL;
-	const struct mf_file *x;
-	size_t i;
+	return g->straggler &&
+	       jr_stream_rank(r, g, r->pairs.segs[i].stream) == &g->ranks[g->slowest];
+}
 
-	memset(r, 0, sizeof(*r));
-	for (i = 0; i < n; i++) {
-		x = dot_file(ms, &refs[i]);
-		if (!x)
-			continue;
-		if (!r->count || x->segment < r->seg_min)
-			r->seg_min = x->segment;
-		if (!r->count || x->segment > r->seg_max)
-			r->seg_max = x->segment;
-		if (x->duration_ns > r->ns_max)
-			r->ns_max = x->duration_ns;
-		r->count++;
-		if (k && jr_file_is_rank(&ms[refs[i].m], x, k))
-			r->slow++;
+static void dot_range(const struct job_report *r, const struct jr_region *g, struct dot_range *d)
+{
+	const struct sp_region *pr = g->pairs;
+	const struct mf_file *x;
+	size_t s, i;
+
+	memset(d, 0, sizeof(*d));
+	for (s = pr->first_step; s < pr->first_step + pr->nsteps; s++) {
+		const struct sp_step *t = &r->pairs.steps[s];
+
+		for (i = t->first; i < t->first + t->n; i++) {
+			x = dot_file(r, i);
+			if (!x)
+				continue;
+			if (t->number > d->step_max)
+				d->step_max = t->number;
+			if (x->duration_ns > d->ns_max)
+				d->ns_max = x->duration_ns;
+			d->count++;
+			d->slow += is_slow(r, g, i);
+		}
 	}
 }
 
-/* The dots of the slowest rank (@slow) or of the others; *@left: how many
+/* The dots of the straggler (@slow) or of the others; *@left: how many
  * more may be drawn. */
-static void dots(FILE *f, const struct jr_region *g, const struct manifest *ms,
-		 const struct jr_seg_ref *refs, size_t n, const struct dot_range *r, bool slow,
-		 size_t *left)
+static void dots(FILE *f, const struct job_report *r, const struct jr_region *g,
+		 const struct dot_range *d, bool slow, size_t *left)
 {
-	double xs = r->seg_max > r->seg_min ? (double)(r->seg_max - r->seg_min) : 1;
-	double ys = r->ns_max > 0 ? (double)r->ns_max : 1;
-	const struct jr_rank *k = g->have_slowest ? &g->ranks[g->slowest] : NULL;
-	const struct manifest *m;
+	const struct sp_region *pr = g->pairs;
+	double xs = d->step_max ? (double)d->step_max : 1;
+	double ys = d->ns_max > 0 ? (double)d->ns_max : 1;
 	const struct mf_file *x;
 	char label[512];
-	size_t i;
+	size_t s, i;
 
-	for (i = 0; i < n && *left; i++) {
-		m = &ms[refs[i].m];
-		x = dot_file(ms, &refs[i]);
-		if (!x || (k && jr_file_is_rank(m, x, k)) != slow)
-			continue;
-		(*left)--;
-		jr_file_label(m, x, label, sizeof(label));
-		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"><title>",
-			DOT_LEFT + PLOT_W * (double)(x->segment - r->seg_min) / xs,
-			TOP + DOT_H - DOT_H * (double)x->duration_ns / ys, slow ? C_SLOW : C_BAR);
-		html_text(f, label);
-		fprintf(f, " segment %llu: %.3f ms</title></circle>\n", (unsigned long long)x->segment,
-			to_ms(x->duration_ns));
+	for (s = pr->first_step; s < pr->first_step + pr->nsteps && *left; s++) {
+		const struct sp_step *t = &r->pairs.steps[s];
+
+		for (i = t->first; i < t->first + t->n && *left; i++) {
+			x = dot_file(r, i);
+			if (!x || is_slow(r, g, i) != slow)
+				continue;
+			(*left)--;
+			jr_stream_label(r, r->pairs.segs[i].stream, label, sizeof(label));
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"><title>",
+				DOT_LEFT + PLOT_W * (double)t->number / xs,
+				TOP + DOT_H - DOT_H * (double)x->duration_ns / ys, slow ? C_SLOW : C_BAR);
+			html_text(f, label);
+			fprintf(f, " step %zu (its segment %llu): %.3f ms</title></circle>\n", t->number,
+				(unsigned long long)x->segment, to_ms(x->duration_ns));
+		}
 	}
 }
 
-void jr_svg_segments(FILE *f, const struct jr_region *g, size_t idx, const struct manifest *ms,
-		     const struct jr_seg_ref *refs, size_t n)
+void jr_svg_segments(FILE *f, const struct job_report *r, const struct jr_region *g, size_t idx)
 {
-	struct dot_range r;
+	struct dot_range d;
 	size_t slow_left, left;
 	int w = DOT_LEFT + PLOT_W + 40, h = TOP + DOT_H + 40, t, y;
 
-	dot_range(g, ms, refs, n, &r);
-	if (!r.count)
+	if (!g->pairs)
+		return;
+	dot_range(r, g, &d);
+	if (!d.count)
 		return;
 	fprintf(f, "<svg id=\"segment-chart-%zu\" class=\"chart\" "
 		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", idx, w, h, w, h);
-	fprintf(f, "<desc>One dot per complete segment: its number across, its time up; red: the "
-		"slowest rank.</desc>\n");
+	fprintf(f, "<desc>One dot per complete segment: its step across (the same step of every "
+		"rank one above the other), its time up; red: the straggler's.</desc>\n");
 	for (t = 0; t <= TICKS; t++) {
 		y = TOP + DOT_H - DOT_H * t / TICKS;
 		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>", DOT_LEFT, y,
 			DOT_LEFT + PLOT_W, y);
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"tick\">%.3f</text>\n",
-			DOT_LEFT - 6, y + 4, to_ms(r.ns_max) * t / TICKS);
+			DOT_LEFT - 6, y + 4, to_ms(d.ns_max) * t / TICKS);
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"tick\">ms</text>", 4, TOP - 10);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"tick\">segment %llu</text>", DOT_LEFT,
-		TOP + DOT_H + 20, (unsigned long long)r.seg_min);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"tick\">segment %llu</text>\n",
-		DOT_LEFT + PLOT_W, TOP + DOT_H + 20, (unsigned long long)r.seg_max);
-	/* the slowest rank's dots are drawn last (on top), room kept for them */
-	slow_left = r.slow < JR_HTML_POINTS ? r.slow : JR_HTML_POINTS;
+	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"tick\">step 0</text>", DOT_LEFT,
+		TOP + DOT_H + 20);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"tick\">step %zu</text>\n",
+		DOT_LEFT + PLOT_W, TOP + DOT_H + 20, d.step_max);
+	/* the straggler's dots are drawn last (on top), room kept for them */
+	slow_left = d.slow < JR_HTML_POINTS ? d.slow : JR_HTML_POINTS;
 	left = JR_HTML_POINTS - slow_left;
-	dots(f, g, ms, refs, n, &r, false, &left);
-	dots(f, g, ms, refs, n, &r, true, &slow_left);
+	dots(f, r, g, &d, false, &left);
+	dots(f, r, g, &d, true, &slow_left);
 	fputs("</svg>\n", f);
-	if (r.count > JR_HTML_POINTS)
+	if (d.count > JR_HTML_POINTS)
 		fprintf(f, "<p class=\"note\">The chart shows %d of %zu complete segments.</p>\n",
-			JR_HTML_POINTS, r.count);
+			JR_HTML_POINTS, d.count);
 }

@@ -69,7 +69,7 @@ size_t jr_top(const struct jr_region *g, bool device, unsigned int top, const st
 }
 
 /* Target text for the terminal, into a buffer the caller frees. */
-static char *tty(const char *s)
+char *jr_tty(const char *s)
 {
 	size_t n = text_clean_bound(s);
 	char *b = malloc(n);
@@ -90,7 +90,7 @@ static void print_label(FILE *f, const struct jr_rank *k)
 	char *clean;
 
 	jr_rank_label(k, raw, sizeof(raw));
-	clean = tty(raw);
+	clean = jr_tty(raw);
 	fputs(clean ? clean : "?", f);
 	free(clean);
 }
@@ -120,7 +120,7 @@ static int print_ops(FILE *f, const struct jr_region *g, bool device, unsigned i
 			"calls", "kind", "name");
 	for (i = 0; i < n; i++) {
 		text_clean_terminal(kind, 17, v[i]->kind);
-		name = tty(v[i]->name);
+		name = jr_tty(v[i]->name);
 		fprintf(f, "  %12.3f %12.3f %12.3f %10llu  %-16s %s\n", ms(v[i]->device_ns),
 			ms(v[i]->cpu_ns), ms(v[i]->self_cpu_ns), (unsigned long long)v[i]->count, kind,
 			name ? name : "?");
@@ -130,54 +130,116 @@ static int print_ops(FILE *f, const struct jr_region *g, bool device, unsigned i
 	return 0;
 }
 
-int job_report_print(FILE *f, const struct job_report *r, unsigned int top)
+/* Segments that do not count: how many, why, and whether they are in. */
+static void print_uncounted(FILE *f, const struct job_report *r, const struct jr_region *g)
 {
-	const struct jr_region *g;
+	char *why;
+	size_t i;
+
+	if (!g->uncounted)
+		return;
+	fprintf(f, "  %zu segment%s do%s not count (", g->uncounted, g->uncounted == 1 ? "" : "s",
+		g->uncounted == 1 ? "es" : "");
+	for (i = 0; i < 4 && g->whys[i].why; i++) {
+		why = jr_tty(g->whys[i].why);
+		fprintf(f, "%s%s: %zu", i ? ", " : "", why ? why : "?", g->whys[i].n);
+		free(why);
+	}
+	if (g->whys_other)
+		fprintf(f, ", other reasons: %zu", g->whys_other);
+	fputs(r->with_uncounted ? "): taken in, --include-uncounted\n" :
+	      "): left out of every figure, --include-uncounted takes them in\n", f);
+}
+
+static void print_slowest(FILE *f, const struct jr_region *g)
+{
+	if (!g->have_slowest) {
+		fputs("  slowest rank: none (no complete segment)\n", f);
+		return;
+	}
+	fputs("  slowest rank: ", f);
+	print_label(f, &g->ranks[g->slowest]);
+	fprintf(f, ", mean %.3f ms: %.3f ms (%.1f%%) over the median rank mean %.3f ms",
+		g->ranks[g->slowest].mean_ms, g->over_ms, g->over_pct, g->median_ms);
+	if (g->straggler)
+		fprintf(f, ": a straggler (at least %.0f%% over the median and more than the ranks' "
+			"own step-to-step spread, %.3f ms)\n", JR_STRAGGLER_PCT, g->spread_ms);
+	else if (g->nranks < 2 || g->over_ms <= 0)
+		fputs(": nothing to compare\n", f);
+	else
+		fprintf(f, ": not a straggler (%s)\n", g->over_pct < JR_STRAGGLER_PCT ?
+			"less than 5% over the median" : "within the ranks' own step-to-step spread");
+}
+
+static size_t complete_of(const struct job_report *r, const struct jr_region *g)
+{
+	return g->segments - g->incomplete - (r->with_uncounted ? 0 : g->uncounted);
+}
+
+static int print_region(FILE *f, const struct job_report *r, const struct jr_region *g,
+			unsigned int top)
+{
 	const struct jr_rank *k;
 	char *name;
-	size_t i, j, incomplete = 0;
+	size_t j;
 	int ret;
 
-	for (i = 0; i < r->nregions; i++)
+	name = jr_tty(g->name);
+	fprintf(f, "\nregion %s: %zu segments (%zu complete, %zu incomplete", name ? name : "?",
+		g->segments, complete_of(r, g), g->incomplete);
+	if (g->uncounted)
+		fprintf(f, ", %zu not counted", g->uncounted);
+	fprintf(f, "), %zu rank%s\n", g->nranks, g->nranks == 1 ? "" : "s");
+	free(name);
+	print_uncounted(f, r, g);
+	fprintf(f, "  %8s %10s %12s %12s %12s  %s\n", "segments", "incomplete", "mean ms",
+		"min ms", "max ms", "rank");
+	for (j = 0; j < g->nranks; j++) {
+		k = &g->ranks[j];
+		if (k->complete)
+			fprintf(f, "  %8zu %10zu %12.3f %12.3f %12.3f  ", k->segments, k->incomplete,
+				k->mean_ms, ms(k->min_ns), ms(k->max_ns));
+		else
+			fprintf(f, "  %8zu %10zu %12s %12s %12s  ", k->segments, k->incomplete, "-",
+				"-", "-");
+		print_label(f, k);
+		fputc('\n', f);
+	}
+	print_slowest(f, g);
+	ret = jr_print_steps(f, r, g);
+	if (!ret)
+		ret = jr_print_split(f, r, g);
+	if (!ret)
+		ret = print_ops(f, g, false, top);
+	if (!ret)
+		ret = print_ops(f, g, true, top);
+	return ret;
+}
+
+int job_report_print(FILE *f, const struct job_report *r, unsigned int top)
+{
+	size_t i, incomplete = 0, uncounted = 0;
+	int ret;
+
+	for (i = 0; i < r->nregions; i++) {
 		incomplete += r->regions[i].incomplete;
+		uncounted += r->regions[i].uncounted;
+	}
 	fprintf(f, "fvbpf report: %zu director%s, %zu node%s, %zu rank%s, %zu region%s\n", r->ndirs,
 		r->ndirs == 1 ? "y" : "ies", r->nhosts, r->nhosts == 1 ? "" : "s", r->nranks,
 		r->nranks == 1 ? "" : "s", r->nregions, r->nregions == 1 ? "" : "s");
 	fprintf(f, "incomplete segments (%zu) are counted apart and left out of every time and operator "
-		"figure below\n", incomplete);
+		"figure below", incomplete);
+	if (uncounted && r->with_uncounted)
+		fprintf(f, "; the %zu that do not count are taken in (--include-uncounted)", uncounted);
+	else if (uncounted)
+		fprintf(f, "; so are the %zu that do not count (--include-uncounted takes them in)",
+			uncounted);
+	fputc('\n', f);
 	if (!r->nregions)
 		fputs("no segments listed\n", f);
 	for (i = 0; i < r->nregions; i++) {
-		g = &r->regions[i];
-		name = tty(g->name);
-		fprintf(f, "\nregion %s: %zu segments (%zu complete, %zu incomplete), %zu rank%s\n",
-			name ? name : "?", g->segments, g->segments - g->incomplete, g->incomplete,
-			g->nranks, g->nranks == 1 ? "" : "s");
-		free(name);
-		fprintf(f, "  %8s %10s %12s %12s %12s  %s\n", "segments", "incomplete", "mean ms",
-			"min ms", "max ms", "rank");
-		for (j = 0; j < g->nranks; j++) {
-			k = &g->ranks[j];
-			if (k->complete)
-				fprintf(f, "  %8zu %10zu %12.3f %12.3f %12.3f  ", k->segments, k->incomplete,
-					k->mean_ms, ms(k->min_ns), ms(k->max_ns));
-			else
-				fprintf(f, "  %8zu %10zu %12s %12s %12s  ", k->segments, k->incomplete, "-",
-					"-", "-");
-			print_label(f, k);
-			fputc('\n', f);
-		}
-		if (g->have_slowest) {
-			fputs("  slowest rank: ", f);
-			print_label(f, &g->ranks[g->slowest]);
-			fprintf(f, ", mean %.3f ms: %.3f ms (%.1f%%) over the median rank mean %.3f ms\n",
-				g->ranks[g->slowest].mean_ms, g->over_ms, g->over_pct, g->median_ms);
-		} else {
-			fputs("  slowest rank: none (no complete segment)\n", f);
-		}
-		ret = print_ops(f, g, false, top);
-		if (!ret)
-			ret = print_ops(f, g, true, top);
+		ret = print_region(f, r, &r->regions[i], top);
 		if (ret)
 			return ret;
 	}

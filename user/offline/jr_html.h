@@ -20,6 +20,12 @@
 /* Segments drawn in a region's scatter chart and listed in its table. */
 #define JR_HTML_POINTS 20000
 #define JR_HTML_SEGMENT_ROWS 10000
+/* Steps listed in a region's step table, and the most ranks it shows one
+ * column each (more: one row per step with the slowest and the missing). */
+#define JR_HTML_STEP_ROWS 2000
+#define JR_HTML_MATRIX_RANKS 16
+/* Ranks listed in the split table. */
+#define JR_HTML_SPLIT_RANKS 1000
 /* Characters of a label drawn beside a bar (the tooltip has all of it). */
 #define JR_HTML_LABEL_CHARS 40
 
@@ -52,6 +58,12 @@ bool jr_file_is_rank(const struct manifest *m, const struct mf_file *x, const st
 /* The label jr_rank_label() gives the rank of segment @x of @m. */
 void jr_file_label(const struct manifest *m, const struct mf_file *x, char *buf, size_t len);
 
+/* Region @g's steps, every rank's segment of each side by side (one column
+ * per rank up to JR_HTML_MATRIX_RANKS), the ranks without one marked. */
+void jr_html_steps(FILE *f, const struct job_report *r, const struct jr_region *g);
+/* Region @g's split into its sub-regions, a row per rank. */
+void jr_html_split(FILE *f, const struct jr_region *g);
+
 /*
  * @to relative to the directory @from (both absolute, without "." or ".."
  * parts, as realpath() gives them), into @out: "" when they are the same.
@@ -60,11 +72,12 @@ void jr_file_label(const struct manifest *m, const struct mf_file *x, char *buf,
 int jr_rel_path(const char *from, const char *to, char *out, size_t len);
 
 /* The region's mean/min/max segment time per rank as inline SVG,
- * id="rank-chart-@idx"; the slowest rank in red, the median dashed. */
+ * id="rank-chart-@idx"; the slowest rank in red when it is a straggler,
+ * the median dashed. */
 void jr_svg_ranks(FILE *f, const struct jr_region *g, size_t idx);
-/* Every complete segment of region @g as a dot (segment number, ms),
- * id="segment-chart-@idx"; the slowest rank's in red. */
-void jr_svg_segments(FILE *f, const struct jr_region *g, size_t idx, const struct manifest *ms,
-		     const struct jr_seg_ref *refs, size_t n);
+/* Every complete segment of region @g as a dot (its step, ms), the same
+ * step of every rank one above the other, id="segment-chart-@idx"; the
+ * straggler's in red. */
+void jr_svg_segments(FILE *f, const struct job_report *r, const struct jr_region *g, size_t idx);
 
 #endif /* FVBPF_JR_HTML_H */

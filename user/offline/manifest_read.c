@@ -103,28 +103,27 @@ static int mark_pid_named(struct manifest *m)
 	return 0;
 }
 
-static void region_key(const void *arr, size_t i, const char **name, const char **kind)
+static void str_key(const void *arr, size_t i, const char **name, const char **kind)
 {
 	*name = ((char *const *)arr)[i];
 	*kind = "";
 }
 
 /* @name kept once per manifest: *@out, or -ENOMEM / -ENOSPC. */
-int mf_intern_region(struct manifest *m, const char *name, const char **out)
+int mf_intern(struct manifest *m, const char *name, const char **out)
 {
 	size_t pos, len = strlen(name);
 	char *copy;
 	int ret;
 
-	ret = mf_index_find(m->budget, &m->region_index, m->regions, m->nregions, region_key, name,
-			    "", &pos);
+	ret = mf_index_find(m->budget, &m->str_index, m->strs, m->nstrs, str_key, name, "", &pos);
 	if (ret < 0)
 		return ret;
 	if (ret) {
-		*out = m->regions[pos];
+		*out = m->strs[pos];
 		return 0;
 	}
-	ret = mf_grow(m->budget, &m->regions, m->nregions, &m->rcap, sizeof(*m->regions), 8);
+	ret = mf_grow(m->budget, &m->strs, m->nstrs, &m->scap, sizeof(*m->strs), 8);
 	if (!ret)
 		ret = mf_charge(m->budget, MF_ALLOC(len + 1));
 	if (ret)
@@ -132,8 +131,8 @@ int mf_intern_region(struct manifest *m, const char *name, const char **out)
 	copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
-	m->regions[m->nregions] = copy;
-	pair_index_set(&m->region_index, pos, m->nregions++);
+	m->strs[m->nstrs] = copy;
+	pair_index_set(&m->str_index, pos, m->nstrs++);
 	*out = copy;
 	return 0;
 }
@@ -197,7 +196,13 @@ static int add_entry(struct manifest *m, json_object *o, size_t i, const char *p
 		ret = mf_grow(m->budget, &m->files, m->nfiles, &m->cap, sizeof(*m->files), 64);
 	s = get_str(o, "region");
 	if (!ret && s)
-		ret = mf_intern_region(m, s, &mf.region);
+		ret = mf_intern(m, s, &mf.region);
+	if (ret)
+		goto drop;
+	mf.started_before_attach = get_bool(o, "started_before_attach");
+	mf.counted = !mf.started_before_attach;
+	mf.step_key = mf.not_counted_why = "";
+	ret = mf_step_keys(m, &mf, o);
 	if (ret)
 		goto drop;
 	mf.pid = get_int(o, "pid", 0);
@@ -205,7 +210,6 @@ static int add_entry(struct manifest *m, json_object *o, size_t i, const char *p
 	mf.restart = get_int(o, "restart", 0);
 	mf.segment = (uint64_t)get_i64(o, "segment", 0);
 	mf.incomplete = get_bool(o, "incomplete");
-	mf.started_before_attach = get_bool(o, "started_before_attach");
 	m->files[m->nfiles] = mf;
 	pair_index_set(&m->file_index, pos, m->nfiles++);
 	return 0;
@@ -417,10 +421,10 @@ void mf_free(struct manifest *m)
 		free(m->files[i].trace); /* summary_json too */
 		json_object_put(m->files[i].rows);
 	}
-	for (i = 0; i < m->nregions; i++)
-		free(m->regions[i]);
-	free(m->regions);
-	pair_index_free(&m->region_index);
+	for (i = 0; i < m->nstrs; i++)
+		free(m->strs[i]);
+	free(m->strs);
+	pair_index_free(&m->str_index);
 	pair_index_free(&m->file_index);
 	free(m->files);
 	if (m->dir && m->dirfd >= 0)

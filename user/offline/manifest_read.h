@@ -28,6 +28,11 @@
 #define MF_JSON_MAX (256u << 20)
 /* Largest files[] entry, hostname or clock value of a manifest (bytes). */
 #define MF_ENTRY_MAX (64u << 10)
+/* Longest step_key believed (bytes): a longer one is not a key (the file's
+ * step_key_refused, the segment paired by time); not_counted_why is cut to
+ * MF_WHY_MAX. */
+#define MF_STEP_KEY_MAX 256
+#define MF_WHY_MAX      128
 
 /*
  * --max-memory of `fvbpf report` and `merge`: what their tables (file
@@ -78,14 +83,21 @@ struct mf_file {
 	int pid, rank, restart;
 	uint64_t segment;
 	bool incomplete, started_before_attach;
+	bool counted;             /* counts toward -n, shown by default ("counted"; before
+				   * the key: not started_before_attach) */
+	bool have_unix;           /* start_unix_us/end_unix_us were given, start <= end */
+	bool step_key_refused;    /* a step_key longer than MF_STEP_KEY_MAX or not text */
 	bool pid_named;           /* another pid of this directory has the same rank and restart */
 	bool have_summary;        /* its summary was read (mf_read_summaries()) */
 	bool have_times;          /* start_us/end_us were present, start <= end */
 	const char *region;       /* interned in the manifest; NULL until known */
+	const char *step_key;     /* interned: "" none */
+	const char *not_counted_why; /* interned: "" when counted */
 	/* Plain file names inside the directory ("" if none): one allocation,
 	 * owned by trace, summary_json points into it. */
 	char *trace, *summary_json;
 	int64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	int64_t start_unix_ns, end_unix_ns; /* CLOCK_REALTIME, when have_unix */
 	int64_t duration_ns;
 	json_object *rows;        /* mf_read_summaries(.., keep_rows): the rows (owned), or NULL */
 };
@@ -102,9 +114,9 @@ struct manifest {
 	struct mf_file *files;
 	size_t nfiles, cap;
 	uint64_t duplicates;      /* entries naming a summary (or trace) listed before: ignored */
-	char **regions;           /* the distinct region names */
-	size_t nregions, rcap;
-	struct pair_index region_index, file_index;
+	char **strs;              /* interned strings: region names, step keys, reasons */
+	size_t nstrs, scap;
+	struct pair_index str_index, file_index;
 	struct mf_budget *budget; /* NULL: not limited */
 };
 
@@ -136,6 +148,15 @@ typedef int (*mf_row_fn)(void *ctx, const struct manifest *m, const struct mf_fi
 int mf_read_summaries_each(struct manifest *m, const char *region, mf_row_fn fn, void *ctx,
 			   char *err, size_t errlen);
 void mf_free(struct manifest *m);
+
+/*
+ * Segment @f's bounds on CLOCK_REALTIME (ns): its start_unix_us/end_unix_us,
+ * else (directories written before them) start_us/end_us moved by @m's
+ * realtime - monotonic offset.  0, -ENOENT (no times or no offset), or
+ * -ERANGE (past int64: not a real segment).
+ */
+int mf_file_wallclock(const struct manifest *m, const struct mf_file *f, int64_t *start,
+		      int64_t *end);
 
 /* Read a whole regular file (no link) of at most @max bytes, NUL-terminated; free() it. */
 int mf_slurp(const char *path, size_t max, char **out, size_t *len, char *err, size_t errlen);

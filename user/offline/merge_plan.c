@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offline/step_pairs.h"
 #include "offline/trace_merge.h"
 #include "offline/merge_internal.h"
 #include "util/text_copy.h"
@@ -24,34 +25,6 @@ static int cmp_key(const struct mf_file *a, const struct manifest *ma, const str
 	if (c)
 		return c;
 	return pa < pb ? -1 : pa > pb;
-}
-
-/* A segment of the region, with its times aligned. */
-struct cand {
-	const struct manifest *m;
-	const struct mf_file *f;
-	size_t mi;                /* which directory: its ranks stay its own */
-	int64_t start, end;       /* realtime ns */
-};
-
-/* Rank order, a rank's segments together, by number. */
-static int cmp_cand(const void *x, const void *y)
-{
-	const struct cand *a = x, *b = y;
-	int c = cmp_key(a->f, a->m, b->f, b->m);
-
-	if (c)
-		return c;
-	if (a->mi != b->mi)
-		return a->mi < b->mi ? -1 : 1;
-	if (a->f->segment != b->f->segment)
-		return a->f->segment < b->f->segment ? -1 : 1;
-	return a->f < b->f ? -1 : a->f > b->f;
-}
-
-static bool same_rank(const struct cand *a, const struct cand *b)
-{
-	return a->mi == b->mi && !cmp_key(a->f, a->m, b->f, b->m);
 }
 
 static bool in_region(const struct mf_file *f, const char *region)
@@ -121,122 +94,127 @@ void tm_key_label(const struct manifest *m, const struct mf_file *f, char *buf, 
 		snprintf(buf + k, len - (size_t)k, " (%s)", m->hostname);
 }
 
-/* Saturated: a span too long for int64 is the longest. */
-static int64_t span(int64_t s, int64_t e)
+/* A merge needs the monotonic times (the trace's ts) and the offset. */
+static bool mergeable(const struct manifest *m, const struct mf_file *f)
 {
-	int64_t d;
-
-	return __builtin_sub_overflow(e, s, &d) ? INT64_MAX : d;
+	(void)m;
+	return f->have_times;
 }
 
-static int64_t overlap(int64_t s1, int64_t e1, int64_t s2, int64_t e2)
+/* Every segment of @region: its times with the node's offset fit in
+ * int64 (else the directory is not believed, and said so). */
+static int check_times(struct manifest *ms, size_t n, const char *region, char *err, size_t errlen)
 {
-	int64_t s = s1 > s2 ? s1 : s2, e = e1 < e2 ? e1 : e2;
-
-	return e > s ? span(s, e) : 0;
-}
-
-/* Every segment of @region with aligned times, sorted (cmp_cand). */
-static int collect(struct manifest *ms, size_t n, const char *region, struct cand **out,
-		   size_t *count, char *err, size_t errlen)
-{
-	struct cand *c = NULL, *k;
-	size_t i, j, cap = 0, nc = 0;
 	char name[PATH_MAX + 256], shownb[PATH_MAX];
-	int ret = 0;
+	int64_t s, e;
+	size_t i, j;
 
-	for (i = 0; i < n && !ret; i++)
-		for (j = 0; j < ms[i].nfiles && !ret; j++) {
-			if (!in_region(&ms[i].files[j], region))
+	for (i = 0; i < n; i++)
+		for (j = 0; j < ms[i].nfiles; j++) {
+			const struct mf_file *f = &ms[i].files[j];
+
+			if (!in_region(f, region) ||
+			    (!__builtin_add_overflow(f->start_ns, ms[i].offset_ns, &s) &&
+			     !__builtin_add_overflow(f->end_ns, ms[i].offset_ns, &e)))
 				continue;
-			ret = mf_grow(ms->budget, &c, nc, &cap, sizeof(*c), 64);
-			if (ret)
-				break;
-			k = &c[nc++];
-			*k = (struct cand){ &ms[i], &ms[i].files[j], i, 0, 0 };
-			if (__builtin_add_overflow(k->f->start_ns, ms[i].offset_ns, &k->start) ||
-			    __builtin_add_overflow(k->f->end_ns, ms[i].offset_ns, &k->end)) {
-				snprintf(name, sizeof(name), "%s/%s", ms[i].dir, k->f->summary_json);
-				snprintf(err, errlen, "%s: start_us and end_us with the node's clock offset "
-					 "do not fit in 64-bit nanoseconds: not a real segment",
-					 text_shown(shownb, sizeof(shownb), name));
-				ret = -ERANGE;
-			}
+			snprintf(name, sizeof(name), "%s/%s", ms[i].dir, f->summary_json);
+			snprintf(err, errlen, "%s: start_us and end_us with the node's clock offset "
+				 "do not fit in 64-bit nanoseconds: not a real segment",
+				 text_shown(shownb, sizeof(shownb), name));
+			return -ERANGE;
 		}
-	if (ret) {
-		free(c);
-		return ret;
-	}
-	if (nc) /* qsort(NULL, 0, ...) is undefined */
-		qsort(c, nc, sizeof(*c), cmp_cand);
-	*out = c;
-	*count = nc;
 	return 0;
 }
 
-/* The end of the rank that starts at @i. */
-static size_t rank_end(const struct cand *c, size_t n, size_t i)
+/* The stream of the lowest rank (rank, restart, host, pid, directory). */
+static size_t lowest_stream(const struct step_pairs *sp, const struct manifest *ms,
+			    const struct sp_region *r)
 {
-	size_t j = i + 1;
+	size_t i, best = r->first_stream;
 
-	while (j < n && same_rank(&c[i], &c[j]))
-		j++;
-	return j;
-}
+	for (i = r->first_stream + 1; i < r->first_stream + r->nstreams; i++) {
+		const struct sp_stream *a = &sp->streams[i], *b = &sp->streams[best];
+		int c = cmp_key(&ms[a->m].files[a->f], &ms[a->m], &ms[b->m].files[b->f], &ms[b->m]);
 
-/* The reference: the lowest rank's first complete segment, or segment N. */
-static const struct cand *pick_reference(const struct cand *c, size_t end, long long segment)
-{
-	const struct cand *ref = NULL;
-	size_t j;
-
-	for (j = 0; j < end; j++) {
-		const struct mf_file *f = c[j].f;
-
-		if (segment >= 0) {
-			if (f->segment == (uint64_t)segment)
-				ref = &c[j];
-		} else if (!ref || (ref->f->incomplete && !f->incomplete) ||
-			   (ref->f->incomplete == f->incomplete && f->segment < ref->f->segment)) {
-			ref = &c[j]; /* complete first, then the lowest number */
-		}
+		if (c < 0 || (!c && a->m < b->m))
+			best = i;
 	}
-	return ref;
-}
-
-/* The segment of the rank c[i..end) to merge with @ref, or NULL. */
-static const struct cand *pick_other(const struct cand *c, size_t i, size_t end,
-				     const struct cand *ref, const char **how, int64_t *best_ov)
-{
-	const struct cand *best = NULL;
-	int64_t ov;
-	size_t j;
-
-	*how = "largest overlap";
-	*best_ov = 0;
-	for (j = i; j < end; j++) {
-		ov = overlap(ref->start, ref->end, c[j].start, c[j].end);
-		if (ov > *best_ov || (ov == *best_ov && ov && c[j].f->segment < best->f->segment)) {
-			best = &c[j];
-			*best_ov = ov;
-		}
-	}
-	if (best)
-		return best;
-	*how = "same segment number";
-	for (j = i; j < end; j++)
-		if (c[j].f->segment == ref->f->segment)
-			best = &c[j];
 	return best;
 }
 
+/* Members of step @s that are complete. */
+static size_t complete_members(const struct step_pairs *sp, const struct manifest *ms, size_t s)
+{
+	size_t i, n = 0;
+
+	for (i = sp->steps[s].first; i < sp->steps[s].first + sp->steps[s].n; i++)
+		n += !sp_file(sp, ms, i)->incomplete;
+	return n;
+}
+
+/* By default: the first step every rank has complete, else the first with
+ * the most ranks (complete ones first). */
+static size_t default_step(const struct step_pairs *sp, const struct manifest *ms,
+			   const struct sp_region *r, const char **chosen)
+{
+	size_t s, best = r->first_step, bn = 0, bc = 0, c;
+
+	for (s = r->first_step; s < r->first_step + r->nsteps; s++) {
+		c = complete_members(sp, ms, s);
+		if (c == r->nstreams) {
+			*chosen = "the first step every rank has complete";
+			return s;
+		}
+		if (sp->steps[s].n > bn || (sp->steps[s].n == bn && c > bc)) {
+			best = s;
+			bn = sp->steps[s].n;
+			bc = c;
+		}
+	}
+	*chosen = "the first step with the most ranks (no step has every rank complete)";
+	return best;
+}
+
+/* The step asked for (--step, --segment) or the default: its index in
+ * sp->steps, or -ENOENT with the message said. */
+static long choose_step(const struct step_pairs *sp, const struct manifest *ms,
+			const struct sp_region *r, const struct tm_opts *o, const char **chosen,
+			char *err, size_t errlen)
+{
+	char label[512], shownb[512], shownr[512];
+	size_t i, ref;
+
+	text_shown(shownr, sizeof(shownr), r->name);
+	if (o->step >= 0) {
+		*chosen = "--step";
+		if ((unsigned long long)o->step < r->nsteps)
+			return (long)(r->first_step + (size_t)o->step);
+		snprintf(err, errlen, "region '%s' has %zu step%s (0 to %zu): no step %lld", shownr,
+			 r->nsteps, r->nsteps == 1 ? "" : "s", r->nsteps ? r->nsteps - 1 : 0, o->step);
+		return -ENOENT;
+	}
+	if (o->segment < 0)
+		return (long)default_step(sp, ms, r, chosen);
+	*chosen = "--segment: the step of the reference rank's segment";
+	ref = lowest_stream(sp, ms, r);
+	for (i = 0; i < sp->nsegs; i++)
+		if (sp->segs[i].stream == ref && sp_file(sp, ms, i)->segment == (uint64_t)o->segment)
+			return (long)sp->segs[i].step;
+	tm_key_label(&ms[sp->streams[ref].m], &ms[sp->streams[ref].m].files[sp->streams[ref].f],
+		     label, sizeof(label));
+	snprintf(err, errlen, "%s has no segment %lld of region '%s'%s",
+		 text_shown(shownb, sizeof(shownb), label), o->segment, shownr,
+		 o->with_uncounted ? "" : " that counts (--include-uncounted takes the others)");
+	return -ENOENT;
+}
+
 static int add_missing(struct tm_plan *p, size_t *mcap, struct mf_budget *b,
-		       const struct cand *k)
+		       const struct manifest *m, const struct mf_file *f)
 {
 	char label[512];
 	int ret;
 
-	tm_key_label(k->m, k->f, label, sizeof(label));
+	tm_key_label(m, f, label, sizeof(label));
 	ret = mf_grow(b, &p->missing, p->nmissing, mcap, sizeof(char *), 8);
 	if (!ret)
 		ret = mf_charge(b, MF_ALLOC(strlen(label) + 1));
@@ -250,14 +228,18 @@ static int add_missing(struct tm_plan *p, size_t *mcap, struct mf_budget *b,
 }
 
 /* base: the earliest aligned start of the picks; each one's shift. */
-static int plan_shifts(struct tm_plan *p, const int64_t *starts, char *err, size_t errlen)
+static int plan_shifts(struct tm_plan *p, char *err, size_t errlen)
 {
+	int64_t start;
 	size_t i;
 
 	p->base_ns = INT64_MAX;
-	for (i = 0; i < p->n; i++)
-		if (starts[i] < p->base_ns)
-			p->base_ns = starts[i];
+	for (i = 0; i < p->n; i++) {
+		/* checked: check_times() */
+		start = p->picks[i].f->start_ns + p->picks[i].m->offset_ns;
+		if (start < p->base_ns)
+			p->base_ns = start;
+	}
 	for (i = 0; i < p->n; i++)
 		if (__builtin_sub_overflow(p->picks[i].m->offset_ns, p->base_ns, &p->picks[i].shift_ns)) {
 			snprintf(err, errlen, "the clock offsets of the directories are too far apart "
@@ -267,71 +249,71 @@ static int plan_shifts(struct tm_plan *p, const int64_t *starts, char *err, size
 	return 0;
 }
 
-static int plan_picks(struct tm_plan *p, const struct cand *c, size_t nc, size_t nkeys,
-		      long long segment, struct mf_budget *b, char *err, size_t errlen)
+static const struct manifest *pick_ms;
+
+/* Picks in rank order (rank, restart, host, pid, directory). */
+static int cmp_pick(const void *x, const void *y)
 {
-	const struct cand *ref, *best;
-	size_t i, end, mcap = 0;
-	char label[512], shownb[512];
-	int64_t *starts, ov;
-	const char *how;
+	const struct sp_seg *a = *(const struct sp_seg *const *)x, *b = *(const struct sp_seg *const *)y;
+	int c = cmp_key(&pick_ms[a->m].files[a->f], &pick_ms[a->m], &pick_ms[b->m].files[b->f],
+			&pick_ms[b->m]);
+
+	return c ? c : a->m < b->m ? -1 : a->m > b->m;
+}
+
+/* The members of step @s as picks, the lowest rank first; the region's
+ * other ranks as missing. */
+static int plan_picks(struct tm_plan *p, const struct step_pairs *sp, const struct manifest *ms,
+		      size_t s, struct mf_budget *b)
+{
+	const struct sp_step *t = &sp->steps[s];
+	const struct sp_seg **v;
+	size_t i, mcap = 0, nmiss, *miss;
+	uint64_t bytes;
 	int ret;
 
-	end = rank_end(c, nc, 0);
-	ref = pick_reference(c, end, segment);
-	if (!ref) {
-		tm_key_label(c[0].m, c[0].f, label, sizeof(label));
-		snprintf(err, errlen, "%s has no segment %lld of region '%s'",
-			 text_shown(shownb, sizeof(shownb), label), segment, p->region);
-		return -ENOENT;
-	}
-	ret = mf_charge(b, MF_ALLOC(nkeys * (sizeof(*p->picks) + sizeof(*starts))));
+	nmiss = sp_missing(sp, s, NULL, 0);
+	bytes = MF_ALLOC(t->n * (sizeof(*p->picks) + sizeof(*v))) + MF_ALLOC(nmiss * sizeof(*miss));
+	ret = mf_charge(b, bytes);
 	if (ret)
 		return ret;
-	p->picks = calloc(nkeys, sizeof(*p->picks));
-	starts = calloc(nkeys, sizeof(*starts));
-	if (!p->picks || !starts) {
-		free(starts);
-		return -ENOMEM;
+	p->picks = calloc(t->n ? t->n : 1, sizeof(*p->picks));
+	v = malloc((t->n ? t->n : 1) * sizeof(*v));
+	miss = malloc((nmiss ? nmiss : 1) * sizeof(*miss));
+	if (!p->picks || !v || !miss) {
+		ret = -ENOMEM;
+		goto out;
 	}
-	starts[0] = ref->start;
-	p->picks[p->n++] = (struct tm_pick){ ref->m, ref->f, "reference", span(ref->start, ref->end), 0 };
-	for (i = end; i < nc && !ret; i = end) {
-		end = rank_end(c, nc, i);
-		best = pick_other(c, i, end, ref, &how, &ov);
-		if (!best) {
-			ret = add_missing(p, &mcap, b, &c[i]);
-			continue;
-		}
-		starts[p->n] = best->start;
-		p->picks[p->n++] = (struct tm_pick){ best->m, best->f, how, ov, 0 };
+	for (i = 0; i < t->n; i++)
+		v[i] = &sp->segs[t->first + i];
+	pick_ms = ms;
+	qsort(v, t->n, sizeof(*v), cmp_pick);
+	for (i = 0; i < t->n; i++) {
+		struct tm_pick *k = &p->picks[p->n++];
+
+		k->m = &ms[v[i]->m];
+		k->f = &ms[v[i]->m].files[v[i]->f];
+		k->how = !i ? "reference" : p->by_key ? "same step (step key)" : "same step (time overlap)";
+		k->overlap_ns = sp_overlap(v[0], v[i]);
+		if (i && !k->overlap_ns)
+			p->apart++;
 	}
-	if (!ret)
-		ret = plan_shifts(p, starts, err, errlen);
-	free(starts);
+	sp_missing(sp, s, miss, nmiss);
+	for (i = 0; i < nmiss && !ret; i++)
+		ret = add_missing(p, &mcap, b, &ms[sp->streams[miss[i]].m],
+				  &ms[sp->streams[miss[i]].m].files[sp->streams[miss[i]].f]);
+out:
+	free(v);
+	free(miss);
+	mf_uncharge(b, bytes - MF_ALLOC(t->n * sizeof(*p->picks)));
 	return ret;
 }
 
-static size_t count_ranks(const struct cand *c, size_t nc)
+static int clocks_known(struct manifest *ms, size_t n, char *err, size_t errlen)
 {
-	size_t i, n = 0;
-
-	for (i = 0; i < nc; i = rank_end(c, nc, i))
-		n++;
-	return n;
-}
-
-int tm_plan_build(struct manifest *ms, size_t n, const char *region, long long segment,
-		  struct tm_plan *p, char *err, size_t errlen)
-{
-	struct mf_budget *b = n ? ms->budget : NULL;
-	struct cand *c = NULL;
-	size_t i, nc = 0, nkeys;
 	char shownb[512];
-	int ret = 0;
+	size_t i;
 
-	memset(p, 0, sizeof(*p));
-	err[0] = 0;
 	for (i = 0; i < n; i++)
 		if (ms[i].clock_source == MF_CLOCK_NONE) {
 			snprintf(err, errlen, "%s: cannot align clocks: manifest.json has no usable \"clock\" "
@@ -339,6 +321,26 @@ int tm_plan_build(struct manifest *ms, size_t n, const char *region, long long s
 				 text_shown(shownb, sizeof(shownb), ms[i].dir));
 			return -EINVAL;
 		}
+	return 0;
+}
+
+int tm_plan_build(struct manifest *ms, size_t n, const struct tm_opts *o, struct tm_plan *p,
+		  char *err, size_t errlen)
+{
+	struct sp_opts so = { .with_uncounted = o->with_uncounted, .keep = mergeable };
+	struct mf_budget *b = n ? ms->budget : NULL;
+	const char *region = o->region;
+	const struct sp_region *r;
+	struct step_pairs sp = { 0 };
+	char shownb[512];
+	long s;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	err[0] = 0;
+	ret = clocks_known(ms, n, err, errlen);
+	if (ret)
+		return ret;
 	if (!region)
 		ret = common_region(ms, n, &region);
 	if (!ret && !region) {
@@ -348,28 +350,42 @@ int tm_plan_build(struct manifest *ms, size_t n, const char *region, long long s
 	if (!ret && !(p->region = strdup(region)))
 		ret = -ENOMEM;
 	if (!ret)
-		ret = collect(ms, n, region, &c, &nc, err, errlen);
+		ret = check_times(ms, n, region, err, errlen);
+	so.region = region;
+	if (!ret)
+		ret = step_pairs_build(&sp, ms, n, &so, b);
 	if (ret)
 		goto cleanup;
-	nkeys = count_ranks(c, nc);
-	if (!nkeys) {
-		snprintf(err, errlen, "no segment of region '%s' in the given directories",
-			 text_shown(shownb, sizeof(shownb), region));
+	r = sp_region_find(&sp, region);
+	if (!r || !r->nsteps) {
+		snprintf(err, errlen, "no segment of region '%s' in the given directories%s",
+			 text_shown(shownb, sizeof(shownb), region), sp.uncounted && !o->with_uncounted ?
+			 " that counts (--include-uncounted takes the others)" : "");
 		ret = -ENOENT;
 		goto cleanup;
 	}
-	if (nkeys > TM_SOURCES_MAX) {
-		snprintf(err, errlen, "%zu ranks: more than %d", nkeys, TM_SOURCES_MAX);
+	if (r->nstreams > TM_SOURCES_MAX) {
+		snprintf(err, errlen, "%zu ranks: more than %d", r->nstreams, TM_SOURCES_MAX);
 		ret = -E2BIG;
 		goto cleanup;
 	}
-	ret = plan_picks(p, c, nc, nkeys, segment, b, err, errlen);
+	p->by_key = r->by_key;
+	p->uncounted = r->uncounted;
+	s = choose_step(&sp, ms, r, o, &p->chosen, err, errlen);
+	if (s < 0) {
+		ret = (int)s;
+		goto cleanup;
+	}
+	p->step = sp.steps[s].number;
+	ret = plan_picks(p, &sp, ms, (size_t)s, b);
+	if (!ret)
+		ret = plan_shifts(p, err, errlen);
 cleanup:
 	if (ret == -ENOSPC)
 		mf_budget_error(b, err, errlen);
 	else if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
-	free(c);
+	step_pairs_free(&sp, b);
 	if (ret)
 		tm_plan_free(p);
 	return ret;

@@ -53,7 +53,10 @@ static inline const char *get_str(json_object *o, const char *key)
 /* A streaming read that failed without a message of its own. */
 void mf_stream_error(char *err, size_t errlen, const char *path, const struct js_reader *r,
 		     int ret, const struct mf_budget *b, size_t max);
-/* @name as one of m->regions (added and charged if new): 0, or -errno. */
-int mf_intern_region(struct manifest *m, const char *name, const char **out);
+/* @name as one of m->strs (added and charged if new): 0, or -errno. */
+int mf_intern(struct manifest *m, const char *name, const char **out);
+/* The keys that pair a segment with the other ranks' (manifest entry or
+ * summary metadata @o; a key absent leaves @f as it is): 0 or -errno. */
+int mf_step_keys(struct manifest *m, struct mf_file *f, json_object *o);
 
 #endif /* FVBPF_MF_READ_INTERNAL_H */

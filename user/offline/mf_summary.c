@@ -64,11 +64,14 @@ static int apply_meta(struct manifest *m, struct mf_file *f, json_object *meta)
 		f->duration_ns = 0;
 	if (get(meta, "incomplete") && get_bool(meta, "incomplete"))
 		f->incomplete = true;
+	ret = mf_step_keys(m, f, meta);
+	if (ret)
+		return ret;
 	if (get(meta, "restart"))
 		f->restart = get_int(meta, "restart", f->restart);
 	s = get_str(meta, "region");
 	if (!f->region) {
-		ret = mf_intern_region(m, s ? s : "", &f->region);
+		ret = mf_intern(m, s ? s : "", &f->region);
 		if (ret)
 			return ret;
 	}

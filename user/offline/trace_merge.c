@@ -113,7 +113,12 @@ static void write_metadata(FILE *out, struct manifest *ms, size_t n, const struc
 	fputs("{\n", out);
 	put_member(out, "tool", json_string_obj("fvbpf merge"), &first);
 	put_member(out, "region", json_string_obj(p->region), &first);
+	put_member(out, "step", json_object_new_uint64(p->step), &first);
+	put_member(out, "paired_by", json_string_obj(p->by_key ? "step_key" : "time overlap"), &first);
+	put_member(out, "step_chosen_by", json_string_obj(p->chosen), &first);
 	put_member(out, "reference_segment", json_object_new_uint64(p->picks[0].f->segment), &first);
+	put_member(out, "ranks_not_overlapping_reference", json_object_new_uint64(p->apart), &first);
+	put_member(out, "uncounted_segments_left_out", json_object_new_uint64(p->uncounted), &first);
 	tm_sep(out, &first);
 	fputs("\"clock_alignment\":{\n", out);
 	put_member(out, "method", json_string_obj(
@@ -140,6 +145,32 @@ static void write_metadata(FILE *out, struct manifest *ms, size_t n, const struc
 	fputs("\n]\n}", out);
 }
 
+/* What was merged, the ranks without a segment at the step, the ranks
+ * placed that do not overlap the reference (one line each). */
+static void say_plan(const struct tm_opts *o, const struct tm_plan *p)
+{
+	char name[PATH_MAX], region[PATH_MAX], out[PATH_MAX];
+	size_t i;
+
+	text_shown(region, sizeof(region), p->region);
+	for (i = 0; i < p->nmissing && i < TM_MISSING_SHOWN; i++)
+		fprintf(stderr, "fvbpf: merge: %s has no segment at step %zu of region '%s' (no "
+			"counterpart of the others')\n", text_shown(name, sizeof(name), p->missing[i]),
+			p->step, region);
+	if (p->nmissing > TM_MISSING_SHOWN)
+		fprintf(stderr, "fvbpf: merge: and %zu more ranks have none (otherData."
+			"ranks_without_segment lists them all)\n", p->nmissing - TM_MISSING_SHOWN);
+	if (p->apart)
+		fprintf(stderr, "fvbpf: warning: merge: %zu of %zu ranks' segments at step %zu do not "
+			"overlap the reference rank's in time: they are placed as their clocks say, "
+			"not side by side (see otherData.ranks[].overlap_ns)\n", p->apart, p->n,
+			p->step);
+	fprintf(o->info, "merged %zu rank%s of region %s, step %zu (%s; paired by %s; reference "
+		"segment %llu) into %s\n", p->n, p->n == 1 ? "" : "s", region, p->step, p->chosen,
+		p->by_key ? "step key" : "time overlap", (unsigned long long)p->picks[0].f->segment,
+		text_shown(out, sizeof(out), o->output));
+}
+
 int trace_merge(struct manifest *ms, size_t n, const struct tm_opts *o, char *err, size_t errlen)
 {
 	char dirbuf[PATH_MAX], basebuf[PATH_MAX], path[PATH_MAX], name[PATH_MAX];
@@ -150,7 +181,7 @@ int trace_merge(struct manifest *ms, size_t n, const struct tm_opts *o, char *er
 	int first = 1, ret;
 	size_t i;
 
-	ret = tm_plan_build(ms, n, o->region, o->segment, &p, err, errlen);
+	ret = tm_plan_build(ms, n, o, &p, err, errlen);
 	if (ret)
 		return ret;
 	if (strlen(o->output) >= sizeof(dirbuf)) {
@@ -200,13 +231,7 @@ int trace_merge(struct manifest *ms, size_t n, const struct tm_opts *o, char *er
 		snprintf(err, errlen, "%s: write failed: %s", text_shown(name, sizeof(name), o->output),
 			 strerror(-ret));
 	else if (o->info)
-		for (i = 0; i < p.nmissing; i++)
-			fprintf(stderr, "fvbpf: merge: %s has no segment of region '%s' to merge\n",
-				text_shown(name, sizeof(name), p.missing[i]), text_shown(path, sizeof(path), p.region));
-	if (!ret && o->info)
-		fprintf(o->info, "merged %zu rank%s of region %s (reference segment %llu) into %s\n", p.n,
-		       p.n == 1 ? "" : "s", text_shown(name, sizeof(name), p.region),
-		       (unsigned long long)p.picks[0].f->segment, text_shown(dirbuf, sizeof(dirbuf), o->output));
+		say_plan(o, &p);
 cleanup:
 	if (of.f)
 		out_abort(&of);

@@ -2,10 +2,16 @@
 /*
  * `fvbpf merge`: one Chrome trace with one step of every rank side by side.
  *
- * Step choice: the reference is the lowest rank's first complete segment of
- * the region (or its segment N); every other rank contributes its segment
- * of that region that overlaps the reference most in aligned time, else the
- * one with the same segment number.
+ * Step choice: the region's segments of every rank are paired by training
+ * step (step_pairs.h: the step key, else wall-clock overlap; never the
+ * segment number alone); --step N takes the region's step N (numbered from
+ * 0 in time order, as `fvbpf report` and `fvbpf export` number them),
+ * --segment N the step of the reference (lowest) rank's segment N, and by
+ * default the first step that every rank has complete (else the first with
+ * the most ranks).  The step's segments are merged, the lowest rank's the
+ * reference; a rank without a segment at that step is named, and segments
+ * placed that do not overlap the reference's in time are warned about (a
+ * step key that the clocks contradict).
  *
  * Clock alignment: a source timestamp t (CLOCK_MONOTONIC, µs) becomes
  * t + offset(node) - base, offset = CLOCK_REALTIME - CLOCK_MONOTONIC of the
@@ -35,6 +41,7 @@
 #define TM_EVENT_MAX   (1u << 20)           /* bytes of one event */
 #define TM_TRACE_MAX   (4ULL << 30)         /* bytes of one source trace file */
 #define TM_SOURCES_MAX 100000
+#define TM_MISSING_SHOWN 16                 /* ranks without a segment named on stderr */
 
 struct tm_pid_map {
 	int64_t from, to;
@@ -55,31 +62,38 @@ struct tm_src {
 struct tm_pick {
 	const struct manifest *m;
 	const struct mf_file *f;
-	const char *how;           /* "reference", "largest overlap", "same segment number" */
-	int64_t overlap_ns;
+	const char *how;           /* "reference", "same step (time overlap)", "same step (step key)" */
+	int64_t overlap_ns;        /* with the reference, on the wall clock (its own span for it) */
 	int64_t shift_ns;
 };
 
 struct tm_plan {
 	char *region;
+	size_t step;               /* the region's step merged */
+	bool by_key;               /* paired by step key (else by time overlap) */
+	const char *chosen;        /* how the step was chosen, for the output */
 	struct tm_pick *picks;     /* rank order */
 	size_t n;
 	int64_t base_ns;           /* realtime ns of the merged trace's 0 */
-	char **missing;            /* labels of ranks without a segment to merge */
+	char **missing;            /* labels of ranks without a segment at the step */
 	size_t nmissing;
+	size_t apart;              /* picks that do not overlap the reference */
+	size_t uncounted;          /* segments of the region left out (counted false) */
 };
 
 struct tm_opts {
 	const char *output;
 	const char *region;        /* NULL: the most common */
-	long long segment;         /* -1: the reference rank's first complete one */
+	long long segment;         /* >= 0: the step of the reference rank's segment N */
+	long long step;            /* >= 0: the region's step N */
+	bool with_uncounted;       /* counted-false segments take part */
 	FILE *info;                /* where to say what was merged (NULL: nowhere) */
 };
 
 /* Pick the segments to merge from @n manifests (summaries read); the
  * tables are charged to ms->budget. */
-int tm_plan_build(struct manifest *ms, size_t n, const char *region, long long segment,
-		  struct tm_plan *p, char *err, size_t errlen);
+int tm_plan_build(struct manifest *ms, size_t n, const struct tm_opts *o, struct tm_plan *p,
+		  char *err, size_t errlen);
 void tm_plan_free(struct tm_plan *p);
 /* Set up @s for pick @i of @p. */
 void tm_src_init(struct tm_src *s, const struct tm_plan *p, size_t i);

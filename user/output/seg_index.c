@@ -42,7 +42,8 @@ static int seg_index_open(struct seg_index *ix)
 /* The segment's own keys, in the records' order; their values are the table's (seg_meta.h). */
 static const char *const record_keys[] = {
 	"pid", "rank", "restart", "region", "segment", "incomplete", "started_before_attach",
-	"truncated_by_memory",
+	"truncated_by_memory", "start_unix_us", "end_unix_us", "step_key", "counted",
+	"not_counted_why",
 };
 
 static json_object *record_json(const struct seg_output_ctx *c, const struct written_segment *w)

@@ -49,6 +49,16 @@ GET(start_wallclock)
 	seg_output_wallclock(c->meta, c->seg->start_ns, buf, len);
 	v->s = buf;
 }
+/* The bounds on CLOCK_REALTIME, so that ranks of several hosts (each its
+ * own CLOCK_MONOTONIC) can be put on one axis. */
+GET(start_unix_us) { UNUSED_BUF; v->u = seg_output_realtime_ns(c->meta, c->seg->start_ns); }
+GET(end_unix_us) { UNUSED_BUF; v->u = seg_output_realtime_ns(c->meta, c->seg->end_ns); }
+/* Equal on every rank for the same training step; "" where the job gives
+ * none (the offline commands then pair ranks by time overlap). */
+GET(step_key) { (void)c; UNUSED_BUF; v->s = ""; }
+/* Whether it counts toward -n and is shown by report and export by default. */
+GET(counted) { UNUSED_BUF; v->b = !c->seg->not_counted; }
+GET(not_counted_why) { UNUSED_BUF; v->s = seg_not_counted_why(c->seg->not_counted); }
 GET(incomplete) { UNUSED_BUF; v->b = c->seg->incomplete; }
 GET(lost_end) { UNUSED_BUF; v->b = c->seg->lost_end; }
 GET(started_before_attach) { UNUSED_BUF; v->b = c->seg->started_before_attach; }
@@ -129,6 +139,11 @@ const struct seg_meta_field seg_meta_fields[] = {
 	ROW(end_us, SM_US, SMG_ID),
 	ROW(duration_us, SM_US, SMG_ID),
 	ROW(start_wallclock, SM_STR, SMG_ID),
+	ROW(start_unix_us, SM_US, SMG_ID),
+	ROW(end_unix_us, SM_US, SMG_ID),
+	ROW(step_key, SM_STR, SMG_ID),
+	ROW(counted, SM_BOOL, SMG_ID),
+	ROW(not_counted_why, SM_STR, SMG_ID),
 	ROW(incomplete, SM_BOOL, SMG_ID),
 	ROW(lost_end, SM_BOOL, SMG_ID),
 	ROW(started_before_attach, SM_BOOL, SMG_ID),

@@ -46,6 +46,14 @@ int seg_output_file_name(char *buf, size_t len, const char *kind, const struct p
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+uint64_t seg_output_realtime_ns(const struct session_meta *m, uint64_t mono_ns)
+{
+	if (!m || !m->real_at_start_ns)
+		return 0;
+	/* modulo 2^64: right for a time before the pair was read too */
+	return m->real_at_start_ns + (mono_ns - m->mono_at_start_ns);
+}
+
 void seg_output_wallclock(const struct session_meta *m, uint64_t mono_ns, char *buf, size_t len)
 {
 	uint64_t real = m->real_at_start_ns + (mono_ns - m->mono_at_start_ns);

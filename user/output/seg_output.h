@@ -55,6 +55,9 @@ void seg_output_rank_text(const struct proc_target *p, char *buf, size_t len);
  */
 int seg_output_file_name(char *buf, size_t len, const char *kind, const struct proc_target *p,
 			 uint32_t seq, const char *region, const char *ext);
+/* CLOCK_REALTIME ns of a CLOCK_MONOTONIC time, from the session's clock
+ * pair read at start (0 when the session has none: tests). */
+uint64_t seg_output_realtime_ns(const struct session_meta *m, uint64_t mono_ns);
 /* "2026-11-30T08:48:13.123456Z" for a CLOCK_MONOTONIC time */
 void seg_output_wallclock(const struct session_meta *m, uint64_t mono_ns, char *buf, size_t len);
 

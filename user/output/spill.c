@@ -21,8 +21,11 @@ enum {
 	SPILL_BEFORE_ATTACH = 0x4u,
 	SPILL_TRUNCATED = 0x8u,
 	SPILL_MEMORY = 0x10u,   /* a --profile-memory trailer follows the arrays */
-	SPILL_FLAGS = 0x1fu,
+	SPILL_NC_SHIFT = 5,     /* bits 5-6: enum seg_not_counted */
+	SPILL_NC_MASK = 0x60u,
+	SPILL_FLAGS = 0x7fu,
 };
+_Static_assert(SEG_WHY_COUNT <= (SPILL_NC_MASK >> SPILL_NC_SHIFT) + 1, "reasons fit the bits");
 
 /* Fixed-width fields only: a bool read back from a file someone changed
  * must not be loaded as a bool before it is checked. */
@@ -94,7 +97,8 @@ static void header_fill(struct spill_header *h, const struct segment *s)
 	h->region = s->region;
 	h->flags = (s->incomplete ? SPILL_INCOMPLETE : 0) | (s->lost_end ? SPILL_LOST_END : 0) |
 		   (s->started_before_attach ? SPILL_BEFORE_ATTACH : 0) |
-		   (s->truncated_by_memory ? SPILL_TRUNCATED : 0) | (s->memory ? SPILL_MEMORY : 0);
+		   (s->truncated_by_memory ? SPILL_TRUNCATED : 0) | (s->memory ? SPILL_MEMORY : 0) |
+		   ((uint32_t)s->not_counted << SPILL_NC_SHIFT & SPILL_NC_MASK);
 	h->gpu_clock = s->gpu_clock;
 	h->start_ns = s->start_ns;
 	h->end_ns = s->end_ns;
@@ -239,6 +243,7 @@ static void header_apply(struct segment *s, const struct spill_header *h)
 	s->lost_end = h->flags & SPILL_LOST_END;
 	s->started_before_attach = h->flags & SPILL_BEFORE_ATTACH;
 	s->truncated_by_memory = h->flags & SPILL_TRUNCATED;
+	s->not_counted = (uint8_t)((h->flags & SPILL_NC_MASK) >> SPILL_NC_SHIFT);
 	s->gpu_clock = h->gpu_clock;
 	s->start_ns = h->start_ns;
 	s->end_ns = h->end_ns;

@@ -14,6 +14,7 @@
 #include "output/seg_meta.h"
 #include "output/seg_output.h"
 #include "output/summary.h"
+#include "output/summary_regions.h"
 #include "util/text_copy.h"
 #include "util/text_sanitize.h"
 #include "output/torch_summary.h"
@@ -67,26 +68,6 @@ static void row_add_cpu(struct summary_row *r, uint64_t dur, uint64_t self)
 		r->cpu_min_ns = dur;
 	if (dur > r->cpu_max_ns)
 		r->cpu_max_ns = dur;
-}
-
-/* Time of @i's direct children: later slices on its thread, one level deeper,
- * up to the next slice at @i's level or above. */
-static uint64_t children_ns(const struct segment *seg, size_t i)
-{
-	const struct seg_slice *p = &seg->slices[i], *q;
-	uint64_t sum = 0;
-	size_t j;
-
-	for (j = i + 1; j < seg->nslices; j++) {
-		q = &seg->slices[j];
-		if (q->tid != p->tid)
-			continue;
-		if (q->depth <= p->depth)
-			break;
-		if (q->depth == p->depth + 1)
-			sum = sat_add_u64(sum, span_u64(q->start_ns, q->end_ns));
-	}
-	return sum;
 }
 
 static void row_add_dev(struct summary_row *r, uint64_t dur)
@@ -187,46 +168,87 @@ static int cmp_rows(const void *a, const void *b)
 	return strcmp(x->key ? x->key : "", y->key ? y->key : ""); /* shapes, stacks: a fixed order */
 }
 
-/* A slice's row: looked up by name once per region, not once per slice
- * (the name's hash and compare were a tenth of the writer at 20,000
- * slices a segment).  @seen[region] is the row's index + 1, for the
- * @nseen regions there were when it was made (the consumer may register
- * more meanwhile). */
-static struct summary_row *slice_row(struct summary *s, const struct seg_output_ctx *c,
-				     uint32_t region, size_t *seen, size_t nseen)
+/* The row of region @name inside region @parent (NULL: none): keyed by
+ * both, so that a region under two others has a row under each. */
+static struct summary_row *region_row(struct summary *s, const char *name, const char *parent)
 {
 	struct summary_row *r;
+	char *key;
+	size_t kl;
 
-	if (seen && region < nseen && seen[region])
-		return &s->rows[seen[region] - 1];
-	r = row_get(s, c->reg->defs[region].name, "region");
-	if (r && seen && region < nseen)
-		seen[region] = (size_t)(r - s->rows) + 1;
+	if (!parent)
+		return row_get(s, name, "region");
+	kl = strlen(name) + strlen(parent) + 2;
+	key = malloc(kl);
+	if (!key)
+		return NULL;
+	snprintf(key, kl, "%s%c%s", name, '\x1f', parent);
+	r = row_get(s, key, "region");
+	free(key);
+	if (r && !r->key) { /* new: named by the name alone, the key kept beside */
+		r->key = r->name;
+		r->name = strdup(name);
+		r->parent = strdup(parent);
+		if (!r->name || !r->parent)
+			return NULL;
+	}
 	return r;
 }
 
+/* A slice's row: looked up by name once per (region, parent region), not
+ * once per slice (the name's hash and compare were a tenth of the writer
+ * at 20,000 slices a segment).  @seen[region] holds the row's index + 1
+ * and its parent region + 1 for the @nseen regions there were when it was
+ * made (the consumer may register more meanwhile). */
+struct seen_row {
+	size_t row;
+	uint32_t parent;
+};
+
+static struct summary_row *slice_row(struct summary *s, const struct seg_output_ctx *c,
+				     uint32_t region, long parent, struct seen_row *seen, size_t nseen)
+{
+	uint32_t pr = parent >= 0 ? c->seg->slices[parent].region + 1 : 0;
+	struct summary_row *r;
+
+	if (seen && region < nseen && seen[region].row && seen[region].parent == pr)
+		return &s->rows[seen[region].row - 1];
+	r = region_row(s, c->reg->defs[region].name, pr ? c->reg->defs[pr - 1].name : NULL);
+	if (r && seen && region < nseen)
+		seen[region] = (struct seen_row){ (size_t)(r - s->rows) + 1, pr };
+	return r;
+}
+
+/* Each slice: its time, and its self time as torch counts a scope's
+ * (summary_regions.h: less the regions, operators and calls directly in it). */
 static int add_slice_rows(struct summary *s, const struct seg_output_ctx *c)
 {
 	const struct segment *seg = c->seg;
 	size_t nseen = FVBPF_MAX_REGIONS;
 	/* NULL (no memory): every slice looks its row up by name */
-	size_t *seen = seg->nslices ? calloc(nseen, sizeof(*seen)) : NULL;
+	struct seen_row *seen = seg->nslices ? calloc(nseen, sizeof(*seen)) : NULL;
+	struct region_times t;
 	struct summary_row *r;
-	uint64_t dur, kids;
+	int ret = 0;
 	size_t i;
 
-	for (i = 0; i < seg->nslices; i++) {
-		r = slice_row(s, c, seg->slices[i].region, seen, nseen);
-		if (!r) {
-			free(seen);
-			return -ENOMEM;
-		}
-		dur = span_u64(seg->slices[i].start_ns, seg->slices[i].end_ns);
-		kids = children_ns(seg, i);
-		row_add_cpu(r, dur, kids < dur ? dur - kids : 0);
+	if (!seg->nslices) /* nothing to time */
+		return 0;
+	if (region_times_build(seg, &t)) {
+		free(seen);
+		return -ENOMEM;
 	}
+	for (i = 0; i < seg->nslices && !ret; i++) {
+		r = slice_row(s, c, seg->slices[i].region, t.parent[i], seen, nseen);
+		if (!r)
+			ret = -ENOMEM;
+		else
+			row_add_cpu(r, span_u64(seg->slices[i].start_ns, seg->slices[i].end_ns),
+				    t.self_ns[i]);
+	}
+	region_times_free(&t);
 	free(seen);
-	return 0;
+	return ret;
 }
 
 static int add_call_rows(struct summary *s, const struct seg_output_ctx *c)
@@ -406,6 +428,7 @@ void summary_free(struct summary *s)
 		free(s->rows[i].key);
 		free(s->rows[i].shapes);
 		free(s->rows[i].stack);
+		free(s->rows[i].parent);
 	}
 	free(s->rows);
 	pair_index_free(&s->index);

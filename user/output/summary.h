@@ -25,6 +25,7 @@ struct summary_row {
 	char *shapes;            /* torch's str(input_shapes), NULL: none */
 	char *stack;             /* --group-by-stack: the row's frames (pystack_source_location), NULL none */
 	char *key;               /* name, shapes and stack, the index key; NULL: the name */
+	char *parent;            /* region rows: the region they lie in on their thread, NULL none */
 	uint64_t flops, extra_flops;
 	int64_t cpu_mem, self_cpu_mem, dev_mem, self_dev_mem; /* --profile-memory, bytes */
 };

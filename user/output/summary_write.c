@@ -108,6 +108,8 @@ static void row_line(FILE *f, const struct summary *s, const struct summary_row 
 	else
 		col += fprintf(f, "%12s %11s ", "-", "-");
 	col += fprintf(f, "%8.1f%%  %s", share(s, r), r->kind);
+	if (r->parent) /* a region inside another on its thread */
+		fprintf(f, "  in %s", text_shown(name, sizeof(name), r->parent));
 	/* --record-shapes, --with-flops: fvbpf's own digits, safe to print */
 	if (r->shapes)
 		fprintf(f, "  shapes %s", r->shapes);
@@ -262,6 +264,8 @@ static json_object *row_json(const struct summary *s, const struct summary_row *
 	json_object_object_add(o, "name", json_string_obj(r->name));
 	json_object_object_add(o, "kind", json_string_obj(r->kind));
 	json_object_object_add(o, "shapes", json_string_obj(r->shapes ? r->shapes : ""));
+	if (!strcmp(r->kind, "region")) /* "": outermost on its thread */
+		json_object_object_add(o, "parent", json_string_obj(r->parent ? r->parent : ""));
 	if (s->stack_n)
 		json_object_object_add(o, "stack", stack_json(r->stack));
 	if (c->with_flops) {

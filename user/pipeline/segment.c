@@ -103,6 +103,18 @@ static bool region_enabled(const struct seg_tracker *t, uint32_t region)
 	return region < t->reg->count && t->reg->defs[region].enabled;
 }
 
+const char *seg_not_counted_why(unsigned int why)
+{
+	static const char *const words[SEG_WHY_COUNT] = {
+		[SEG_COUNTED] = "",
+		[SEG_WHY_BEFORE_ATTACH] = "started before attach",
+		[SEG_WHY_FRAGMENT] = "a fragment of the step in flight at attach",
+		[SEG_WHY_EARLY] = "a step before the other ranks' first",
+	};
+
+	return why < SEG_WHY_COUNT ? words[why] : "";
+}
+
 bool seg_tracker_done(const struct seg_tracker *t)
 {
 	return t->max_segments && t->counted >= t->max_segments && !t->cur && !t->held_child;

@@ -77,8 +77,8 @@ struct segment {
 	bool lost_end;        /* incomplete: its end was lost to ring-buffer drops */
 	bool started_before_attach; /* its outermost region was open at attach */
 	/* Why it does not count toward -n and is left out of report/export
-	 * by default (a static string), NULL: a whole step that counts. */
-	const char *not_counted;
+	 * by default (enum seg_not_counted), 0: a whole step that counts. */
+	uint8_t not_counted;
 	/* The first segment of a rank armed with others: held until every
 	 * one of them has its first, so that a rank whose first is a step
 	 * before the others' is told apart (attach/cut_gate.c). */
@@ -204,10 +204,16 @@ size_t seg_shapes_unknown(const struct segment *seg);
 /* Scopes of @seg whose name was cut (TORCH_CALL_NAME_CUT). */
 size_t seg_scopes_cut(const struct segment *seg);
 bool seg_tracker_done(const struct seg_tracker *t);
-/* A segment that does not count toward -n (segment.not_counted). */
-#define SEG_WHY_BEFORE_ATTACH "started before attach"
-#define SEG_WHY_FRAGMENT "a fragment of the step in flight at attach"
-#define SEG_WHY_EARLY "a step before the other ranks' first"
+/* Why a segment does not count toward -n (segment.not_counted). */
+enum seg_not_counted {
+	SEG_COUNTED = 0,
+	SEG_WHY_BEFORE_ATTACH,  /* its outermost region was open at attach */
+	SEG_WHY_FRAGMENT,       /* a piece of the step in flight at attach */
+	SEG_WHY_EARLY,          /* a rank's first step, one before the others' first */
+	SEG_WHY_COUNT,
+};
+/* The reason in words ("" for a segment that counts). */
+const char *seg_not_counted_why(unsigned int why);
 /* Free @seg and release what it was charged. */
 void segment_free(struct segment *seg);
 /* Bytes of @seg's arrays at their capacity, and of the struct. */
