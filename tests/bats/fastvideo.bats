@@ -75,6 +75,13 @@ three_styles_ok() {
 		n=$((n + 1))
 		if [ "$n" -eq 1 ]; then
 			[[ $l =~ ^trace_rank0_segment0000_training_[a-z_]*\.json\ regions=[a-z_,]*\ aten= ]]
+			# a piece of the step in flight: written, marked, not counted by -n
+			if [ "${#lines[@]}" -eq $(($1 + 1)) ]; then
+				python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["otherData"]
+assert not m["counted"] and m["not_counted_why"] in ("a fragment of the step in flight at attach", "started before attach"), m' \
+					"$OUT/${l%% *}"
+			fi
 			continue
 		fi
 		[[ $l == trace_rank0_segment*_training_train_one_step.json\ * ]]

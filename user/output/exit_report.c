@@ -96,18 +96,34 @@ static bool rec_flag(json_object *rec, const char *key)
 	return json_object_object_get_ex(rec, key, &v) && json_object_get_boolean(v);
 }
 
+static const char *rec_text(json_object *rec, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(rec, key, &v) ? json_object_get_string(v) : "";
+}
+
 /* One written segment, from the writer's index (seg_index.h). */
 static void report_file(json_object *rec, void *ctx)
 {
+	const char *why = rec_text(rec, "not_counted_why");
 	json_object *v;
 
 	(void)ctx;
 	if (!json_object_object_get_ex(rec, "trace", &v))
 		return;
-	printf("  %s%s%s%s\n", json_object_get_string(v),
-	       rec_flag(rec, "started_before_attach") ? "  (started before attach)" : "",
-	       rec_flag(rec, "incomplete") ? "  (incomplete)" : "",
+	printf("  %s%s%s%s%s%s\n", json_object_get_string(v), why[0] ? "  (not counted: " : "",
+	       why, why[0] ? ")" : "", rec_flag(rec, "incomplete") ? "  (incomplete)" : "",
 	       rec_flag(rec, "truncated_by_memory") ? "  (truncated by --max-memory)" : "");
+}
+
+/* Of the segments written, those that count toward -n. */
+static void count_file(json_object *rec, void *ctx)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(rec, "counted", &v) && !json_object_get_boolean(v))
+		(*(size_t *)ctx)++;
 }
 
 static double mib(uint64_t b)
@@ -147,12 +163,17 @@ static bool refused_by_shim(const struct session *s, uint64_t hash)
 void report_print(struct session *s, const struct attach_opts *o)
 {
 	struct seg_writer *w = &s->writer;
-	size_t n = w->index.count;
+	size_t n = w->index.count, uncounted = 0;
 	struct fvbpf_counters bc;
 	unsigned int i;
 	int t;
 
-	printf("fvbpf: wrote %zu segment%s into %s\n", n, n == 1 ? "" : "s", o->outdir);
+	seg_index_each(&w->index, count_file, &uncounted);
+	if (uncounted)
+		printf("fvbpf: wrote %zu segment%s into %s (%zu counted, %zu not: see below)\n", n,
+		       n == 1 ? "" : "s", o->outdir, n - uncounted, uncounted);
+	else
+		printf("fvbpf: wrote %zu segment%s into %s\n", n, n == 1 ? "" : "s", o->outdir);
 	seg_index_each(&w->index, report_file, NULL);
 	for (t = 0; t < s->ntargets; t++) {
 		struct session_target *st = &s->targets[t];
