@@ -912,6 +912,112 @@ static void test_thread_limit(void)
 	sink_free(&k);
 }
 
+/* The step in flight when FastVideo's regions were connected (the Python
+ * shim lands mid-step): its backward opens a segment of its own, then the
+ * step's end comes unmatched.  That segment is a fragment, written but not
+ * counted; the next step is the first counted. */
+static void test_fragment_of_step_in_flight(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+
+	setup("training_train_one_step,training_forward,training_backward");
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	t.max_segments = 1;
+	seg_on_begin(&t, 1, BWD, 100);
+	seg_on_end(&t, 1, BWD, 150);
+	CHECK_EQ(k.n, 0);                 /* held: the next outermost event decides */
+	CHECK(!seg_tracker_done(&t));
+	seg_on_end(&t, 1, STEP, 160);     /* the step's end, its begin never seen */
+	CHECK_EQ(k.n, 1);
+	if (k.n == 1) {
+		CHECK_EQ(k.segs[0]->region, BWD);
+		CHECK_EQ(k.segs[0]->not_counted, SEG_WHY_FRAGMENT);
+	}
+	CHECK_EQ(t.counted, 0);
+	seg_on_begin(&t, 1, STEP, 200);
+	seg_on_begin(&t, 1, FWD, 210);
+	seg_on_end(&t, 1, FWD, 220);
+	seg_on_end(&t, 1, STEP, 300);
+	CHECK_EQ(k.n, 2);
+	if (k.n == 2) {
+		CHECK_EQ(k.segs[1]->region, STEP);
+		CHECK_EQ(k.segs[1]->not_counted, SEG_COUNTED);
+	}
+	CHECK(seg_tracker_done(&t));
+	/* after a step was seen, a region on its own is a segment at once */
+	t.max_segments = 0;
+	seg_on_begin(&t, 1, FWD, 400);
+	seg_on_end(&t, 1, FWD, 410);
+	CHECK_EQ(k.n, 3);
+	if (k.n == 3)
+		CHECK_EQ(k.segs[2]->not_counted, SEG_COUNTED);
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+/* training_train traced too but entered long before the attach: the steps
+ * are held only until the next step's begin confirms them. */
+static void test_child_level_confirmed(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+
+	setup("training_train,training_train_one_step");
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	seg_on_begin(&t, 1, STEP, 100);
+	seg_on_end(&t, 1, STEP, 150);
+	CHECK_EQ(k.n, 0);
+	seg_on_begin(&t, 1, STEP, 200);
+	CHECK_EQ(k.n, 1);
+	if (k.n == 1)
+		CHECK_EQ(k.segs[0]->not_counted, SEG_COUNTED);
+	seg_on_end(&t, 1, STEP, 250);
+	CHECK_EQ(k.n, 2);                 /* confirmed: no longer held */
+	seg_tracker_finish(&t, 300);
+	CHECK_EQ(t.counted, 2);
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
+/* Before the cut (all processes armed, --start-at) no segment opens: a
+ * begin before it is ignored with everything inside it; the first one at
+ * or after it opens the first segment. */
+static void test_cut_gate(void)
+{
+	struct seg_tracker t;
+	struct sink k = { 0 };
+
+	setup(ALL);
+	seg_tracker_init(&t, PID, &reg, on_close, &k);
+	t.cut_from_ns = 1000;
+	seg_on_begin(&t, 1, STEP, 900);
+	seg_on_begin(&t, 1, FWD, 1100);   /* inside the ignored step */
+	seg_on_end(&t, 1, FWD, 1200);
+	seg_on_end(&t, 1, STEP, 1300);
+	CHECK_EQ(k.n, 0);
+	CHECK(t.cur == NULL);
+	CHECK_EQ(t.ignored_before_cut, 1);
+	CHECK_EQ(t.unbalanced, 0);
+	seg_on_begin(&t, 1, STEP, 1400);
+	seg_on_end(&t, 1, STEP, 1500);
+	CHECK_EQ(k.n, 1);
+	CHECK_EQ(t.counted, 1);
+	if (k.n == 1)
+		CHECK_EQ(k.segs[0]->start_ns, 1400);
+	/* a region open at attach is written, marked, uncounted, cut or not */
+	seg_on_open_before_attach(&t, 2, STEP, 1600);
+	seg_on_end(&t, 2, STEP, 1700);
+	CHECK_EQ(k.n, 2);
+	if (k.n == 2)
+		CHECK_EQ(k.segs[1]->not_counted, SEG_WHY_BEFORE_ATTACH);
+	CHECK_EQ(t.counted, 1);
+	CHECK(!strcmp(seg_not_counted_why(SEG_WHY_EARLY), "a step before the other ranks' first"));
+	CHECK(!strcmp(seg_not_counted_why(200), ""));
+	seg_tracker_free(&t);
+	sink_free(&k);
+}
+
 int main(void)
 {
 	RUN(test_simple_nesting);
@@ -936,5 +1042,8 @@ int main(void)
 	RUN(test_slice_limit_default);
 	RUN(test_call_and_gpu_limits);
 	RUN(test_thread_limit);
+	RUN(test_fragment_of_step_in_flight);
+	RUN(test_child_level_confirmed);
+	RUN(test_cut_gate);
 	UNIT_DONE();
 }

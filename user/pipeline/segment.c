@@ -281,8 +281,14 @@ static int begin_slice(struct seg_tracker *t, uint32_t tid, uint32_t region, uin
 
 	if (!region_enabled(t, region))
 		return 0;
+	/* Inside an ignored outermost region (past -n, before the cut): its
+	 * regions are ignored with it, whenever they begin. */
+	if (!t->cur && t->ignored_depth) {
+		t->ignored_depth++;
+		return 0;
+	}
 	/* An outermost begin decides a held segment: it was a step. */
-	if (!t->cur && !t->ignored_depth && t->held_child)
+	if (!t->cur && t->held_child)
 		release_held(t, false);
 	if (!t->cur && t->max_segments && t->counted >= t->max_segments) {
 		if (!t->ignored_depth++)
