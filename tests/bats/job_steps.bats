@@ -134,4 +134,25 @@ steps_check() {
 	# ranks (the instant fell between their ends of one step): paired by
 	# time, at least two of the three steps hold every rank
 	assert_line --regexp '^paired=[23]$'
+	# export over both directories: each step folder holds one step of the
+	# ranks that have it, the same step (their segments share most of it)
+	run "$FVBPF" export "$out1" "$out2" -o "$BATS_TEST_TMPDIR/hta"
+	echo "$output"
+	assert_success
+	run python3 - "$BATS_TEST_TMPDIR/hta/step" <<-'EOF'
+		import glob, json, os, sys
+		full = 0
+		for d in sorted(glob.glob(os.path.join(sys.argv[1], "step*"))):
+		    spans = []
+		    for f in sorted(glob.glob(os.path.join(d, "rank*.pt.trace.json"))):
+		        m = json.load(open(f))["otherData"]
+		        spans.append((float(m["start_unix_us"]), float(m["end_unix_us"])))
+		    lo, hi = max(a for a, _ in spans), min(b for _, b in spans)
+		    assert hi - lo > 0.5 * min(b - a for a, b in spans), (d, spans)
+		    full += len(spans) == 3
+		print("steps with all ranks: %d" % full)
+	EOF
+	echo "$output"
+	assert_success
+	assert_line --regexp '^steps with all ranks: [23]$'
 }
