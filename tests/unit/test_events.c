@@ -548,6 +548,29 @@ static void test_windows_are_cut_up_to_the_clock_at_most(void)
 	session_free(&s);
 }
 
+/* The callbacks' rings' losses go to the segment they happened in: what
+ * was lost since the last segment closed, never the running total. */
+static void test_callback_losses_per_segment(void)
+{
+	session_setup();
+	t->fast.ring_drops = 5; /* no rings mapped: the counts as they stand */
+	reg(B, STEP, 1, 1000, 0, 1);
+	reg(E, STEP, 0, 2000, 0, 1);
+	t->fast.ring_drops = 8;
+	reg(B, STEP, 1, 3000, 0, 2);
+	reg(E, STEP, 0, 4000, 0, 2);
+	reg(B, STEP, 1, 5000, 0, 3);
+	reg(E, STEP, 0, 6000, 0, 3);
+	t->fast.ring_drops = 20; /* after the last segment: no segment's */
+	CHECK_EQ(t->held.n, 3);
+	if (t->held.n == 3) {
+		CHECK_EQ(t->held.segs[0].seg->callback_lost, 5);
+		CHECK_EQ(t->held.segs[1].seg->callback_lost, 3);
+		CHECK_EQ(t->held.segs[2].seg->callback_lost, 0);
+	}
+	session_free(&s);
+}
+
 int main(void)
 {
 	RUN(test_region_records_make_a_segment);
@@ -568,5 +591,6 @@ int main(void)
 	RUN(test_cut_scope_name_is_marked);
 	RUN(test_region_times_out_of_range_are_pulled_in);
 	RUN(test_windows_are_cut_up_to_the_clock_at_most);
+	RUN(test_callback_losses_per_segment);
 	UNIT_DONE();
 }
