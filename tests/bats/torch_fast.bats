@@ -203,6 +203,28 @@ PY
 	assert_output --partial "invalid --op-source 'sometimes': give auto, callbacks or uprobes"
 }
 
+# One of several processes that cannot be armed is left out, said, and
+# the others are traced (it ended the whole attach).
+@test "torch: -p of two where one cannot be armed: it is left out, the other traced" {
+	need_torch "$PY213"
+	local other
+	"$PY213" "$TRAIN" run "$BATS_TEST_TMPDIR/o" 2 >"$WL_LOG.other" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_pid_line "$WL_LOG.other"
+	other=$WL_PID
+	mkdir -p "$BATS_TEST_TMPDIR/o"
+	start_lib "$PY213" 6
+	start_fvbpf -p "$WL_PID,$other" -o "$OUT" --op-source callbacks -n 2
+	run_steps
+	[ "$FV_STATUS" -eq 0 ]
+	grep -q "error: PID $other (python[0-9.]*): --op-source callbacks cannot be had" "$FV_ERR"
+	grep -q "warning: PID $other (python[0-9.]*) is left out: it could not be armed (the error above); the other processes are traced" "$FV_ERR"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	assert_line "segments=2 incomplete=0"
+}
+
 @test "torch: callbacks under DataLoader workers forked every epoch: workers live, counts hold" {
 	plain_pass_only "the forks are the target's side; fvbpf's is the 2.14.1 test's and the stress test's"
 	oracle "$PY214" --workers 2

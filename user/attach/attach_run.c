@@ -370,6 +370,32 @@ static int outdir_clear_earlier(const struct attach_opts *o, char *err, size_t l
 	return 0;
 }
 
+/*
+ * One of several processes could not be armed (it exited, a tracer holds
+ * its markers, its library refused): it is left out, said, and the others
+ * are traced.  -1 when none is left: the attach ends.
+ */
+static int leave_out(struct session *s, struct session_target *t)
+{
+	int i;
+
+	t->finished = true;
+	t->exited = !proc_alive(t->proc.pid);
+	target_detach(t);
+	for (i = 0; i < s->ntargets; i++)
+		if (!s->targets[i].finished)
+			break;
+	if (i == s->ntargets) {
+		if (s->ntargets > 1)
+			log_error("none of the %d processes could be armed (above): nothing is traced",
+				  s->ntargets);
+		return -1;
+	}
+	log_warn("PID %d (%s) is left out: it could not be armed (the error above); the other "
+		 "processes are traced", t->proc.pid, t->proc.comm);
+	return 0;
+}
+
 /* --inject: the library to load, found before anything is attached. */
 static int session_inject_setup(struct session *s, const struct attach_opts *o)
 {
@@ -468,12 +494,14 @@ int attach_run(const struct attach_opts *given)
 	 * answer together (target.c). */
 	for (i = 0; i < s.ntargets; i++) {
 		target_init(&s.targets[i], o->max_segments);
-		if (target_attach_begin(&s, &s.targets[i]) ||
-		    (serial_arm() && target_attach_end(&s, &s.targets[i])))
+		if ((target_attach_begin(&s, &s.targets[i]) ||
+		     (serial_arm() && target_attach_end(&s, &s.targets[i]))) &&
+		    leave_out(&s, &s.targets[i]))
 			goto cleanup;
 	}
 	for (i = 0; i < s.ntargets; i++)
-		if (target_attach_end(&s, &s.targets[i]))
+		if (!s.targets[i].finished && target_attach_end(&s, &s.targets[i]) &&
+		    leave_out(&s, &s.targets[i]))
 			goto cleanup;
 	if (setup_epoll(&s)) {
 		log_error("cannot watch the targets: %s", strerror(errno));
