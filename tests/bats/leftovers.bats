@@ -45,7 +45,8 @@ idle_trainer() { # log
 	live_tmp=.summary_rank0_segment0000_training_forward.txt.tmp.$LIVE_PID
 	echo partial >"$OUT/$live_tmp"
 
-	"$FVBPF" attach -p "$wl_next" -r training_forward -o "$OUT" -d 0.3 >"$FV_OUT" 2>"$FV_ERR"
+	# (--overwrite: the live one's segment files there are an earlier attach's)
+	"$FVBPF" attach -p "$wl_next" -r training_forward -o "$OUT" -d 0.3 --overwrite >"$FV_OUT" 2>"$FV_ERR"
 	assert_file_not_exists "$OUT/$dead_tmp"
 	assert_file_exists "$OUT/$live_tmp"
 	grep -qx "fvbpf: removed 1 temporary file left in $OUT by fvbpf PID $dead, which no longer runs" "$FV_ERR"
