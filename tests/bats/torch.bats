@@ -136,6 +136,9 @@ print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
 	start_torch "$PY214" 40
 	start_fvbpf -p "$WL_PID" -o "$OUT" --inject --record-shapes --with-stack \
 		--step-by 'Optimizer.step#AdamW.step' --ringbuf-size 1
+	# segments wait for the build's first shapes measurement: it must be
+	# in before fvbpf stops, or no step would be cut at all
+	wait_long grep -q 'shapes of [0-9]* of [0-9]* torch operators' "$FV_ERR"
 	kill -STOP "$FV_PID"
 	touch "$BATS_TEST_TMPDIR/go"
 	wait_long test -e "$BATS_TEST_TMPDIR/done"

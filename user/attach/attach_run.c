@@ -323,18 +323,16 @@ static int session_memory_setup(struct session *s, const struct attach_opts *o)
 /*
  * The ring buffer when --ringbuf-size is not given: 8 MiB, 32 MiB for the
  * knobs that put shapes, stacks and allocations into it, twice that for a
- * job of several processes (one ring for all), halved while --max-memory
- * would not hold it (it counts twice) beside what fvbpf holds already.
+ * job of several processes (one ring for all).  A --max-memory that cannot
+ * hold it is refused before any process is touched (memory_fits): a ring
+ * shrunk to fit would drop what the knobs asked for.
  */
 static unsigned int ringbuf_auto(const struct attach_opts *o)
 {
-	uint64_t mib = 1ULL << 20, now = mem_rss_now();
 	unsigned int mb = o->record_shapes || o->with_stack || o->profile_memory ? 32 : 8;
 
 	if (o->children || o->match || o->npids > 2)
 		mb *= 2;
-	while (mb > 1 && now + MEM_SLACK + 2 * (uint64_t)mb * mib + 2 * MEM_MIN_BUDGET > o->max_memory)
-		mb /= 2;
 	return mb;
 }
 

@@ -85,7 +85,7 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 	[AO_RINGBUF] = { "ringbuf-size", OPT_RINGBUF, "MB", AK_POW2, 1, 1024,
 			 .def_text = "8, 32 with --record-shapes, --with-stack or --profile-memory, "
 				     "twice that for --children, --match or more than two -p "
-				     "processes, halved while --max-memory would not hold it",
+				     "processes",
 			 .help = "Ring buffer size in MiB (one for all the traced processes)" },
 	[AO_FORMAT] = { "format", OPT_FORMAT, "FORMAT", AK_TEXT, .def_text = "json",
 			.help = "Trace file format: json (Chrome JSON), json.gz (the same JSON "
