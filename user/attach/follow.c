@@ -213,17 +213,18 @@ int follow_prepare(struct session *s, const struct attach_opts *o)
 /* Rank naming: a process without a rank from its environment is named by
  * its PID (a launcher beside rank 0); a later process with a rank already
  * seen in this attach gets the next restart index. */
-/* A process of the tree, traced or not, has a rank in its environment. */
-static bool tree_has_ranks(struct session *s)
+/* A live process of the tree (any, or @candidates only) has a rank in its
+ * environment; each one's environment is read once. */
+static bool tree_has_ranks(struct session *s, bool candidates)
 {
 	struct follow *f = s->follow;
 	struct rank_info ri;
 	size_t i;
 
-	for (i = 0; i < f->tree.n; i++) {
+	for (i = 0; f && i < f->tree.n; i++) {
 		struct tree_proc *p = &f->tree.procs[i];
 
-		if (p->exited || p->replaced)
+		if (p->exited || p->replaced || (candidates && p->state != TREE_CANDIDATE))
 			continue;
 		if (p->rank_env < 0)
 			p->rank_env = !proc_read_rank_info(p->pid, &ri) && ri.source != RANK_DEFAULT;
@@ -248,7 +249,7 @@ static void name_target(struct session *s, struct session_target *t)
 	for (i = 0; i < s->ntargets; i++)
 		others += &s->targets[i] != t && !s->targets[i].finished;
 	if (!t->proc.rank_from_env) {
-		if (others || tree_has_ranks(s)) {
+		if (others || tree_has_ranks(s, false)) {
 			t->proc.rank = PROC_NO_RANK;
 			t->proc.name_by_pid = true;
 		}
@@ -526,21 +527,7 @@ bool follow_tree_gone(const struct session *s)
 
 bool follow_ranks_pending(struct session *s)
 {
-	struct follow *f = s->follow;
-	struct rank_info ri;
-	size_t i;
-
-	for (i = 0; f && i < f->tree.n; i++) {
-		struct tree_proc *p = &f->tree.procs[i];
-
-		if (p->exited || p->replaced || p->state != TREE_CANDIDATE)
-			continue;
-		if (p->rank_env < 0)
-			p->rank_env = !proc_read_rank_info(p->pid, &ri) && ri.source != RANK_DEFAULT;
-		if (p->rank_env > 0)
-			return true;
-	}
-	return false;
+	return tree_has_ranks(s, true);
 }
 
 void follow_free(struct session *s)

@@ -41,13 +41,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->with_uncounted = true;
 		return 0;
 	case OPT_MAX_MEMORY:
-		if (mem_parse_size(arg, &o->max_memory)) {
-			log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an "
-				  "optional K, M or G suffix, e.g. --max-memory 512M", arg,
-				  MEM_MAX_MEMORY >> 30);
-			return EINVAL;
-		}
-		return 0;
+		return offline_max_memory(arg, &o->max_memory);
 	case ARGP_KEY_ARG:
 		if (o->ndirs == EXPORT_DIRS_MAX)
 			argp_error(state, "more than %d directories", EXPORT_DIRS_MAX);

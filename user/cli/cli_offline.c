@@ -57,3 +57,12 @@ void offline_warn(const struct manifest *m)
 			 "text): paired by time instead", m->dir, (unsigned long long)refused,
 			 refused == 1 ? " has" : "s have", MF_STEP_KEY_MAX);
 }
+
+int offline_max_memory(const char *arg, uint64_t *out)
+{
+	if (!mem_parse_size(arg, out))
+		return 0;
+	log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an optional K, "
+		  "M or G suffix, e.g. --max-memory 512M", arg, MEM_MAX_MEMORY >> 30);
+	return EINVAL;
+}

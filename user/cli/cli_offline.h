@@ -31,6 +31,8 @@
 /* The tables' share of @max_memory for command @cmd: 0, or -ENOSPC with
  * the error said. */
 int offline_budget(uint64_t max_memory, const char *cmd, struct mf_budget *b);
+/* --max-memory's value into @out: 0, or EINVAL with the error said. */
+int offline_max_memory(const char *arg, uint64_t *out);
 /* One directory descriptor stays open per directory: up to @ndirs. */
 void offline_raise_nofile(size_t ndirs);
 /* What @m held that is read once or not believed: one warning line each. */

@@ -77,13 +77,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->html = arg;
 		return 0;
 	case OPT_MAX_MEMORY:
-		if (mem_parse_size(arg, &o->max_memory)) {
-			log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an "
-				  "optional K, M or G suffix, e.g. --max-memory 512M", arg,
-				  MEM_MAX_MEMORY >> 30);
-			return EINVAL;
-		}
-		return 0;
+		return offline_max_memory(arg, &o->max_memory);
 	case OPT_SEGMENT:
 		if (parse_count(arg, 0, 4294967295ULL, &v)) {
 			log_error("--segment: a segment number from 0 to 4294967295, not '%s'", arg);
