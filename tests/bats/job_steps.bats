@@ -96,6 +96,8 @@ steps_check() {
 	echo "$output"
 	assert_success
 	assert_output --regexp "4 processes armed in [0-9.]+ s; their segments begin together"
+	run python3 -c 'import json, sys; a = json.load(open(sys.argv[1]))["arming"]; print(a["processes"], a["start_at"], a["armed_in_ns"] > 0)' "$OUT/manifest.json"
+	assert_output "4 False True"
 	run steps_check "$OUT"
 	echo "$output"
 	assert_line "ranks=0,1,2 complete=3,3,3 overlap=yes"
@@ -127,6 +129,13 @@ steps_check() {
 	assert_output --partial "segments wait for --start-at"
 	wait "$pid1"
 	cat "$out1.log"
+	# both cut at the instant asked (the second attach armed well before it)
+	run python3 -c 'import json, sys
+for d in sys.argv[2:]:
+    a = json.load(open(d + "/manifest.json"))["arming"]
+    print(a["start_at"], abs(a["segments_from_realtime_ns"] / 1e9 - float(sys.argv[1])) < 0.5)' \
+		"$at" "$out1" "$out2"
+	assert_output $'True True\nTrue True'
 	run steps_check "$out1" "$out2"
 	echo "$output"
 	assert_line --partial "ranks=0,1,2 complete=3,3,3 "

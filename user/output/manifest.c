@@ -310,6 +310,25 @@ static json_object *clock_point(uint64_t mono, uint64_t real, uint64_t span)
 	return o;
 }
 
+/* The processes there at the attach: armed together, and the instant from
+ * which their segments began (cut_gate.c), on both clocks. */
+static json_object *arming_json(const struct session_meta *m)
+{
+	json_object *o = json_object_new_object();
+	uint64_t real = 0;
+
+	if (m->cut_from_ns)
+		real = m->cut_from_ns >= m->mono_at_start_ns ?
+		       m->real_at_start_ns + (m->cut_from_ns - m->mono_at_start_ns) :
+		       m->real_at_start_ns - (m->mono_at_start_ns - m->cut_from_ns);
+	json_object_object_add(o, "processes", json_object_new_uint64(m->armed_processes));
+	json_object_object_add(o, "armed_in_ns", json_object_new_uint64(m->armed_in_ns));
+	json_object_object_add(o, "segments_from_monotonic_ns", json_object_new_uint64(m->cut_from_ns));
+	json_object_object_add(o, "segments_from_realtime_ns", json_object_new_uint64(real));
+	json_object_object_add(o, "start_at", json_object_new_boolean(m->start_at));
+	return o;
+}
+
 /* What `fvbpf merge` aligns nodes by: CLOCK_REALTIME - CLOCK_MONOTONIC at
  * both ends of the attach. */
 static json_object *clock_json(const struct session_meta *m)
@@ -357,6 +376,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(root, "regions", regions_json(s, &never));
 	json_object_object_add(root, "regions_never_entered", never);
 	json_object_object_add(root, "clock", clock_json(&s->meta));
+	json_object_object_add(root, "arming", arming_json(&s->meta));
 	json_object_object_add(root, "processes", processes_json(s));
 	if (s->follow && s->hooks.followed_json)
 		json_object_object_add(root, "followed", s->hooks.followed_json(s));
