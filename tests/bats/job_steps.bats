@@ -118,7 +118,9 @@ steps_check() {
 @test "job: two attaches started 2 s apart with one --start-at begin on the same step" {
 	start_ddp 3
 	local at out1=$BATS_TEST_TMPDIR/a out2=$BATS_TEST_TMPDIR/b pid1
-	at=$(python3 -c 'import time; print("%.3f" % (time.time() + 6))')
+	# far enough ahead that the second attach (2 s later, a few more to arm
+	# beside the sanitized build) is armed before it
+	at=$(python3 -c 'import time; print("%.3f" % (time.time() + 15))')
 	"$FVBPF" attach -p "$RANK0" --start-at "$at" -n 3 -o "$out1" >"$out1.log" 2>&1 &
 	pid1=$!
 	# the second node's fvbpf comes later: the gap is the test's subject
