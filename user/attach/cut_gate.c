@@ -6,6 +6,7 @@
 
 #include "attach/cut_gate.h"
 #include "attach/target.h"
+#include "util/checked_math.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/start_time.h"
@@ -65,21 +66,24 @@ static void align_start(struct session *s)
 }
 
 /*
- * Every rank's first segment is here (or the wait is over): the latest
- * first start is the common first step; a rank whose first segment lies
- * mostly before it (its end nearer to that start than its own start is)
- * began a step early (the cut fell between the ranks' ends of one step)
- * and that segment does not count.
+ * Every rank's first segment is here (or the wait is over).  The one that
+ * began last is the common first step; a rank whose first segment shares
+ * less than half of the shorter of the two with it ran the step before
+ * (the cut fell between the ranks' ends of one step: the two only touch
+ * at that end) and that segment does not count.  A rank that merely began
+ * late shares all of its step with the others.
  */
 static void align_decide(struct session *s)
 {
-	uint64_t m = 0, late, early;
+	const struct segment *last = NULL;
+	uint64_t lo, hi, shared, shorter;
 	struct segment *seg;
 	int i;
 
 	for (i = 0; i < s->ntargets; i++)
-		if (s->targets[i].align_seg && s->targets[i].align_seg->start_ns > m)
-			m = s->targets[i].align_seg->start_ns;
+		if (s->targets[i].align_seg &&
+		    (!last || s->targets[i].align_seg->start_ns > last->start_ns))
+			last = s->targets[i].align_seg;
 	for (i = 0; i < s->ntargets; i++) {
 		struct session_target *t = &s->targets[i];
 
@@ -88,9 +92,13 @@ static void align_decide(struct session *s)
 		if (!seg)
 			continue;
 		seg->align_pending = false;
-		late = seg->end_ns > m ? seg->end_ns - m : 0;
-		early = m - seg->start_ns;
-		if (late < early) {
+		lo = seg->start_ns > last->start_ns ? seg->start_ns : last->start_ns;
+		hi = seg->end_ns < last->end_ns ? seg->end_ns : last->end_ns;
+		shared = hi > lo ? hi - lo : 0;
+		shorter = span_u64(seg->start_ns, seg->end_ns);
+		if (span_u64(last->start_ns, last->end_ns) < shorter)
+			shorter = span_u64(last->start_ns, last->end_ns);
+		if (seg != last && 2 * shared < shorter) {
 			seg->not_counted = SEG_WHY_EARLY;
 			if (t->tracker.counted)
 				t->tracker.counted--;
