@@ -71,6 +71,32 @@ inner = {e["name"] for e in ev if e.get("cat") == "cpu_op" and e["tid"] == s["ti
          and e["ts"] >= s["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"]}
 print({"aten::linear", "aten::softmax", "aten::layer_norm"} <= inner)' "$OUT/trace_rank0_segment0001_step.json"
 	assert_output "True"
+	fwdbwd_match_profiler "$1"
+}
+
+# fwdbwd_match_profiler PY: each step's forward->backward links (Kineto's
+# fwdbwd flows) pair the same (forward operator, backward node) pairs as
+# torch.profiler's trace of the same step.
+fwdbwd_match_profiler() {
+	"$1" "$TRAIN" fwdbwd 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/fwdbwd.json"
+	run python3 - "$BATS_TEST_TMPDIR/fwdbwd.json" "$OUT"/trace_rank0_segment000[12]_step.json <<-'EOF'
+		import collections, json, sys
+		want = json.load(open(sys.argv[1]))
+		assert sum(want.values()) > 20, want
+		for path in sys.argv[2:]:
+		    ev = json.load(open(path))["traceEvents"]
+		    at = {(e["tid"], e["ts"]): e["name"] for e in ev if e.get("ph") == "X"}
+		    ends = {}
+		    for e in ev:
+		        if e.get("cat") == "fwdbwd":
+		            ends.setdefault(e["id"], {})[e["ph"]] = at.get((e["tid"], e["ts"]), "?")
+		    got = collections.Counter("%s -> %s" % (v["s"], v["f"]) for v in ends.values())
+		    assert got == want, (path, sorted((got - collections.Counter(want)).items()),
+		                         sorted((collections.Counter(want) - got).items()))
+		    print("fwdbwd pairs", sum(got.values()))
+	EOF
+	echo "$output"
+	assert_success
 }
 
 @test "torch 2.14.1, callbacks: --step-by segments hold torch.profiler's counts, every name" {

@@ -142,7 +142,27 @@ for _ in range(2):
     step()  # AdamW creates its state on the first step
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "oracle"
-if mode == "oracle":
+if mode == "fwdbwd":
+    # torch.profiler's forward->backward links of one step, as
+    # {"FORWARD_OP -> BACKWARD_NODE": count}
+    import collections
+    import tempfile
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    with tempfile.NamedTemporaryFile(suffix=".json") as tf:
+        prof.export_chrome_trace(tf.name)
+        ev = json.load(open(tf.name))["traceEvents"]
+    at = {(e["tid"], e["ts"]): e["name"] for e in ev if e.get("ph") == "X"}
+    ends = {}
+    for e in ev:
+        if e.get("cat") == "fwdbwd":
+            ends.setdefault(e["id"], {})[e["ph"]] = at.get((e["tid"], e["ts"]), "?")
+    pairs = collections.Counter("%s -> %s" % (v["s"], v["f"]) for v in ends.values()
+                                if "s" in v and "f" in v)
+    print(json.dumps(pairs, sort_keys=True))
+elif mode == "oracle":
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:

@@ -6,6 +6,7 @@
 #include "output/pystack_trace.h"
 #include "pipeline/pystack.h"
 #include "pipeline/torch_pairing.h"
+#include "probes/torch_ops.h"
 #include "util/name_table.h"
 
 static void stack_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack,
@@ -34,8 +35,8 @@ void pystack_trace_op_args(struct obuf *f, const struct seg_output_ctx *c,
 	if (op->seq1) {
 		ob_lit(f, ",\"Sequence number\":");
 		ob_u64(f, op->seq1 - 1);
-		ob_lit(f, ",\"Fwd thread id\":");
-		ob_u64(f, op->fwd_tid);
+		ob_lit(f, ",\"Fwd thread id\":"); /* torch's: 0 on a forward op */
+		ob_u64(f, op->kind == TORCH_NODE ? op->fwd_tid : 0);
 	}
 	pystack_trace_args(f, c, op->stack);
 	stack_args(f, c, op->fwd_stack, ",\"Python stack (forward)\":",

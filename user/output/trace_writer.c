@@ -7,6 +7,7 @@
 #include "util/checked_math.h"
 #include "target/inject.h"
 #include "util/json_writer.h"
+#include "output/fwdbwd.h"
 #include "output/mem_output.h"
 #include "output/seg_meta.h"
 #include "output/seg_tids.h"
@@ -205,6 +206,26 @@ static void torch_slices(struct obuf *f, const struct seg_output_ctx *c, struct 
 		pystack_trace_op_args(f, c, op); /* sequence numbers, --with-stack */
 		ob_lit(f, "}}");
 	}
+}
+
+/* Kineto's fwdbwd flows: from a forward operator to the backward node of
+ * its sequence number (fwdbwd.h), numbered from 1 in each segment. */
+static void fwdbwd_flows(struct obuf *f, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	struct fwdbwd_pair *p;
+	long n = fwdbwd_pairs(s, &p), i;
+
+	for (i = 0; i < n; i++) {
+		ob_lit(f, ",\n{\"ph\":\"s\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":");
+		ob_u64(f, (uint64_t)i + 1);
+		where_when(f, s->pid, s->ops[p[i].fwd].tid, s->ops[p[i].fwd].start_ns);
+		ob_lit(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":");
+		ob_u64(f, (uint64_t)i + 1);
+		where_when(f, s->pid, s->ops[p[i].bwd].tid, s->ops[p[i].bwd].start_ns);
+		ob_char(f, '}');
+	}
+	free(p);
 }
 
 static void api_slices(struct obuf *f, const struct seg_output_ctx *c, struct kineto_ids *k)
@@ -468,6 +489,7 @@ int trace_write(FILE *out, const struct seg_output_ctx *c)
 	region_slices(f, c);
 	kineto_step_slice(f, c);
 	torch_slices(f, c, &k);
+	fwdbwd_flows(f, c);
 	mem_trace_events(f, c);
 	pystack_trace_slices(f, c);
 	api_slices(f, c, &k);

@@ -45,7 +45,8 @@ struct torch_call {
 				     * in the name table, 0 none */
 	uint32_t stack;             /* --with-stack: id in the session's pystack table, 0 none */
 	uint32_t fwd_stack;         /* --with-stack, a backward node: its forward op's stack */
-	uint32_t fwd_tid;           /* forwardThreadId(): a node's forward thread, 0 (callbacks) */
+	uint32_t fwd_tid;           /* a node's forwardThreadId(), an operator's own threadId()
+				     * (RecordFunction's numbering; callbacks only), 0 none */
 	uint64_t seq1;              /* the autograd sequence number + 1, 0 none (callbacks) */
 };
 

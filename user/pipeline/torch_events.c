@@ -182,10 +182,14 @@ static void op_shapes(struct session *s, struct session_target *t, const struct 
 /* The sequence number and, with --with-stack, a node's forward stack. */
 static void op_seq(struct session_target *t, struct torch_call *op, const struct torch_seq *sq)
 {
+	uint64_t tid;
+
 	if (!sq || sq->seq_nr < 0)
 		return;
 	op->seq1 = (uint64_t)sq->seq_nr + 1;
-	op->fwd_tid = sq->fwd_tid > UINT32_MAX ? UINT32_MAX : (uint32_t)sq->fwd_tid;
+	/* a node: its forward's thread; a forward op: its own (the pair's key) */
+	tid = sq->node ? sq->fwd_tid : sq->rf_tid;
+	op->fwd_tid = tid > UINT32_MAX ? UINT32_MAX : (uint32_t)tid;
 	if (t->pystk)
 		op->fwd_stack = fwd_link_op(&t->pystk->fwd, sq->seq_nr, sq->rf_tid, sq->fwd_tid,
 					    op->stack);
