@@ -169,8 +169,8 @@ $(BUILD)/fvbpf: $(BUILD)/user/cli/fvbpf.o $(CORE_OBJS)
 # version and a frame layout for the fast path's refusals, an fvbpf from
 # before the _ts region probes, a short deadline for the torch layout
 # measurement.  The production binary has none.
-HOOK_SRCS := user/target/inject.c user/output/writer_delay.c user/target/torch_version.c \
-	user/attach/pystack_attach.c user/attach/marker_attach.c user/target/torch_layout.c \
+HOOK_SRCS := user/proc/inject/inject.c user/output/writer_delay.c user/proc/torch/torch_version.c \
+	user/attach/pystack_attach.c user/attach/marker_attach.c user/proc/torch/torch_layout.c \
 	user/util/serial_arm.c
 HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/test-cli/%.o)
 SAN_HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/asan/test-cli/%.o)

@@ -26,7 +26,7 @@ import sys
 # Lowest first: a folder may include its own and any folder before it.
 # model/ is the plain data every live stage reads (the session and its
 # targets, the attach options): lowest but util/, so that any stage may.
-ORDER = ["util", "model", "target", "probes", "pipeline", "output", "offline", "attach", "cli"]
+ORDER = ["util", "model", "proc", "probes", "pipeline", "output", "offline", "attach", "cli"]
 # The in-process library: libc and its own headers; of util/ only headers
 # with no .c beside them (nothing to link into libfvbpf.so).
 SEPARATE = ["lib"]
@@ -50,8 +50,8 @@ MODEL_EMBEDS = {
     "probes/cuda_probes",            # struct cuda_probes, struct addr_cache
     "probes/mem_probes",             # struct mem_probes
     "probes/torch_probes",           # struct torch_probes, struct torch_table
-    "target/proc_info",              # struct proc_target
-    "target/target_control",         # struct target_control
+    "proc/proc_info",                # struct proc_target
+    "proc/control/control_page",     # struct target_control
 }
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"((?:[a-z_]+/)+)([A-Za-z0-9_]+)\.h"', re.M)
 

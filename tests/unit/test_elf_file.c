@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The hardened ELF reader (user/target/elf_file.c) and the symbol lookups on top
- * of it (user/target/elf_symbols.c), on hand-built images with one field
+ * The hardened ELF reader (user/proc/elf/elf_file.c) and the symbol lookups on top
+ * of it (user/proc/elf/elf_symbols.c), on hand-built images with one field
  * corrupted at a time.  Every case must end in a clean answer; the ASan
  * build of this test also checks that no case reads or writes out of
  * bounds.
@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "elf_craft.h"
-#include "target/elf_file.h"
-#include "target/elf_symbols.h"
+#include "proc/elf/elf_file.h"
+#include "proc/elf/elf_symbols.h"
 #include "util/file_open.h"
 #include "unit.h"
 

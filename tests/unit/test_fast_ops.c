@@ -5,7 +5,7 @@
  * sealed at its size; every record is checked after it is copied out; a
  * ring that makes no sense is skipped to its head and counted, never read
  * past; random bytes never crash it nor loop.  Also the torch version
- * rule (user/target/torch_version.c).
+ * rule (user/proc/torch/torch_version.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include "fvbpf_fast.h"
 #include "fvbpf_pystack.h"
 #include "pipeline/fast_ops.h"
-#include "target/torch_version.h"
+#include "proc/torch/torch_version.h"
 #include "unit.h"
 
 /* A memfd laid out as the library makes it; @seal: sealed at its size. */

@@ -15,7 +15,7 @@
 #include "output/pystack_fold.h"
 #include "output/pystack_lines.h"
 #include "pipeline/pystack.h"
-#include "target/py_code.h"
+#include "proc/python/py_code.h"
 #include "unit.h"
 
 /* Functions whose tables have every entry kind: short forms, one-line

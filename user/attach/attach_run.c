@@ -27,7 +27,7 @@
 #include "pipeline/events.h"
 #include "attach/follow.h"
 #include "pipeline/seg_close.h"
-#include "target/inject.h"
+#include "proc/inject/inject.h"
 #include "util/log.h"
 #include "util/serial_arm.h"
 #include "pipeline/torch_events.h"
@@ -38,8 +38,8 @@
 #include "attach/preflight.h"
 #include "output/exit_report.h"
 #include "output/stale_tmp.h"
-#include "target/symbolizer.h"
-#include "target/torch_layout.h"
+#include "proc/elf/symbolizer.h"
+#include "proc/torch/torch_layout.h"
 #include "attach/target.h"
 
 static volatile sig_atomic_t stop_requested;

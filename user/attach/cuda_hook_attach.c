@@ -21,7 +21,7 @@
 #include "model/options.h"
 #include "pipeline/fast_ops.h"
 #include "probes/cuda_api.h"
-#include "target/target_cuda_hook.h"
+#include "proc/control/cuda_hook_channel.h"
 #include "util/log.h"
 
 /* Why the hook is not for @t, or NULL when it may be asked for. */

@@ -20,8 +20,8 @@
 #include "fvbpf_fast.h"
 #include "model/options.h"
 #include "probes/bpf_setup.h"
-#include "target/target_fast.h"
-#include "target/torch_version.h"
+#include "proc/control/callback_channel.h"
+#include "proc/torch/torch_version.h"
 #include "util/clock.h"
 #include "util/log.h"
 

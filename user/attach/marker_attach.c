@@ -13,7 +13,7 @@
 #include "attach/marker_attach.h"
 #include "probes/bpf_setup.h"
 #include "probes/uprobe_multi.h"
-#include "target/target_control.h"
+#include "proc/control/control_page.h"
 
 /* The probe functions, in attach order: the sync probe first and the
  * begin probe last, so that once a begin can be seen, its end and the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * The request for a target's Python shim (include/fvbpf_pyshim.h), built
- * from -r and written into the library's control page (target_pyreq.c).
+ * from -r and written into the library's control page (shim_channel.c).
  * A py: item is checked here, before anything attaches, so a typo in its
  * syntax is one line at start; whether it names a function only the job's
  * interpreter can tell (the shim's answer, py_status.c).
@@ -13,7 +13,7 @@
 #include "attach/py_request.h"
 #include "fvbpf_pyshim.h"
 #include "model/session.h"
-#include "target/target_pyreq.h"
+#include "proc/control/shim_channel.h"
 #include "util/clock.h"
 #include "util/log.h"
 

@@ -8,7 +8,7 @@
 #include "pipeline/pystack.h"
 #include "probes/bpf_setup.h"
 #include "probes/cuda_api.h"
-#include "target/target_fast.h"
+#include "proc/control/callback_channel.h"
 #include "util/log.h"
 
 bool pystack_wanted(const struct attach_opts *o)

@@ -10,7 +10,7 @@
 
 #include "cli/attach_options.h"
 #include "attach/attach.h"
-#include "target/inject.h"
+#include "proc/inject/inject.h"
 #include "util/mem_budget.h"
 
 #define PID_MAX_LIMIT 4194304 /* the kernel's largest pid_max */

@@ -4,7 +4,7 @@
 
 #include "probes/bpf_setup.h"
 #include "probes/torch_plans.h"
-#include "target/inject.h"
+#include "proc/inject/inject.h"
 #include "util/log.h"
 #include "pipeline/over_limits.h"
 #include "output/exit_report.h"

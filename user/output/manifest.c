@@ -6,7 +6,7 @@
 
 #include "fvbpf_fast.h"
 #include "pipeline/fast_ops.h"
-#include "target/inject.h"
+#include "proc/inject/inject.h"
 #include "probes/bpf_setup.h"
 #include "probes/torch_plans.h"
 #include "util/json_writer.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fvbpf_gpu.h"
-#include "target/inject.h"
+#include "proc/inject/inject.h"
 #include "util/checked_math.h"
 #include "util/json_writer.h"
 #include "util/text_sanitize.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "util/checked_math.h"
-#include "target/inject.h"
+#include "proc/inject/inject.h"
 #include "util/json_writer.h"
 #include "output/mem_output.h"
 #include "output/seg_meta.h"

@@ -16,7 +16,7 @@
 #include "pipeline/py_status.h"
 #include "pipeline/pystack.h"
 #include "util/log.h"
-#include "target/symbolizer.h"
+#include "proc/elf/symbolizer.h"
 #include "util/text_sanitize.h"
 #include "pipeline/torch_events.h"
 #include "pipeline/mem_handle.h"

@@ -17,8 +17,8 @@
 #include "fvbpf_pystack.h"
 #include "pipeline/fwd_link.h"
 #include "pipeline/segment.h"
-#include "target/py_code.h"
-#include "target/py_runtime.h"
+#include "proc/python/py_code.h"
+#include "proc/python/py_runtime.h"
 #include "util/name_table.h"
 #include "util/row_table.h"
 

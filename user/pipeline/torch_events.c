@@ -15,7 +15,7 @@
 #include "pipeline/torch_shapes.h"
 #include "probes/torch_ops.h"
 #include "probes/torch_plans.h"
-#include "target/target_fast.h"
+#include "proc/control/callback_channel.h"
 
 /* A scope that delimits segments, for the fast path's callbacks too: they
  * must be registered at a region scope's begin, and stepping starts at a

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "target/elf_file.h"
+#include "proc/elf/elf_file.h"
 #include "util/clock.h"
 #include "util/file_open.h"
 #include "util/grow.h"

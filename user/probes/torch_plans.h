@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
  * --record-shapes for one process's libtorch_cpu.so: the report of the
- * target's own torch (target/torch_layout.h) turned into a plan per
+ * target's own torch (proc/torch/torch_layout.h) turned into a plan per
  * operator (probes/torch_abi.h), put in BPF's "torch_plans" map under the
  * operators' ids.  Operators without a plan are recorded without shapes
  * (counted as unknown by the pipeline).
