@@ -18,7 +18,7 @@
 #include "elf_craft.h"
 #include "proc/elf/elf_file.h"
 #include "proc/elf/elf_symbols.h"
-#include "util/file_open.h"
+#include "util/file/file_open.h"
 #include "unit.h"
 
 static const struct craft_sym syms[] = {

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/mem_output.h"
-#include "output/pystack_fold.h"
-#include "output/torch_summary.h"
+#include "output/memory/mem_output.h"
+#include "output/stacks/pystack_fold.h"
+#include "output/summary/torch_summary.h"
 #include "pipeline/op_tree.h"
 #include "pipeline/seg_memory.h"
 #include "pipeline/torch_pairing.h"

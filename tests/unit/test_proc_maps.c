@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * The one /proc/PID/maps parser and the one way to open a mapped file
- * (user/proc/proc_maps.c, user/util/file_open.c): hostile lines, and mapped files
+ * (user/proc/proc_maps.c, user/util/file/file_open.c): hostile lines, and mapped files
  * whose path now names something else (a FIFO, another file, a device).
  * Runs as any user: without CAP_SYS_ADMIN /proc/PID/map_files is closed,
  * and the answers differ, but must stay safe.
@@ -20,7 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "util/file_open.h"
+#include "util/file/file_open.h"
 #include "proc/proc_maps.h"
 #include "unit.h"
 

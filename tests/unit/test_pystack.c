@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/flame_svg.h"
-#include "output/pystack_fold.h"
-#include "output/pystack_lines.h"
+#include "output/stacks/flame_svg.h"
+#include "output/stacks/pystack_fold.h"
+#include "output/stacks/pystack_lines.h"
 #include "pipeline/pystack.h"
 #include "proc/python/py_code.h"
 #include "unit.h"

@@ -18,7 +18,7 @@
 #include "proc/elf/demangle.h"
 #include "elf_craft.h"
 #include "proc/elf/elf_symbols.h"
-#include "util/file_open.h"
+#include "util/file/file_open.h"
 #include "proc/elf/sym_table.h"
 #include "proc/elf/symbolizer.h"
 #include "unit.h"

@@ -10,7 +10,7 @@
 
 #include "probes/torch_ops.h"
 #include "pipeline/torch_pairing.h"
-#include "output/torch_summary.h"
+#include "output/summary/torch_summary.h"
 #include "unit.h"
 
 struct row {

@@ -19,8 +19,8 @@
 #include "offline/hta_export.h"
 #include "offline/manifest_read.h"
 #include "offline/step_pairs.h"
-#include "output/output_files.h"
-#include "util/file_open.h"
+#include "util/file/output_files.h"
+#include "util/file/file_open.h"
 
 #define COPY_MAX (64ull << 30)  /* a trace file larger than this is not copied */
 

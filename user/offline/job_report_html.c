@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "offline/jr_html.h"
-#include "output/output_files.h"
+#include "util/file/output_files.h"
 #include "util/text_copy.h"
 
 struct page {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "util/file_open.h"
+#include "util/file/file_open.h"
 #include "util/json_stream.h"
 #include "util/json_writer.h"
 #include "offline/trace_merge.h"

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util/file_open.h"
+#include "util/file/file_open.h"
 #include "offline/manifest_read.h"
 #include "offline/mf_read_internal.h"
 #include "util/text_copy.h"

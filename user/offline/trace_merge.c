@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "util/json_writer.h"
-#include "output/output_files.h"
+#include "util/file/output_files.h"
 #include "offline/trace_merge.h"
 #include "offline/merge_internal.h"
 #include "util/text_copy.h"

@@ -12,7 +12,7 @@
 #include "util/json_writer.h"
 #include "util/log.h"
 #include "output/manifest.h"
-#include "output/output_files.h"
+#include "util/file/output_files.h"
 #include "pipeline/over_limits.h"
 
 /* cudaLaunchKernel through the library's hook (attach/cuda_hook_attach.c). */

@@ -6,15 +6,15 @@
 
 #include "util/gz_stream.h"
 #include "util/log.h"
-#include "output/mem_snapshot.h"
-#include "output/mem_svg.h"
-#include "output/output_files.h"
-#include "output/pftrace_writer.h"
-#include "output/pystack_files.h"
+#include "output/memory/mem_snapshot.h"
+#include "output/memory/mem_svg.h"
+#include "util/file/output_files.h"
+#include "output/pftrace/pftrace_writer.h"
+#include "output/stacks/pystack_files.h"
 #include "output/seg_writer.h"
 #include "output/spill.h"
-#include "output/summary.h"
-#include "output/trace_writer.h"
+#include "output/summary/summary.h"
+#include "output/json/trace_writer.h"
 #include "output/writer_delay.h"
 
 struct seg_job {

@@ -11,7 +11,7 @@
 
 #include "proc/elf/elf_file.h"
 #include "util/clock.h"
-#include "util/file_open.h"
+#include "util/file/file_open.h"
 #include "util/grow.h"
 #include "probes/torch_ops.h"
 #include "probes/torch_ops_internal.h"

@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "util/file_open.h"
+#include "util/file/file_open.h"
 #include "proc/elf/uprobe_site.h"
 #include "probes/uprobe_multi.h"
 

@@ -8,7 +8,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "util/file_open.h"
+#include "util/file/file_open.h"
 #include "proc/proc_maps.h"
 
 bool proc_map_is_file(const struct proc_map *m)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
  * Find a row of an array by (name, kind), or add it: the one shape of the
- * summary's rows (output/summary.c) and the report's operators
+ * summary's rows (output/summary/summary.c) and the report's operators
  * (offline/job_report.c).  The owner keeps its array, count, capacity and
  * pair_index; this names them.  Growth (the array's and the index's) may be
  * charged to a budget through a mem_charge hook (`fvbpf report

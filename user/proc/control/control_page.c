@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/file_open.h"
+#include "util/file/file_open.h"
 #include "fvbpf_events.h"
 #include "util/log.h"
 #include "proc/control/control_page.h"
