@@ -12,8 +12,8 @@
 
 #include "cli/cli_export.h"
 #include "cli/cli_offline.h"
-#include "offline/hta_export.h"
-#include "offline/manifest_read.h"
+#include "offline/export/hta_export.h"
+#include "offline/manifest/manifest_read.h"
 #include "util/log.h"
 #include "util/mem_budget.h"
 

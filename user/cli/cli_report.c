@@ -9,12 +9,12 @@
 
 #include "cli/cli_offline.h"
 #include "cli/cli_report.h"
-#include "offline/job_report.h"
+#include "offline/report/job_report.h"
 #include "util/log.h"
-#include "offline/manifest_read.h"
+#include "offline/manifest/manifest_read.h"
 #include "util/mem_budget.h"
 #include "util/parse_count.h"
-#include "offline/trace_merge.h"
+#include "offline/merge/trace_merge.h"
 
 #define DIRS_MAX 4096
 

@@ -2,10 +2,10 @@
 /*
  * Find a row of an array by (name, kind), or add it: the one shape of the
  * summary's rows (output/summary/summary.c) and the report's operators
- * (offline/job_report.c).  The owner keeps its array, count, capacity and
- * pair_index; this names them.  Growth (the array's and the index's) may be
- * charged to a budget through a mem_charge hook (`fvbpf report
- * --max-memory`); without one nothing is charged.
+ * (offline/report/job_report.c).  The owner keeps its array, count,
+ * capacity and pair_index; this names them.  Growth (the array's and the
+ * index's) may be charged to a budget through a mem_charge hook (`fvbpf
+ * report --max-memory`); without one nothing is charged.
  */
 #ifndef FVBPF_ROW_TABLE_H
 #define FVBPF_ROW_TABLE_H

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "offline/manifest_read.h"
-#include "offline/mf_read_internal.h"
+#include "offline/manifest/manifest_read.h"
+#include "offline/manifest/read_internal.h"
 
 /* @o's "not_counted_why", cut to MF_WHY_MAX bytes, interned. */
 static int read_why(struct manifest *m, struct mf_file *f, json_object *o)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* `fvbpf report --html`: a region's steps with every rank's segment side by
- * side, and its split into sub-regions per rank (jr_html.h). */
+ * side, and its split into sub-regions per rank (html_internal.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/jr_html.h"
+#include "offline/report/html_internal.h"
 
 static void stream_label(FILE *f, const struct job_report *r, size_t stream)
 {

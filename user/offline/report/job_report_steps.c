@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "offline/job_report.h"
+#include "offline/report/job_report.h"
 
 void jr_wallclock(int64_t ns, char *buf, size_t len)
 {

@@ -8,8 +8,8 @@
 
 #include "util/json_writer.h"
 #include "util/file/output_files.h"
-#include "offline/trace_merge.h"
-#include "offline/merge_internal.h"
+#include "offline/merge/trace_merge.h"
+#include "offline/merge/merge_internal.h"
 #include "util/text_copy.h"
 
 #define ASSUMPTION "cross-node CLOCK_REALTIME clocks are assumed NTP/PTP synchronised; " \

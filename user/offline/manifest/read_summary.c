@@ -10,8 +10,8 @@
 #include <time.h>
 
 #include "util/file/file_open.h"
-#include "offline/manifest_read.h"
-#include "offline/mf_read_internal.h"
+#include "offline/manifest/manifest_read.h"
+#include "offline/manifest/read_internal.h"
 #include "util/text_copy.h"
 
 struct sum_read {

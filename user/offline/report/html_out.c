@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "offline/jr_html.h"
+#include "offline/report/html_internal.h"
 #include "util/text_sanitize.h"
 
 void html_text(FILE *f, const char *s)

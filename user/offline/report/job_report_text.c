@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/job_report.h"
+#include "offline/report/job_report.h"
 #include "util/text_sanitize.h"
 
 void jr_rank_label(const struct jr_rank *k, char *buf, size_t len)

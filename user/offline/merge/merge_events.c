@@ -12,8 +12,8 @@
 #include "util/file/file_open.h"
 #include "util/json_stream.h"
 #include "util/json_writer.h"
-#include "offline/trace_merge.h"
-#include "offline/merge_internal.h"
+#include "offline/merge/trace_merge.h"
+#include "offline/merge/merge_internal.h"
 #include "util/text_copy.h"
 
 void tm_src_free(struct tm_src *s)

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "offline/job_report.h"
+#include "offline/report/job_report.h"
 #include "util/json_writer.h"
 
 /* Milliseconds from ns, exactly (6 decimals). */

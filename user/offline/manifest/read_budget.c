@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "offline/manifest_read.h"
+#include "offline/manifest/manifest_read.h"
 #include "util/mem_budget.h"
 
 int mf_charge(struct mf_budget *b, uint64_t bytes)

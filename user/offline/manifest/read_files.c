@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "util/file/file_open.h"
-#include "offline/manifest_read.h"
-#include "offline/mf_read_internal.h"
+#include "offline/manifest/manifest_read.h"
+#include "offline/manifest/read_internal.h"
 #include "util/text_copy.h"
 
 void mf_open_error(char *err, size_t errlen, const char *path, int ret, uint64_t max)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/jr_html.h"
+#include "offline/report/html_internal.h"
 
 struct named {
 	const char *name;

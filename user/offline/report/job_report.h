@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "offline/manifest_read.h"
+#include "offline/manifest/manifest_read.h"
 #include "offline/step_pairs.h"
 #include "util/pair_index.h"
 

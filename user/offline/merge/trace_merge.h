@@ -35,7 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "offline/manifest_read.h"
+#include "offline/manifest/manifest_read.h"
 
 #define TM_PID_STRIDE  1000                 /* distinct pids per source, at most */
 #define TM_EVENT_MAX   (1u << 20)           /* bytes of one event */

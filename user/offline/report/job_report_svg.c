@@ -3,7 +3,7 @@
  * nothing fetched), so the page shows them in any browser, offline. */
 #include <string.h>
 
-#include "offline/jr_html.h"
+#include "offline/report/html_internal.h"
 
 #define BAR_ROW    18   /* px per rank */
 #define LABEL_W    260  /* px left of the plot */

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "offline/manifest_read.h"
+#include "offline/manifest/manifest_read.h"
 
 /* "rank 3 restart 1 pid 42 (host)": a segment's key in messages and names. */
 void tm_key_label(const struct manifest *m, const struct mf_file *f, char *buf, size_t len);

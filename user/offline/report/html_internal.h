@@ -7,13 +7,13 @@
  * entities) or, in a link, html_url_path() (every byte but [A-Za-z0-9._~/-]
  * percent-encoded), never as it is.
  */
-#ifndef FVBPF_JR_HTML_H
-#define FVBPF_JR_HTML_H
+#ifndef FVBPF_REPORT_HTML_INTERNAL_H
+#define FVBPF_REPORT_HTML_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "offline/job_report.h"
+#include "offline/report/job_report.h"
 
 /* Ranks drawn in a region's bar chart (the table lists all of them). */
 #define JR_HTML_CHART_RANKS 256
@@ -80,4 +80,4 @@ void jr_svg_ranks(FILE *f, const struct jr_region *g, size_t idx);
  * straggler's in red. */
 void jr_svg_segments(FILE *f, const struct job_report *r, const struct jr_region *g, size_t idx);
 
-#endif /* FVBPF_JR_HTML_H */
+#endif /* FVBPF_REPORT_HTML_INTERNAL_H */

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * `fvbpf report --html`'s escaping of hostile text and file names, and its
- * relative paths (user/offline/jr_html_out.c).
+ * relative paths (user/offline/report/html_out.c).
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/jr_html.h"
+#include "offline/report/html_internal.h"
 #include "util/text_sanitize.h"
 #include "unit.h"
 

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "offline/hta_export.h"
-#include "offline/manifest_read.h"
+#include "offline/export/hta_export.h"
+#include "offline/manifest/manifest_read.h"
 #include "offline/step_pairs.h"
 #include "util/file/output_files.h"
 #include "util/file/file_open.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offline/jr_html.h"
+#include "offline/report/html_internal.h"
 #include "util/file/output_files.h"
 #include "util/text_copy.h"
 

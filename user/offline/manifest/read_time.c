@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "offline/manifest_read.h"
+#include "offline/manifest/manifest_read.h"
 
 int mf_us_text_to_ns(const char *s, int64_t *ns)
 {

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
  * What the files reading an output directory back (manifest_read.c,
- * mf_files.c, mf_summary.c) share and nobody else needs: typed getters of
+ * read_files.c, read_summary.c) share and nobody else needs: typed getters of
  * JSON members, the message of a failed streaming read, region names
  * interned in the manifest.
  */
-#ifndef FVBPF_MF_READ_INTERNAL_H
-#define FVBPF_MF_READ_INTERNAL_H
+#ifndef FVBPF_MANIFEST_READ_INTERNAL_H
+#define FVBPF_MANIFEST_READ_INTERNAL_H
 
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "offline/manifest_read.h"
+#include "offline/manifest/manifest_read.h"
 #include "util/json_stream.h"
 
 static inline json_object *get(json_object *o, const char *key)
@@ -59,4 +59,4 @@ int mf_intern(struct manifest *m, const char *name, const char **out);
  * summary metadata @o; a key absent leaves @f as it is): 0 or -errno. */
 int mf_step_keys(struct manifest *m, struct mf_file *f, json_object *o);
 
-#endif /* FVBPF_MF_READ_INTERNAL_H */
+#endif /* FVBPF_MANIFEST_READ_INTERNAL_H */

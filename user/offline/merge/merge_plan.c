@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "offline/step_pairs.h"
-#include "offline/trace_merge.h"
-#include "offline/merge_internal.h"
+#include "offline/merge/trace_merge.h"
+#include "offline/merge/merge_internal.h"
 #include "util/text_copy.h"
 
 static int cmp_key(const struct mf_file *a, const struct manifest *ma, const struct mf_file *b,

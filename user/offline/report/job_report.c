@@ -6,7 +6,7 @@
 
 #include "util/checked_math.h"
 #include "util/row_table.h"
-#include "offline/job_report.h"
+#include "offline/report/job_report.h"
 
 /* The parent of a region row of a summary written before rows had one. */
 #define SUB_UNKNOWN "\x1f"
