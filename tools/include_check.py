@@ -39,14 +39,14 @@ MODEL_EMBEDS = {
     "output/seg_writer",             # struct seg_writer
     "pipeline/api_pairing",          # struct api_pairing
     "pipeline/drops",                # struct drop_state
-    "pipeline/fast_ops",             # struct fast_ops
+    "pipeline/torch/callback_ops",   # struct fast_ops
     "pipeline/gpu_join",             # struct gpu_join
-    "pipeline/mem_events",           # struct mem_state
+    "pipeline/memory/mem_events",    # struct mem_state
     "pipeline/py_status",            # struct py_state
     "pipeline/schedule",             # struct step_schedule
     "pipeline/registry",             # struct region_registry
     "pipeline/segment",              # struct seg_tracker
-    "pipeline/torch_pairing",        # struct torch_pairing
+    "pipeline/torch/torch_pairing",  # struct torch_pairing
     "probes/cuda_probes",            # struct cuda_probes, struct addr_cache
     "probes/mem_probes",             # struct mem_probes
     "probes/torch_probes",           # struct torch_probes, struct torch_table

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "output/stacks/pystack_fold.h"
-#include "pipeline/fwd_link.h"
+#include "pipeline/torch/fwd_link.h"
 #include "pipeline/pystack.h"
 #include "unit.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "probes/torch_ops.h"
-#include "pipeline/torch_pairing.h"
+#include "pipeline/torch/torch_pairing.h"
 #include "output/summary/torch_summary.h"
 #include "unit.h"
 

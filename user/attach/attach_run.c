@@ -30,7 +30,7 @@
 #include "proc/inject/inject.h"
 #include "util/log.h"
 #include "util/serial_arm.h"
-#include "pipeline/torch_events.h"
+#include "pipeline/torch/torch_events.h"
 #include "util/file/cache_drop.h"
 #include "output/manifest.h"
 #include "output/earlier_run.h"

@@ -19,7 +19,7 @@
 #include "attach/cuda_hook_attach.h"
 #include "fvbpf_fast.h"
 #include "model/options.h"
-#include "pipeline/fast_ops.h"
+#include "pipeline/torch/callback_ops.h"
 #include "probes/cuda_api.h"
 #include "proc/control/cuda_hook_channel.h"
 #include "util/log.h"

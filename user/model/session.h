@@ -18,7 +18,7 @@
 
 #include "pipeline/api_pairing.h"
 #include "pipeline/drops.h"
-#include "pipeline/fast_ops.h"
+#include "pipeline/torch/callback_ops.h"
 #include "pipeline/gpu_join.h"
 #include "pipeline/py_status.h"
 #include "pipeline/schedule.h"
@@ -31,10 +31,10 @@
 #include "output/seg_writer.h"
 #include "pipeline/segment.h"
 #include "proc/control/control_page.h"
-#include "pipeline/torch_pairing.h"
+#include "pipeline/torch/torch_pairing.h"
 #include "probes/torch_probes.h"
 #include "probes/mem_probes.h"
-#include "pipeline/mem_events.h"
+#include "pipeline/memory/mem_events.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;
@@ -90,7 +90,7 @@ struct session_target {
 	bool has_markers;           /* the fvbpf marker library is mapped */
 	struct torch_probes torchp;
 	enum op_source ops;         /* where its operators come from */
-	struct fast_ops fast;       /* ... the fast path's rings (pipeline/fast_ops.c) */
+	struct fast_ops fast;       /* ... the fast path's rings (pipeline/torch/callback_ops.c) */
 	uint64_t callback_lost_charged; /* ... their losses charged to closed segments */
 	struct torch_pairing tpair;
 	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */

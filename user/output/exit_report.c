@@ -9,7 +9,7 @@
 #include "pipeline/over_limits.h"
 #include "output/exit_report.h"
 #include "output/seg_output.h"
-#include "pipeline/torch_events.h"
+#include "pipeline/torch/torch_events.h"
 #include "fvbpf_fast.h"
 #include "pipeline/py_status.h"
 

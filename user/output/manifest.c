@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "fvbpf_fast.h"
-#include "pipeline/fast_ops.h"
+#include "pipeline/torch/callback_ops.h"
 #include "proc/inject/inject.h"
 #include "probes/bpf_setup.h"
 #include "probes/torch_plans.h"

@@ -10,7 +10,7 @@
 #include "util/text_sanitize.h"
 #include "output/memory/mem_output.h"
 #include "output/seg_meta.h"
-#include "pipeline/mem_events.h"
+#include "pipeline/memory/mem_events.h"
 
 #define FVBPF_VERSION_STR "0.1.0"
 

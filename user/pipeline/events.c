@@ -18,8 +18,8 @@
 #include "util/log.h"
 #include "proc/elf/symbolizer.h"
 #include "util/text_sanitize.h"
-#include "pipeline/torch_events.h"
-#include "pipeline/mem_handle.h"
+#include "pipeline/torch/torch_events.h"
+#include "pipeline/memory/mem_handle.h"
 #include "fvbpf_mem.h"
 
 #define SEC_NS 1000000000ull

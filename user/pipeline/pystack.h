@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "fvbpf_pystack.h"
-#include "pipeline/fwd_link.h"
+#include "pipeline/torch/fwd_link.h"
 #include "pipeline/segment.h"
 #include "proc/python/py_code.h"
 #include "proc/python/py_runtime.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipeline/mem_events.h"
+#include "pipeline/memory/mem_events.h"
 #include "pipeline/seg_close.h"
 #include "util/grow.h"
 #include "util/log.h"

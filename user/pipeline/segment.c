@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "util/grow.h"
-#include "pipeline/seg_memory.h"
+#include "pipeline/memory/seg_memory.h"
 #include "pipeline/segment.h"
 #include "pipeline/slice_spare.h"
 #include "util/thread_table.h"

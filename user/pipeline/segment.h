@@ -106,7 +106,7 @@ struct segment {
 	struct torch_call *ops;       /* torch calls, in entry order */
 	size_t nops, capops;
 	uint64_t ops_dropped;         /* past SEG_MAX_OPS */
-	struct seg_memory *memory;    /* --profile-memory (pipeline/mem_events.h), NULL: none */
+	struct seg_memory *memory;    /* --profile-memory (pipeline/memory/mem_events.h), NULL: none */
 	/* --max-memory: what its arrays hold, charged to @mem (NULL: not
 	 * counted); past its share of the budget the arrays stop growing and
 	 * what does not fit is counted in the *_dropped fields above. */

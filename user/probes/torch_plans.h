@@ -37,7 +37,7 @@ void torch_plans_remove(struct torch_probes *tp);
 
 /*
  * The installed layout against the target's own tensors: @fit and
- * @misfit more of them read under it (pipeline/torch_shapes.h).  Trusted
+ * @misfit more of them read under it (pipeline/torch/torch_shapes.h).  Trusted
  * once LAYOUT_TRUST_FIT fitted; refused at LAYOUT_REFUSE_MISFIT misfits
  * before that: its plans deleted, its cache file dropped, one line said.
  * True when refused by this call.

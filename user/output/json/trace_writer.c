@@ -14,7 +14,7 @@
 #include "util/text_out.h"
 #include "probes/torch_ops.h"
 #include "output/json/trace_kineto.h"
-#include "pipeline/torch_shapes.h"
+#include "pipeline/torch/torch_shapes.h"
 #include "output/stacks/pystack_trace.h"
 #include "output/json/trace_writer.h"
 

@@ -7,8 +7,8 @@
 #include "output/stacks/pystack_fold.h"
 #include "pipeline/pystack.h"
 #include "util/checked_math.h"
-#include "pipeline/mem_events.h"
-#include "pipeline/op_tree.h"
+#include "pipeline/memory/mem_events.h"
+#include "pipeline/torch/op_tree.h"
 #include "probes/torch_ops.h"
 #include "output/memory/mem_output.h"
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
- * --profile-memory in a segment's files (records: pipeline/mem_events.h):
- * per-op memory as torch's key_averages computes it, Kineto's [memory]
- * instant events and a counter track per device, peaks per device.
+ * --profile-memory in a segment's files (records:
+ * pipeline/memory/mem_events.h): per-op memory as torch's key_averages
+ * computes it, Kineto's [memory] instant events and a counter track per
+ * device, peaks per device.
  */
 #ifndef FVBPF_MEM_OUTPUT_H
 #define FVBPF_MEM_OUTPUT_H

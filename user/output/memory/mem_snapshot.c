@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "pipeline/seg_memory.h"
+#include "pipeline/memory/seg_memory.h"
 #include "probes/torch_ops.h"
 #include "util/text_out.h"
 #include "output/memory/mem_snapshot.h"

@@ -12,7 +12,7 @@
 
 #include "util/checked_math.h"
 #include "util/text_sanitize.h"
-#include "pipeline/seg_memory.h"
+#include "pipeline/memory/seg_memory.h"
 #include "probes/torch_ops.h"
 #include "output/memory/mem_output.h"
 #include "output/memory/mem_svg.h"

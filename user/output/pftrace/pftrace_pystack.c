@@ -8,7 +8,7 @@
 #include "output/stacks/pystack_fold.h"
 #include "output/stacks/pystack_trace.h"
 #include "pipeline/pystack.h"
-#include "pipeline/torch_pairing.h"
+#include "pipeline/torch/torch_pairing.h"
 #include "util/name_table.h"
 #include "util/text_sanitize.h"
 

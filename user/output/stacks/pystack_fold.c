@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "output/stacks/pystack_fold.h"
-#include "pipeline/op_tree.h"
-#include "pipeline/torch_pairing.h"
+#include "pipeline/torch/op_tree.h"
+#include "pipeline/torch/torch_pairing.h"
 #include "probes/cuda_api.h"
 #include "util/checked_math.h"
 #include "util/grow.h"

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "output/seg_output.h"
-#include "pipeline/op_tree.h"
+#include "pipeline/torch/op_tree.h"
 #include "pipeline/pystack.h"
 
 #define FOLD_PATH_MAX 16384      /* bytes of one folded stack; a longer one is cut */

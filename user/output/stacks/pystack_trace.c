@@ -5,7 +5,7 @@
 #include "output/stacks/pystack_fold.h"
 #include "output/stacks/pystack_trace.h"
 #include "pipeline/pystack.h"
-#include "pipeline/torch_pairing.h"
+#include "pipeline/torch/torch_pairing.h"
 #include "util/name_table.h"
 
 static void stack_args(struct obuf *f, const struct seg_output_ctx *c, uint32_t stack,

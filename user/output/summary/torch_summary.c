@@ -13,8 +13,8 @@
 
 #include "util/checked_math.h"
 #include "probes/torch_ops.h"
-#include "pipeline/op_tree.h"
-#include "pipeline/torch_shapes.h"
+#include "pipeline/torch/op_tree.h"
+#include "pipeline/torch/torch_shapes.h"
 #include "output/summary/torch_summary.h"
 
 #define ATTRIBUTION_MAX_WORK 100000000ull /* calls x ops scanned, at most */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/torch_pairing.h"
+#include "pipeline/torch/torch_pairing.h"
 #include "util/thread_table.h"
 
 static bool thread_idle(const void *entry)

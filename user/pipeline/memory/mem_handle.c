@@ -3,9 +3,9 @@
 
 #include "model/session.h"
 #include "pipeline/drops.h"
-#include "pipeline/mem_events.h"
-#include "pipeline/mem_handle.h"
-#include "pipeline/torch_pairing.h"
+#include "pipeline/memory/mem_events.h"
+#include "pipeline/memory/mem_handle.h"
+#include "pipeline/torch/torch_pairing.h"
 
 #include "fvbpf_mem.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <stdlib.h>
 
-#include "pipeline/fwd_link.h"
+#include "pipeline/torch/fwd_link.h"
 
 /* A thread's consecutive sequence numbers fall in consecutive slots; the
  * thread id only moves where its run of slots starts. */

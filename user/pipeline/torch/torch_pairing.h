@@ -15,7 +15,7 @@
 #include "util/thread_table.h"
 
 /* A target's scope state beside its pairing: owned by
- * pipeline/torch_events.c. */
+ * pipeline/torch/torch_events.c. */
 struct torch_state {
 	bool stepping;              /* --step-by: a step segment is open */
 	uint64_t scopes_untracked;  /* scopes whose end BPF could not watch */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <stdlib.h>
 
-#include "pipeline/seg_memory.h"
+#include "pipeline/memory/seg_memory.h"
 
 void seg_memory_free(struct seg_memory *m)
 {

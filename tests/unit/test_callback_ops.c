@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * The operator fast path's rings as fvbpf reads them (user/pipeline/
- * fast_ops.c): what the target hands over is hostile.  The memfd must be
+ * callback_ops.c): what the target hands over is hostile.  The memfd must be
  * sealed at its size; every record is checked after it is copied out; a
  * ring that makes no sense is skipped to its head and counted, never read
  * past; random bytes never crash it nor loop.  Also the torch version
@@ -19,7 +19,7 @@
 #include "attach/target.h"
 #include "fvbpf_fast.h"
 #include "fvbpf_pystack.h"
-#include "pipeline/fast_ops.h"
+#include "pipeline/torch/callback_ops.h"
 #include "proc/torch/torch_version.h"
 #include "unit.h"
 

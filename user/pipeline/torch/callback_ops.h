@@ -5,8 +5,8 @@
  * handed to the torch pipeline as the uprobe path's record would be.
  * Everything in the rings is the target's: bounded, checked, counted.
  */
-#ifndef FVBPF_FAST_OPS_H
-#define FVBPF_FAST_OPS_H
+#ifndef FVBPF_CALLBACK_OPS_H
+#define FVBPF_CALLBACK_OPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -98,4 +98,4 @@ uint64_t fast_ops_lost(const struct fast_ops *f);
 /* Read the library's loss counters, unmap. */
 void fast_ops_close(struct fast_ops *f);
 
-#endif /* FVBPF_FAST_OPS_H */
+#endif /* FVBPF_CALLBACK_OPS_H */

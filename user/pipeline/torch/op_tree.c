@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/op_tree.h"
-#include "pipeline/torch_pairing.h"
+#include "pipeline/torch/op_tree.h"
+#include "pipeline/torch/torch_pairing.h"
 #include "util/addr_table.h"
 
 /* @o returned before @i began: it holds nothing that comes after. */

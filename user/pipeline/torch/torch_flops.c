@@ -2,7 +2,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "pipeline/torch_flops.h"
+#include "pipeline/torch/torch_flops.h"
 
 /* *acc *= v, false on overflow (then *acc is 0). */
 static bool mul(uint64_t *acc, uint64_t v)

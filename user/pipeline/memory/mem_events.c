@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "util/checked_math.h"
-#include "pipeline/mem_events.h"
+#include "pipeline/memory/mem_events.h"
 #include "pipeline/segment.h"
 
 #include "fvbpf_mem.h"

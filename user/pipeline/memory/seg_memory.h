@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
- * A segment's --profile-memory records (filled by pipeline/mem_events.c,
+ * A segment's --profile-memory records (filled by pipeline/memory/mem_events.c,
  * written by output/memory/mem_output.c): data only, so that segment.c can free
  * them without knowing how they are made.
  */

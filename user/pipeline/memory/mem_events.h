@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "util/addr_table.h"
-#include "pipeline/seg_memory.h"
+#include "pipeline/memory/seg_memory.h"
 
 struct segment;
 struct fvbpf_mem_event;

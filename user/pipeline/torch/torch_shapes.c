@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "probes/torch_abi.h"
-#include "pipeline/torch_flops.h"
-#include "pipeline/torch_shapes.h"
+#include "pipeline/torch/torch_flops.h"
+#include "pipeline/torch/torch_shapes.h"
 
 #define SIZE_MAX_OK (1ull << 48)  /* no real size is larger; garbage often is */
 
