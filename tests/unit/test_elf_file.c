@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The hardened ELF reader (user/proc/elf/elf_file.c) and the symbol lookups on top
- * of it (user/proc/elf/elf_symbols.c), on hand-built images with one field
- * corrupted at a time.  Every case must end in a clean answer; the ASan
- * build of this test also checks that no case reads or writes out of
- * bounds.
+ * The hardened ELF reader (user/proc/elf/elf_file.c) and the symbol lookups
+ * on top of it (user/proc/elf/elf_symbols.c), on hand-built images with one
+ * field corrupted at a time.  Every case must end in a clean answer; the ASan
+ * build of this test also checks that no case reads or writes out of bounds.
  */
 #include <elf.h>
 #include <errno.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The protobuf encoder (user/output/pftrace/pb_writer.c) against known byte strings (the
- * examples of protobuf's encoding guide among them), the gzip stream
- * against zlib's own reader, and the pftrace writer on a small clean
- * segment.  With FVBPF_FORMATS_OUT=DIR the segment is also written there
- * as fixture.json, fixture.json.gz and fixture.pftrace, for the
- * independent Python reader (tests/bats/formats.bats).
+ * The protobuf encoder (user/output/pftrace/pb_writer.c) against known byte
+ * strings (the examples of protobuf's encoding guide among them), the gzip
+ * stream against zlib's own reader, and the pftrace writer on a small clean
+ * segment.  With FVBPF_FORMATS_OUT=DIR the segment is also written there as
+ * fixture.json, fixture.json.gz and fixture.pftrace, for the independent
+ * Python reader (tests/bats/formats.bats).
  */
 #define _GNU_SOURCE
 #include <stdint.h>

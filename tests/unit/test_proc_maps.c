@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * The one /proc/PID/maps parser and the one way to open a mapped file
- * (user/proc/proc_maps.c, user/util/file/file_open.c): hostile lines, and mapped files
- * whose path now names something else (a FIFO, another file, a device).
- * Runs as any user: without CAP_SYS_ADMIN /proc/PID/map_files is closed,
- * and the answers differ, but must stay safe.
+ * (user/proc/proc_maps.c, user/util/file/file_open.c): hostile lines, and
+ * mapped files whose path now names something else (a FIFO, another file, a
+ * device).  Runs as any user: without CAP_SYS_ADMIN /proc/PID/map_files is
+ * closed, and the answers differ, but must stay safe.
  */
 #define _GNU_SOURCE
 #include <errno.h>

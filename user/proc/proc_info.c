@@ -101,7 +101,8 @@ struct marker_ctx {
 
 /* Whether the file open at @fd defines every marker symbol.  Every mapped
  * file of every process is asked (twice with --inject): the answers, mostly
- * "no" for the job's big libraries, are kept by file (util/file/file_memo.h). */
+ * "no" for the job's big libraries, are kept by file
+ * (util/file/file_memo.h). */
 static bool has_markers(int fd, const struct stat *st, struct marker_lib *lib)
 {
 	struct elf_file *ef;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * The CUDA launch hook's request in a target's control page, written as the
- * operator fast path's is (callback_channel.c): the fields first, the generation
- * last; the answer read back, the generation first.
+ * operator fast path's is (callback_channel.c): the fields first, the
+ * generation last; the answer read back, the generation first.
  */
 #define _GNU_SOURCE
 #include <errno.h>
