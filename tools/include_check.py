@@ -39,7 +39,7 @@ MODEL_EMBEDS = {
     "output/seg_writer",             # struct seg_writer
     "pipeline/api_pairing",          # struct api_pairing
     "pipeline/drops",                # struct drop_state
-    "pipeline/torch/callback_ops",   # struct fast_ops
+    "pipeline/torch/callback_ops",   # struct callback_ops
     "pipeline/gpu_join",             # struct gpu_join
     "pipeline/memory/mem_events",    # struct mem_state
     "pipeline/py_status",            # struct py_state
@@ -51,7 +51,7 @@ MODEL_EMBEDS = {
     "probes/mem_probes",             # struct mem_probes
     "probes/torch_probes",           # struct torch_probes, struct torch_table
     "proc/proc_info",                # struct proc_target
-    "proc/control/control_page",     # struct target_control
+    "proc/control/control_page",     # struct control_page
 }
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"((?:[a-z_]+/)+)([A-Za-z0-9_]+)\.h"', re.M)
 

@@ -109,45 +109,47 @@ static void put_stack(uint8_t *map, uint32_t i, uint32_t tid, uint64_t ts, uint3
 }
 
 /* Sealed rings, memset @f open on them; the memfd (close_rings ends all). */
-static int open_rings(struct fast_ops *f, uint8_t **map)
+static int open_rings(struct callback_ops *f, uint8_t **map)
 {
 	int fd;
 
 	memset(f, 0, sizeof(*f));
 	fd = make_rings(true, FVBPF_FAST_BYTES, map);
-	CHECK_EQ(fast_ops_open(f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	CHECK_EQ(callback_ops_open(f, getpid(), fd, FVBPF_FAST_BYTES), 0);
 	return fd;
 }
 
-static void close_rings(struct fast_ops *f, uint8_t *map, int fd)
+static void close_rings(struct callback_ops *f, uint8_t *map, int fd)
 {
-	fast_ops_close(f);
+	callback_ops_close(f);
 	munmap(map, FVBPF_FAST_BYTES);
 	close(fd);
 }
 
 static void test_open_refuses(void)
 {
-	struct fast_ops f;
+	struct callback_ops f;
 	uint8_t *map;
 	int fd;
 
 	memset(&f, 0, sizeof(f));
 	fd = make_rings(false, FVBPF_FAST_BYTES, &map);
 	CHECK(fd >= 0);
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), -EPROTO); /* not sealed */
+	CHECK_EQ(callback_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), -EPROTO); /* not sealed */
 	munmap(map, FVBPF_FAST_BYTES);
 	close(fd);
 	fd = make_rings(true, FVBPF_FAST_BYTES + 4096, &map);
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), -EPROTO); /* wrong size */
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES + 4096), -EPROTO);
+	CHECK_EQ(callback_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), -EPROTO); /* wrong size */
+	CHECK_EQ(callback_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES + 4096), -EPROTO);
 	munmap(map, FVBPF_FAST_BYTES + 4096);
 	close(fd);
 	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
 	((struct fvbpf_fast_hdr *)map)->version = 99;
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), -EPROTO); /* unknown version */
-	CHECK_EQ(fast_ops_open(&f, getpid(), -1, FVBPF_FAST_BYTES), -EPROTO);
-	CHECK_EQ(fast_ops_open(&f, getpid(), 0, FVBPF_FAST_BYTES), -EPROTO); /* stdin: no memfd */
+	/* unknown version */
+	CHECK_EQ(callback_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), -EPROTO);
+	CHECK_EQ(callback_ops_open(&f, getpid(), -1, FVBPF_FAST_BYTES), -EPROTO);
+	/* stdin: no memfd */
+	CHECK_EQ(callback_ops_open(&f, getpid(), 0, FVBPF_FAST_BYTES), -EPROTO);
 	CHECK(f.map == NULL);
 	munmap(map, FVBPF_FAST_BYTES);
 	close(fd);
@@ -157,7 +159,7 @@ static void test_records_and_stale_data(void)
 {
 	struct fvbpf_fast_rec rec;
 	char name[FVBPF_FAST_NAME + 1];
-	struct fast_ops f;
+	struct callback_ops f;
 	uint8_t *map;
 	int fd;
 
@@ -165,25 +167,25 @@ static void test_records_and_stale_data(void)
 	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
 	put_end(map, 3, 7, 1); /* left by an earlier attach: not ours */
 	ring(map, 3)->drops = 5;
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
-	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 0);
+	CHECK_EQ(callback_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	CHECK_EQ(callback_ops_peek(&f, 3, &rec, name), 0);
 	put_begin(map, 3, FVBPF_FAST_OP, 42, 100, "aten::addmm")->seq_nr = 17;
 	put_end(map, 3, 42, 200);
-	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 1);
+	CHECK_EQ(callback_ops_peek(&f, 3, &rec, name), 1);
 	CHECK_EQ(rec.kind, FVBPF_FAST_OP);
 	CHECK_EQ(rec.tid, 42);
 	CHECK_EQ(rec.ts_ns, 100);
 	CHECK_EQ(rec.seq_nr, 17);
 	CHECK_STR(name, "aten::addmm");
 	ring(map, 3)->tail += rec.size;
-	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 1);
+	CHECK_EQ(callback_ops_peek(&f, 3, &rec, name), 1);
 	CHECK_EQ(rec.kind, FVBPF_FAST_END);
 	ring(map, 3)->tail += rec.size;
-	CHECK_EQ(fast_ops_peek(&f, 3, &rec, name), 0);
+	CHECK_EQ(callback_ops_peek(&f, 3, &rec, name), 0);
 	ring(map, 3)->drops = 7;
-	CHECK_EQ(fast_ops_lost(&f), 2); /* since the attach */
+	CHECK_EQ(callback_ops_lost(&f), 2); /* since the attach */
 	CHECK_EQ(f.bad, 0);
-	fast_ops_close(&f);
+	callback_ops_close(&f);
 	CHECK_EQ(f.ring_drops, 2);
 	munmap(map, FVBPF_FAST_BYTES);
 	close(fd);
@@ -194,7 +196,7 @@ static void test_wrap(void)
 {
 	struct fvbpf_fast_rec rec, *node;
 	char name[FVBPF_FAST_NAME + 1];
-	struct fast_ops f;
+	struct callback_ops f;
 	struct fvbpf_fast_ring *r;
 	uint8_t *map;
 	int fd;
@@ -203,13 +205,13 @@ static void test_wrap(void)
 	fd = make_rings(true, FVBPF_FAST_BYTES, &map);
 	r = ring(map, 0);
 	r->head = r->tail = 2ull * FVBPF_FAST_RING_BYTES - 8; /* 8 bytes before the end */
-	CHECK_EQ(fast_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
+	CHECK_EQ(callback_ops_open(&f, getpid(), fd, FVBPF_FAST_BYTES), 0);
 	((uint8_t *)(r + 1))[FVBPF_FAST_RING_BYTES - 8] = FVBPF_FAST_PAD;
 	r->head += 8;
 	node = put_begin(map, 0, FVBPF_FAST_NODE, 9, 5, "AddmmBackward0");
 	node->seq_nr = 3;
 	node->fwd_tid = 1;
-	CHECK_EQ(fast_ops_peek(&f, 0, &rec, name), 1);
+	CHECK_EQ(callback_ops_peek(&f, 0, &rec, name), 1);
 	CHECK_EQ(rec.kind, FVBPF_FAST_NODE);
 	CHECK_EQ(rec.seq_nr, 3);
 	CHECK_EQ(rec.fwd_tid, 1);
@@ -219,12 +221,12 @@ static void test_wrap(void)
 }
 
 /* Each broken ring: peek says -1 once, counts it, and the tail is the head. */
-static void expect_broken(struct fast_ops *f, uint8_t *map, const char *what)
+static void expect_broken(struct callback_ops *f, uint8_t *map, const char *what)
 {
 	struct fvbpf_fast_rec rec;
 	char name[FVBPF_FAST_NAME + 1];
 	uint64_t bad = f->bad;
-	int r = fast_ops_peek(f, 1, &rec, name);
+	int r = callback_ops_peek(f, 1, &rec, name);
 
 	if (r != -1 || f->bad != bad + 1 || ring(map, 1)->tail != ring(map, 1)->head)
 		printf("# broken ring not refused: %s (r %d)\n", what, r);
@@ -246,14 +248,14 @@ static void test_stack_records(void)
 {
 	struct fvbpf_fast_rec rec;
 	char name[FVBPF_FAST_NAME + 1];
-	struct fast_ops f;
+	struct callback_ops f;
 	uint8_t *map;
 	int fd;
 
 	fd = open_rings(&f, &map);
 	put_stack(map, 1, 42, 100, 3);
 	put_begin(map, 1, FVBPF_FAST_OP, 42, 100, "aten::linear");
-	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 2);
+	CHECK_EQ(callback_ops_peek(&f, 1, &rec, name), 2);
 	CHECK_EQ(rec.size, FVBPF_FAST_STACK_SIZE + 48);
 	CHECK_EQ(f.stack[1].hdr.type, FVBPF_EV_PYSTACK);
 	CHECK_EQ(f.stack[1].hdr.size, 32 + 48);
@@ -264,12 +266,12 @@ static void test_stack_records(void)
 	CHECK_EQ(f.stack[1].frames[2].code, 0x1020);
 	CHECK_EQ(f.stack[1].frames[2].instr, 0x2002);
 	ring(map, 1)->tail += rec.size;
-	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 1);
+	CHECK_EQ(callback_ops_peek(&f, 1, &rec, name), 1);
 	CHECK_STR(name, "aten::linear");
 	ring(map, 1)->tail += rec.size;
 	put_stack(map, 1, 42, 200, FVBPF_PY_DEPTH_MAX);
 	((struct fvbpf_fast_stack *)at_tail(map))->flags = FVBPF_FAST_CUT;
-	CHECK_EQ(fast_ops_peek(&f, 1, &rec, name), 2);
+	CHECK_EQ(callback_ops_peek(&f, 1, &rec, name), 2);
 	CHECK_EQ(f.stack[1].nframes, FVBPF_PY_DEPTH_MAX);
 	CHECK_EQ(f.stack[1].flags, FVBPF_PYSTACK_CUT);
 	ring(map, 1)->tail += rec.size;
@@ -313,26 +315,26 @@ static void test_api_records(void)
 {
 	struct fvbpf_fast_rec rec;
 	char name[FVBPF_FAST_NAME + 1];
-	struct fast_ops f;
+	struct callback_ops f;
 	uint8_t *map;
 	int fd;
 
 	fd = open_rings(&f, &map);
 	put_api(map, 2, FVBPF_FAST_API, 7, 100, FVBPF_FAST_API_SIZE);
 	put_api(map, 2, FVBPF_FAST_API_END, 7, 150, FVBPF_FAST_API_END_SIZE);
-	CHECK_EQ(fast_ops_peek(&f, 2, &rec, name), 3);
+	CHECK_EQ(callback_ops_peek(&f, 2, &rec, name), 3);
 	CHECK_EQ(rec.kind, FVBPF_FAST_API);
 	CHECK_EQ(f.api[2].e.tid, 7);
 	CHECK_EQ(f.api[2].e.ts_ns, 100);
 	CHECK_EQ(f.api[2].e.call, FVBPF_HOOK_LAUNCH_KERNEL);
 	CHECK_EQ(f.api[2].e.args[7], 0x107);
 	ring(map, 2)->tail += rec.size;
-	CHECK_EQ(fast_ops_peek(&f, 2, &rec, name), 3);
+	CHECK_EQ(callback_ops_peek(&f, 2, &rec, name), 3);
 	CHECK_EQ(rec.kind, FVBPF_FAST_API_END);
 	CHECK_EQ(f.api[2].x.ret, 35);
 	CHECK_EQ(f.api[2].x.ts_ns, 150);
 	ring(map, 2)->tail += rec.size;
-	CHECK_EQ(fast_ops_peek(&f, 2, &rec, name), 0);
+	CHECK_EQ(callback_ops_peek(&f, 2, &rec, name), 0);
 	/* sizes other than the two kinds' own are broken rings, as is an
 	 * entry cut by the ring's head */
 	put_api(map, 1, FVBPF_FAST_API, 1, 1, FVBPF_FAST_API_END_SIZE);
@@ -347,7 +349,7 @@ static void test_api_records(void)
 
 static void test_hostile_rings(void)
 {
-	struct fast_ops f;
+	struct callback_ops f;
 	uint8_t *map;
 	int fd;
 
@@ -394,7 +396,7 @@ static void test_random_rings(void)
 	struct fvbpf_fast_rec rec;
 	char name[FVBPF_FAST_NAME + 1];
 	struct fvbpf_fast_ring *r;
-	struct fast_ops f;
+	struct callback_ops f;
 	unsigned int seed = 12345, it, n, i;
 	uint8_t *map, *data;
 	int fd, ret, steps;
@@ -412,7 +414,7 @@ static void test_random_rings(void)
 				(uint16_t)(8 * (rand_r(&seed) % 40)); /* plausible, at ring 2's tail */
 		r->head = r->tail + (rand_r(&seed) % 3 ? n & ~7u : (uint64_t)rand_r(&seed));
 		for (steps = 0; steps < 1000; steps++) {
-			ret = fast_ops_peek(&f, 2, &rec, name);
+			ret = callback_ops_peek(&f, 2, &rec, name);
 			if (ret != 1 && ret != 2)
 				break;
 			if (ret == 2)
@@ -459,22 +461,22 @@ static void test_records_before_the_attach(void)
 	fd = open_rings(&t->fast, &map);
 	put_begin(map, 0, FVBPF_FAST_OP, 7, 900, "aten::early"); /* the library ran ahead */
 	ring(map, 0)->drops = 3;                                  /* and lost some then */
-	fast_ops_rebase(&t->fast, 1000);                          /* the attach */
+	callback_ops_rebase(&t->fast, 1000);                          /* the attach */
 	put_begin(map, 0, FVBPF_FAST_OP, 7, 950, "aten::early2"); /* stamped before it */
 	CHECK_EQ(seg_on_begin(&t->tracker, 7, (uint32_t)s.window_region, 1000), 0);
 	put_begin(map, 0, FVBPF_FAST_OP, 7, 1100, "aten::inner");
 	put_end(map, 0, 7, 1200);  /* inner's */
 	put_end(map, 0, 7, 1300);  /* early2's */
-	fast_ops_drain(&s, t, UINT64_MAX);
+	callback_ops_drain(&s, t, UINT64_MAX);
 	CHECK_EQ(t->fast.records, 2);
 	CHECK_EQ(t->fast.early, 1);
 	CHECK_EQ(t->tpair.unmatched, 0);
-	CHECK_EQ(fast_ops_lost(&t->fast), 0);
+	CHECK_EQ(callback_ops_lost(&t->fast), 0);
 	CHECK(t->tracker.cur != NULL);
 	CHECK_EQ(t->tracker.cur->nops, 1);
 	CHECK_EQ(t->tracker.cur->ops[0].start_ns, 1100);
 	CHECK_EQ(t->tracker.cur->ops[0].end_ns, 1200);
-	fast_ops_close(&t->fast);
+	callback_ops_close(&t->fast);
 	CHECK_EQ(t->fast.outside, 1); /* the skipped begin, outside every segment */
 	munmap(map, FVBPF_FAST_BYTES);
 	close(fd);

@@ -142,7 +142,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		ring_buffer__consume(s->rb);
 		for (i = 0; i < s->ntargets; i++) {
 			cuda_hook_check(s, &s->targets[i]);
-			fast_ops_drain(s, &s->targets[i], settled);
+			callback_ops_drain(s, &s->targets[i], settled);
 			target_shapes_tick(s, &s->targets[i]);
 		}
 		for (i = 0; i < n; i++) {

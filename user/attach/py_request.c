@@ -106,7 +106,7 @@ void py_request_send(struct session *s, struct session_target *t)
 
 	if (!s->py_fastvideo && !s->npy_specs)
 		return;
-	err = target_py_capable(&t->ctl);
+	err = shim_channel_capable(&t->ctl);
 	if (err <= 0) {
 		if (s->npy_specs)
 			log_warn("PID %d (%s) has no CPython fvbpf can run its shim in: the py: "
@@ -119,7 +119,7 @@ void py_request_send(struct session *s, struct session_target *t)
 			 "Python regions are off", t->proc.pid, FVBPF_PY_REQ_MAX);
 		return;
 	}
-	err = target_py_request(&t->ctl, req, (size_t)len, &t->py.gen);
+	err = shim_channel_request(&t->ctl, req, (size_t)len, &t->py.gen);
 	if (err) {
 		log_warn("PID %d: cannot write the Python shim's request: %s", t->proc.pid,
 			 strerror(-err));

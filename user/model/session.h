@@ -63,7 +63,7 @@ struct session_target {
 	uint64_t closed;            /* segments closed, written or not (--schedule's k) */
 	uint64_t schedule_skipped;  /* closed in a wait or warmup step: not written */
 	struct drop_state loss;     /* ring-buffer drops (pipeline/drops.c) */
-	struct target_control ctl;  /* lock, control page, probe text */
+	struct control_page ctl;    /* lock, control page, probe text */
 	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
 	bool armed;             /* probes live and answered (target_attach_end) */
@@ -90,7 +90,7 @@ struct session_target {
 	bool has_markers;           /* the fvbpf marker library is mapped */
 	struct torch_probes torchp;
 	enum op_source ops;         /* where its operators come from */
-	struct fast_ops fast;       /* ... the fast path's rings (pipeline/torch/callback_ops.c) */
+	struct callback_ops fast;   /* ... the callbacks' rings (pipeline/torch/callback_ops.c) */
 	uint64_t callback_lost_charged; /* ... their losses charged to closed segments */
 	struct torch_pairing tpair;
 	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */

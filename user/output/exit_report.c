@@ -17,7 +17,7 @@
 /* Where the operators came from, and what the fast path lost. */
 static void report_op_source(const struct session_target *st)
 {
-	const struct fast_ops *f = &st->fast;
+	const struct callback_ops *f = &st->fast;
 
 	if (st->ops != OPS_CALLBACKS) {
 		printf("    operators: uprobes%s%s%s\n", f->why[0] ? " (PyTorch's callbacks not used: " : "",
@@ -35,7 +35,7 @@ static void report_op_source(const struct session_target *st)
 /* cudaLaunchKernel through libfvbpf.so's hook (docs/cuda.md), where asked. */
 static void report_launch_hook(const struct session_target *st)
 {
-	const struct fast_ops *f = &st->fast;
+	const struct callback_ops *f = &st->fast;
 
 	if (!st->cuda.attached)
 		return;
@@ -47,7 +47,7 @@ static void report_launch_hook(const struct session_target *st)
 	printf("    launches: cudaLaunchKernel through libfvbpf.so's hook on %u call site%s, %llu "
 	       "records (entry or return); the rings lost %llu (shared with the operator "
 	       "callbacks)\n", f->hook_slots, f->hook_slots == 1 ? "" : "s",
-	       (unsigned long long)f->api_records, (unsigned long long)fast_ops_lost(f));
+	       (unsigned long long)f->api_records, (unsigned long long)callback_ops_lost(f));
 }
 
 /* --record-shapes: plans and the layout's check on the job's tensors, or why none. */

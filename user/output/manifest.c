@@ -24,7 +24,8 @@ static json_object *launch_hook_json(const struct session_target *t)
 	json_object_object_add(o, "call_sites", json_object_new_int((int)t->fast.hook_slots));
 	json_object_object_add(o, "records", json_object_new_uint64(t->fast.api_records));
 	/* the rings' losses, shared with the operator callbacks where both are on */
-	json_object_object_add(o, "ring_records_lost", json_object_new_uint64(fast_ops_lost(&t->fast)));
+	json_object_object_add(o, "ring_records_lost",
+			       json_object_new_uint64(callback_ops_lost(&t->fast)));
 	json_object_object_add(o, "why_not", json_string_obj(t->fast.hook_why));
 	return o;
 }

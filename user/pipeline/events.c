@@ -299,7 +299,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 		return 0;
 	/* The fast path's operators older than this record go first. */
 	if (t->fast.map && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
-		fast_ops_drain(s, t, h->ts_ns);
+		callback_ops_drain(s, t, h->ts_ns);
 	if (t->next_cut && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
 		window_cut_until(s, t, h->ts_ns);
 	switch (h->type) {

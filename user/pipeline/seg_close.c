@@ -92,7 +92,7 @@ struct segment *seg_close_find(void *ctx, uint32_t seq)
 void seg_close_segment(struct segment *seg, void *ctx)
 {
 	struct session_target *t = ctx;
-	uint64_t lost = fast_ops_lost(&t->fast);
+	uint64_t lost = callback_ops_lost(&t->fast);
 
 	/* What the callbacks' rings lost since the last segment closed: its
 	 * own (callbacks run only inside segments); what a process loses after

@@ -36,12 +36,12 @@
 
 #define SEALS_WANTED (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
-static struct fvbpf_fast_ring *ring_at(const struct fast_ops *f, uint32_t i)
+static struct fvbpf_fast_ring *ring_at(const struct callback_ops *f, uint32_t i)
 {
 	return (struct fvbpf_fast_ring *)(f->map + fvbpf_fast_ring_off(i));
 }
 
-int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
+int callback_ops_open(struct callback_ops *f, pid_t pid, int fd, uint64_t bytes)
 {
 	const struct fvbpf_fast_hdr *h;
 	char path[64];
@@ -89,11 +89,11 @@ int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes)
 	f->bytes = bytes;
 	f->nrings = FVBPF_FAST_THREADS;
 	/* what an earlier attach left unread or lost is not ours */
-	fast_ops_rebase(f, 0);
+	callback_ops_rebase(f, 0);
 	return 0;
 }
 
-void fast_ops_rebase(struct fast_ops *f, uint64_t from_ns)
+void callback_ops_rebase(struct callback_ops *f, uint64_t from_ns)
 {
 	const struct fvbpf_fast_hdr *h = (const struct fvbpf_fast_hdr *)f->map;
 	struct fvbpf_fast_ring *r;
@@ -140,7 +140,7 @@ static int copy_stack(struct fvbpf_pystack_event *ev, const uint8_t *at, uint32_
 	return 0;
 }
 
-int fast_ops_peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name)
+int callback_ops_peek(struct callback_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name)
 {
 	struct fvbpf_fast_ring *r = ring_at(f, i);
 	uint64_t head, tail, pos;
@@ -197,7 +197,7 @@ broken:
 	return -1;
 }
 
-static void advance(struct fast_ops *f, uint32_t i, uint16_t size)
+static void advance(struct callback_ops *f, uint32_t i, uint16_t size)
 {
 	struct fvbpf_fast_ring *r = ring_at(f, i);
 
@@ -233,7 +233,7 @@ static int fast_id(struct session *s, const struct fvbpf_fast_rec *rec, const ch
 _Static_assert(sizeof(((struct fast_name_slot *)0)->name) >= FVBPF_FAST_NAME, "a slot holds a name");
 
 /* fast_id() through the slot cache: FNV-1a of the name and kind. */
-static int cached_id(struct session *s, struct fast_ops *f, const struct fvbpf_fast_rec *rec,
+static int cached_id(struct session *s, struct callback_ops *f, const struct fvbpf_fast_rec *rec,
 		     const char *name, uint32_t *id)
 {
 	uint64_t h = 0xcbf29ce484222325ULL ^ rec->kind;
@@ -338,12 +338,12 @@ static void deliver_api(struct session *s, struct session_target *t, const union
 	}
 }
 
-/* The record at ring @i's tail (fast_ops_peek's 3, 2, 1 or 0), past broken ones. */
-static int next_rec(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name)
+/* The record at ring @i's tail (callback_ops_peek's 3, 2, 1 or 0), past broken ones. */
+static int next_rec(struct callback_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name)
 {
 	int r;
 
-	while ((r = fast_ops_peek(f, i, rec, name)) < 0)
+	while ((r = callback_ops_peek(f, i, rec, name)) < 0)
 		;
 	return r;
 }
@@ -356,7 +356,7 @@ static int next_rec(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, 
  */
 static void take_stack(struct session *s, struct session_target *t, uint32_t i)
 {
-	struct fast_ops *f = &t->fast;
+	struct callback_ops *f = &t->fast;
 	struct fvbpf_pystack_event *ev = &f->stack[i];
 
 	ev->hdr.tgid = (uint32_t)t->proc.pid;
@@ -371,7 +371,7 @@ static void take_stack(struct session *s, struct session_target *t, uint32_t i)
  * begun then while nothing begun since is open on its thread: in no
  * segment, skipped and counted.
  */
-static bool before_attach(struct fast_ops *f, struct session_target *t, uint32_t i,
+static bool before_attach(struct callback_ops *f, struct session_target *t, uint32_t i,
 			  const struct fvbpf_fast_rec *rec)
 {
 	bool begin = rec->kind == FVBPF_FAST_OP || rec->kind == FVBPF_FAST_NODE;
@@ -392,9 +392,9 @@ static bool before_attach(struct fast_ops *f, struct session_target *t, uint32_t
 	return true;
 }
 
-void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
+void callback_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 {
-	struct fast_ops *f = &t->fast;
+	struct callback_ops *f = &t->fast;
 	static __thread struct fvbpf_fast_rec recs[FVBPF_FAST_THREADS];
 	static __thread char names[FVBPF_FAST_THREADS][FVBPF_FAST_NAME + 1];
 	bool have[FVBPF_FAST_THREADS];
@@ -434,7 +434,7 @@ void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 	f->next_ts = next;
 }
 
-uint64_t fast_ops_lost(const struct fast_ops *f)
+uint64_t callback_ops_lost(const struct callback_ops *f)
 {
 	const struct fvbpf_fast_hdr *h;
 	uint64_t n;
@@ -449,7 +449,7 @@ uint64_t fast_ops_lost(const struct fast_ops *f)
 	return n - f->base_drops + f->bad;
 }
 
-void fast_ops_close(struct fast_ops *f)
+void callback_ops_close(struct callback_ops *f)
 {
 	const struct fvbpf_fast_hdr *h;
 	uint32_t i;

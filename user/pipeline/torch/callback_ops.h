@@ -39,7 +39,7 @@ struct fast_name_slot {
 	char name[160];         /* FVBPF_FAST_NAME */
 };
 
-struct fast_ops {
+struct callback_ops {
 	uint8_t *map;           /* the memfd, mapped; NULL: not in use */
 	struct fast_name_slot *names; /* FAST_NAME_SLOTS, with map */
 	struct fvbpf_pystack_event *stack; /* per ring, its last STACK record peeked, as BPF's,
@@ -76,11 +76,11 @@ struct fast_ops {
 
 /* Map the rings from /proc/PID/fd/@fd (a sealed memfd of @bytes), start
  * every ring at its head.  0 or -errno (said in one line by the caller). */
-int fast_ops_open(struct fast_ops *f, pid_t pid, int fd, uint64_t bytes);
+int callback_ops_open(struct callback_ops *f, pid_t pid, int fd, uint64_t bytes);
 /* The attach at @from_ns: what the rings hold and lost so far is skipped
  * and not ours (the library records from its answer on), records older
  * than @from_ns are skipped as they come.  Nothing when not mapped. */
-void fast_ops_rebase(struct fast_ops *f, uint64_t from_ns);
+void callback_ops_rebase(struct callback_ops *f, uint64_t from_ns);
 /* The record at ring @i's tail, copied out and checked, its name
  * NUL-terminated in @name (FVBPF_FAST_NAME + 1 bytes): 1 one is there, 0
  * none, -1 the ring made no sense (skipped to its head, counted in bad),
@@ -88,14 +88,14 @@ void fast_ops_rebase(struct fast_ops *f, uint64_t from_ns);
  * f->stack[@i] as BPF's walk writes one), 3 a hooked call's entry or
  * return (the whole of it in f->api[@i]).  Exposed for tests. */
 struct fvbpf_fast_rec;
-int fast_ops_peek(struct fast_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name);
+int callback_ops_peek(struct callback_ops *f, uint32_t i, struct fvbpf_fast_rec *rec, char *name);
 /* Hand on every record of the target's rings older than @until, oldest
  * first (UINT64_MAX: all there are). */
-void fast_ops_drain(struct session *s, struct session_target *t, uint64_t until);
+void callback_ops_drain(struct session *s, struct session_target *t, uint64_t until);
 /* Records lost so far in this attach (full rings, threads without one,
  * broken records), read live. */
-uint64_t fast_ops_lost(const struct fast_ops *f);
+uint64_t callback_ops_lost(const struct callback_ops *f);
 /* Read the library's loss counters, unmap. */
-void fast_ops_close(struct fast_ops *f);
+void callback_ops_close(struct callback_ops *f);
 
 #endif /* FVBPF_CALLBACK_OPS_H */

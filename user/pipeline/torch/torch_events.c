@@ -22,7 +22,7 @@
  * step scope's end (torch_fast.c follows BPF's rules). */
 static void fast_gate_add(struct session *s, uint64_t hash, uint32_t kind)
 {
-	struct target_fast_tables tb = { 0 };
+	struct callback_tables tb = { 0 };
 	int i;
 
 	if (kind == FVBPF_GATE_REGION && s->nfast_gates < FVBPF_FAST_GATES)
@@ -37,7 +37,7 @@ static void fast_gate_add(struct session *s, uint64_t hash, uint32_t kind)
 	tb.nsteps = s->nfast_steps;
 	for (i = 0; i < s->ntargets; i++)
 		if (s->targets[i].fast.map)
-			target_fast_scopes(&s->targets[i].ctl, &tb);
+			callback_channel_scopes(&s->targets[i].ctl, &tb);
 }
 
 static void gate_put(struct session *s, const char *name, uint32_t len, uint32_t kind)

@@ -16,7 +16,7 @@
 
 #define FIELD(f) (c->page + offsetof(struct fvbpf_control, f))
 
-int target_fast_watched(const struct target_control *c)
+int callback_channel_watched(const struct control_page *c)
 {
 	uint32_t w;
 	int err;
@@ -29,7 +29,7 @@ int target_fast_watched(const struct target_control *c)
 
 /* One table: its count to 0 first, so a library reading meanwhile sees
  * fewer entries, never junk; then the entries, then the count. */
-static int put_table(const struct target_control *c, uint64_t at, uint64_t count_at,
+static int put_table(const struct control_page *c, uint64_t at, uint64_t count_at,
 		     const uint64_t *v, uint32_t n, uint32_t max)
 {
 	struct iovec local = { (void *)v, n * sizeof(*v) };
@@ -45,7 +45,7 @@ static int put_table(const struct target_control *c, uint64_t at, uint64_t count
 	return err ? err : proc_write_u32(c->pid, count_at, n);
 }
 
-int target_fast_scopes(const struct target_control *c, const struct target_fast_tables *tb)
+int callback_channel_scopes(const struct control_page *c, const struct callback_tables *tb)
 {
 	int err;
 
@@ -57,19 +57,19 @@ int target_fast_scopes(const struct target_control *c, const struct target_fast_
 				     tb->nsteps, FVBPF_FAST_STEPS);
 }
 
-int target_fast_tables_put(const struct target_control *c, const struct target_fast_tables *tb)
+int callback_channel_tables_put(const struct control_page *c, const struct callback_tables *tb)
 {
 	int err;
 
 	err = put_table(c, FIELD(fast_regions), FIELD(fast_nregions), tb->regions, tb->nregions,
 			FVBPF_FAST_REGIONS);
 	if (!err)
-		err = target_fast_scopes(c, tb);
+		err = callback_channel_scopes(c, tb);
 	return err ? err : proc_write_u32(c->pid, FIELD(fast_window), tb->window ? 1 : 0);
 }
 
-int target_gen_next(const struct target_control *c, uint64_t gen_at, uint64_t done_at,
-		    uint32_t *gen)
+int channel_gen_next(const struct control_page *c, uint64_t gen_at, uint64_t done_at,
+		     uint32_t *gen)
 {
 	uint32_t cur = 0, done = 0, next;
 	int err;
@@ -89,8 +89,8 @@ int target_gen_next(const struct target_control *c, uint64_t gen_at, uint64_t do
 	return err;
 }
 
-int target_fast_request(const struct target_control *c, uint32_t layout,
-			const struct target_fast_tables *tb, uint32_t *gen)
+int callback_channel_request(const struct control_page *c, uint32_t layout,
+			     const struct callback_tables *tb, uint32_t *gen)
 {
 	int err;
 
@@ -99,16 +99,16 @@ int target_fast_request(const struct target_control *c, uint32_t layout,
 	/* a cfg of an earlier attach is not this one's */
 	err = proc_write_u32(c->pid, FIELD(fast_py_set), 0);
 	if (!err)
-		err = target_fast_tables_put(c, tb);
+		err = callback_channel_tables_put(c, tb);
 	if (!err)
 		err = proc_write_u32(c->pid, FIELD(fast_stacks), tb->stacks ? 1 : 0);
 	if (!err)
 		err = proc_write_u32(c->pid, FIELD(fast_req), layout);
-	return err ? err : target_gen_next(c, FIELD(fast_gen), FIELD(fast_done), gen);
+	return err ? err : channel_gen_next(c, FIELD(fast_gen), FIELD(fast_done), gen);
 }
 
-int target_fast_answered(const struct target_control *c, uint32_t gen,
-			 struct target_fast_answer *a)
+int callback_channel_answered(const struct control_page *c, uint32_t gen,
+			      struct callback_answer *a)
 {
 	uint32_t done = 0, fd = 0, lo = 0, hi = 0;
 	int err;
@@ -132,7 +132,7 @@ int target_fast_answered(const struct target_control *c, uint32_t gen,
 	return 1;
 }
 
-int target_fast_py(const struct target_control *c, const void *cfg, size_t len)
+int callback_channel_py(const struct control_page *c, const void *cfg, size_t len)
 {
 	struct iovec local = { (void *)cfg, len };
 	struct iovec remote = { (void *)(uintptr_t)FIELD(fast_py), len };

@@ -13,7 +13,7 @@
 
 #include "proc/control/control_page.h"
 
-struct target_fast_answer {
+struct callback_answer {
 	uint32_t state;         /* enum fvbpf_fast_state */
 	uint32_t err;           /* errno of a failed step */
 	int32_t fd;             /* the rings' memfd, in the target */
@@ -21,9 +21,9 @@ struct target_fast_answer {
 };
 
 /* Whether a thread of the library polls the page (it answers): 1, 0, -errno. */
-int target_fast_watched(const struct target_control *c);
+int callback_channel_watched(const struct control_page *c);
 /* What opens a segment, as the library follows it (fvbpf_events.h). */
-struct target_fast_tables {
+struct callback_tables {
 	const uint64_t *regions;  /* fvbpf_region_hash of each enabled region */
 	uint32_t nregions;
 	const uint64_t *gates;    /* fvbpf_scope_hash of region scopes */
@@ -36,22 +36,22 @@ struct target_fast_tables {
 
 /* Write the tables, the layout, then a generation the library has not
  * served (in @gen).  -E2BIG when a table does not fit the page. */
-int target_fast_request(const struct target_control *c, uint32_t layout,
-			const struct target_fast_tables *tb, uint32_t *gen);
+int callback_channel_request(const struct control_page *c, uint32_t layout,
+			     const struct callback_tables *tb, uint32_t *gen);
 /* 1 and @a once the library answered @gen, 0 not yet, -errno. */
-int target_fast_answered(const struct target_control *c, uint32_t gen,
-			 struct target_fast_answer *a);
+int callback_channel_answered(const struct control_page *c, uint32_t gen,
+			      struct callback_answer *a);
 /* A request's new generation at @gen_at (its answer's at @done_at), never
  * 0 nor what the library last served, written last: 0 and @gen, or -errno. */
-int target_gen_next(const struct target_control *c, uint64_t gen_at, uint64_t done_at,
-		    uint32_t *gen);
+int channel_gen_next(const struct control_page *c, uint64_t gen_at, uint64_t done_at,
+		     uint32_t *gen);
 /* The region, scope and window tables (what opens a segment). */
-int target_fast_tables_put(const struct target_control *c, const struct target_fast_tables *tb);
+int callback_channel_tables_put(const struct control_page *c, const struct callback_tables *tb);
 /* The scope tables again (a scope name learned later). */
-int target_fast_scopes(const struct target_control *c, const struct target_fast_tables *tb);
+int callback_channel_scopes(const struct control_page *c, const struct callback_tables *tb);
 /* --with-stack: where the interpreter keeps a thread's frames (@cfg, a
  * struct fvbpf_py_cfg of @len bytes), for the library's own walk; written
  * before the flag that lets the library use it. */
-int target_fast_py(const struct target_control *c, const void *cfg, size_t len);
+int callback_channel_py(const struct control_page *c, const void *cfg, size_t len);
 
 #endif /* FVBPF_CALLBACK_CHANNEL_H */

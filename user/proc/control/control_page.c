@@ -32,7 +32,7 @@ static const enum marker_sym probe_fns[] = {
 static void sweep_stale_locks(void)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	char path[sizeof(((struct target_control *)0)->lock_path)];
+	char path[sizeof(((struct control_page *)0)->lock_path)];
 	struct dirent *de;
 	DIR *d;
 	int fd;
@@ -62,7 +62,7 @@ static void sweep_stale_locks(void)
  * another process.  After locking, the path must still name our file:
  * a holder unlinks it on its way out.
  */
-static int lock_target(struct target_control *c)
+static int lock_target(struct control_page *c)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	unsigned long long start = 0;
@@ -107,7 +107,7 @@ static int lock_target(struct target_control *c)
 	return -EAGAIN;
 }
 
-static void unlock_target(struct target_control *c)
+static void unlock_target(struct control_page *c)
 {
 	if (!c->lock_path[0])
 		return;
@@ -205,7 +205,7 @@ static int probe_site(pid_t pid, const struct marker_lib *lib, uint64_t off, uin
  * we probe such a child, its code gets the library's bytes back.  In a
  * process that is no fork child, different bytes are another tracer's.
  */
-static int check_probe_text(struct target_control *c, const struct marker_lib *lib)
+static int check_probe_text(struct control_page *c, const struct marker_lib *lib)
 {
 	bool child = c->magic == 0;
 	uint8_t want[PROBE_BYTES];
@@ -234,7 +234,7 @@ static int check_probe_text(struct target_control *c, const struct marker_lib *l
 	return 0;
 }
 
-static int find_control_page(struct target_control *c, const struct marker_lib *lib)
+static int find_control_page(struct control_page *c, const struct marker_lib *lib)
 {
 	struct fvbpf_control ctl;
 	uint64_t page = 0;
@@ -262,7 +262,7 @@ static int find_control_page(struct target_control *c, const struct marker_lib *
 	return 0;
 }
 
-int target_control_open(struct target_control *c, const struct proc_target *p, bool markers)
+int control_page_open(struct control_page *c, const struct proc_target *p, bool markers)
 {
 	static const uint32_t magic = FVBPF_CONTROL_MAGIC;
 	struct iovec local, remote;
@@ -310,17 +310,17 @@ fail:
 	return err;
 }
 
-int target_control_set_epoch(const struct target_control *c, uint32_t epoch)
+int control_page_set_epoch(const struct control_page *c, uint32_t epoch)
 {
 	return proc_write_u32(c->pid, c->page + offsetof(struct fvbpf_control, epoch), epoch);
 }
 
-int target_control_set_marker_ts(const struct target_control *c, uint32_t epoch)
+int control_page_set_marker_ts(const struct control_page *c, uint32_t epoch)
 {
 	return proc_write_u32(c->pid, c->page + offsetof(struct fvbpf_control, marker_ts_epoch), epoch);
 }
 
-uint32_t target_control_fresh_epoch(const struct target_control *c)
+uint32_t control_page_fresh_epoch(const struct control_page *c)
 {
 	struct timespec ts;
 	uint32_t cur = 0, e;
@@ -337,7 +337,7 @@ uint32_t target_control_fresh_epoch(const struct target_control *c)
 	return e;
 }
 
-void target_control_close(struct target_control *c)
+void control_page_close(struct control_page *c)
 {
 	unlock_target(c);
 }

@@ -13,7 +13,7 @@
 
 #include "proc/proc_info.h"
 
-struct target_control {
+struct control_page {
 	pid_t pid;
 	int lock_fd;             /* held while we trace the process */
 	char lock_path[128];     /* empty: no lock held (a zeroed struct holds none) */
@@ -31,15 +31,15 @@ struct target_control {
  * (repairing those a fork inherited).  Says what is wrong in one line and
  * returns -errno.
  */
-int target_control_open(struct target_control *c, const struct proc_target *p, bool markers);
+int control_page_open(struct control_page *c, const struct proc_target *p, bool markers);
 /* Write an epoch: even keeps the markers off the probes, odd lets them on. */
-int target_control_set_epoch(const struct target_control *c, uint32_t epoch);
+int control_page_set_epoch(const struct control_page *c, uint32_t epoch);
 /* The epoch under which the markers call the _ts region probes (0: none). */
-int target_control_set_marker_ts(const struct target_control *c, uint32_t epoch);
+int control_page_set_marker_ts(const struct control_page *c, uint32_t epoch);
 /* An odd epoch that no thread of the target can hold from an earlier
  * attach, its parent's included. */
-uint32_t target_control_fresh_epoch(const struct target_control *c);
-void target_control_close(struct target_control *c);
+uint32_t control_page_fresh_epoch(const struct control_page *c);
+void control_page_close(struct control_page *c);
 
 /* Compare @len bytes at @addr of process @pid with @want; with @repair,
  * write @want over them through /proc/PID/mem.  1 differed (and was

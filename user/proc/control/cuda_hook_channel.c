@@ -14,8 +14,8 @@
 
 #define FIELD(f) (c->page + offsetof(struct fvbpf_control, f))
 
-int target_cuda_request(const struct target_control *c, const struct target_fast_tables *tb,
-			uint32_t *gen)
+int cuda_hook_channel_request(const struct control_page *c, const struct callback_tables *tb,
+			      uint32_t *gen)
 {
 	int err;
 
@@ -23,12 +23,12 @@ int target_cuda_request(const struct target_control *c, const struct target_fast
 		return -ENOENT;
 	err = proc_write_u32(c->pid, FIELD(cuda_live), 0);
 	if (!err)
-		err = target_fast_tables_put(c, tb);
-	return err ? err : target_gen_next(c, FIELD(cuda_gen), FIELD(cuda_done), gen);
+		err = callback_channel_tables_put(c, tb);
+	return err ? err : channel_gen_next(c, FIELD(cuda_gen), FIELD(cuda_done), gen);
 }
 
-int target_cuda_answered(const struct target_control *c, uint32_t gen,
-			 struct target_cuda_answer *a)
+int cuda_hook_channel_answered(const struct control_page *c, uint32_t gen,
+			       struct cuda_hook_answer *a)
 {
 	uint32_t done = 0, fd = 0, lo = 0, hi = 0;
 	int err;
@@ -54,7 +54,7 @@ int target_cuda_answered(const struct target_control *c, uint32_t gen,
 	return 1;
 }
 
-int target_cuda_set_live(const struct target_control *c, uint32_t epoch)
+int cuda_hook_channel_set_live(const struct control_page *c, uint32_t epoch)
 {
 	return c->page ? proc_write_u32(c->pid, FIELD(cuda_live), epoch) : -ENOENT;
 }

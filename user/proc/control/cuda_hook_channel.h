@@ -12,7 +12,7 @@
 #include "proc/control/control_page.h"
 #include "proc/control/callback_channel.h"
 
-struct target_cuda_answer {
+struct cuda_hook_answer {
 	uint32_t state;         /* enum fvbpf_cuda_hook_state */
 	uint32_t err;           /* errno of a failed step */
 	uint32_t slots;         /* PLT slots pointed at the wrapper */
@@ -22,12 +22,12 @@ struct target_cuda_answer {
 
 /* Write the region and window tables, then a generation the library has
  * not served (in @gen). */
-int target_cuda_request(const struct target_control *c, const struct target_fast_tables *tb,
-			uint32_t *gen);
+int cuda_hook_channel_request(const struct control_page *c, const struct callback_tables *tb,
+			      uint32_t *gen);
 /* 1 and @a once the library answered @gen, 0 not yet, -errno. */
-int target_cuda_answered(const struct target_control *c, uint32_t gen,
-			 struct target_cuda_answer *a);
+int cuda_hook_channel_answered(const struct control_page *c, uint32_t gen,
+			       struct cuda_hook_answer *a);
 /* The wrapper records under attach epoch @epoch (0: never). */
-int target_cuda_set_live(const struct target_control *c, uint32_t epoch);
+int cuda_hook_channel_set_live(const struct control_page *c, uint32_t epoch);
 
 #endif /* FVBPF_CUDA_HOOK_CHANNEL_H */

@@ -16,7 +16,7 @@
 
 #define FIELD(f) (c->page + offsetof(struct fvbpf_control, f))
 
-int target_py_capable(const struct target_control *c)
+int shim_channel_capable(const struct control_page *c)
 {
 	uint32_t python;
 	int err;
@@ -27,8 +27,8 @@ int target_py_capable(const struct target_control *c)
 	return err ? err : python == 1;
 }
 
-int target_py_request(const struct target_control *c, const char *req, size_t len,
-		      uint32_t *gen)
+int shim_channel_request(const struct control_page *c, const char *req, size_t len,
+			 uint32_t *gen)
 {
 	struct iovec local = { (void *)req, len }, remote = { (void *)(uintptr_t)FIELD(py_req), len };
 	uint32_t cur = 0, done = 0, next;

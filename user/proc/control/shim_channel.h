@@ -12,11 +12,11 @@
 #include "proc/control/control_page.h"
 
 /* Whether the library found a CPython in the process: 1, 0, or -errno. */
-int target_py_capable(const struct target_control *c);
+int shim_channel_capable(const struct control_page *c);
 /* Write @len bytes of request, then a generation the library has not
  * served (returned in @gen): it copies the request at the next odd epoch.
  * -E2BIG when it does not fit the control page. */
-int target_py_request(const struct target_control *c, const char *req, size_t len,
-		      uint32_t *gen);
+int shim_channel_request(const struct control_page *c, const char *req, size_t len,
+			 uint32_t *gen);
 
 #endif /* FVBPF_SHIM_CHANNEL_H */

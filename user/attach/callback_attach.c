@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "attach/fast_attach.h"
+#include "attach/callback_attach.h"
 #include "model/session.h"
 #include "probes/torch_probes.h"
 #include "fvbpf_fast.h"
@@ -58,7 +58,7 @@ static const char *not_for(struct session *s, struct session_target *t, unsigned
 		return "its libfvbpf.so predates the operator fast path";
 	if (s->pystacks && !t->proc.marker.syms[MARKER_PY_STACK].found)
 		return "its libfvbpf.so predates --with-stack through the operator fast path";
-	w = target_fast_watched(&t->ctl);
+	w = callback_channel_watched(&t->ctl);
 	if (w <= 0)
 		return "no thread of libfvbpf.so watches for fvbpf in it (a C++ job with markers: "
 		       "its operators come from uprobes)";
@@ -79,10 +79,10 @@ static int refuse(struct session *s, struct session_target *t, const char *why, 
 	return -EINVAL;
 }
 
-int fast_attach_request(struct session *s, struct session_target *t)
+int callback_attach_request(struct session *s, struct session_target *t)
 {
 	uint64_t regions[FVBPF_FAST_REGIONS];
-	struct target_fast_tables tb = {
+	struct callback_tables tb = {
 		.regions = regions, .gates = s->fast_gates, .ngates = s->nfast_gates,
 		.steps = s->fast_steps, .nsteps = s->nfast_steps, .window = s->window_ns != 0,
 		.stacks = s->pystacks != NULL,
@@ -104,12 +104,12 @@ int fast_attach_request(struct session *s, struct session_target *t)
 				      true);
 		regions[tb.nregions++] = s->reg.defs[i].hash;
 	}
-	if (target_fast_request(&t->ctl, layout, &tb, &t->fast.gen))
+	if (callback_channel_request(&t->ctl, layout, &tb, &t->fast.gen))
 		return refuse(s, t, "its control page could not be written", true);
 	return 0;
 }
 
-static const char *answer_text(const struct target_fast_answer *a)
+static const char *answer_text(const struct callback_answer *a)
 {
 	switch (a->state) {
 	case FVBPF_FAST_NO_TORCH: return "the library found no libtorch_cpu.so";
@@ -145,16 +145,16 @@ static int scope_end_attach(struct session *s, struct session_target *t)
 	return t->links[MARKER_PY_STACK] ? 0 : -errno;
 }
 
-int fast_attach_finish(struct session *s, struct session_target *t)
+int callback_attach_finish(struct session *s, struct session_target *t)
 {
 	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + FAST_ANSWER_WAIT_NS;
 	struct timespec tick = { 0, 5000000L };
-	struct target_fast_answer a = { 0 };
+	struct callback_answer a = { 0 };
 	int r, err;
 
 	if (!t->fast.gen)
 		return 0;
-	while ((r = target_fast_answered(&t->ctl, t->fast.gen, &a)) == 0 &&
+	while ((r = callback_channel_answered(&t->ctl, t->fast.gen, &a)) == 0 &&
 	       clock_ns(CLOCK_MONOTONIC) < deadline)
 		nanosleep(&tick, NULL);
 	t->fast.gen = 0;
@@ -164,13 +164,13 @@ int fast_attach_finish(struct session *s, struct session_target *t)
 		return refuse(s, t, "the library did not answer within 3 s", true);
 	if (a.state != FVBPF_FAST_READY)
 		return refuse(s, t, answer_text(&a), true);
-	err = fast_ops_open(&t->fast, t->proc.pid, a.fd, a.bytes);
+	err = callback_ops_open(&t->fast, t->proc.pid, a.fd, a.bytes);
 	if (err)
 		return refuse(s, t, "its shared rings could not be mapped (not a sealed memfd of "
 				    "the expected size)", true);
 	err = scope_end_attach(s, t);
 	if (err) {
-		fast_ops_close(&t->fast);
+		callback_ops_close(&t->fast);
 		return refuse(s, t, "the library's probe functions could not be probed", true);
 	}
 	t->ops = OPS_CALLBACKS;
@@ -180,8 +180,8 @@ int fast_attach_finish(struct session *s, struct session_target *t)
 	return 0;
 }
 
-void fast_attach_stop(struct session *s, struct session_target *t)
+void callback_attach_stop(struct session *s, struct session_target *t)
 {
 	(void)s;
-	fast_ops_close(&t->fast); /* the operator callbacks' rings, or the hook's */
+	callback_ops_close(&t->fast); /* the operator callbacks' rings, or the hook's */
 }
