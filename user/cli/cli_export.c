@@ -15,7 +15,7 @@
 #include "offline/export/hta_export.h"
 #include "offline/manifest/manifest_read.h"
 #include "util/log.h"
-#include "util/mem_budget.h"
+#include "util/budget.h"
 
 #define EXPORT_DIRS_MAX 4096
 
@@ -41,10 +41,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->with_uncounted = true;
 		return 0;
 	case OPT_MAX_MEMORY:
-		if (mem_parse_size(arg, &o->max_memory)) {
+		if (budget_parse_size(arg, &o->max_memory)) {
 			log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an "
 				  "optional K, M or G suffix, e.g. --max-memory 512M", arg,
-				  MEM_MAX_MEMORY >> 30);
+				  BUDGET_MAX_MEMORY >> 30);
 			return EINVAL;
 		}
 		return 0;
@@ -156,13 +156,13 @@ int export_command(int argc, char **argv)
 		log_error("out of memory");
 		return 1;
 	}
-	o->max_memory = MEM_DEFAULT;
+	o->max_memory = BUDGET_DEFAULT;
 	argp_err_exit_status = 2;
 	if (argp_parse(&export_argp, argc, argv, 0, NULL, o)) {
 		free(o);
 		return 2;
 	}
-	mem_tune_malloc();
+	budget_tune_malloc();
 	ms = calloc(o->ndirs, sizeof(*ms));
 	if (!ms) {
 		log_error("out of memory");

@@ -6,11 +6,11 @@
 
 #include "cli/cli_offline.h"
 #include "util/log.h"
-#include "util/mem_budget.h"
+#include "util/budget.h"
 
 int offline_budget(uint64_t max_memory, const char *cmd, struct mf_budget *b)
 {
-	uint64_t rss = mem_rss_now(), need = rss + OFFLINE_RESERVE + OFFLINE_TABLES_MIN;
+	uint64_t rss = budget_rss_now(), need = rss + OFFLINE_RESERVE + OFFLINE_TABLES_MIN;
 
 	memset(b, 0, sizeof(*b));
 	b->max_memory = max_memory;

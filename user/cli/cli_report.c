@@ -12,7 +12,7 @@
 #include "offline/report/job_report.h"
 #include "util/log.h"
 #include "offline/manifest/manifest_read.h"
-#include "util/mem_budget.h"
+#include "util/budget.h"
 #include "util/parse_count.h"
 #include "offline/merge/trace_merge.h"
 
@@ -77,10 +77,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->html = arg;
 		return 0;
 	case OPT_MAX_MEMORY:
-		if (mem_parse_size(arg, &o->max_memory)) {
+		if (budget_parse_size(arg, &o->max_memory)) {
 			log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an "
 				  "optional K, M or G suffix, e.g. --max-memory 512M", arg,
-				  MEM_MAX_MEMORY >> 30);
+				  BUDGET_MAX_MEMORY >> 30);
 			return EINVAL;
 		}
 		return 0;
@@ -263,14 +263,14 @@ static int run(int argc, char **argv, bool merge)
 	o->segment = -1;
 	o->step = -1;
 	o->merge = merge;
-	o->max_memory = MEM_DEFAULT;
+	o->max_memory = BUDGET_DEFAULT;
 	argp_err_exit_status = 2;
 	if (argp_parse(merge ? &merge_argp : &report_argp, argc, argv, 0, NULL, o)) {
 		free(o);
 		return 2;
 	}
 	/* big arrays in their own mappings: freed, they leave the RSS */
-	mem_tune_malloc();
+	budget_tune_malloc();
 	if (offline_budget(o->max_memory, merge ? "merge" : "report", &budget)) {
 		free(o);
 		return 1;

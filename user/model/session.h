@@ -139,7 +139,7 @@ struct session {
 	struct session_hooks hooks;       /* follow.c's, with follow */
 	struct bpf_link *tree_links[3];   /* fork, exec, exit tracepoints */
 	struct seg_writer writer;
-	struct mem_budget mem;      /* --max-memory */
+	struct budget mem;          /* --max-memory */
 	struct session_meta meta;
 	uint64_t bad_records;   /* records of unknown type, version or process */
 	uint64_t records;       /* ring records handled (the progress line's rate) */

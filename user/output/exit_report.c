@@ -134,14 +134,15 @@ static double mib(uint64_t b)
 /* --max-memory: the bound, what was held, what the overload policy did. */
 static void report_memory(struct session *s)
 {
-	struct mem_budget *m = &s->mem;
+	struct budget *m = &s->mem;
 
 	printf("  memory: max %.1f MiB, budget for segments %.1f MiB and for names and stacks "
 	       "%.1f MiB (RSS after setup %.1f MiB, slack %.1f MiB), peak RSS %.1f MiB, peak in "
 	       "segments %.1f MiB, in names and stacks %.1f MiB; %llu segments "
 	       "spilled (%.1f MiB), %llu dropped, %llu truncated, %llu events over the limit\n",
 	       mib(m->max_memory), mib(m->budget), mib(m->tables), mib(m->rss_setup), mib(m->slack),
-	       mib(mem_rss_peak()), mib(atomic_load(&m->peak)), mib(atomic_load(&m->tables_peak)),
+	       mib(budget_rss_peak()), mib(atomic_load(&m->peak)),
+	       mib(atomic_load(&m->tables_peak)),
 	       (unsigned long long)atomic_load(&m->segments_spilled),
 	       mib(atomic_load(&m->bytes_spilled)),
 	       (unsigned long long)atomic_load(&m->segments_dropped),

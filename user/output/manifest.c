@@ -239,7 +239,7 @@ static json_object *processes_json(struct session *s)
 static json_object *memory_json(struct session *s)
 {
 	json_object *o = json_object_new_object();
-	struct mem_budget *m = &s->mem;
+	struct budget *m = &s->mem;
 
 	json_object_object_add(o, "max_memory", json_object_new_uint64(m->max_memory));
 	json_object_object_add(o, "budget", json_object_new_uint64(m->budget));
@@ -248,7 +248,7 @@ static json_object *memory_json(struct session *s)
 			       json_object_new_uint64(atomic_load(&m->tables_peak)));
 	json_object_object_add(o, "rss_after_setup", json_object_new_uint64(m->rss_setup));
 	json_object_object_add(o, "slack", json_object_new_uint64(m->slack));
-	json_object_object_add(o, "peak_rss", json_object_new_uint64(mem_rss_peak()));
+	json_object_object_add(o, "peak_rss", json_object_new_uint64(budget_rss_peak()));
 	json_object_object_add(o, "peak_segment_bytes", json_object_new_uint64(atomic_load(&m->peak)));
 	json_object_object_add(o, "segments_spilled",
 			       json_object_new_uint64(atomic_load(&m->segments_spilled)));

@@ -152,7 +152,7 @@ static struct segment *job_segment(struct seg_writer *w, struct seg_job *job)
 	}
 	seg->mem = w->mem;
 	if (w->mem)
-		mem_charge(w->mem, seg->bytes);
+		budget_charge(w->mem, seg->bytes);
 	return seg;
 }
 
@@ -239,7 +239,7 @@ static bool queue_takes(struct seg_writer *w, uint64_t bytes)
 	bool ok;
 
 	pthread_mutex_lock(&w->lock);
-	ok = !w->mem || !w->mem->budget || w->queued_bytes + bytes <= mem_share(w->mem);
+	ok = !w->mem || !w->mem->budget || w->queued_bytes + bytes <= budget_share(w->mem);
 	if (ok)
 		w->queued_bytes += bytes;
 	pthread_mutex_unlock(&w->lock);

@@ -56,7 +56,7 @@ struct mf_budget {
 int mf_charge(struct mf_budget *b, uint64_t bytes);
 void mf_uncharge(struct mf_budget *b, uint64_t bytes);
 /* @b as the hook util/row_table.h's charged growth takes (NULL: none). */
-struct mem_charge mf_charger(struct mf_budget *b);
+struct charge_hook mf_charger(struct mf_budget *b);
 /* grow_one() charging what the array gains: 0, -ENOSPC or -ENOMEM. */
 int mf_grow(struct mf_budget *b, void *v, size_t n, size_t *cap, size_t size, size_t first);
 /* pair_index_find() charging the index's growth: 1, 0, -ENOSPC or -ENOMEM. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "offline/manifest/manifest_read.h"
-#include "util/mem_budget.h"
+#include "util/budget.h"
 
 int mf_charge(struct mf_budget *b, uint64_t bytes)
 {
@@ -18,7 +18,7 @@ int mf_charge(struct mf_budget *b, uint64_t bytes)
 		return -ENOSPC;
 	/* The charges are estimates (allocator slack, json-c's trees): the
 	 * RSS itself is the bound that is stated. */
-	if (++b->charges % MF_RSS_EVERY == 0 && mem_rss_now() > b->max_memory) {
+	if (++b->charges % MF_RSS_EVERY == 0 && budget_rss_now() > b->max_memory) {
 		b->over_rss = true;
 		return -ENOSPC;
 	}
@@ -44,14 +44,14 @@ static void uncharge_cb(void *ctx, uint64_t bytes)
 	mf_uncharge(ctx, bytes);
 }
 
-struct mem_charge mf_charger(struct mf_budget *b)
+struct charge_hook mf_charger(struct mf_budget *b)
 {
-	return (struct mem_charge){ charge_cb, uncharge_cb, b };
+	return (struct charge_hook){ charge_cb, uncharge_cb, b };
 }
 
 int mf_grow(struct mf_budget *b, void *v, size_t n, size_t *cap, size_t size, size_t first)
 {
-	struct mem_charge c = mf_charger(b);
+	struct charge_hook c = mf_charger(b);
 
 	return grow_one_charged(&c, v, n, cap, size, first);
 }
@@ -59,7 +59,7 @@ int mf_grow(struct mf_budget *b, void *v, size_t n, size_t *cap, size_t size, si
 int mf_index_find(struct mf_budget *b, struct pair_index *x, const void *arr, size_t count,
 		  pair_key_fn key, const char *name, const char *kind, size_t *pos)
 {
-	struct mem_charge c = mf_charger(b);
+	struct charge_hook c = mf_charger(b);
 
 	return pair_index_find_charged(&c, x, arr, count, key, name, kind, pos);
 }

@@ -62,7 +62,7 @@ static int op_init(void *row, const char *name, const char *kind, void *ctx)
 static int op_get(struct job_report *r, struct jr_region *g, const char *name, const char *kind,
 		  struct jr_op **out)
 {
-	struct mem_charge charge = mf_charger(r->budget);
+	struct charge_hook charge = mf_charger(r->budget);
 	struct row_table t = { &g->ops, &g->nops, &g->opcap, sizeof(**out), 64, &g->index, op_key,
 			       op_init, r->budget, &charge };
 	void *o;
@@ -87,7 +87,7 @@ static int region_init(void *row, const char *name, const char *kind, void *ctx)
 
 static int region_get(struct job_report *r, const char *name, struct jr_region **out)
 {
-	struct mem_charge charge = mf_charger(r->budget);
+	struct charge_hook charge = mf_charger(r->budget);
 	struct row_table t = { &r->regions, &r->nregions, &r->cap, sizeof(**out), 4,
 			       &r->region_index, region_name_key, region_init, r->budget, &charge };
 	void *g;
@@ -133,7 +133,7 @@ static int rank_get(struct job_report *r, struct jr_region *g, const char *host,
 		    const struct mf_file *f, struct jr_rank **out)
 {
 	struct rank_new n = { r->budget, f, f->pid_named ? f->pid : 0 };
-	struct mem_charge charge = mf_charger(r->budget);
+	struct charge_hook charge = mf_charger(r->budget);
 	struct row_table t = { &g->ranks, &g->nranks, &g->cap, sizeof(**out), 16, &g->rank_index,
 			       rank_key, rank_init, &n, &charge };
 	char key[sizeof(g->ranks->key)];
@@ -196,7 +196,7 @@ static int sub_init(void *row, const char *name, const char *kind, void *ctx)
 static int sub_get(struct job_report *r, struct jr_region *g, const char *name, const char *parent,
 		   size_t *idx)
 {
-	struct mem_charge charge = mf_charger(r->budget);
+	struct charge_hook charge = mf_charger(r->budget);
 	struct row_table t = { &g->subs, &g->nsubs, &g->subcap, sizeof(*g->subs), 8, &g->sub_index,
 			       sub_key, sub_init, r->budget, &charge };
 	void *x;

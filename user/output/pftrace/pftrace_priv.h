@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/mem_budget.h"
+#include "util/budget.h"
 #include "util/text_out.h"
 #include "output/pftrace/pb_writer.h"
 #include "output/pftrace/pf_strtab.h"
@@ -37,7 +37,7 @@ struct pf {
 	uint32_t *py;        /* threads with a python_function track, after the GPU tracks */
 	size_t npy;
 	int err;
-	struct mem_budget *mem;  /* the segment's, charged for sl; NULL in tests */
+	struct budget *mem;      /* the segment's, charged for sl; NULL in tests */
 };
 
 /* Track indices: 0 the segment's metadata track, then threads, then GPU

@@ -124,7 +124,7 @@ static void add_slice_iid(struct pf *p, uint32_t track, uint64_t start, uint64_t
 		}
 		/* The sorted copy is held beside the segment: --max-memory counts it. */
 		if (p->mem)
-			mem_charge(p->mem, (cap - p->capsl) * sizeof(*sl));
+			budget_charge(p->mem, (cap - p->capsl) * sizeof(*sl));
 		p->sl = sl;
 		p->capsl = cap;
 	}
@@ -355,7 +355,7 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 	free(q.lined);
 	free(p.sl);
 	if (p.mem)
-		mem_release(p.mem, p.capsl * sizeof(*p.sl));
+		budget_release(p.mem, p.capsl * sizeof(*p.sl));
 	free(p.cpu);
 	free(p.gpu);
 	free(p.py);

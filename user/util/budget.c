@@ -8,14 +8,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "util/mem_budget.h"
+#include "util/budget.h"
 
 /* Big enough for small objects to stay in the heap, small enough that a
  * segment's arrays (grown by doubling) soon live in their own mappings. */
 #define MMAP_THRESHOLD (128 * 1024)
 #define ARENA_MAX 2  /* the consumer and the writer */
 
-int mem_parse_size(const char *arg, uint64_t *out)
+int budget_parse_size(const char *arg, uint64_t *out)
 {
 	unsigned long long v;
 	unsigned int shift = 0;
@@ -44,13 +44,13 @@ int mem_parse_size(const char *arg, uint64_t *out)
 	}
 	if (*end && end[1])
 		return -EINVAL;
-	if (!v || v > (MEM_MAX_MEMORY >> shift))
+	if (!v || v > (BUDGET_MAX_MEMORY >> shift))
 		return -ERANGE;
 	*out = (uint64_t)v << shift;
 	return 0;
 }
 
-void mem_tune_malloc(void)
+void budget_tune_malloc(void)
 {
 	/* A fixed threshold also stops glibc raising it after each free of a
 	 * mapped chunk, which would move later big arrays back into the heap,
@@ -59,7 +59,7 @@ void mem_tune_malloc(void)
 	mallopt(M_ARENA_MAX, ARENA_MAX);
 }
 
-uint64_t mem_rss_now(void)
+uint64_t budget_rss_now(void)
 {
 	unsigned long long size, resident;
 	FILE *f = fopen("/proc/self/statm", "re");
@@ -72,7 +72,7 @@ uint64_t mem_rss_now(void)
 	return n == 2 ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
-uint64_t mem_rss_peak(void)
+uint64_t budget_rss_peak(void)
 {
 	struct rusage ru;
 
@@ -92,7 +92,7 @@ static void note_max(_Atomic uint64_t *peak, uint64_t now)
 /* The tables' hook: refused past their share (none when not limited). */
 static int tables_take(void *ctx, uint64_t bytes)
 {
-	struct mem_budget *m = ctx;
+	struct budget *m = ctx;
 	uint64_t held = atomic_load(&m->tables_held);
 
 	do {
@@ -105,57 +105,58 @@ static int tables_take(void *ctx, uint64_t bytes)
 
 static void tables_give(void *ctx, uint64_t bytes)
 {
-	struct mem_budget *m = ctx;
+	struct budget *m = ctx;
 
 	atomic_fetch_sub(&m->tables_held, bytes);
 }
 
-int mem_budget_setup(struct mem_budget *m, uint64_t max_memory, uint64_t ringbuf_bytes)
+int budget_setup(struct budget *m, uint64_t max_memory, uint64_t ringbuf_bytes)
 {
 	uint64_t used, room;
 
 	m->max_memory = max_memory;
-	m->rss_setup = mem_rss_now();
+	m->rss_setup = budget_rss_now();
 	/* The consumer maps the ring's data pages twice (wrap-around), and
 	 * both count in RSS once touched. */
-	m->slack = MEM_SLACK + 2 * ringbuf_bytes;
+	m->slack = BUDGET_SLACK + 2 * ringbuf_bytes;
 	used = m->rss_setup + m->slack;
 	room = max_memory > used ? max_memory - used : 0;
-	m->tables = room / MEM_TABLES_PART;
+	m->tables = room / BUDGET_TABLES_PART;
 	m->budget = room - m->tables;
-	m->tables_charge = (struct mem_charge){ tables_take, tables_give, m };
-	return m->budget >= MEM_MIN_BUDGET ? 0 : -ENOSPC;
+	m->tables_charge = (struct charge_hook){ tables_take, tables_give, m };
+	return m->budget >= BUDGET_MIN ? 0 : -ENOSPC;
 }
 
-uint64_t mem_budget_least(const struct mem_budget *m)
+uint64_t budget_least(const struct budget *m)
 {
 	return m->rss_setup + m->slack +
-	       (MEM_MIN_BUDGET * MEM_TABLES_PART + MEM_TABLES_PART - 2) / (MEM_TABLES_PART - 1);
+	       (BUDGET_MIN * BUDGET_TABLES_PART + BUDGET_TABLES_PART - 2) /
+	       (BUDGET_TABLES_PART - 1);
 }
 
-static void note_peak(struct mem_budget *m, uint64_t now)
+static void note_peak(struct budget *m, uint64_t now)
 {
 	note_max(&m->peak, now);
 }
 
-void mem_charge(struct mem_budget *m, uint64_t bytes)
+void budget_charge(struct budget *m, uint64_t bytes)
 {
 	note_peak(m, atomic_fetch_add(&m->held, bytes) + bytes);
 }
 
-void mem_release(struct mem_budget *m, uint64_t bytes)
+void budget_release(struct budget *m, uint64_t bytes)
 {
 	atomic_fetch_sub(&m->held, bytes);
 }
 
-uint64_t mem_share(const struct mem_budget *m)
+uint64_t budget_share(const struct budget *m)
 {
 	return m->budget / 3;
 }
 
-bool mem_pressure(struct mem_budget *m)
+bool budget_pressure(struct budget *m)
 {
-	return m->budget && atomic_load(&m->held) > mem_share(m);
+	return m->budget && atomic_load(&m->held) > budget_share(m);
 }
 
 /* Only the consumer charges while it checks (the writer releases, or
@@ -163,22 +164,22 @@ bool mem_pressure(struct mem_budget *m)
  * read back, pftrace's sorted copy of its slices), so a check and a
  * charge need no lock.  The writer's charges are seen by the next check;
  * pftrace's copy (40 bytes a slice) is not held to the third. */
-size_t mem_grant(struct mem_budget *m, uint64_t seg_bytes, size_t cap, size_t want, size_t size)
+size_t budget_grant(struct budget *m, uint64_t seg_bytes, size_t cap, size_t want, size_t size)
 {
 	uint64_t held = atomic_load(&m->held), room, seg_room;
 	size_t ncap;
 
 	if (!m->budget) {
-		mem_charge(m, (uint64_t)(want - cap) * size);
+		budget_charge(m, (uint64_t)(want - cap) * size);
 		return want;
 	}
 	room = held < m->budget ? m->budget - held : 0;
-	seg_room = seg_bytes < mem_share(m) ? mem_share(m) - seg_bytes : 0;
+	seg_room = seg_bytes < budget_share(m) ? budget_share(m) - seg_bytes : 0;
 	if (seg_room < room)
 		room = seg_room;
 	ncap = (uint64_t)(want - cap) * size <= room ? want : cap + (size_t)(room / size);
 	if (ncap <= cap)
 		return 0;
-	mem_charge(m, (uint64_t)(ncap - cap) * size);
+	budget_charge(m, (uint64_t)(ncap - cap) * size);
 	return ncap;
 }

@@ -12,8 +12,8 @@
  * segments' budget: past it they keep nothing new (each owner counts what
  * it refused).
  */
-#ifndef FVBPF_MEM_BUDGET_H
-#define FVBPF_MEM_BUDGET_H
+#ifndef FVBPF_BUDGET_H
+#define FVBPF_BUDGET_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -29,26 +29,26 @@
  * for fvbpf, and tested, is the production build's.
  */
 #if defined(__SANITIZE_ADDRESS__)
-#define MEM_DEFAULT (4ULL << 30)
+#define BUDGET_DEFAULT (4ULL << 30)
 #else
-#define MEM_DEFAULT (256ULL << 20)
+#define BUDGET_DEFAULT (256ULL << 20)
 #endif
-#define MEM_MAX_MEMORY (1ULL << 40)     /* 1 TiB: far past any machine's need */
-#define MEM_MIN_BUDGET (8ULL << 20)     /* below this segments would be cut at once */
-#define MEM_TABLES_PART 4               /* the tables' share: a quarter of the room */
+#define BUDGET_MAX_MEMORY (1ULL << 40)  /* 1 TiB: far past any machine's need */
+#define BUDGET_MIN (8ULL << 20)         /* below this segments would be cut at once */
+#define BUDGET_TABLES_PART 4            /* the tables' share: a quarter of the room */
 /* What fvbpf allocates besides segment arrays once attached: the writer's
  * formatting state and stdio buffers, summaries, name tables, thread
  * stacks, allocator slack.  The ring buffer's pages are added on top. */
-#define MEM_SLACK (24ULL << 20)
+#define BUDGET_SLACK (24ULL << 20)
 
-struct mem_budget {
+struct budget {
 	uint64_t max_memory;        /* --max-memory */
 	uint64_t rss_setup;         /* fvbpf's RSS once attached */
-	uint64_t slack;             /* MEM_SLACK plus the ring buffer */
-	uint64_t budget;            /* for segment arrays; 0: not limited (tests) */
+	uint64_t slack;             /* BUDGET_SLACK plus the ring buffer */
+	uint64_t budget;                /* for segment arrays; 0: not limited (tests) */
 	uint64_t tables;            /* for names and stacks; 0: not limited */
 	_Atomic uint64_t tables_held, tables_peak;
-	struct mem_charge tables_charge;  /* the hook the tables charge through */
+	struct charge_hook tables_charge;  /* the hook the tables charge through */
 	_Atomic uint64_t held;      /* bytes of segment arrays now */
 	_Atomic uint64_t peak;      /* the most held at once */
 	_Atomic uint64_t segments_spilled, bytes_spilled;
@@ -59,34 +59,34 @@ struct mem_budget {
 
 /* "256M", "1G", "65536", "512K": bytes, 1024-based suffixes K, M, G
  * (upper or lower case).  0, -EINVAL (not a size) or -ERANGE (over
- * MEM_MAX_MEMORY, or 0). */
-int mem_parse_size(const char *arg, uint64_t *out);
+ * BUDGET_MAX_MEMORY, or 0). */
+int budget_parse_size(const char *arg, uint64_t *out);
 /* Fixed mmap threshold and few arenas: big arrays are mmapped, so their
  * pages go back to the kernel when a segment is freed. */
-void mem_tune_malloc(void);
+void budget_tune_malloc(void);
 /* fvbpf's resident set now, in bytes (/proc/self/statm), 0 if unknown. */
-uint64_t mem_rss_now(void);
+uint64_t budget_rss_now(void);
 /* The most resident at once over the run (getrusage), in bytes. */
-uint64_t mem_rss_peak(void);
+uint64_t budget_rss_peak(void);
 /* Set the budget from --max-memory, the RSS now and the ring buffer's
  * size: what remains after setup and slack, a quarter of it to the
  * tables, the rest to segments.  0, or -ENOSPC when segments would get
- * less than MEM_MIN_BUDGET. */
-int mem_budget_setup(struct mem_budget *m, uint64_t max_memory, uint64_t ringbuf_bytes);
-/* The least --max-memory that leaves segments MEM_MIN_BUDGET, after setup. */
-uint64_t mem_budget_least(const struct mem_budget *m);
+ * less than BUDGET_MIN. */
+int budget_setup(struct budget *m, uint64_t max_memory, uint64_t ringbuf_bytes);
+/* The least --max-memory that leaves segments BUDGET_MIN, after setup. */
+uint64_t budget_least(const struct budget *m);
 
 /*
  * Room for an array of a segment to grow from @cap to @want elements of
  * @size bytes, the segment holding @seg_bytes: the new capacity (@want, or
  * less when only that fits, charged), or 0 when not one more element fits.
  */
-size_t mem_grant(struct mem_budget *m, uint64_t seg_bytes, size_t cap, size_t want, size_t size);
-void mem_charge(struct mem_budget *m, uint64_t bytes);
-void mem_release(struct mem_budget *m, uint64_t bytes);
+size_t budget_grant(struct budget *m, uint64_t seg_bytes, size_t cap, size_t want, size_t size);
+void budget_charge(struct budget *m, uint64_t bytes);
+void budget_release(struct budget *m, uint64_t bytes);
 /* The third of the budget that closed segments queued in memory may use. */
-uint64_t mem_share(const struct mem_budget *m);
+uint64_t budget_share(const struct budget *m);
 /* More than a third held: closed segments should not wait in memory. */
-bool mem_pressure(struct mem_budget *m);
+bool budget_pressure(struct budget *m);
 
-#endif /* FVBPF_MEM_BUDGET_H */
+#endif /* FVBPF_BUDGET_H */
