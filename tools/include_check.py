@@ -199,6 +199,59 @@ def circles(edges):
     return out
 
 
+def self_check():
+    """The rules above on small graphs, each run: what a change to this
+    checker must keep (the clean graph passes, each broken one fails)."""
+    def graph(spec):
+        edges, c_files, h_files = {}, set(), set()
+        for name, incs in spec.items():
+            mod, ext = name.rsplit(".", 1)
+            (c_files if ext == "c" else h_files).add(mod)
+            lst = edges.setdefault(mod, [])
+            for i, inc in enumerate(incs):
+                lst.append(("%s:%d" % (name, i + 1), inc, ext == "c"))
+                h_files.add(inc)
+                edges.setdefault(inc, [])
+        return edges, c_files, h_files
+
+    def problems(spec):
+        edges, c_files, h_files = graph(spec)
+        return upward(edges, c_files, h_files) + ["circle"] * len(circles(edges))
+
+    clean = {"util/log.c": [], "util/clock.h": [],
+             "proc/elf/elf_file.c": ["util/log"],
+             "output/seg_meta.c": [],
+             "output/json/trace_writer.c": ["output/seg_meta", "util/log"],
+             "offline/report/job_report.c": ["output/json/trace_writer"],
+             "model/session.h": ["output/seg_writer"],
+             "output/seg_writer.c": ["output/seg_meta"],
+             "pipeline/events.c": ["model/session"],
+             "lib/markers.c": ["util/clock"]}
+    broken = {
+        "a sub-folder's include up a stage":
+            {"pipeline/torch/op_tree.c": ["output/json/trace_writer"]},
+        "an include up a stage through a header of the same stage":
+            {"util/a.c": ["util/h"], "util/h.h": ["pipeline/segment"]},
+        "lib/ reaching a util/ header with a .c through one without":
+            {"lib/markers.c": ["util/clock"], "util/clock.h": ["util/log"], "util/log.c": []},
+        "model/ including a stage header it does not embed":
+            {"model/session.h": ["attach/target"]},
+        "a circle": {"pipeline/a.c": ["pipeline/b"], "pipeline/b.c": ["pipeline/a"]},
+    }
+    out = ["passes no more: %s" % p for p in problems(clean)]
+    found = ["".join(m.groups()) for m in INCLUDE.finditer('#include "proc/elf/elf_file.h"\n'
+                                                          '# include "util/log.h"\n')]
+    if found != ["proc/elf/elf_file", "util/log"]:
+        out.append("reads includes wrong: %s" % found)
+    for what, spec in broken.items():
+        if not problems(spec):
+            out.append("fails no more: " + what)
+    trans = problems(broken["an include up a stage through a header of the same stage"])
+    if not any(p.startswith("util/a.c:") and "through util/h.h" in p for p in trans):
+        out.append("no longer follows includes: " + "; ".join(trans))
+    return ["include_check itself " + p for p in out]
+
+
 def main():
     args = sys.argv[1:]
     tap = "--tap" in args
@@ -206,7 +259,7 @@ def main():
     root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     c_files, h_files = set(), set()
     edges = modules(os.path.join(root, "user"), c_files, h_files)
-    bad = upward(edges, c_files, h_files)
+    bad = self_check() + upward(edges, c_files, h_files)
     for group in circles(edges):
         bad.append("circle: " + " <-> ".join(group))
     what = "user/: no circles, no include up a stage, transitively (%d modules)" % len(edges)
