@@ -28,7 +28,8 @@ ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -MMD -MP $(CPPFLAGS)
 LDLIBS   := -lbpf -lelf -lz -ljson-c -lpthread -lstdc++
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-CORE_SRCS := $(filter-out user/cli/fvbpf.c user/lib/%,$(wildcard user/*/*.c))
+# Stage folders and their sub-folders (user/proc/elf/, user/output/json/, ...).
+CORE_SRCS := $(filter-out user/cli/fvbpf.c user/lib/%,$(wildcard user/*/*.c user/*/*/*.c))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/asan/%.o)
 LIB_SRCS  := $(wildcard user/lib/*.c)
@@ -168,8 +169,8 @@ $(BUILD)/fvbpf: $(BUILD)/user/cli/fvbpf.o $(CORE_OBJS)
 # version and a frame layout for the fast path's refusals, an fvbpf from
 # before the _ts region probes, a short deadline for the torch layout
 # measurement.  The production binary has none.
-HOOK_SRCS := user/target/inject.c user/output/writer_delay.c user/target/torch_version.c \
-	user/attach/pystack_attach.c user/attach/marker_attach.c user/target/torch_layout.c \
+HOOK_SRCS := user/proc/inject/inject.c user/output/writer_delay.c user/proc/torch/torch_version.c \
+	user/attach/pystack_attach.c user/attach/marker_attach.c user/proc/torch/torch_layout.c \
 	user/util/serial_arm.c
 HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/test-cli/%.o)
 SAN_HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/asan/test-cli/%.o)
@@ -246,15 +247,17 @@ $(BUILD)/old-lib/libfvbpf.so: $(OLD_LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared -Wl,-soname,libfvbpf.so -Wl,-z,defs -Wl,-z,nodelete -o $@ $^
 
+# The headers -MMD listed are prerequisites too: kept off the command line,
+# where one since moved or removed would stop the build.
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $(filter-out %.h,$^) $(LDLIBS)
 
 $(BUILD)/tests/asan/test_%: tests/unit/test_%.c $(SAN_OBJS)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) -Itests/unit -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) -Itests/unit -o $@ $(filter-out %.h,$^) $(LDLIBS)
 
 # Workloads link the library by path so they find it without installing.
 $(BUILD)/tests/%: tests/workloads/%.c $(BUILD)/libfvbpf.so
@@ -393,7 +396,7 @@ bench: deps all venv $(BUILD)/tests/replay_bench
 $(BUILD)/tests/replay_bench: tests/bench/replay_bench.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.h,$^) $(LDLIBS)
 
 # Self-contained binaries to carry to another machine (the GPU check).
 static: $(BUILD)/static/fvbpf $(BUILD)/static/libfvbpf.so

@@ -2,7 +2,7 @@
 /*
  * --with-stack: the calling thread's CPython frames at each torch operator
  * entry inside a segment.  Shared by BPF (bpf/pystack.bpf.c) and the loader
- * (user/target/py_runtime.c finds the addresses, user/pipeline/pystack.c
+ * (user/proc/python/py_runtime.c finds the addresses, user/pipeline/pystack.c
  * interns and resolves the records).
  *
  * BPF finds the thread's PyThreadState in the interpreter's thread list

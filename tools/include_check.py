@@ -2,14 +2,19 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 """Check the include graph of user/: no circles, no include back up a stage.
 
-Every `#include "folder/name.h"` in user/**/*.{c,h} is an edge from the
-including file to the included module (folder/name: its .c and .h).
-Fails when
+Every `#include "folder/.../name.h"` in user/**/*.{c,h} is an edge from the
+including file to the included module (folder/.../name: its .c and .h).
+A file's stage is its top-level folder under user/ (user/proc/elf/x.c is
+in proc/); sub-folders belong to their stage.  Fails when
   (a) modules call each other in a circle: x.c includes y.h and y.c
       includes x.h, or longer (a header including a header only borrows
       types, which the compiler already keeps free of circles), or
-  (b) a folder includes a folder higher in the stage order below
-      (a lower stage never includes a higher one; lib/ includes only lib/).
+  (b) a file reaches a header of a higher stage, directly or through the
+      headers it includes (transitively: x.c including a header of its own
+      stage that includes a higher stage's header is an include up a
+      stage); a lower stage never includes a higher one; lib/ includes only
+      lib/ and util/ headers with no .c beside them, and those through
+      headers like them.
 Includes without a folder (<...>, "fvbpf.skel.h", include/*.h) are not
 stages and are not checked.  Usage: include_check.py [--tap] [REPO_ROOT]
 (--tap: one TAP line, for tests/run.sh).
@@ -21,57 +26,65 @@ import sys
 # Lowest first: a folder may include its own and any folder before it.
 # model/ is the plain data every live stage reads (the session and its
 # targets, the attach options): lowest but util/, so that any stage may.
-ORDER = ["util", "model", "target", "probes", "pipeline", "output", "offline", "attach", "cli"]
+ORDER = ["util", "model", "proc", "probes", "pipeline", "output", "offline", "attach", "cli"]
 # The in-process library: libc and its own headers; of util/ only headers
 # with no .c beside them (nothing to link into libfvbpf.so).
 SEPARATE = ["lib"]
-# model/ is headers only, and holds each stage's state struct by value:
-# it may include the headers that define them, these and no others.
+# model/session.h still holds each stage's state struct by value, so model/
+# may include the headers that define them, these and no others; the check
+# does not follow these edges (each of those headers is checked as a file
+# of its own stage).  They go once the session holds opaque handles.
 MODEL_EMBEDS = {
-    "output/seg_output",      # struct session_meta, enum trace_format
-    "output/seg_writer",      # struct seg_writer
-    "pipeline/api_pairing",   # struct api_pairing
-    "pipeline/drops",         # struct drop_state
-    "pipeline/fast_ops",      # struct fast_ops
-    "pipeline/gpu_join",      # struct gpu_join
-    "pipeline/mem_events",    # struct mem_state
-    "pipeline/py_status",     # struct py_state
-    "pipeline/schedule",      # struct step_schedule
-    "pipeline/registry",      # struct region_registry
-    "pipeline/segment",       # struct seg_tracker
-    "pipeline/torch_pairing", # struct torch_pairing
-    "probes/cuda_probes",     # struct cuda_probes, struct addr_cache
-    "probes/mem_probes",      # struct mem_probes
-    "probes/torch_probes",    # struct torch_probes, struct torch_table
-    "target/proc_info",       # struct proc_target
-    "target/target_control",  # struct target_control
+    "output/seg_output",             # struct session_meta, enum trace_format
+    "output/seg_writer",             # struct seg_writer
+    "pipeline/api_pairing",          # struct api_pairing
+    "pipeline/drops",                # struct drop_state
+    "pipeline/torch/callback_ops",   # struct callback_ops
+    "pipeline/gpu_join",             # struct gpu_join
+    "pipeline/memory/mem_events",    # struct mem_state
+    "pipeline/py_status",            # struct py_state
+    "pipeline/schedule",             # struct step_schedule
+    "pipeline/registry",             # struct region_registry
+    "pipeline/segment",              # struct seg_tracker
+    "pipeline/torch/torch_pairing",  # struct torch_pairing
+    "probes/cuda_probes",            # struct cuda_probes, struct addr_cache
+    "probes/mem_probes",             # struct mem_probes
+    "probes/torch_probes",           # struct torch_probes, struct torch_table
+    "proc/proc_info",                # struct proc_target
+    "proc/control/control_page",     # struct control_page
 }
-INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([a-z_]+)/([A-Za-z0-9_]+)\.h"', re.M)
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"((?:[a-z_]+/)+)([A-Za-z0-9_]+)\.h"', re.M)
 
 
-def modules(user, c_files):
-    """{module: [(file:line, included module)]} for every .c/.h under
-    @user; the modules that have a .c are added to @c_files."""
+def stage(mod):
+    """The stage of module or path @mod: its top-level folder."""
+    return mod.split("/")[0]
+
+
+def modules(user, c_files, h_files):
+    """{module: [(file:line, included module, from a .c)]} for every .c/.h
+    under @user (any depth); the modules that have a .c are added to
+    @c_files, those with a .h to @h_files."""
     edges = {}
-    for folder in sorted(os.listdir(user)):
-        path = os.path.join(user, folder)
-        if not os.path.isdir(path):
+    for top in sorted(os.listdir(user)):
+        if not os.path.isdir(os.path.join(user, top)):
             continue
-        for name in sorted(os.listdir(path)):
-            if name.startswith("."):
-                continue
-            base, ext = os.path.splitext(name)
-            if ext not in (".c", ".h"):
-                continue
-            mod = folder + "/" + base
-            if ext == ".c":
-                c_files.add(mod)
-            with open(os.path.join(path, name), encoding="utf-8") as f:
-                text = f.read()
-            lst = edges.setdefault(mod, [])
-            for m in INCLUDE.finditer(text):
-                line = text.count("\n", 0, m.start()) + 1
-                lst.append(("%s/%s:%d" % (folder, name, line), m.group(1) + "/" + m.group(2)))
+        for dirpath, dirnames, filenames in os.walk(os.path.join(user, top)):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            rel = os.path.relpath(dirpath, user).replace(os.sep, "/")
+            for name in sorted(filenames):
+                base, ext = os.path.splitext(name)
+                if name.startswith(".") or ext not in (".c", ".h"):
+                    continue
+                mod = rel + "/" + base
+                (c_files if ext == ".c" else h_files).add(mod)
+                with open(os.path.join(dirpath, name), encoding="utf-8") as f:
+                    text = f.read()
+                lst = edges.setdefault(mod, [])
+                for m in INCLUDE.finditer(text):
+                    line = text.count("\n", 0, m.start()) + 1
+                    lst.append(("%s/%s:%d" % (rel, name, line), m.group(1) + m.group(2),
+                                ext == ".c"))
     return edges
 
 
@@ -82,44 +95,79 @@ def rank(folder):
 
 
 def allowed(src, inc, has_c):
-    """Whether folder @src may include module @inc (another folder's)."""
-    dst = inc.split("/")[0]
+    """Whether a file of stage @src may reach module @inc (another stage's)."""
+    dst = stage(inc)
     if src in SEPARATE:
         return dst == "util" and not has_c
     if dst in SEPARATE:
         return False
-    if src == "model" and inc in MODEL_EMBEDS:
-        return True
     return rank(dst) < rank(src)
 
 
-def upward(edges, c_files):
+def header_edges(edges, h_files):
+    """{module: [(where, included module)]}: what each module's header
+    includes, the edges a file that includes it reaches through it; the
+    model's embeds are not followed (MODEL_EMBEDS)."""
+    out = {}
+    for mod, lst in edges.items():
+        out[mod] = [(where, inc) for where, inc, from_c in lst
+                    if not from_c and inc in h_files
+                    and not (stage(mod) == "model" and inc in MODEL_EMBEDS)]
+    return out
+
+
+def reach(mod, edges, hdr):
+    """{header module: chain} for every header a file of @mod reaches,
+    directly or through headers, each with the shortest chain of
+    "file:line" steps that gets there (breadth first)."""
+    seen = {}
+    queue = []
+    for where, inc, _ in edges.get(mod, []):
+        if stage(mod) == "model" and inc in MODEL_EMBEDS:
+            continue
+        if inc not in seen:
+            seen[inc] = [where]
+            queue.append(inc)
+    while queue:
+        cur = queue.pop(0)
+        for where, inc in hdr.get(cur, []):
+            if inc not in seen:
+                seen[inc] = seen[cur] + [where]
+                queue.append(inc)
+    return seen
+
+
+def upward(edges, c_files, h_files):
     bad = []
-    folders = {m.split("/")[0] for m in edges}
+    folders = {stage(m) for m in edges}
     for folder in sorted(folders):
         if folder not in ORDER and folder not in SEPARATE:
             bad.append("%s/: a folder with no place in the stage order" % folder)
     for m in sorted(c_files):
-        if m.startswith("model/"):
+        if stage(m) == "model":
             bad.append("%s.c: model/ is data only (headers)" % m)
-    for mod, lst in sorted(edges.items()):
-        src = mod.split("/")[0]
-        for where, inc in lst:
-            dst = inc.split("/")[0]
-            if src == dst or dst not in folders or src not in ORDER + SEPARATE:
+    hdr = header_edges(edges, h_files)
+    for mod in sorted(edges):
+        src = stage(mod)
+        if src not in ORDER + SEPARATE:
+            continue
+        for inc, chain in sorted(reach(mod, edges, hdr).items()):
+            dst = stage(inc)
+            if src == dst or dst not in folders or dst not in ORDER + SEPARATE:
                 continue
-            if dst not in ORDER + SEPARATE or allowed(src, inc, inc in c_files):
+            if allowed(src, inc, inc in c_files):
                 continue
-            bad.append("%s: %s/ includes %s, %s" % (where, src, inc,
-                       "which lib/ may not" if src in SEPARATE or dst in SEPARATE
-                       else "a higher stage"))
+            why = ("which lib/ may not" if src in SEPARATE or dst in SEPARATE
+                   else "a higher stage")
+            via = "" if len(chain) == 1 else " (through %s)" % " -> ".join(chain[1:])
+            bad.append("%s: %s/ includes %s, %s%s" % (chain[0], src, inc, why, via))
     return bad
 
 
 def circles(edges):
     """Strongly connected groups of more than one module (Tarjan)."""
-    graph = {m: sorted({inc for where, inc in lst
-                        if inc != m and inc in edges and where.split(":")[0].endswith(".c")})
+    graph = {m: sorted({inc for where, inc, from_c in lst
+                        if inc != m and inc in edges and from_c})
              for m, lst in edges.items()}
     index, low, stack, on, out = {}, {}, [], set(), []
     sys.setrecursionlimit(10000)
@@ -151,17 +199,70 @@ def circles(edges):
     return out
 
 
+def self_check():
+    """The rules above on small graphs, each run: what a change to this
+    checker must keep (the clean graph passes, each broken one fails)."""
+    def graph(spec):
+        edges, c_files, h_files = {}, set(), set()
+        for name, incs in spec.items():
+            mod, ext = name.rsplit(".", 1)
+            (c_files if ext == "c" else h_files).add(mod)
+            lst = edges.setdefault(mod, [])
+            for i, inc in enumerate(incs):
+                lst.append(("%s:%d" % (name, i + 1), inc, ext == "c"))
+                h_files.add(inc)
+                edges.setdefault(inc, [])
+        return edges, c_files, h_files
+
+    def problems(spec):
+        edges, c_files, h_files = graph(spec)
+        return upward(edges, c_files, h_files) + ["circle"] * len(circles(edges))
+
+    clean = {"util/log.c": [], "util/clock.h": [],
+             "proc/elf/elf_file.c": ["util/log"],
+             "output/seg_meta.c": [],
+             "output/json/trace_writer.c": ["output/seg_meta", "util/log"],
+             "offline/report/job_report.c": ["output/json/trace_writer"],
+             "model/session.h": ["output/seg_writer"],
+             "output/seg_writer.c": ["output/seg_meta"],
+             "pipeline/events.c": ["model/session"],
+             "lib/markers.c": ["util/clock"]}
+    broken = {
+        "a sub-folder's include up a stage":
+            {"pipeline/torch/op_tree.c": ["output/json/trace_writer"]},
+        "an include up a stage through a header of the same stage":
+            {"util/a.c": ["util/h"], "util/h.h": ["pipeline/segment"]},
+        "lib/ reaching a util/ header with a .c through one without":
+            {"lib/markers.c": ["util/clock"], "util/clock.h": ["util/log"], "util/log.c": []},
+        "model/ including a stage header it does not embed":
+            {"model/session.h": ["attach/target"]},
+        "a circle": {"pipeline/a.c": ["pipeline/b"], "pipeline/b.c": ["pipeline/a"]},
+    }
+    out = ["passes no more: %s" % p for p in problems(clean)]
+    found = ["".join(m.groups()) for m in INCLUDE.finditer('#include "proc/elf/elf_file.h"\n'
+                                                          '# include "util/log.h"\n')]
+    if found != ["proc/elf/elf_file", "util/log"]:
+        out.append("reads includes wrong: %s" % found)
+    for what, spec in broken.items():
+        if not problems(spec):
+            out.append("fails no more: " + what)
+    trans = problems(broken["an include up a stage through a header of the same stage"])
+    if not any(p.startswith("util/a.c:") and "through util/h.h" in p for p in trans):
+        out.append("no longer follows includes: " + "; ".join(trans))
+    return ["include_check itself " + p for p in out]
+
+
 def main():
     args = sys.argv[1:]
     tap = "--tap" in args
     args = [a for a in args if a != "--tap"]
     root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    c_files = set()
-    edges = modules(os.path.join(root, "user"), c_files)
-    bad = upward(edges, c_files)
+    c_files, h_files = set(), set()
+    edges = modules(os.path.join(root, "user"), c_files, h_files)
+    bad = self_check() + upward(edges, c_files, h_files)
     for group in circles(edges):
         bad.append("circle: " + " <-> ".join(group))
-    what = "user/: no circles, no include up a stage (%d modules)" % len(edges)
+    what = "user/: no circles, no include up a stage, transitively (%d modules)" % len(edges)
     if tap:
         print("1..1")
         for line in bad:

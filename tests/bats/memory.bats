@@ -134,7 +134,7 @@ smallest_max_memory() {
 	all_recorded
 	[ "$EMIT_PAIRS" -ge 1000000 ]
 	check_rss $(( 256 << 20 ))
-	# The ASan build's default is 4 GiB (user/util/mem_budget.h: its RSS is mostly
+	# The ASan build's default is 4 GiB (user/util/budget.h: its RSS is mostly
 	# the sanitizer's).
 	local def=256
 	[ -z "${FVBPF_SANITIZED:-}" ] || def=4096
@@ -241,7 +241,7 @@ PY
 # outside it): the peak is measured from the first traced event on
 # (clear_refs resets it).
 @test "memory: scopes named afresh without end stay within --max-memory; the names not kept are counted" {
-	plain_pass_only "the ASan build's RSS after setup alone is past 80M; the name table's charge is ASan test_mem_budget's"
+	plain_pass_only "the ASan build's RSS after setup alone is past 80M; the name table's charge is ASan test_budget's"
 	need_torch "$PY214"
 	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_fresh_names.py" run \
 		"$BATS_TEST_TMPDIR" 8 20000

@@ -19,7 +19,7 @@ doc_table() {
 flat() { tr '\n' ' ' | tr -s ' '; }
 
 @test "docs/options.md's option table is the binary's (fvbpf attach --help-markdown)" {
-	# The sanitizer build defaults --max-memory to 4G (util/mem_budget.h).
+	# The sanitizer build defaults --max-memory to 4G (util/budget.h).
 	[ -z "${FVBPF_SANITIZED:-}" ] || skip "the ASan build has its own --max-memory default"
 	run doc_table
 	[ "${#lines[@]}" -gt 20 ] || fail "docs/options.md has no '<!-- options: begin' table"

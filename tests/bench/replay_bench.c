@@ -34,7 +34,7 @@
 #include "util/log.h"
 #include "output/seg_output.h"
 #include "model/session.h"
-#include "target/symbolizer.h"
+#include "proc/elf/symbolizer.h"
 #include "attach/target.h"
 #include "util/clock.h"
 

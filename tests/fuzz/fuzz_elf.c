@@ -10,10 +10,10 @@
 #include <elf.h>
 #include <string.h>
 
-#include "target/demangle.h"
-#include "target/elf_file.h"
-#include "target/elf_symbols.h"
-#include "target/sym_table.h"
+#include "proc/elf/demangle.h"
+#include "proc/elf/elf_file.h"
+#include "proc/elf/elf_symbols.h"
+#include "proc/elf/sym_table.h"
 
 static int on_symbol(const struct elf_symbol *sym, void *arg)
 {

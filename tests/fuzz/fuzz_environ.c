@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * Rank resolution (user/target/proc_rank.c) on any environment block a target
+ * Rank resolution (user/proc/proc_rank.c) on any environment block a target
  * can have: the rank is in range, its source says where it came from, and
  * nothing is read outside the block (the copy has no NUL after it).
  */
@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "target/proc_rank.h"
+#include "proc/proc_rank.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

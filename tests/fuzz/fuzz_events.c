@@ -21,7 +21,7 @@
 #include "pipeline/events.h"
 #include "pipeline/seg_close.h"
 #include "util/log.h"
-#include "target/symbolizer.h"
+#include "proc/elf/symbolizer.h"
 #include "attach/target.h"
 
 #define TARGET_PID 0x3ffffff0 /* above any pid_max */

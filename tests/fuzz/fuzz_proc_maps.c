@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The /proc/PID/maps parser (user/target/proc_maps.c) on any text: every line it
+ * The /proc/PID/maps parser (user/proc/proc_maps.c) on any text: every line it
  * accepts must be a mapping with start < end and a NUL-terminated path.
  */
 #include "fuzz.h" /* first: it asks for _GNU_SOURCE */
 
 #include <string.h>
 
-#include "target/proc_maps.h"
+#include "proc/proc_maps.h"
 
 static int on_map(const struct proc_map *m, void *ctx)
 {

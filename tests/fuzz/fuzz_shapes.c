@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * --record-shapes' decoding of what BPF copied out of a target
- * (user/pipeline/torch_shapes.c) on any record: never a read outside it,
+ * (user/pipeline/torch/torch_shapes.c) on any record: never a read outside it,
  * and a record that is taken gives a string the writers can split, whose
  * key and dims are bracketed lists.  Input: a byte choosing the op's name
  * (torch's FLOPs formulas and the extra ones), a byte giving the sig's
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "probes/torch_abi.h"
-#include "pipeline/torch_shapes.h"
+#include "pipeline/torch/torch_shapes.h"
 
 static const char *const names[] = {
 	"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::conv2d", "aten::mul",

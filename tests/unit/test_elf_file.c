@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The hardened ELF reader (user/target/elf_file.c) and the symbol lookups on top
- * of it (user/target/elf_symbols.c), on hand-built images with one field
- * corrupted at a time.  Every case must end in a clean answer; the ASan
- * build of this test also checks that no case reads or writes out of
- * bounds.
+ * The hardened ELF reader (user/proc/elf/elf_file.c) and the symbol lookups
+ * on top of it (user/proc/elf/elf_symbols.c), on hand-built images with one
+ * field corrupted at a time.  Every case must end in a clean answer; the ASan
+ * build of this test also checks that no case reads or writes out of bounds.
  */
 #include <elf.h>
 #include <errno.h>
@@ -16,9 +15,9 @@
 #include <unistd.h>
 
 #include "elf_craft.h"
-#include "target/elf_file.h"
-#include "target/elf_symbols.h"
-#include "util/file_open.h"
+#include "proc/elf/elf_file.h"
+#include "proc/elf/elf_symbols.h"
+#include "util/file/file_open.h"
 #include "unit.h"
 
 static const struct craft_sym syms[] = {

@@ -9,7 +9,7 @@
 
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
-#include "target/symbolizer.h"
+#include "proc/elf/symbolizer.h"
 #include "attach/target.h"
 #include "probes/torch_ops.h"
 #include "unit.h"

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/pystack_fold.h"
-#include "pipeline/fwd_link.h"
+#include "output/stacks/pystack_fold.h"
+#include "pipeline/torch/fwd_link.h"
 #include "pipeline/pystack.h"
 #include "unit.h"
 

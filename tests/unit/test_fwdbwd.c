@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/fwdbwd.h"
+#include "output/json/fwdbwd.h"
 #include "probes/torch_ops.h"
 #include "unit.h"
 

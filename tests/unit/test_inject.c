@@ -21,11 +21,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "target/elf_file.h"
-#include "target/inject.h"
-#include "target/inject_copy.h"
-#include "target/inject_tramp.h"
-#include "target/proc_maps.h"
+#include "proc/elf/elf_file.h"
+#include "proc/inject/inject.h"
+#include "proc/inject/inject_copy.h"
+#include "proc/inject/inject_tramp.h"
+#include "proc/proc_maps.h"
 #include "unit.h"
 
 static void fill_regs(struct user_regs_struct *r, uint64_t rsp)

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "offline/job_report.h"
-#include "offline/manifest_read.h"
+#include "offline/report/job_report.h"
+#include "offline/manifest/manifest_read.h"
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/fvbpf-jr.XXXXXX";

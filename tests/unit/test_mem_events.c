@@ -2,8 +2,8 @@
 /*
  * --profile-memory's pure parts: the address table (util/addr_table.c),
  * records into a segment with the target's hostile values
- * (pipeline/mem_events.c), per-op memory as key_averages computes it and
- * peaks per device (output/mem_output.c).
+ * (pipeline/memory/mem_events.c), per-op memory as key_averages computes it and
+ * peaks per device (output/memory/mem_output.c).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "fvbpf_mem.h"
-#include "output/mem_output.h"
-#include "pipeline/mem_events.h"
+#include "output/memory/mem_output.h"
+#include "pipeline/memory/mem_events.h"
 #include "pipeline/segment.h"
 #include "probes/torch_ops.h"
 #include "util/addr_table.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The op tree of a segment's threads (pipeline/op_tree.c): parents from
+ * The op tree of a segment's threads (pipeline/torch/op_tree.c): parents from
  * entry order and depth per thread, none where the caller began before the
  * segment, none at TORCH_STACK_MAX, the same-name only-child merges; and
  * its three readers (memory columns, summary self time, folded stacks) on
@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/mem_output.h"
-#include "output/pystack_fold.h"
-#include "output/torch_summary.h"
-#include "pipeline/op_tree.h"
-#include "pipeline/seg_memory.h"
-#include "pipeline/torch_pairing.h"
+#include "output/memory/mem_output.h"
+#include "output/stacks/pystack_fold.h"
+#include "output/summary/torch_summary.h"
+#include "pipeline/torch/op_tree.h"
+#include "pipeline/memory/seg_memory.h"
+#include "pipeline/torch/torch_pairing.h"
 #include "probes/torch_ops.h"
 #include "unit.h"
 

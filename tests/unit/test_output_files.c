@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* out_open/out_commit (user/output/output_files.c): a file appears whole
+/* out_open/out_commit (user/util/file/output_files.c): a file appears whole
  * under its name; a leftover or a planted symlink at the temporary name is
  * replaced, never written through. */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "output/earlier_run.h"
-#include "output/output_files.h"
+#include "util/file/output_files.h"
 #include "unit.h"
 
 static char dir[] = "/tmp/fvbpf-test-outfiles.XXXXXX";

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The protobuf encoder (user/output/pb_writer.c) against known byte strings (the
- * examples of protobuf's encoding guide among them), the gzip stream
- * against zlib's own reader, and the pftrace writer on a small clean
- * segment.  With FVBPF_FORMATS_OUT=DIR the segment is also written there
- * as fixture.json, fixture.json.gz and fixture.pftrace, for the
- * independent Python reader (tests/bats/formats.bats).
+ * The protobuf encoder (user/output/pftrace/pb_writer.c) against known byte
+ * strings (the examples of protobuf's encoding guide among them), the gzip
+ * stream against zlib's own reader, and the pftrace writer on a small clean
+ * segment.  With FVBPF_FORMATS_OUT=DIR the segment is also written there as
+ * fixture.json, fixture.json.gz and fixture.pftrace, for the independent
+ * Python reader (tests/bats/formats.bats).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -16,13 +16,13 @@
 
 #include "util/gz_stream.h"
 #include "util/name_table.h"
-#include "output/pb_writer.h"
-#include "output/pftrace_writer.h"
+#include "output/pftrace/pb_writer.h"
+#include "output/pftrace/pftrace_writer.h"
 #include "pipeline/pystack.h"
 #include "pipeline/registry.h"
 #include "output/seg_output.h"
 #include "pipeline/segment.h"
-#include "output/trace_writer.h"
+#include "output/json/trace_writer.h"
 #include "unit.h"
 
 static void check_bytes(const struct pb_buf *b, const char *want, size_t n)

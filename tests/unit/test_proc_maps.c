@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * The one /proc/PID/maps parser and the one way to open a mapped file
- * (user/target/proc_maps.c, user/util/file_open.c): hostile lines, and mapped files
- * whose path now names something else (a FIFO, another file, a device).
- * Runs as any user: without CAP_SYS_ADMIN /proc/PID/map_files is closed,
- * and the answers differ, but must stay safe.
+ * (user/proc/proc_maps.c, user/util/file/file_open.c): hostile lines, and
+ * mapped files whose path now names something else (a FIFO, another file, a
+ * device).  Runs as any user: without CAP_SYS_ADMIN /proc/PID/map_files is
+ * closed, and the answers differ, but must stay safe.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,8 +20,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "util/file_open.h"
-#include "target/proc_maps.h"
+#include "util/file/file_open.h"
+#include "proc/proc_maps.h"
 #include "unit.h"
 
 /* Parse a copy of @text (a writable buffer, as the reader's). */

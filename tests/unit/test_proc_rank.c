@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* Rank resolution from an environment block (user/target/proc_rank.c). */
+/* Rank resolution from an environment block (user/proc/proc_rank.c). */
 #include <string.h>
 
-#include "target/proc_rank.h"
+#include "proc/proc_rank.h"
 #include "unit.h"
 
 #define ENV(lit) lit, sizeof(lit) - 1

@@ -5,7 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "target/proc_read.h"
+#include "proc/proc_read.h"
 #include "unit.h"
 
 static void test_status_self(void)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* The bookkeeping of followed process trees (user/target/proc_tree.c): forks,
+/* The bookkeeping of followed process trees (user/proc/proc_tree.c): forks,
  * execs and exits in every order the ring and the /proc walks give them. */
 #include <string.h>
 
-#include "target/proc_tree.h"
+#include "proc/proc_tree.h"
 #include "unit.h"
 
 #define S 1000000000ull

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/flame_svg.h"
-#include "output/pystack_fold.h"
-#include "output/pystack_lines.h"
+#include "output/stacks/flame_svg.h"
+#include "output/stacks/pystack_fold.h"
+#include "output/stacks/pystack_lines.h"
 #include "pipeline/pystack.h"
-#include "target/py_code.h"
+#include "proc/python/py_code.h"
 #include "unit.h"
 
 /* Functions whose tables have every entry kind: short forms, one-line

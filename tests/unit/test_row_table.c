@@ -59,7 +59,7 @@ static void table_free(struct table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int get(struct table *t, const struct mem_charge *c, const char *name, const char *kind,
+static int get(struct table *t, const struct charge_hook *c, const char *name, const char *kind,
 	       struct row **out)
 {
 	struct row_table rt = { &t->rows, &t->n, &t->cap, sizeof(struct row), 4, &t->index,
@@ -170,7 +170,7 @@ static uint64_t occupied(const struct table *t)
 static void test_charged(void)
 {
 	struct budget b = { 4096, 0, 0 };
-	struct mem_charge c = { charge, uncharge, &b };
+	struct charge_hook c = { charge, uncharge, &b };
 	struct table t = { 0 };
 	uint64_t before;
 	size_t i, n;

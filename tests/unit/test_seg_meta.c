@@ -17,12 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/pftrace_writer.h"
+#include "output/pftrace/pftrace_writer.h"
 #include "output/seg_index.h"
 #include "output/seg_meta.h"
 #include "output/seg_writer.h"
-#include "output/summary.h"
-#include "output/trace_writer.h"
+#include "output/summary/summary.h"
+#include "output/json/trace_writer.h"
 #include "pipeline/registry.h"
 #include "util/json_writer.h"
 #include "unit.h"

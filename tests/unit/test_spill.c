@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "output/spill.h"
-#include "pipeline/seg_memory.h"
+#include "pipeline/memory/seg_memory.h"
 #include "unit.h"
 
 #define NREGIONS 20

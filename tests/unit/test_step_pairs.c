@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "offline/manifest_read.h"
+#include "offline/manifest/manifest_read.h"
 #include "offline/step_pairs.h"
 #include "unit.h"
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/summary.h"
-#include "output/summary_regions.h"
+#include "output/summary/summary.h"
+#include "output/summary/summary_regions.h"
 #include "probes/torch_ops.h"
 #include "unit.h"
 

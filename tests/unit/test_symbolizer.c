@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-/* Address -> symbol name (user/target/symbolizer.c), on this very process. */
+/* Address -> symbol name (user/proc/elf/symbolizer.c), on this very process. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -15,12 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "target/demangle.h"
+#include "proc/elf/demangle.h"
 #include "elf_craft.h"
-#include "target/elf_symbols.h"
-#include "util/file_open.h"
-#include "target/sym_table.h"
-#include "target/symbolizer.h"
+#include "proc/elf/elf_symbols.h"
+#include "util/file/file_open.h"
+#include "proc/elf/sym_table.h"
+#include "proc/elf/symbolizer.h"
 #include "unit.h"
 
 #define ADDR(fn) ((uint64_t)(uintptr_t)(fn))

@@ -14,8 +14,8 @@
 
 #include "probes/torch_abi.h"
 #include "probes/torch_plans.h"
-#include "pipeline/torch_flops.h"
-#include "pipeline/torch_shapes.h"
+#include "pipeline/torch/torch_flops.h"
+#include "pipeline/torch/torch_shapes.h"
 #include "unit.h"
 
 #define ADDMM "_ZN2at4_ops5addmm4callERKNS_6TensorES4_S4_RKN3c106ScalarES8_"

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "probes/torch_ops.h"
-#include "pipeline/torch_pairing.h"
-#include "output/torch_summary.h"
+#include "pipeline/torch/torch_pairing.h"
+#include "output/summary/torch_summary.h"
 #include "unit.h"
 
 struct row {

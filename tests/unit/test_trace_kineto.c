@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * Kineto's keys in fvbpf's JSON trace (user/output/trace_kineto.c), on a
+ * Kineto's keys in fvbpf's JSON trace (user/output/json/trace_kineto.c), on a
  * segment whose answers are known: two nested ops, three CUDA calls (inside
  * the inner op, inside the outer op only, outside both), their GPU records
  * and a stream sync.  What HolisticTraceAnalysis relies on: the rank as its
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "output/seg_output.h"
-#include "output/trace_writer.h"
+#include "output/json/trace_writer.h"
 #include "pipeline/registry.h"
 #include "pipeline/segment.h"
 #include "util/name_table.h"

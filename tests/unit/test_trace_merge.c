@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "offline/manifest_read.h"
-#include "offline/trace_merge.h"
+#include "offline/manifest/manifest_read.h"
+#include "offline/merge/trace_merge.h"
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/fvbpf-tm.XXXXXX";

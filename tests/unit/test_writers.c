@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The trace and summary writers (user/output/trace_writer.c, user/output/summary.c) fed
- * what a hostile target can send: any bytes in its comm, thread names,
+ * The trace and summary writers (user/output/json/trace_writer.c,
+ * user/output/summary/summary.c) fed what a hostile target can send: any
+ * bytes in its comm, thread names,
  * command line, kernel names and agent status, and extreme numbers in its
  * GPU records.  Every JSON file must pass a strict parser (strict_json.h),
  * the text summary must hold no control character, and no arithmetic may
@@ -19,8 +20,8 @@
 #include "output/seg_output.h"
 #include "pipeline/segment.h"
 #include "strict_json.h"
-#include "output/summary.h"
-#include "output/trace_writer.h"
+#include "output/summary/summary.h"
+#include "output/json/trace_writer.h"
 #include "unit.h"
 
 #define HOSTILE "\x1b[31m\"q\\\nfvbpf: forged\r\x07\x7f\xff\xfe\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe6\x97\xc2\x9b"

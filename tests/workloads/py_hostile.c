@@ -29,7 +29,7 @@
 #include "fvbpf/fvbpf.h"
 #include "workload.h"
 
-/* 3.11's offsets (user/target/py_runtime.c) */
+/* 3.11's offsets (user/proc/python/py_runtime.c) */
 #define RT_INTERP_HEAD 40
 #define IN_THREADS 16
 #define TS_NEXT 8

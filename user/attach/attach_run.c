@@ -27,19 +27,19 @@
 #include "pipeline/events.h"
 #include "attach/follow.h"
 #include "pipeline/seg_close.h"
-#include "target/inject.h"
+#include "proc/inject/inject.h"
 #include "util/log.h"
 #include "util/serial_arm.h"
-#include "pipeline/torch_events.h"
-#include "output/cache_drop.h"
+#include "pipeline/torch/torch_events.h"
+#include "util/file/cache_drop.h"
 #include "output/manifest.h"
 #include "output/earlier_run.h"
-#include "output/output_files.h"
+#include "util/file/output_files.h"
 #include "attach/preflight.h"
 #include "output/exit_report.h"
 #include "output/stale_tmp.h"
-#include "target/symbolizer.h"
-#include "target/torch_layout.h"
+#include "proc/elf/symbolizer.h"
+#include "proc/torch/torch_layout.h"
 #include "attach/target.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -142,7 +142,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		ring_buffer__consume(s->rb);
 		for (i = 0; i < s->ntargets; i++) {
 			cuda_hook_check(s, &s->targets[i]);
-			fast_ops_drain(s, &s->targets[i], settled);
+			callback_ops_drain(s, &s->targets[i], settled);
 			target_shapes_tick(s, &s->targets[i]);
 		}
 		for (i = 0; i < n; i++) {
@@ -292,11 +292,11 @@ static bool env_on(const char *name)
 
 /* --max-memory against what fvbpf holds now (@when: "after setup", or
  * "already" for the check before any target is touched). */
-static int memory_fits(struct mem_budget *m, const struct attach_opts *o, const char *when)
+static int memory_fits(struct budget *m, const struct attach_opts *o, const char *when)
 {
 	uint64_t mib = 1ULL << 20;
 
-	if (!mem_budget_setup(m, o->max_memory, (uint64_t)o->ringbuf_mb * mib))
+	if (!budget_setup(m, o->max_memory, (uint64_t)o->ringbuf_mb * mib))
 		return 0;
 	log_error("--max-memory %llu MiB leaves %llu MiB for segments: fvbpf holds %llu MiB (RSS) "
 		  "%s plus %llu MiB for buffers (the %u MiB ring buffer counts twice), and segments "
@@ -304,8 +304,8 @@ static int memory_fits(struct mem_budget *m, const struct attach_opts *o, const 
 		  (unsigned long long)(o->max_memory / mib), (unsigned long long)(m->budget / mib),
 		  (unsigned long long)(m->rss_setup / mib), when,
 		  (unsigned long long)(m->slack / mib), o->ringbuf_mb,
-		  (unsigned long long)(MEM_MIN_BUDGET / mib),
-		  (unsigned long long)(mem_budget_least(m) / mib + 1));
+		  (unsigned long long)(BUDGET_MIN / mib),
+		  (unsigned long long)(budget_least(m) / mib + 1));
 	return -ENOSPC;
 }
 
@@ -415,15 +415,15 @@ int attach_run(const struct attach_opts *given)
 {
 	struct attach_opts opts = *given;
 	const struct attach_opts *o = &opts;
-	struct mem_budget early;
+	struct budget early;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session s = { .epfd = -1, .cut_waiting = true };
 	uint64_t arming_began = 0;
 	char err[512];
 	int i, ret = 1, werr;
 
-	/* Before the first big allocation: see mem_tune_malloc(). */
-	mem_tune_malloc();
+	/* Before the first big allocation: see budget_tune_malloc(). */
+	budget_tune_malloc();
 	bpf_setup_log();
 	name_table_init(&s.knames);
 	torch_table_init(&s.torch, &s.knames);

@@ -19,9 +19,9 @@
 #include "attach/cuda_hook_attach.h"
 #include "fvbpf_fast.h"
 #include "model/options.h"
-#include "pipeline/fast_ops.h"
+#include "pipeline/torch/callback_ops.h"
 #include "probes/cuda_api.h"
-#include "target/target_cuda_hook.h"
+#include "proc/control/cuda_hook_channel.h"
 #include "util/log.h"
 
 /* Why the hook is not for @t, or NULL when it may be asked for. */
@@ -49,7 +49,7 @@ static void refuse(struct session_target *t, const char *why)
 void cuda_hook_request(struct session *s, struct session_target *t)
 {
 	uint64_t regions[FVBPF_FAST_REGIONS];
-	struct target_fast_tables tb = {
+	struct callback_tables tb = {
 		.regions = regions, .gates = s->fast_gates, .ngates = s->nfast_gates,
 		.steps = s->fast_steps, .nsteps = s->nfast_steps, .window = s->window_ns != 0,
 	};
@@ -74,7 +74,7 @@ void cuda_hook_request(struct session *s, struct session_target *t)
 		}
 		regions[tb.nregions++] = s->reg.defs[i].hash;
 	}
-	if (target_cuda_request(&t->ctl, &tb, &t->fast.hook_gen)) {
+	if (cuda_hook_channel_request(&t->ctl, &tb, &t->fast.hook_gen)) {
 		t->fast.hook_gen = 0;
 		refuse(t, "its control page could not be written");
 	}
@@ -105,13 +105,13 @@ void cuda_hook_stop(struct session_target *t)
 
 void cuda_hook_check(struct session *s, struct session_target *t)
 {
-	struct target_cuda_answer a = { 0 };
+	struct cuda_hook_answer a = { 0 };
 	int r;
 
 	(void)s;
 	if (!t->fast.hook_gen || t->exited || t->finished || !t->epoch)
 		return;
-	r = target_cuda_answered(&t->ctl, t->fast.hook_gen, &a);
+	r = cuda_hook_channel_answered(&t->ctl, t->fast.hook_gen, &a);
 	if (r == 0)
 		return;
 	t->fast.hook_gen = 0;
@@ -125,13 +125,13 @@ void cuda_hook_check(struct session *s, struct session_target *t)
 		return;
 	}
 	t->fast.hook_slots = a.slots;
-	if (!t->fast.map && fast_ops_open(&t->fast, t->proc.pid, a.fd, a.bytes)) {
+	if (!t->fast.map && callback_ops_open(&t->fast, t->proc.pid, a.fd, a.bytes)) {
 		refuse(t, "its shared rings could not be mapped (not a sealed memfd of the "
 			  "expected size)");
 		log_info("PID %d: CUDA launches through uprobes: %s", t->proc.pid, t->fast.hook_why);
 		return;
 	}
-	if (target_cuda_set_live(&t->ctl, t->epoch)) {
+	if (cuda_hook_channel_set_live(&t->ctl, t->epoch)) {
 		refuse(t, "its control page could not be written");
 		return;
 	}

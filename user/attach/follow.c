@@ -16,9 +16,9 @@
 #include "util/json_writer.h"
 #include "util/log.h"
 #include "util/serial_arm.h"
-#include "target/proc_rank.h"
-#include "target/proc_scan.h"
-#include "target/proc_tree.h"
+#include "proc/proc_rank.h"
+#include "proc/proc_scan.h"
+#include "proc/proc_tree.h"
 #include "attach/target.h"
 
 #define RESCAN_NS 1000000000ull

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "target/proc_tree.h"
+#include "proc/proc_tree.h"
 
 struct follow {
 	struct proc_tree tree;

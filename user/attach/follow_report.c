@@ -6,7 +6,7 @@
 #include "attach/follow.h"
 #include "attach/follow_internal.h"
 #include "probes/bpf_setup.h"
-#include "target/proc_read.h"
+#include "proc/proc_read.h"
 #include "util/json_writer.h"
 #include "util/log.h"
 

@@ -12,8 +12,8 @@
 
 #include "attach/launcher_hint.h"
 #include "probes/torch_probes.h"
-#include "target/proc_info.h"
-#include "target/proc_scan.h"
+#include "proc/proc_info.h"
+#include "proc/proc_scan.h"
 
 #define HINT_LOOK_MAX 256   /* descendants whose mappings are read */
 #define HINT_NAMED_MAX 8    /* PIDs named in the line */

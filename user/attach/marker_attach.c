@@ -13,7 +13,7 @@
 #include "attach/marker_attach.h"
 #include "probes/bpf_setup.h"
 #include "probes/uprobe_multi.h"
-#include "target/target_control.h"
+#include "proc/control/control_page.h"
 
 /* The probe functions, in attach order: the sync probe first and the
  * begin probe last, so that once a begin can be seen, its end and the
@@ -36,7 +36,7 @@ static bool marker_ts_wanted(const struct marker_lib *m)
 int marker_ts_choose(struct session_target *t)
 {
 	t->marker_ts = marker_ts_wanted(&t->proc.marker);
-	return target_control_set_marker_ts(&t->ctl, t->marker_ts ? t->epoch : 0) ? -1 : 0;
+	return control_page_set_marker_ts(&t->ctl, t->marker_ts ? t->epoch : 0) ? -1 : 0;
 }
 
 /* The region probe the library calls for @sym under this attach. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * The request for a target's Python shim (include/fvbpf_pyshim.h), built
- * from -r and written into the library's control page (target_pyreq.c).
+ * from -r and written into the library's control page (shim_channel.c).
  * A py: item is checked here, before anything attaches, so a typo in its
  * syntax is one line at start; whether it names a function only the job's
  * interpreter can tell (the shim's answer, py_status.c).
@@ -13,7 +13,7 @@
 #include "attach/py_request.h"
 #include "fvbpf_pyshim.h"
 #include "model/session.h"
-#include "target/target_pyreq.h"
+#include "proc/control/shim_channel.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -106,7 +106,7 @@ void py_request_send(struct session *s, struct session_target *t)
 
 	if (!s->py_fastvideo && !s->npy_specs)
 		return;
-	err = target_py_capable(&t->ctl);
+	err = shim_channel_capable(&t->ctl);
 	if (err <= 0) {
 		if (s->npy_specs)
 			log_warn("PID %d (%s) has no CPython fvbpf can run its shim in: the py: "
@@ -119,7 +119,7 @@ void py_request_send(struct session *s, struct session_target *t)
 			 "Python regions are off", t->proc.pid, FVBPF_PY_REQ_MAX);
 		return;
 	}
-	err = target_py_request(&t->ctl, req, (size_t)len, &t->py.gen);
+	err = shim_channel_request(&t->ctl, req, (size_t)len, &t->py.gen);
 	if (err) {
 		log_warn("PID %d: cannot write the Python shim's request: %s", t->proc.pid,
 			 strerror(-err));

@@ -8,7 +8,7 @@
 #include "pipeline/pystack.h"
 #include "probes/bpf_setup.h"
 #include "probes/cuda_api.h"
-#include "target/target_fast.h"
+#include "proc/control/callback_channel.h"
 #include "util/log.h"
 
 bool pystack_wanted(const struct attach_opts *o)
@@ -84,7 +84,7 @@ static int put_cfg(struct session *s, struct session_target *t, unsigned int slo
 #endif
 	/* not 3.10's PyFrameObjects, which the library's walk does not know:
 	 * it calls its probe and BPF walks them */
-	if (t->ops == OPS_CALLBACKS && !cfg.mode && target_fast_py(&t->ctl, &cfg, sizeof(cfg)))
+	if (t->ops == OPS_CALLBACKS && !cfg.mode && callback_channel_py(&t->ctl, &cfg, sizeof(cfg)))
 		log_warn("pid %d: --with-stack: the library cannot be told where the frames are; "
 			 "BPF walks them", t->proc.pid);
 	return 0;

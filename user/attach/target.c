@@ -21,12 +21,12 @@
 #include "probes/bpf_setup.h"
 #include "pipeline/seg_close.h"
 #include "output/seg_output.h"
-#include "target/inject.h"
+#include "proc/inject/inject.h"
 #include "util/log.h"
-#include "target/symbolizer.h"
+#include "proc/elf/symbolizer.h"
 #include "attach/target.h"
 #include "attach/cuda_hook_attach.h"
-#include "attach/fast_attach.h"
+#include "attach/callback_attach.h"
 #include "attach/marker_attach.h"
 
 /* BPF's state of the process: 0, or -1 without a live BPF session. */
@@ -131,7 +131,7 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 	}
 	t->opened = true;
 	inject_hint(s, t);
-	err = target_control_open(&t->ctl, &t->proc, t->has_markers);
+	err = control_page_open(&t->ctl, &t->proc, t->has_markers);
 	if (err)
 		return err;
 	if (!t->has_markers)
@@ -218,7 +218,7 @@ static int attach_moment(struct session *s, struct session_target *t,
 			 struct fvbpf_proc_state *st)
 {
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
-	fast_ops_rebase(&t->fast, t->attach_ns);
+	callback_ops_rebase(&t->fast, t->attach_ns);
 	st->flags = FVBPF_PROC_ARMED;
 	st->depth = s->window_ns ? 1 : 0;
 	if (!s->window_ns)
@@ -306,14 +306,14 @@ int target_attach_begin(struct session *s, struct session_target *t)
 	 * its open regions (a sync) before its first region event, and is
 	 * what fvbpf_attached() waits for.
 	 */
-	t->epoch = target_control_fresh_epoch(&t->ctl);
-	if (target_control_set_epoch(&t->ctl, t->epoch - 1))
+	t->epoch = control_page_fresh_epoch(&t->ctl);
+	if (control_page_set_epoch(&t->ctl, t->epoch - 1))
 		return attach_fail(t);
 	/* before the epoch turns odd: no marker can see a half-made choice */
 	if (marker_ts_choose(t))
 		return attach_fail(t);
 	py_request_send(s, t);
-	if (fast_attach_request(s, t))
+	if (callback_attach_request(s, t))
 		return -EINVAL; /* said why */
 	if (marker_probes_attach(s, t, key))
 		return attach_fail(t);
@@ -337,7 +337,7 @@ int target_attach_end(struct session *s, struct session_target *t)
 	if (t->armed)
 		return 0; /* without markers: armed by the begin */
 	/* The semaphore is up: the library answers before any segment opens. */
-	if (fast_attach_finish(s, t))
+	if (callback_attach_finish(s, t))
 		return -EINVAL; /* said why */
 	/* Its libraries' probes go in before BPF is armed: armed, BPF opens
 	 * segments at torch scopes, and the scans take up to a second. */
@@ -376,7 +376,7 @@ int target_go_live(struct session *s, struct session_target *t)
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
 	t->py.asked_ns = t->attach_ns;
 	(void)s;
-	return target_control_set_epoch(&t->ctl, t->epoch) ? -errno : 0;
+	return control_page_set_epoch(&t->ctl, t->epoch) ? -errno : 0;
 }
 
 int target_attach(struct session *s, struct session_target *t)
@@ -392,10 +392,10 @@ void target_detach(struct session_target *t)
 
 	/* Even again first: markers stop calling the probes before they go. */
 	if (t->epoch && !t->exited)
-		target_control_set_epoch(&t->ctl, t->epoch + 1);
+		control_page_set_epoch(&t->ctl, t->epoch + 1);
 	t->epoch = 0;
 	cuda_hook_stop(t);
-	fast_attach_stop(t->session, t);
+	callback_attach_stop(t->session, t);
 	cuda_probes_detach(&t->cuda);
 	torch_probes_detach(&t->torchp);
 	mem_probes_detach(&t->memp);
@@ -460,7 +460,7 @@ void target_quiet(struct session_target *t)
 {
 	t->quiet = true;
 	if (t->epoch && !t->exited)
-		target_control_set_epoch(&t->ctl, t->epoch + 1);
+		control_page_set_epoch(&t->ctl, t->epoch + 1);
 	cuda_probes_detach(&t->cuda);
 	torch_probes_detach(&t->torchp);
 	mem_probes_detach(&t->memp);
@@ -476,7 +476,7 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 
 	if (t->finished)
 		return;
-	fast_ops_drain(s, t, UINT64_MAX); /* its operators before the cut */
+	callback_ops_drain(s, t, UINT64_MAX); /* its operators before the cut */
 	/* Every record is in: the windows that ended by now are whole. */
 	if (t->next_cut)
 		window_cut_until(s, t, now);
@@ -540,5 +540,5 @@ void target_free(struct session_target *t)
 	proc_target_free(&t->proc);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
-	target_control_close(&t->ctl);
+	control_page_close(&t->ctl);
 }

@@ -9,7 +9,7 @@
 #include "probes/bpf_setup.h"
 #include "probes/mem_probes.h"
 #include "probes/torch_plans.h"
-#include "target/symbolizer.h"
+#include "proc/elf/symbolizer.h"
 #include "util/log.h"
 
 /* PyTorch's operators, nodes and scopes, once libtorch_cpu is mapped. */

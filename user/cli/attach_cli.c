@@ -11,7 +11,7 @@
 #include "attach/attach.h"
 #include "cli/attach_options.h"
 #include "util/log.h"
-#include "util/mem_budget.h"
+#include "util/budget.h"
 #include "util/clock.h"
 #include "util/parse_count.h"
 #include "util/start_time.h"
@@ -160,7 +160,7 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 			break;
 		return 0;
 	case OPT_MAX_MEMORY:
-		if (mem_parse_size(arg, &o->max_memory))
+		if (budget_parse_size(arg, &o->max_memory))
 			break;
 		return 0;
 	}

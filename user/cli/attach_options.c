@@ -10,8 +10,8 @@
 
 #include "cli/attach_options.h"
 #include "attach/attach.h"
-#include "target/inject.h"
-#include "util/mem_budget.h"
+#include "proc/inject/inject.h"
+#include "util/budget.h"
 
 #define PID_MAX_LIMIT 4194304 /* the kernel's largest pid_max */
 /* Leaves PATH_MAX room for "/.trace_rank..._segment..._<region>.json.tmp.PID". */
@@ -97,7 +97,7 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 			  .has_def = 1,
 			  .help = "How long a closed segment waits for its GPU records" },
 	[AO_MAX_MEMORY] = { "max-memory", OPT_MAX_MEMORY, "SIZE", AK_SIZE, 1,
-			    (double)MEM_MAX_MEMORY, .def = (double)MEM_DEFAULT, .has_def = 1,
+			    (double)BUDGET_MAX_MEMORY, .def = (double)BUDGET_DEFAULT, .has_def = 1,
 			    .help = "The most memory (RSS) fvbpf may use; past its shares closed "
 				    "segments wait on disk and a segment too big stops growing "
 				    "(counted)",

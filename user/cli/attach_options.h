@@ -83,7 +83,7 @@ enum attach_opt_kind {
 	AK_SECONDS,	/* a decimal number of seconds, min to max */
 	AK_COUNT,	/* decimal digits, min to max */
 	AK_POW2,	/* a count that is a power of two */
-	AK_SIZE,	/* a byte count with K, M or G (mem_parse_size) */
+	AK_SIZE,	/* a byte count with K, M or G (budget_parse_size) */
 };
 
 struct attach_opt {

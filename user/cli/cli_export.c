@@ -12,10 +12,10 @@
 
 #include "cli/cli_export.h"
 #include "cli/cli_offline.h"
-#include "offline/hta_export.h"
-#include "offline/manifest_read.h"
+#include "offline/export/hta_export.h"
+#include "offline/manifest/manifest_read.h"
 #include "util/log.h"
-#include "util/mem_budget.h"
+#include "util/budget.h"
 
 #define EXPORT_DIRS_MAX 4096
 
@@ -150,13 +150,13 @@ int export_command(int argc, char **argv)
 		log_error("out of memory");
 		return 1;
 	}
-	o->max_memory = MEM_DEFAULT;
+	o->max_memory = BUDGET_DEFAULT;
 	argp_err_exit_status = 2;
 	if (argp_parse(&export_argp, argc, argv, 0, NULL, o)) {
 		free(o);
 		return 2;
 	}
-	mem_tune_malloc();
+	budget_tune_malloc();
 	ms = calloc(o->ndirs, sizeof(*ms));
 	if (!ms) {
 		log_error("out of memory");

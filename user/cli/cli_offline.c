@@ -6,11 +6,11 @@
 
 #include "cli/cli_offline.h"
 #include "util/log.h"
-#include "util/mem_budget.h"
+#include "util/budget.h"
 
 int offline_budget(uint64_t max_memory, const char *cmd, struct mf_budget *b)
 {
-	uint64_t rss = mem_rss_now(), need = rss + OFFLINE_RESERVE + OFFLINE_TABLES_MIN;
+	uint64_t rss = budget_rss_now(), need = rss + OFFLINE_RESERVE + OFFLINE_TABLES_MIN;
 
 	memset(b, 0, sizeof(*b));
 	b->max_memory = max_memory;
@@ -60,9 +60,9 @@ void offline_warn(const struct manifest *m)
 
 int offline_max_memory(const char *arg, uint64_t *out)
 {
-	if (!mem_parse_size(arg, out))
+	if (!budget_parse_size(arg, out))
 		return 0;
 	log_error("invalid --max-memory '%s': give a size from 1 byte to %lluG with an optional K, "
-		  "M or G suffix, e.g. --max-memory 512M", arg, MEM_MAX_MEMORY >> 30);
+		  "M or G suffix, e.g. --max-memory 512M", arg, BUDGET_MAX_MEMORY >> 30);
 	return EINVAL;
 }

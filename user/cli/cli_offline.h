@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "offline/manifest_read.h"
+#include "offline/manifest/manifest_read.h"
 
 /*
  * --max-memory is the bound on the process's RSS.  Besides the tables

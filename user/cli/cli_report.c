@@ -9,12 +9,12 @@
 
 #include "cli/cli_offline.h"
 #include "cli/cli_report.h"
-#include "offline/job_report.h"
+#include "offline/report/job_report.h"
 #include "util/log.h"
-#include "offline/manifest_read.h"
-#include "util/mem_budget.h"
+#include "offline/manifest/manifest_read.h"
+#include "util/budget.h"
 #include "util/parse_count.h"
-#include "offline/trace_merge.h"
+#include "offline/merge/trace_merge.h"
 
 #define DIRS_MAX 4096
 
@@ -257,14 +257,14 @@ static int run(int argc, char **argv, bool merge)
 	o->segment = -1;
 	o->step = -1;
 	o->merge = merge;
-	o->max_memory = MEM_DEFAULT;
+	o->max_memory = BUDGET_DEFAULT;
 	argp_err_exit_status = 2;
 	if (argp_parse(merge ? &merge_argp : &report_argp, argc, argv, 0, NULL, o)) {
 		free(o);
 		return 2;
 	}
 	/* big arrays in their own mappings: freed, they leave the RSS */
-	mem_tune_malloc();
+	budget_tune_malloc();
 	if (offline_budget(o->max_memory, merge ? "merge" : "report", &budget)) {
 		free(o);
 		return 1;

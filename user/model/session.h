@@ -18,23 +18,23 @@
 
 #include "pipeline/api_pairing.h"
 #include "pipeline/drops.h"
-#include "pipeline/fast_ops.h"
+#include "pipeline/torch/callback_ops.h"
 #include "pipeline/gpu_join.h"
 #include "pipeline/py_status.h"
 #include "pipeline/schedule.h"
 #include "probes/cuda_probes.h"
 #include "util/clock.h"
 #include "util/name_table.h"
-#include "target/proc_info.h"
+#include "proc/proc_info.h"
 #include "pipeline/registry.h"
 #include "output/seg_output.h"
 #include "output/seg_writer.h"
 #include "pipeline/segment.h"
-#include "target/target_control.h"
-#include "pipeline/torch_pairing.h"
+#include "proc/control/control_page.h"
+#include "pipeline/torch/torch_pairing.h"
 #include "probes/torch_probes.h"
 #include "probes/mem_probes.h"
-#include "pipeline/mem_events.h"
+#include "pipeline/memory/mem_events.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;
@@ -63,7 +63,7 @@ struct session_target {
 	uint64_t closed;            /* segments closed, written or not (--schedule's k) */
 	uint64_t schedule_skipped;  /* closed in a wait or warmup step: not written */
 	struct drop_state loss;     /* ring-buffer drops (pipeline/drops.c) */
-	struct target_control ctl;  /* lock, control page, probe text */
+	struct control_page ctl;    /* lock, control page, probe text */
 	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
 	bool armed;             /* probes live and answered (target_attach_end) */
@@ -90,7 +90,7 @@ struct session_target {
 	bool has_markers;           /* the fvbpf marker library is mapped */
 	struct torch_probes torchp;
 	enum op_source ops;         /* where its operators come from */
-	struct fast_ops fast;       /* ... the fast path's rings (pipeline/fast_ops.c) */
+	struct callback_ops fast;   /* ... the callbacks' rings (pipeline/torch/callback_ops.c) */
 	uint64_t callback_lost_charged; /* ... their losses charged to closed segments */
 	struct torch_pairing tpair;
 	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */
@@ -139,7 +139,7 @@ struct session {
 	struct session_hooks hooks;       /* follow.c's, with follow */
 	struct bpf_link *tree_links[3];   /* fork, exec, exit tracepoints */
 	struct seg_writer writer;
-	struct mem_budget mem;      /* --max-memory */
+	struct budget mem;          /* --max-memory */
 	struct session_meta meta;
 	uint64_t bad_records;   /* records of unknown type, version or process */
 	uint64_t records;       /* ring records handled (the progress line's rate) */

@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "offline/manifest_read.h"
+#include "offline/manifest/manifest_read.h"
 
 #define SP_ACTIVE_MAX 256
 

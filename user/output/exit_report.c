@@ -4,12 +4,12 @@
 
 #include "probes/bpf_setup.h"
 #include "probes/torch_plans.h"
-#include "target/inject.h"
+#include "proc/inject/inject.h"
 #include "util/log.h"
 #include "pipeline/over_limits.h"
 #include "output/exit_report.h"
 #include "output/seg_output.h"
-#include "pipeline/torch_events.h"
+#include "pipeline/torch/torch_events.h"
 #include "fvbpf_fast.h"
 #include "pipeline/py_status.h"
 
@@ -17,7 +17,7 @@
 /* Where the operators came from, and what the fast path lost. */
 static void report_op_source(const struct session_target *st)
 {
-	const struct fast_ops *f = &st->fast;
+	const struct callback_ops *f = &st->fast;
 
 	if (st->ops != OPS_CALLBACKS) {
 		printf("    operators: uprobes%s%s%s\n", f->why[0] ? " (PyTorch's callbacks not used: " : "",
@@ -35,7 +35,7 @@ static void report_op_source(const struct session_target *st)
 /* cudaLaunchKernel through libfvbpf.so's hook (docs/cuda.md), where asked. */
 static void report_launch_hook(const struct session_target *st)
 {
-	const struct fast_ops *f = &st->fast;
+	const struct callback_ops *f = &st->fast;
 
 	if (!st->cuda.attached)
 		return;
@@ -47,7 +47,7 @@ static void report_launch_hook(const struct session_target *st)
 	printf("    launches: cudaLaunchKernel through libfvbpf.so's hook on %u call site%s, %llu "
 	       "records (entry or return); the rings lost %llu (shared with the operator "
 	       "callbacks)\n", f->hook_slots, f->hook_slots == 1 ? "" : "s",
-	       (unsigned long long)f->api_records, (unsigned long long)fast_ops_lost(f));
+	       (unsigned long long)f->api_records, (unsigned long long)callback_ops_lost(f));
 }
 
 /* --record-shapes: plans and the layout's check on the job's tensors, or why none. */
@@ -134,14 +134,15 @@ static double mib(uint64_t b)
 /* --max-memory: the bound, what was held, what the overload policy did. */
 static void report_memory(struct session *s)
 {
-	struct mem_budget *m = &s->mem;
+	struct budget *m = &s->mem;
 
 	printf("  memory: max %.1f MiB, budget for segments %.1f MiB and for names and stacks "
 	       "%.1f MiB (RSS after setup %.1f MiB, slack %.1f MiB), peak RSS %.1f MiB, peak in "
 	       "segments %.1f MiB, in names and stacks %.1f MiB; %llu segments "
 	       "spilled (%.1f MiB), %llu dropped, %llu truncated, %llu events over the limit\n",
 	       mib(m->max_memory), mib(m->budget), mib(m->tables), mib(m->rss_setup), mib(m->slack),
-	       mib(mem_rss_peak()), mib(atomic_load(&m->peak)), mib(atomic_load(&m->tables_peak)),
+	       mib(budget_rss_peak()), mib(atomic_load(&m->peak)),
+	       mib(atomic_load(&m->tables_peak)),
 	       (unsigned long long)atomic_load(&m->segments_spilled),
 	       mib(atomic_load(&m->bytes_spilled)),
 	       (unsigned long long)atomic_load(&m->segments_dropped),

@@ -5,14 +5,14 @@
 #include <time.h>
 
 #include "fvbpf_fast.h"
-#include "pipeline/fast_ops.h"
-#include "target/inject.h"
+#include "pipeline/torch/callback_ops.h"
+#include "proc/inject/inject.h"
 #include "probes/bpf_setup.h"
 #include "probes/torch_plans.h"
 #include "util/json_writer.h"
 #include "util/log.h"
 #include "output/manifest.h"
-#include "output/output_files.h"
+#include "util/file/output_files.h"
 #include "pipeline/over_limits.h"
 
 /* cudaLaunchKernel through the library's hook (attach/cuda_hook_attach.c). */
@@ -24,7 +24,8 @@ static json_object *launch_hook_json(const struct session_target *t)
 	json_object_object_add(o, "call_sites", json_object_new_int((int)t->fast.hook_slots));
 	json_object_object_add(o, "records", json_object_new_uint64(t->fast.api_records));
 	/* the rings' losses, shared with the operator callbacks where both are on */
-	json_object_object_add(o, "ring_records_lost", json_object_new_uint64(fast_ops_lost(&t->fast)));
+	json_object_object_add(o, "ring_records_lost",
+			       json_object_new_uint64(callback_ops_lost(&t->fast)));
 	json_object_object_add(o, "why_not", json_string_obj(t->fast.hook_why));
 	return o;
 }
@@ -238,7 +239,7 @@ static json_object *processes_json(struct session *s)
 static json_object *memory_json(struct session *s)
 {
 	json_object *o = json_object_new_object();
-	struct mem_budget *m = &s->mem;
+	struct budget *m = &s->mem;
 
 	json_object_object_add(o, "max_memory", json_object_new_uint64(m->max_memory));
 	json_object_object_add(o, "budget", json_object_new_uint64(m->budget));
@@ -247,7 +248,7 @@ static json_object *memory_json(struct session *s)
 			       json_object_new_uint64(atomic_load(&m->tables_peak)));
 	json_object_object_add(o, "rss_after_setup", json_object_new_uint64(m->rss_setup));
 	json_object_object_add(o, "slack", json_object_new_uint64(m->slack));
-	json_object_object_add(o, "peak_rss", json_object_new_uint64(mem_rss_peak()));
+	json_object_object_add(o, "peak_rss", json_object_new_uint64(budget_rss_peak()));
 	json_object_object_add(o, "peak_segment_bytes", json_object_new_uint64(atomic_load(&m->peak)));
 	json_object_object_add(o, "segments_spilled",
 			       json_object_new_uint64(atomic_load(&m->segments_spilled)));

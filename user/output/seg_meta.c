@@ -4,13 +4,13 @@
 #include <string.h>
 
 #include "fvbpf_gpu.h"
-#include "target/inject.h"
+#include "proc/inject/inject.h"
 #include "util/checked_math.h"
 #include "util/json_writer.h"
 #include "util/text_sanitize.h"
-#include "output/mem_output.h"
+#include "output/memory/mem_output.h"
 #include "output/seg_meta.h"
-#include "pipeline/mem_events.h"
+#include "pipeline/memory/mem_events.h"
 
 #define FVBPF_VERSION_STR "0.1.0"
 
@@ -96,7 +96,7 @@ GET(callback_records_lost) { UNUSED_BUF; v->u = c->seg->callback_lost; }
 GET(torch_calls_over_limit) { UNUSED_BUF; v->u = c->seg->ops_dropped; }
 GET(torch_scope_names_cut) { UNUSED_BUF; v->u = seg_scopes_cut(c->seg); }
 GET(torch_shapes_unknown) { UNUSED_BUF; v->u = seg_shapes_unknown(c->seg); }
-/* --profile-memory (output/mem_output.c): records, losses, peaks */
+/* --profile-memory (output/memory/mem_output.c): records, losses, peaks */
 GET(memory_events) { UNUSED_BUF; v->u = c->seg->memory ? c->seg->memory->n : 0; }
 GET(memory_events_lost)
 {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "util/name_table.h"
-#include "target/proc_info.h"
+#include "proc/proc_info.h"
 #include "pipeline/registry.h"
 #include "pipeline/segment.h"
 

@@ -6,15 +6,15 @@
 
 #include "util/gz_stream.h"
 #include "util/log.h"
-#include "output/mem_snapshot.h"
-#include "output/mem_svg.h"
-#include "output/output_files.h"
-#include "output/pftrace_writer.h"
-#include "output/pystack_files.h"
+#include "output/memory/mem_snapshot.h"
+#include "output/memory/mem_svg.h"
+#include "util/file/output_files.h"
+#include "output/pftrace/pftrace_writer.h"
+#include "output/stacks/pystack_files.h"
 #include "output/seg_writer.h"
 #include "output/spill.h"
-#include "output/summary.h"
-#include "output/trace_writer.h"
+#include "output/summary/summary.h"
+#include "output/json/trace_writer.h"
 #include "output/writer_delay.h"
 
 struct seg_job {
@@ -152,7 +152,7 @@ static struct segment *job_segment(struct seg_writer *w, struct seg_job *job)
 	}
 	seg->mem = w->mem;
 	if (w->mem)
-		mem_charge(w->mem, seg->bytes);
+		budget_charge(w->mem, seg->bytes);
 	return seg;
 }
 
@@ -239,7 +239,7 @@ static bool queue_takes(struct seg_writer *w, uint64_t bytes)
 	bool ok;
 
 	pthread_mutex_lock(&w->lock);
-	ok = !w->mem || !w->mem->budget || w->queued_bytes + bytes <= mem_share(w->mem);
+	ok = !w->mem || !w->mem->budget || w->queued_bytes + bytes <= budget_share(w->mem);
 	if (ok)
 		w->queued_bytes += bytes;
 	pthread_mutex_unlock(&w->lock);

@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "util/mem_budget.h"
+#include "util/budget.h"
 #include "output/seg_index.h"
 #include "output/seg_output.h"
 
@@ -39,7 +39,7 @@ struct seg_writer {
 	struct seg_job *head, *tail;
 	bool stopping, started;
 	/* --max-memory (set before the first submit; NULL: not limited) */
-	struct mem_budget *mem;
+	struct budget *mem;
 	uint64_t queued_bytes;    /* of the closed segments queued in memory */
 	uint64_t next_spill;      /* number of the next spill file */
 	/* results, read after seg_writer_stop() */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "output/spill.h"
-#include "pipeline/seg_memory.h"
+#include "pipeline/memory/seg_memory.h"
 
 #define SPILL_MAGIC "FVBPFSP1"
 #define SPILL_VERSION 1u

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
-#include "target/proc_info.h"
+#include "proc/proc_info.h"
 #include "output/stale_tmp.h"
 
 /* What out_open() and outdir_prepare() name their temporary files, and

@@ -16,10 +16,10 @@
 #include "pipeline/py_status.h"
 #include "pipeline/pystack.h"
 #include "util/log.h"
-#include "target/symbolizer.h"
+#include "proc/elf/symbolizer.h"
 #include "util/text_sanitize.h"
-#include "pipeline/torch_events.h"
-#include "pipeline/mem_handle.h"
+#include "pipeline/torch/torch_events.h"
+#include "pipeline/memory/mem_handle.h"
 #include "fvbpf_mem.h"
 
 #define SEC_NS 1000000000ull
@@ -299,7 +299,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 		return 0;
 	/* The fast path's operators older than this record go first. */
 	if (t->fast.map && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
-		fast_ops_drain(s, t, h->ts_ns);
+		callback_ops_drain(s, t, h->ts_ns);
 	if (t->next_cut && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
 		window_cut_until(s, t, h->ts_ns);
 	switch (h->type) {

@@ -12,7 +12,7 @@
  * BPF session.  Always returns 0 (libbpf stops consuming otherwise). */
 int events_handle(struct session *s, const void *data, size_t size);
 /* A CUDA call's entry and return, from BPF's ring or the launch hook's
- * (fast_ops.c), the record already checked for size. */
+ * (callback_ops.c), the record already checked for size. */
 struct fvbpf_api_enter;
 struct fvbpf_api_exit;
 int events_api_enter(struct session *s, struct session_target *t, const struct fvbpf_api_enter *e);

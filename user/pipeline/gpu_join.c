@@ -5,7 +5,7 @@
 
 #include "pipeline/gpu_join.h"
 #include "pipeline/segment.h"
-#include "target/symbolizer.h"
+#include "proc/elf/symbolizer.h"
 
 /* A correlation whose segment was written already. */
 #define GPU_JOIN_WRITTEN UINT64_MAX

@@ -21,7 +21,7 @@ void pystack_table_free(struct pystack_table *t)
 	for (i = 0; i < t->n; i++)
 		free(t->e[i]);
 	free(t->e);
-	mem_charge_give(t->charge, t->charged);
+	charge_hook_give(t->charge, t->charged);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
 }
@@ -71,7 +71,7 @@ void pystack_target_free(struct pystack_target *pt)
 		free(pt->seen[i].frames);
 	free(pt->seen);
 	fwd_link_free(&pt->fwd);
-	mem_charge_give(pt->charge, pt->charged);
+	charge_hook_give(pt->charge, pt->charged);
 	memset(pt, 0, sizeof(*pt));
 }
 
@@ -81,7 +81,7 @@ void pystack_target_free(struct pystack_target *pt)
 static bool charge(struct pystack_table *tab, struct pystack_target *pt, uint64_t bytes,
 		   bool own)
 {
-	if (mem_charge_take(tab->charge, bytes)) {
+	if (charge_hook_take(tab->charge, bytes)) {
 		pt->n.refused++;
 		return false;
 	}
@@ -101,7 +101,7 @@ static void uncharge_own(struct pystack_table *tab, uint64_t bytes)
 {
 	if (!tab->charge)
 		return;
-	mem_charge_give(tab->charge, bytes);
+	charge_hook_give(tab->charge, bytes);
 	tab->charged -= bytes;
 }
 

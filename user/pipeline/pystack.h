@@ -15,10 +15,10 @@
 #include <stdint.h>
 
 #include "fvbpf_pystack.h"
-#include "pipeline/fwd_link.h"
+#include "pipeline/torch/fwd_link.h"
 #include "pipeline/segment.h"
-#include "target/py_code.h"
-#include "target/py_runtime.h"
+#include "proc/python/py_code.h"
+#include "proc/python/py_runtime.h"
 #include "util/name_table.h"
 #include "util/row_table.h"
 
@@ -48,7 +48,7 @@ struct pystack_table {
 	unsigned int summary_n;     /* --group-by-stack given: frames a summary row groups by, 0 not */
 	/* --max-memory's share for tables: each stack and code object kept is
 	 * charged (consumer only); refused ones are counted as refused */
-	const struct mem_charge *charge;
+	const struct charge_hook *charge;
 	uint64_t charged;
 };
 
@@ -84,7 +84,7 @@ struct pystack_target {
 	struct fwd_link fwd;        /* backward nodes to their forward op's stack */
 	/* its code objects and raw stacks, charged to the table's hook,
 	 * given back when the target is freed */
-	const struct mem_charge *charge;
+	const struct charge_hook *charge;
 	uint64_t charged;
 };
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipeline/mem_events.h"
+#include "pipeline/memory/mem_events.h"
 #include "pipeline/seg_close.h"
 #include "util/grow.h"
 #include "util/log.h"
@@ -56,7 +56,7 @@ void seg_close_release(struct session_target *t, bool force)
 
 	/* Over a third of --max-memory: what waits goes now (GPU records that
 	 * come later are counted late), as spilling one would lose them too. */
-	force = force || mem_pressure(&t->session->mem);
+	force = force || budget_pressure(&t->session->mem);
 	while (i < t->held.n) {
 		struct segment *seg = t->held.segs[i].seg;
 
@@ -92,7 +92,7 @@ struct segment *seg_close_find(void *ctx, uint32_t seq)
 void seg_close_segment(struct segment *seg, void *ctx)
 {
 	struct session_target *t = ctx;
-	uint64_t lost = fast_ops_lost(&t->fast);
+	uint64_t lost = callback_ops_lost(&t->fast);
 
 	/* What the callbacks' rings lost since the last segment closed: its
 	 * own (callbacks run only inside segments); what a process loses after
@@ -124,7 +124,7 @@ void seg_close_segment(struct segment *seg, void *ctx)
 	/* Its GPU records come later (the agent flushes when the outermost
 	 * region ends), and the agent may not have said yet whether it runs:
 	 * wait for both, for a bounded time. */
-	if (!t->exited && !mem_pressure(&t->session->mem) && segment_waits(t, seg) &&
+	if (!t->exited && !budget_pressure(&t->session->mem) && segment_waits(t, seg) &&
 	    hold_segment(t, seg) == 0)
 		return;
 	submit_segment(t, seg);

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "util/grow.h"
-#include "pipeline/seg_memory.h"
+#include "pipeline/memory/seg_memory.h"
 #include "pipeline/segment.h"
 #include "pipeline/slice_spare.h"
 #include "util/thread_table.h"
@@ -26,9 +26,9 @@ void segment_free(struct segment *seg)
 	if (!seg)
 		return;
 	if (seg->mem)
-		mem_release(seg->mem, seg->bytes);
+		budget_release(seg->mem, seg->bytes);
 	/* Kept for the next segment (slice_spare.h), unless memory is short. */
-	if (!seg->slices || (seg->mem && mem_pressure(seg->mem)) ||
+	if (!seg->slices || (seg->mem && budget_pressure(seg->mem)) ||
 	    !slice_spare_put(seg->slices, (seg->room > seg->cap ? seg->room : seg->cap) *
 					  sizeof(*seg->slices)))
 		free(seg->slices);
@@ -64,7 +64,8 @@ static int seg_grow_in(struct segment *seg, void *v, size_t n, size_t *cap, size
 		return 0;
 	ncap = *cap ? *cap * 2 : first;
 	if (seg->mem && *cap) {
-		ncap = seg->truncated_by_memory ? 0 : mem_grant(seg->mem, seg->bytes, *cap, ncap, size);
+		ncap = seg->truncated_by_memory ? 0 :
+		       budget_grant(seg->mem, seg->bytes, *cap, ncap, size);
 		if (!ncap) {
 			if (!seg->truncated_by_memory)
 				atomic_fetch_add(&seg->mem->segments_truncated, 1);
@@ -73,7 +74,7 @@ static int seg_grow_in(struct segment *seg, void *v, size_t n, size_t *cap, size
 			return -ENOSPC;
 		}
 	} else if (seg->mem) {
-		mem_charge(seg->mem, (uint64_t)ncap * size);
+		budget_charge(seg->mem, (uint64_t)ncap * size);
 	}
 	/* A kept array (slice_spare.h) may already hold it: grown and charged
 	 * as if allocated, so the budget sees what it always saw. */
@@ -81,7 +82,7 @@ static int seg_grow_in(struct segment *seg, void *v, size_t n, size_t *cap, size
 		nv = realloc(*p, ncap * size);
 		if (!nv) {
 			if (seg->mem)
-				mem_release(seg->mem, (uint64_t)(ncap - *cap) * size);
+				budget_release(seg->mem, (uint64_t)(ncap - *cap) * size);
 			return -ENOMEM;
 		}
 		*p = nv;
@@ -266,7 +267,7 @@ static int open_segment(struct seg_tracker *t, uint32_t region, uint64_t ts, boo
 	t->cur->bytes = sizeof(*t->cur);
 	t->cur->mem = t->mem;
 	if (t->mem)
-		mem_charge(t->mem, t->cur->bytes);
+		budget_charge(t->mem, t->cur->bytes);
 	if (!before_attach)
 		t->counted++;
 	return 0;

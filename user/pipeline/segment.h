@@ -14,7 +14,7 @@
 
 #include "probes/cuda_api.h"
 #include "pipeline/gpu_join.h"
-#include "util/mem_budget.h"
+#include "util/budget.h"
 #include "pipeline/registry.h"
 #include "util/thread_table.h"
 
@@ -107,11 +107,11 @@ struct segment {
 	struct torch_call *ops;       /* torch calls, in entry order */
 	size_t nops, capops;
 	uint64_t ops_dropped;         /* past SEG_MAX_OPS */
-	struct seg_memory *memory;    /* --profile-memory (pipeline/mem_events.h), NULL: none */
+	struct seg_memory *memory;    /* --profile-memory (pipeline/memory/mem_events.h), NULL: none */
 	/* --max-memory: what its arrays hold, charged to @mem (NULL: not
 	 * counted); past its share of the budget the arrays stop growing and
 	 * what does not fit is counted in the *_dropped fields above. */
-	struct mem_budget *mem;
+	struct budget *mem;
 	uint64_t bytes;               /* the struct and its arrays' capacity */
 	bool truncated_by_memory;
 };
@@ -157,7 +157,7 @@ struct seg_tracker {
 	uint64_t calls_dropped;
 	uint64_t thread_events_dropped; /* events of threads past limits.threads */
 	const struct region_registry *reg;
-	struct mem_budget *mem;   /* charged for its segments; NULL: not counted */
+	struct budget *mem;       /* charged for its segments; NULL: not counted */
 	seg_close_fn on_close;    /* takes ownership of the segment */
 	void *ctx;
 };

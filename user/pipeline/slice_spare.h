@@ -2,7 +2,7 @@
 /*
  * One slice array kept from a written segment for the next segment.  A
  * segment's slice array is big enough to live in its own mapping (see
- * mem_tune_malloc()), so a fresh one per segment costs a page fault and a
+ * budget_tune_malloc()), so a fresh one per segment costs a page fault and a
  * zeroed page per 4 KiB (about 1.7 us each on the 2-vCPU VM: 200 pages,
  * a third of a millisecond, for 20,000 slices) and freeing it unmaps them
  * again.  The writer thread puts the array back, the consumer takes it.

@@ -9,10 +9,10 @@
 
 #include "probes/cuda_api.h"
 #include "probes/cuda_probes.h"
-#include "target/elf_symbols.h"
-#include "util/file_memo.h"
+#include "proc/elf/elf_symbols.h"
+#include "util/file/file_memo.h"
 #include "util/log.h"
-#include "target/proc_info.h"
+#include "proc/proc_info.h"
 #include "probes/uprobe_multi.h"
 
 struct found {

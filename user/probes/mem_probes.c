@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "util/log.h"
-#include "target/elf_file.h"
-#include "target/elf_symbols.h"
-#include "target/proc_maps.h"
+#include "proc/elf/elf_file.h"
+#include "proc/elf/elf_symbols.h"
+#include "proc/proc_maps.h"
 #include "probes/mem_probes.h"
 #include "probes/uprobe_multi.h"
 

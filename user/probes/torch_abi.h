@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
  * --record-shapes: from the report the target's own torch gave
- * (target/torch_layout.h), each operator's plan for BPF: where the x86-64
+ * (proc/torch/torch_layout.h), each operator's plan for BPF: where the x86-64
  * System V convention puts each argument of `at::_ops::<op>::call` (the
  * C++ types torch's code generator gives each schema type; an op returning
  * a class by value takes a hidden sret pointer in rdi first; an ArrayRef

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "target/demangle.h"
+#include "proc/elf/demangle.h"
 #include "probes/torch_abi.h"
 
 enum { C_INT1, C_INT2, C_XMM, C_XMM_INT1, C_MEM3 };

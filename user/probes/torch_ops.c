@@ -9,9 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "target/elf_file.h"
+#include "proc/elf/elf_file.h"
 #include "util/clock.h"
-#include "util/file_open.h"
+#include "util/file/file_open.h"
 #include "util/grow.h"
 #include "probes/torch_ops.h"
 #include "probes/torch_ops_internal.h"

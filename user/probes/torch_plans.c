@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "util/log.h"
-#include "target/proc_maps.h"
-#include "target/torch_layout.h"
+#include "proc/proc_maps.h"
+#include "proc/torch/torch_layout.h"
 #include "probes/torch_abi.h"
 #include "probes/torch_plans.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
  * --record-shapes for one process's libtorch_cpu.so: the report of the
- * target's own torch (target/torch_layout.h) turned into a plan per
+ * target's own torch (proc/torch/torch_layout.h) turned into a plan per
  * operator (probes/torch_abi.h), put in BPF's "torch_plans" map under the
  * operators' ids.  Operators without a plan are recorded without shapes
  * (counted as unknown by the pipeline).
@@ -37,7 +37,7 @@ void torch_plans_remove(struct torch_probes *tp);
 
 /*
  * The installed layout against the target's own tensors: @fit and
- * @misfit more of them read under it (pipeline/torch_shapes.h).  Trusted
+ * @misfit more of them read under it (pipeline/torch/torch_shapes.h).  Trusted
  * once LAYOUT_TRUST_FIT fitted; refused at LAYOUT_REFUSE_MISFIT misfits
  * before that: its plans deleted, its cache file dropped, one line said.
  * True when refused by this call.

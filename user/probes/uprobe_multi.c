@@ -8,8 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "util/file_open.h"
-#include "target/uprobe_site.h"
+#include "util/file/file_open.h"
+#include "proc/elf/uprobe_site.h"
 #include "probes/uprobe_multi.h"
 
 /* The link_create member of union bpf_attr, as kernel 6.6+ lays it out. */

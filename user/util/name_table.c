@@ -34,12 +34,12 @@ void name_table_free(struct name_table *t)
 		free(t->names[i]);
 	free(t->names);
 	free(t->slots);
-	mem_charge_give(t->charge, t->charged);
+	charge_hook_give(t->charge, t->charged);
 	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
 }
 
-void name_table_set_charge(struct name_table *t, const struct mem_charge *c)
+void name_table_set_charge(struct name_table *t, const struct charge_hook *c)
 {
 	pthread_mutex_lock(&t->lock);
 	t->charge = c;
@@ -110,11 +110,11 @@ static int charge_name(struct name_table *t, const char *name, int sign)
 	if (!t->charge)
 		return 0;
 	if (sign < 0) {
-		mem_charge_give(t->charge, cost);
+		charge_hook_give(t->charge, cost);
 		t->charged -= cost;
 		return 0;
 	}
-	if (mem_charge_take(t->charge, cost))
+	if (charge_hook_take(t->charge, cost))
 		return -ENOSPC;
 	t->charged += cost;
 	return 0;

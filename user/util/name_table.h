@@ -34,7 +34,7 @@ struct name_table {
 	size_t max_names, max_bytes;  /* the bounds (lower in tests) */
 	uint32_t overflow_id;  /* NAME_TABLE_OVERFLOW's, once a bound was hit */
 	uint64_t capped;       /* names given overflow_id */
-	const struct mem_charge *charge; /* NULL: nothing charged */
+	const struct charge_hook *charge; /* NULL: nothing charged */
 	uint64_t charged;      /* bytes taken through @charge */
 };
 
@@ -42,7 +42,7 @@ void name_table_init(struct name_table *t);
 void name_table_free(struct name_table *t);
 /* From now on each new name is charged to @c (its bytes and
  * NAME_TABLE_NAME_COST); a name @c refuses gets the overflow id. */
-void name_table_set_charge(struct name_table *t, const struct mem_charge *c);
+void name_table_set_charge(struct name_table *t, const struct charge_hook *c);
 /* The id of @name, added if new; overflow_id past the bounds; 0 when out
  * of memory. */
 uint32_t name_table_intern(struct name_table *t, const char *name);

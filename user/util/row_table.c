@@ -5,18 +5,18 @@
 #include "util/grow.h"
 #include "util/row_table.h"
 
-int mem_charge_take(const struct mem_charge *c, uint64_t bytes)
+int charge_hook_take(const struct charge_hook *c, uint64_t bytes)
 {
 	return c && c->charge ? c->charge(c->ctx, bytes) : 0;
 }
 
-void mem_charge_give(const struct mem_charge *c, uint64_t bytes)
+void charge_hook_give(const struct charge_hook *c, uint64_t bytes)
 {
 	if (c && c->uncharge)
 		c->uncharge(c->ctx, bytes);
 }
 
-int grow_one_charged(const struct mem_charge *c, void *v, size_t n, size_t *cap, size_t size,
+int grow_one_charged(const struct charge_hook *c, void *v, size_t n, size_t *cap, size_t size,
 		     size_t first)
 {
 	uint64_t more;
@@ -25,16 +25,16 @@ int grow_one_charged(const struct mem_charge *c, void *v, size_t n, size_t *cap,
 	if (n < *cap)
 		return 0;
 	more = (uint64_t)(*cap ? *cap : first) * size;
-	ret = mem_charge_take(c, more);
+	ret = charge_hook_take(c, more);
 	if (ret)
 		return ret;
 	ret = grow_one(v, n, cap, size, first);
 	if (ret)
-		mem_charge_give(c, more);
+		charge_hook_give(c, more);
 	return ret;
 }
 
-int pair_index_find_charged(const struct mem_charge *c, struct pair_index *x, const void *arr,
+int pair_index_find_charged(const struct charge_hook *c, struct pair_index *x, const void *arr,
 			    size_t count, pair_key_fn key, const char *name, const char *kind,
 			    size_t *pos)
 {
@@ -45,14 +45,14 @@ int pair_index_find_charged(const struct mem_charge *c, struct pair_index *x, co
 	 * table is charged, the old one given back once it is gone */
 	if ((count + 1) * 2 > x->n)
 		more = (uint64_t)(x->n ? x->n * 2 : 64) * sizeof(size_t);
-	ret = mem_charge_take(c, more);
+	ret = charge_hook_take(c, more);
 	if (ret)
 		return ret;
 	ret = pair_index_find(x, arr, count, key, name, kind, pos);
 	if (ret < 0)
-		mem_charge_give(c, more);
+		charge_hook_give(c, more);
 	else if (more)
-		mem_charge_give(c, old);
+		charge_hook_give(c, old);
 	return ret;
 }
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
  * Find a row of an array by (name, kind), or add it: the one shape of the
- * summary's rows (output/summary.c) and the report's operators
- * (offline/job_report.c).  The owner keeps its array, count, capacity and
- * pair_index; this names them.  Growth (the array's and the index's) may be
- * charged to a budget through a mem_charge hook (`fvbpf report
- * --max-memory`); without one nothing is charged.
+ * summary's rows (output/summary/summary.c) and the report's operators
+ * (offline/report/job_report.c).  The owner keeps its array, count,
+ * capacity and pair_index; this names them.  Growth (the array's and the
+ * index's) may be charged to a budget through a charge_hook (`fvbpf
+ * report --max-memory`); without one nothing is charged.
  */
 #ifndef FVBPF_ROW_TABLE_H
 #define FVBPF_ROW_TABLE_H
@@ -17,20 +17,20 @@
 
 /* What growth is charged to: @charge returns 0 or -ENOSPC (over the budget);
  * @uncharge gives bytes back. */
-struct mem_charge {
+struct charge_hook {
 	int (*charge)(void *ctx, uint64_t bytes);
 	void (*uncharge)(void *ctx, uint64_t bytes);
 	void *ctx;
 };
 
 /* 0, or -ENOSPC from @c; a NULL @c charges nothing. */
-int mem_charge_take(const struct mem_charge *c, uint64_t bytes);
-void mem_charge_give(const struct mem_charge *c, uint64_t bytes);
+int charge_hook_take(const struct charge_hook *c, uint64_t bytes);
+void charge_hook_give(const struct charge_hook *c, uint64_t bytes);
 /* grow_one() charging what the array gains: 0, -ENOSPC or -ENOMEM, the array untouched. */
-int grow_one_charged(const struct mem_charge *c, void *v, size_t n, size_t *cap, size_t size,
+int grow_one_charged(const struct charge_hook *c, void *v, size_t n, size_t *cap, size_t size,
 		     size_t first);
 /* pair_index_find() charging the index's growth: 1, 0, -ENOSPC or -ENOMEM. */
-int pair_index_find_charged(const struct mem_charge *c, struct pair_index *x, const void *arr,
+int pair_index_find_charged(const struct charge_hook *c, struct pair_index *x, const void *arr,
 			    size_t count, pair_key_fn key, const char *name, const char *kind,
 			    size_t *pos);
 
@@ -46,7 +46,7 @@ struct row_table {
 	 * added (@init frees what it took). */
 	int (*init)(void *row, const char *name, const char *kind, void *ctx);
 	void *ctx;                 /* @init's */
-	const struct mem_charge *charge; /* NULL: nothing charged */
+	const struct charge_hook *charge; /* NULL: nothing charged */
 };
 
 /* The row of (@name, @kind) in *@row, added when absent: 0, -ENOSPC (the

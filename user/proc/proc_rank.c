@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * Rank resolution.  The order is what launchers set: torchrun and FastVideo
+ * RANK; a launcher that gives only per-node numbers LOCAL_RANK, made global
+ * by GROUP_RANK/LOCAL_WORLD_SIZE where both are there; then MPI and Slurm.
+ * The environment is the one the process was started with (the kernel's
+ * copy): a rank a process sets in its own os.environ later is not seen.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/proc_read.h"
+#include "proc/proc_rank.h"
+
+#define ENVIRON_MAX (4u << 20)
+
+enum env_key {
+	K_RANK, K_LOCAL_RANK, K_GROUP_RANK, K_NODE_RANK, K_LOCAL_WORLD_SIZE, K_WORLD_SIZE,
+	K_OMPI_RANK, K_OMPI_SIZE, K_SLURM_PROCID, K_SLURM_NODEID, K_SLURM_NTASKS, K_PMI_RANK,
+	K_PMI_SIZE, K_N,
+};
+
+static const char *const env_names[K_N] = {
+	"RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "LOCAL_WORLD_SIZE", "WORLD_SIZE",
+	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NODEID",
+	"SLURM_NTASKS", "PMI_RANK", "PMI_SIZE",
+};
+
+/* A plain decimal from 0 to RANK_MAX ("007" is 7), else -1. */
+static int parse_value(const char *v, size_t len)
+{
+	long n = 0;
+	size_t i;
+
+	if (!len || len > 7)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -1;
+		n = n * 10 + (v[i] - '0');
+	}
+	return n <= RANK_MAX ? (int)n : -1;
+}
+
+/* First definition wins, as getenv() finds it. */
+static void scan_env(const char *env, size_t len, int vals[K_N])
+{
+	const char *p = env, *end = env + len, *eq, *next;
+	size_t klen;
+	int k;
+
+	for (k = 0; k < K_N; k++)
+		vals[k] = -2; /* absent */
+	while (p < end) {
+		next = memchr(p, '\0', (size_t)(end - p));
+		if (!next)
+			next = end;
+		eq = memchr(p, '=', (size_t)(next - p));
+		if (eq) {
+			klen = (size_t)(eq - p);
+			for (k = 0; k < K_N; k++)
+				if (vals[k] == -2 && strlen(env_names[k]) == klen &&
+				    !memcmp(p, env_names[k], klen))
+					vals[k] = parse_value(eq + 1, (size_t)(next - eq - 1));
+		}
+		p = next + 1;
+	}
+	for (k = 0; k < K_N; k++)
+		if (vals[k] < 0)
+			vals[k] = -1;
+}
+
+static int first_of(int a, int b, int c)
+{
+	return a >= 0 ? a : b >= 0 ? b : c;
+}
+
+void rank_from_environ(const char *env, size_t len, struct rank_info *ri)
+{
+	int v[K_N];
+	int64_t global;
+
+	scan_env(env, len, v);
+	ri->local_rank = v[K_LOCAL_RANK];
+	ri->node_rank = first_of(v[K_GROUP_RANK], v[K_NODE_RANK], v[K_SLURM_NODEID]);
+	ri->world_size = first_of(v[K_WORLD_SIZE], v[K_OMPI_SIZE],
+				  v[K_SLURM_NTASKS] >= 0 ? v[K_SLURM_NTASKS] : v[K_PMI_SIZE]);
+	ri->source = RANK_DEFAULT;
+	ri->rank = 0;
+	if (v[K_RANK] >= 0) {
+		ri->rank = v[K_RANK];
+		ri->source = RANK_FROM_RANK;
+	} else if (v[K_LOCAL_RANK] >= 0) {
+		global = (int64_t)v[K_GROUP_RANK] * v[K_LOCAL_WORLD_SIZE] + v[K_LOCAL_RANK];
+		if (v[K_GROUP_RANK] >= 0 && v[K_LOCAL_WORLD_SIZE] > v[K_LOCAL_RANK] &&
+		    global <= RANK_MAX) {
+			ri->rank = (int)global;
+			ri->source = RANK_FROM_GROUP_LOCAL;
+		} else {
+			ri->rank = v[K_LOCAL_RANK];
+			ri->source = RANK_FROM_LOCAL;
+		}
+	} else if (v[K_OMPI_RANK] >= 0) {
+		ri->rank = v[K_OMPI_RANK];
+		ri->source = RANK_FROM_OMPI;
+	} else if (v[K_SLURM_PROCID] >= 0) {
+		ri->rank = v[K_SLURM_PROCID];
+		ri->source = RANK_FROM_SLURM;
+	} else if (v[K_PMI_RANK] >= 0) {
+		ri->rank = v[K_PMI_RANK];
+		ri->source = RANK_FROM_PMI;
+	}
+}
+
+int proc_read_rank_info(pid_t pid, struct rank_info *ri)
+{
+	char path[64], *buf;
+	ssize_t n;
+
+	rank_from_environ("", 0, ri);
+	buf = malloc(ENVIRON_MAX);
+	if (!buf)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	n = proc_read_file(path, buf, ENVIRON_MAX);
+	if (n >= 0)
+		rank_from_environ(buf, (size_t)n, ri);
+	free(buf);
+	return n < 0 ? (int)n : 0;
+}
+
+const char *rank_source_name(enum rank_source s)
+{
+	switch (s) {
+	case RANK_FROM_RANK: return "RANK";
+	case RANK_FROM_GROUP_LOCAL: return "GROUP_RANK*LOCAL_WORLD_SIZE+LOCAL_RANK";
+	case RANK_FROM_LOCAL: return "LOCAL_RANK";
+	case RANK_FROM_OMPI: return "OMPI_COMM_WORLD_RANK";
+	case RANK_FROM_SLURM: return "SLURM_PROCID";
+	case RANK_FROM_PMI: return "PMI_RANK";
+	default: return "default";
+	}
+}
