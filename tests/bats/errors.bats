@@ -106,10 +106,22 @@ start_idle_trainer() {
 	run "$FVBPF" attach -p "$WL_PID" -r training_forward -o "$OUT" -n 1 --overwrite
 	assert_success
 	assert_output --partial "removed 2 files of an earlier attach from $OUT (--overwrite)"
-	# the user's own file stays; the new run's files are the only ones
+	# the user's own file stays; the new run's files are the only ones (one
+	# counted segment, and one begun before the attach where it landed
+	# inside a region): each listed and a whole trace, none left empty
 	assert_file_exists "$OUT/notes.txt"
-	run python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["files"]))' "$OUT/manifest.json"
-	assert_output 1
+	run python3 -c '
+import json, os, sys
+out = sys.argv[1]
+m = json.load(open(out + "/manifest.json"))
+listed = {f["trace"] for f in m["files"]}
+assert sum(f["counted"] for f in m["files"]) == 1, m["files"]
+ours = {n for n in os.listdir(out) if n.startswith("trace_")}
+assert ours == listed, (ours, listed)
+for n in ours:
+    json.load(open(out + "/" + n))
+print("ok", len(ours))' "$OUT"
+	assert_output --regexp '^ok [12]$'
 }
 
 @test "output directory not writable: refused before attaching" {
