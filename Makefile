@@ -133,7 +133,16 @@ $(HTA_VENV)/.hta:
 	$(Q)$(HTA_VENV)/bin/pip install -q --disable-pip-version-check \
 		HolisticTraceAnalysis==0.5.0 'pandas<3'
 	$(Q)touch $@
-venv: $(TORCH_STAMPS) $(PB_VENV)/.protobuf $(FASTVIDEO_DIR)/.stamp $(HTA_VENV)/.hta
+# The Kubernetes API's JSON schemas (carried by the package: no network at
+# test time), for the manifest in docs/k8s (tests/k8s/test_manifest.py).
+K8S_VENV := $(BUILD)/venv-k8s
+$(K8S_VENV)/.k8s:
+	$(call msg,VENV,$(K8S_VENV) kubernetes-validate)
+	$(Q)rm -rf $(K8S_VENV)
+	$(Q)$(PYTHON) -m venv $(K8S_VENV)
+	$(Q)$(K8S_VENV)/bin/pip install -q --disable-pip-version-check kubernetes-validate==1.37.0
+	$(Q)touch $@
+venv: $(TORCH_STAMPS) $(PB_VENV)/.protobuf $(FASTVIDEO_DIR)/.stamp $(HTA_VENV)/.hta $(K8S_VENV)/.k8s
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)
