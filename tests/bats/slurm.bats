@@ -36,7 +36,7 @@ setup() {
 	common_setup
 	case ${SLURM_RC:-1} in
 	0) ;;
-	2) skip "slurmd cannot run on this machine: $SLURM_WHY" ;;
+	2) skip "a Slurm cluster cannot run on this machine: $SLURM_WHY" ;;
 	*) echo "no Slurm cluster: ${SLURM_WHY:-setup_file did not run}" >&2; return 1 ;;
 	esac
 	need_torch "$PY214"
