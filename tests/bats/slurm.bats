@@ -232,7 +232,7 @@ print(len(r["clocks"]), {c["offset_from"] for c in r["clocks"]}, r["offset_betwe
 		"$FVBPF" attach --match "ddp_train\.py $JOB" -n 3 -o "$OUT"
 	echo "$output"
 	assert_success
-	assert_output --regexp "PID [0-9]+ \([a-z_]+\) launches processes with ranks of their own \(RANK\): its SLURM_PROCID is its task's, not a rank; named by PID"
+	assert_output --regexp "PID [0-9]+ \([a-z_]+\) launches PID [0-9]+, whose rank comes from RANK: its SLURM_PROCID is its task's, not a rank; named by PID"
 	assert_output --regexp "attached to PID [0-9]+ \(python[0-9.]*, rank 0 from RANK\)"
 	assert_output --regexp "attached to PID [0-9]+ \(python[0-9.]*, rank 1 from RANK\)"
 	run python3 - "$OUT/manifest.json" <<-'EOF'

@@ -310,11 +310,12 @@ static bool launches(struct session *s, const struct session_target *l,
 	       tree_ancestor(&s->follow->tree, l->proc.pid, w->proc.pid);
 }
 
-static void unrank(struct session_target *t)
+/* @t launches @w (launches()): a launcher, named by PID. */
+static void unrank(struct session_target *t, const struct session_target *w)
 {
-	log_info("PID %d (%s) launches processes with ranks of their own (RANK): its %s "
-		 "is its task's, not a rank; named by PID", t->proc.pid, t->proc.comm,
-		 rank_source_name(t->proc.ri.source));
+	log_info("PID %d (%s) launches PID %d, whose rank comes from %s: its %s is its "
+		 "task's, not a rank; named by PID", t->proc.pid, t->proc.comm, w->proc.pid,
+		 rank_source_name(w->proc.ri.source), rank_source_name(t->proc.ri.source));
 	t->proc.rank = PROC_NO_RANK;
 	t->proc.rank_from_env = false;
 	t->proc.name_by_pid = true;
@@ -336,7 +337,7 @@ static void name_target(struct session *s, struct session_target *t)
 	for (i = 0; i < s->ntargets; i++) {
 		others += &s->targets[i] != t && !s->targets[i].finished;
 		if (&s->targets[i] != t && !s->targets[i].finished && launches(s, t, &s->targets[i]))
-			unrank(t);
+			unrank(t, &s->targets[i]);
 	}
 	if (!t->proc.rank_from_env) {
 		if (others || tree_has_ranks(s, false)) {
@@ -351,7 +352,7 @@ static void name_target(struct session *s, struct session_target *t)
 		if (&s->targets[i] == t)
 			continue;
 		if (!s->targets[i].finished && launches(s, &s->targets[i], t))
-			unrank(&s->targets[i]);
+			unrank(&s->targets[i], t);
 		if (o->rank_from_env && o->rank == t->proc.rank)
 			t->proc.restart++;
 		else if (!o->rank_from_env && !o->name_by_pid && !s->targets[i].segments) {
