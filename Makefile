@@ -73,7 +73,8 @@ all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS) $(BUILD)/fvbpf-test $(BUIL
 # Debian packages needed to build, test, demo and benchmark.
 DEB_PKGS := make gcc g++ clang libclang-rt-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
             libjson-c-dev pkg-config binutils python3 bats bats-assert \
-            bats-support bats-file bpftrace procps util-linux python3-venv time chromium
+            bats-support bats-file bpftrace procps util-linux python3-venv time chromium \
+            slurm-wlm munge
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
@@ -133,7 +134,16 @@ $(HTA_VENV)/.hta:
 	$(Q)$(HTA_VENV)/bin/pip install -q --disable-pip-version-check \
 		HolisticTraceAnalysis==0.5.0 'pandas<3'
 	$(Q)touch $@
-venv: $(TORCH_STAMPS) $(PB_VENV)/.protobuf $(FASTVIDEO_DIR)/.stamp $(HTA_VENV)/.hta
+# The Kubernetes API's JSON schemas (carried by the package: no network at
+# test time), for the manifest in docs/k8s (tests/k8s/test_manifest.py).
+K8S_VENV := $(BUILD)/venv-k8s
+$(K8S_VENV)/.k8s:
+	$(call msg,VENV,$(K8S_VENV) kubernetes-validate)
+	$(Q)rm -rf $(K8S_VENV)
+	$(Q)$(PYTHON) -m venv $(K8S_VENV)
+	$(Q)$(K8S_VENV)/bin/pip install -q --disable-pip-version-check kubernetes-validate==1.37.0
+	$(Q)touch $@
+venv: $(TORCH_STAMPS) $(PB_VENV)/.protobuf $(FASTVIDEO_DIR)/.stamp $(HTA_VENV)/.hta $(K8S_VENV)/.k8s
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)

@@ -52,15 +52,24 @@ run_tap "fuzz" env BUILD="$BUILD" tests/fuzz/run.sh "${FUZZ_CI_SECONDS:-15}"
 
 run_tap "python binding" python3 tests/workloads/py_binding_check.py "$BUILD/libfvbpf.so"
 
-# Python unittest, verbose, as TAP lines.
+# Python unittest, verbose, as TAP lines; UNITTEST_PY names another
+# interpreter (a venv of make venv), whose absence is a failure.
 unittest_tap() {
-	python3 -m unittest -v "$@" 2>&1 | awk '
+	local py=${UNITTEST_PY:-python3}
+	if ! command -v "$py" >/dev/null; then
+		echo "not ok 1 - no $py: run make venv"
+		return 1
+	fi
+	"$py" -m unittest -v "$@" 2>&1 | awk '
 		/ \.\.\. ok$/ { n++; print "ok " n " - " $1; next }
 		/ \.\.\. skipped/ { n++; print "ok " n " - " $1 " # skip"; next }
 		/ \.\.\. (FAIL|ERROR)$/ { n++; print "not ok " n " - " $1; next }
 		{ print "# " $0 }'
 }
 run_tap "GPU check report parser" unittest_tap tests/gpu/test_gpu_report.py
+# The Kubernetes manifest of docs/k8s against the API's own schemas.
+UNITTEST_PY=$BUILD/venv-k8s/bin/python run_tap "Kubernetes manifest" unittest_tap \
+	tests/k8s/test_manifest.py
 # The layout: includes run down the stages of user/, never in a circle.
 run_tap "include layout" python3 tools/include_check.py --tap
 

@@ -50,10 +50,10 @@ wait_long() {
 		--step-by 'Optimizer.step#AdamW.step' -o "$OUT" -d 120 >"$FV_OUT" 2>"$FV_ERR" &
 	FV_PID=$!
 	# the torch worker is traced once its libtorch_cpu is mapped
-	wait_long grep -q 'rank 2): torch in' "$FV_ERR"
+	wait_long grep -q 'rank 2 from RANK): torch in' "$FV_ERR"
 	touch "$JOB/go" "$JOB/torch/go"
 	wait_long test -e "$JOB/torch/done"
-	wait_long grep -q 'rank 3)' "$FV_ERR"
+	wait_long grep -q 'rank 3 from RANK)' "$FV_ERR"
 	touch "$JOB/torch/exit"
 	# the tree is gone once the launcher has reaped its workers: fvbpf stops
 	wait_long grep -q '^statuses=' "$JOB/launcher.log"

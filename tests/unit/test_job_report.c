@@ -221,6 +221,60 @@ static void test_clock(void)
 	mf_free(&ms[1]);
 }
 
+/*
+ * The clock lines: per directory the offset its segments were placed by
+ * (the attach start's where they carry start_unix_us, negative ones too),
+ * and the hostname escaped.
+ */
+static void test_clock_lines(void)
+{
+	struct manifest ms[3];
+	struct job_report r;
+	char err[512], *c = mkdir_sub("clk"), *buf = NULL;
+	int64_t off = 7, moved = 7;
+	size_t len = 0;
+	FILE *f;
+
+	CHECK_EQ(build(ms, "5"), 0);
+	put(c, "manifest.json", "{\"tool\":\"fvbpf\",\"hostname\":\"evil\\u001b[2J\",\"clock\":{"
+	    "\"start\":{\"monotonic_ns\":5000,\"realtime_ns\":1000,\"read_span_ns\":10},"
+	    "\"end\":{\"monotonic_ns\":6000,\"realtime_ns\":2300,\"read_span_ns\":20}},\"files\":["
+	    "{\"pid\":5,\"rank\":4,\"segment\":0,\"summary_json\":\"s.json\","
+	    "\"start_unix_us\":1.000,\"end_unix_us\":2.000}]}");
+	summary(c, "s.json", 4, "1.000", 0, "5", "aten::mm");
+	CHECK_EQ(mf_read(c, &ms[2], err, sizeof(err)), 0);
+	CHECK_EQ(mf_read_summaries(&ms[2], NULL, true, err, sizeof(err)), 0);
+	/* nodeA: no manifest clock, no unix times: the summary's wallclock */
+	CHECK_EQ(mf_applied_offset(&ms[0], &off, &moved), MF_APPLIED_MEAN);
+	CHECK_EQ(off, 1767225600000500000LL - 1000000);
+	CHECK_EQ(moved, 0);
+	/* nodeB: a manifest clock, no unix times: the mean */
+	CHECK_EQ(mf_applied_offset(&ms[1], &off, &moved), MF_APPLIED_MEAN);
+	CHECK_EQ(off, 4050);
+	/* unix times: the attach start's offset, -4000 ns, +300 ns by the end */
+	CHECK_EQ(mf_applied_offset(&ms[2], &off, &moved), MF_APPLIED_ATTACH_START);
+	CHECK_EQ(off, -4000);
+	CHECK_EQ(moved, 300);
+	CHECK_EQ(job_report_build(ms, 3, &r), 0);
+	f = open_memstream(&buf, &len);
+	CHECK_EQ(job_report_print(f, &r, 10), 0);
+	fclose(f);
+	CHECK(strstr(buf, "no offset is applied between hosts") != NULL);
+	CHECK(strstr(buf, "  nodeA, ") != NULL);
+	CHECK(strstr(buf, ": offset 1767225599.999500000 s, from a summary's start_wallclock") != NULL);
+	CHECK(strstr(buf, "  nodeB, ") != NULL);
+	CHECK(strstr(buf, ": offset 0.000004050 s, the mean of the manifest's at attach start and end") != NULL);
+	CHECK(strstr(buf, "  evil\\x1b[2J, ") != NULL);
+	CHECK(strstr(buf, ": offset -0.000004000 s, CLOCK_REALTIME - CLOCK_MONOTONIC at attach start "
+		     "(manifest clock; +0.300 us by its end)") != NULL);
+	CHECK(strchr(buf, '\x1b') == NULL);
+	free(buf);
+	job_report_free(&r);
+	mf_free(&ms[0]);
+	mf_free(&ms[1]);
+	mf_free(&ms[2]);
+}
+
 static void test_bad_inputs(void)
 {
 	struct manifest m;
@@ -580,6 +634,7 @@ int main(void)
 	RUN(test_no_device_time_ranks_by_cpu);
 	RUN(test_json_valid);
 	RUN(test_clock);
+	RUN(test_clock_lines);
 	RUN(test_bad_inputs);
 	RUN(test_extreme_clock);
 	RUN(test_extreme_sums);

@@ -51,15 +51,50 @@ static void test_mpi_slurm_pmi(void)
 	CHECK_EQ(ri.rank, 9);
 	CHECK_EQ(ri.source, RANK_FROM_OMPI);
 	CHECK_EQ(ri.world_size, 16);
-	ri = resolve(ENV("SLURM_PROCID=2\0SLURM_NODEID=1\0SLURM_NTASKS=8\0PMI_RANK=5\0"));
+	ri = resolve(ENV("SLURM_PROCID=2\0SLURM_NODEID=1\0SLURM_NTASKS=8\0SLURM_LOCALID=3\0"));
 	CHECK_EQ(ri.rank, 2);
 	CHECK_EQ(ri.source, RANK_FROM_SLURM);
 	CHECK_EQ(ri.node_rank, 1);
 	CHECK_EQ(ri.world_size, 8);
+	CHECK_EQ(ri.local_rank, 3);
+	CHECK_STR(rank_source_name(ri.source), "SLURM_PROCID");
 	ri = resolve(ENV("PMI_RANK=5\0PMI_SIZE=6\0"));
 	CHECK_EQ(ri.rank, 5);
 	CHECK_EQ(ri.source, RANK_FROM_PMI);
 	CHECK_EQ(ri.world_size, 6);
+	ri = resolve(ENV("PMIX_RANK=7\0"));
+	CHECK_EQ(ri.rank, 7);
+	CHECK_EQ(ri.source, RANK_FROM_PMIX);
+	CHECK_STR(rank_source_name(ri.source), "PMIX_RANK");
+}
+
+/*
+ * The innermost launcher wins: MPI ranks started inside a Slurm task (a
+ * batch script's mpiexec, or the daemon srun started on a node) carry that
+ * task's SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID beside their own.
+ */
+static void test_mpi_inside_slurm(void)
+{
+	struct rank_info ri;
+
+	ri = resolve(ENV("SLURM_PROCID=0\0SLURM_NTASKS=2\0SLURM_LOCALID=0\0PMI_RANK=5\0"
+			 "PMI_SIZE=8\0MPI_LOCALRANKID=1\0"));
+	CHECK_EQ(ri.rank, 5);
+	CHECK_EQ(ri.source, RANK_FROM_PMI);
+	CHECK_EQ(ri.world_size, 8);
+	CHECK_EQ(ri.local_rank, 1);
+	ri = resolve(ENV("SLURM_PROCID=1\0PMIX_RANK=6\0"));
+	CHECK_EQ(ri.rank, 6);
+	CHECK_EQ(ri.source, RANK_FROM_PMIX);
+	ri = resolve(ENV("SLURM_PROCID=1\0SLURM_LOCALID=0\0PMIX_RANK=6\0OMPI_COMM_WORLD_RANK=6\0"
+			 "OMPI_COMM_WORLD_LOCAL_RANK=2\0"));
+	CHECK_EQ(ri.source, RANK_FROM_OMPI);
+	CHECK_EQ(ri.local_rank, 2);
+	/* torchrun under srun: its workers' RANK and LOCAL_RANK */
+	ri = resolve(ENV("SLURM_PROCID=1\0SLURM_LOCALID=0\0RANK=5\0LOCAL_RANK=1\0"));
+	CHECK_EQ(ri.rank, 5);
+	CHECK_EQ(ri.source, RANK_FROM_RANK);
+	CHECK_EQ(ri.local_rank, 1);
 }
 
 static void test_default_and_bad_values(void)
@@ -111,6 +146,7 @@ int main(void)
 	RUN(test_rank_first);
 	RUN(test_group_local);
 	RUN(test_mpi_slurm_pmi);
+	RUN(test_mpi_inside_slurm);
 	RUN(test_default_and_bad_values);
 	RUN(test_odd_blocks);
 	UNIT_DONE();

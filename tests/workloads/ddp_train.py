@@ -1,8 +1,15 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 """A data-parallel training job on the CPU, run by torchrun with the gloo
-backend, with no fvbpf code in it (tests/bats/job_steps.bats, make bench).
+backend, with no fvbpf code in it (tests/bats/job_steps.bats, make bench),
+or by Slurm's srun (tests/bats/slurm.bats).
 
   torchrun --nproc-per-node N ddp_train.py DIR [--steps S] [--sleep-ms MS]
+  srun -n N python ddp_train.py DIR [--steps S] [--sleep-ms MS] [--tag T]
+
+Under torchrun the rank and world size come from RANK and WORLD_SIZE;
+under srun, which sets neither, from SLURM_PROCID and SLURM_NTASKS, and the
+ranks meet through a file store in DIR (no port to agree on).  --tag T
+does nothing but sit in the command line (a test tells tasks apart by it).
 
 Each rank trains a small block under DistributedDataParallel (one gradient
 all-reduce a step), one step every MS milliseconds (default 20), until
@@ -50,7 +57,15 @@ def main():
     steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 0
     sleep_s = (float(sys.argv[sys.argv.index("--sleep-ms") + 1]) if "--sleep-ms" in sys.argv
                else 20.0) / 1e3
-    dist.init_process_group("gloo")
+    if "RANK" in os.environ:
+        dist.init_process_group("gloo")
+    else:
+        # srun: the launcher's own variables, as the job's code would read
+        # them; nothing is set in os.environ (fvbpf reads the environment
+        # the process was started with)
+        dist.init_process_group("gloo", init_method="file://" + os.path.join(d, "store"),
+                                rank=int(os.environ["SLURM_PROCID"]),
+                                world_size=int(os.environ["SLURM_NTASKS"]))
     rank = dist.get_rank()
     torch.manual_seed(rank)
     model = DDP(Block())

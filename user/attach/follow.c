@@ -17,6 +17,7 @@
 #include "util/log.h"
 #include "util/serial_arm.h"
 #include "proc/proc_rank.h"
+#include "proc/proc_read.h"
 #include "proc/proc_scan.h"
 #include "proc/proc_tree.h"
 #include "attach/target.h"
@@ -56,13 +57,38 @@ static int exclude_ancestors(struct follow *f)
 	return 0;
 }
 
+/*
+ * Slurm's programs hold the job's command line in their own (srun, the
+ * srun it forks, sbatch, salloc; slurmstepd names the step) but never run
+ * a training step: a job's tasks are slurmstepd's children, which match on
+ * their own.  An srun inside a batch script has the script's SLURM_PROCID,
+ * so matched it was a rank that never began and -n never ended.
+ */
+static const char *const scheduler_comms[] = {
+	"srun", "sbatch", "salloc", "sattach", "slurmstepd",
+};
+
+static bool scheduler_program(pid_t pid)
+{
+	char comm[32];
+	size_t i;
+
+	if (proc_read_comm(pid, pid, comm, sizeof(comm)))
+		return false;
+	for (i = 0; i < sizeof(scheduler_comms) / sizeof(scheduler_comms[0]); i++)
+		if (!strcmp(comm, scheduler_comms[i]))
+			return true;
+	return false;
+}
+
 static bool matches(const struct follow *f, pid_t pid)
 {
 	char cmd[4096];
 
-	if (!f->has_re || excluded(f, pid) || proc_read_cmdline(pid, cmd, sizeof(cmd)))
+	if (!f->has_re || excluded(f, pid) || proc_read_cmdline(pid, cmd, sizeof(cmd)) ||
+	    regexec(&f->re, cmd, 0, NULL, 0))
 		return false;
-	return regexec(&f->re, cmd, 0, NULL, 0) == 0;
+	return !scheduler_program(pid);
 }
 
 static void map_insert(struct session *s, pid_t pid)
@@ -210,10 +236,24 @@ int follow_prepare(struct session *s, const struct attach_opts *o)
 	return 0;
 }
 
+/* A live process of the tree started by @p: @p is a launcher or a wrapper
+ * (`srun bash -c 'python train.py'`, mpirun in a batch script), whose
+ * rank variable (SLURM_PROCID) what it started inherited. */
+static bool has_live_child(const struct proc_tree *t, const struct tree_proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->procs[i].ppid == p->pid && !t->procs[i].exited && !t->procs[i].replaced)
+			return true;
+	return false;
+}
+
 /* Rank naming: a process without a rank from its environment is named by
  * its PID (a launcher beside rank 0); a later process with a rank already
  * seen in this attach gets the next restart index. */
-/* A live process of the tree (any, or @candidates only) has a rank in its
+/* A live process of the tree (any, or @candidates only: those still
+ * starting, launchers and wrappers left out) has a rank in its
  * environment; each one's environment is read once. */
 static bool tree_has_ranks(struct session *s, bool candidates)
 {
@@ -228,10 +268,57 @@ static bool tree_has_ranks(struct session *s, bool candidates)
 			continue;
 		if (p->rank_env < 0)
 			p->rank_env = !proc_read_rank_info(p->pid, &ri) && ri.source != RANK_DEFAULT;
-		if (p->rank_env > 0)
+		if (p->rank_env > 0 && !(candidates && has_live_child(&f->tree, p)))
 			return true;
 	}
 	return false;
+}
+
+/* Rank variables a scheduler or MPI gives a task, which everything the
+ * task starts inherits. */
+static bool task_wide_source(enum rank_source src)
+{
+	return src == RANK_FROM_SLURM || src == RANK_FROM_OMPI || src == RANK_FROM_PMI ||
+	       src == RANK_FROM_PMIX;
+}
+
+/* @anc started @pid, directly or further up (64 levels at most). */
+static bool tree_ancestor(struct proc_tree *tree, pid_t anc, pid_t pid)
+{
+	struct tree_proc *p = proc_tree_find(tree, pid);
+	int depth;
+
+	for (depth = 0; p && depth < 64; depth++) {
+		if (p->ppid == anc)
+			return true;
+		p = proc_tree_find(tree, p->ppid);
+	}
+	return false;
+}
+
+/*
+ * @l launches @w: torchrun under srun has the task's SLURM_PROCID, its
+ * workers have that and a RANK of their own.  Its rank is not one (it runs
+ * no steps: -n would wait for it, and it would take rank 0's name) while it
+ * has written nothing.
+ */
+static bool launches(struct session *s, const struct session_target *l,
+		     const struct session_target *w)
+{
+	return l->proc.rank_from_env && task_wide_source(l->proc.ri.source) && !l->segments &&
+	       w->proc.rank_from_env && !task_wide_source(w->proc.ri.source) &&
+	       tree_ancestor(&s->follow->tree, l->proc.pid, w->proc.pid);
+}
+
+/* @t launches @w (launches()): a launcher, named by PID. */
+static void unrank(struct session_target *t, const struct session_target *w)
+{
+	log_info("PID %d (%s) launches PID %d, whose rank comes from %s: its %s is its "
+		 "task's, not a rank; named by PID", t->proc.pid, t->proc.comm, w->proc.pid,
+		 rank_source_name(w->proc.ri.source), rank_source_name(t->proc.ri.source));
+	t->proc.rank = PROC_NO_RANK;
+	t->proc.rank_from_env = false;
+	t->proc.name_by_pid = true;
 }
 
 /*
@@ -239,15 +326,19 @@ static bool tree_has_ranks(struct session *s, bool candidates)
  * rank 0 by default when it is the only one traced, and is named by its
  * PID beside processes that have ranks (a launcher) or beside another
  * without one.  A rank that joins a process named rank 0 by default takes
- * that name from it (it has written nothing: it runs no steps).
+ * that name from it (it has written nothing: it runs no steps).  A launcher
+ * whose rank came from the scheduler's task (launches()) is named by PID.
  */
 static void name_target(struct session *s, struct session_target *t)
 {
 	int i, others = 0;
 
 	t->proc.restart = 0;
-	for (i = 0; i < s->ntargets; i++)
+	for (i = 0; i < s->ntargets; i++) {
 		others += &s->targets[i] != t && !s->targets[i].finished;
+		if (&s->targets[i] != t && !s->targets[i].finished && launches(s, t, &s->targets[i]))
+			unrank(t, &s->targets[i]);
+	}
 	if (!t->proc.rank_from_env) {
 		if (others || tree_has_ranks(s, false)) {
 			t->proc.rank = PROC_NO_RANK;
@@ -260,6 +351,8 @@ static void name_target(struct session *s, struct session_target *t)
 
 		if (&s->targets[i] == t)
 			continue;
+		if (!s->targets[i].finished && launches(s, &s->targets[i], t))
+			unrank(&s->targets[i], t);
 		if (o->rank_from_env && o->rank == t->proc.rank)
 			t->proc.restart++;
 		else if (!o->rank_from_env && !o->name_by_pid && !s->targets[i].segments) {

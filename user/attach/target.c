@@ -22,6 +22,7 @@
 #include "pipeline/seg_close.h"
 #include "output/seg_output.h"
 #include "proc/inject/inject.h"
+#include "proc/proc_rank.h"
 #include "util/log.h"
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
@@ -231,11 +232,23 @@ static int attach_moment(struct session *s, struct session_target *t,
 				   s->cut_from_ns);
 }
 
+/* "rank 1 from SLURM_PROCID": where a rank came from, said as it is
+ * attached (the manifest's rank_source). */
+static void attach_rank_text(const struct proc_target *p, char *buf, size_t len)
+{
+	size_t n;
+
+	seg_output_rank_text(p, buf, len);
+	n = strlen(buf);
+	if (p->rank_from_env && n + 1 < len)
+		snprintf(buf + n, len - n, " from %s", rank_source_name(p->ri.source));
+}
+
 /* A process without markers: its torch (and CUDA) probes only. */
 static int attach_unmarked(struct session *s, struct session_target *t, int fd, uint32_t key)
 {
 	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
-	char rank[48];
+	char rank[96];
 
 	if (s->api_probes)
 		target_scan_cuda(s, t, true);
@@ -253,7 +266,7 @@ static int attach_unmarked(struct session *s, struct session_target *t, int fd, 
 			  t->proc.comm);
 		return -ENOENT;
 	}
-	seg_output_rank_text(&t->proc, rank, sizeof(rank));
+	attach_rank_text(&t->proc, rank, sizeof(rank));
 	log_info("attached to PID %d (%s, %s): %s%s", t->proc.pid, t->proc.comm, rank,
 		 t->torchp.found ? "torch in " : "no markers, no torch", t->torchp.path);
 	return 0;
@@ -332,7 +345,7 @@ int target_attach_end(struct session *s, struct session_target *t)
 	uint32_t key = (uint32_t)(t - s->targets);
 	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
 	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS);
-	char rank[48];
+	char rank[96];
 
 	if (t->armed)
 		return 0; /* without markers: armed by the begin */
@@ -356,7 +369,7 @@ int target_attach_end(struct session *s, struct session_target *t)
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH)
 		return attach_fail(t);
-	seg_output_rank_text(&t->proc, rank, sizeof(rank));
+	attach_rank_text(&t->proc, rank, sizeof(rank));
 	log_info("attached to PID %d (%s, %s): markers in %s", t->proc.pid, t->proc.comm, rank,
 		 m->path);
 	t->armed = true;

@@ -16,15 +16,18 @@ enum rank_source {
 	RANK_FROM_LOCAL,        /* LOCAL_RANK alone: unique per node only */
 	RANK_FROM_OMPI,         /* OMPI_COMM_WORLD_RANK */
 	RANK_FROM_SLURM,        /* SLURM_PROCID */
-	RANK_FROM_PMI,          /* PMI_RANK (MPICH, Intel MPI) */
+	RANK_FROM_PMI,          /* PMI_RANK (MPICH, Intel MPI, srun --mpi=pmi2) */
+	RANK_FROM_PMIX,         /* PMIX_RANK (Open MPI 5, srun --mpi=pmix) */
 };
 
 struct rank_info {
 	int rank;
 	enum rank_source source;
-	int local_rank;         /* -1: unknown */
+	int local_rank;         /* LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
+				 * MPI_LOCALRANKID or SLURM_LOCALID; -1: unknown */
 	int node_rank;          /* GROUP_RANK, NODE_RANK or SLURM_NODEID; -1 unknown */
-	int world_size;         /* WORLD_SIZE, OMPI_COMM_WORLD_SIZE, SLURM_NTASKS; -1 */
+	int world_size;         /* WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE or
+				 * SLURM_NTASKS; -1 */
 };
 
 /*

@@ -158,6 +158,22 @@ void mf_free(struct manifest *m);
 int mf_file_wallclock(const struct manifest *m, const struct mf_file *f, int64_t *start,
 		      int64_t *end);
 
+/* How mf_file_wallclock() puts @m's segments on the wall clock. */
+enum mf_applied {
+	MF_APPLIED_NONE,          /* not at all: no times or no offset */
+	MF_APPLIED_ATTACH_START,  /* start_unix_us: monotonic + the offset at attach start */
+	MF_APPLIED_MEAN,          /* monotonic + offset_ns (older directories) */
+	MF_APPLIED_OWN,           /* start_unix_us without a manifest clock: offset unknown */
+};
+
+/*
+ * The realtime - monotonic offset by which @m's segments are placed (said
+ * by `fvbpf report`), and in *@moved_ns how far it moved by the attach's end
+ * (0 when unknown).
+ */
+enum mf_applied mf_applied_offset(const struct manifest *m, int64_t *offset_ns,
+				  int64_t *moved_ns);
+
 /* Read a whole regular file (no link) of at most @max bytes, NUL-terminated; free() it. */
 int mf_slurp(const char *path, size_t max, char **out, size_t *len, char *err, size_t errlen);
 /* Parse JSON text of @path with a message naming the file and the error. */

@@ -75,6 +75,30 @@ int mf_step_keys(struct manifest *m, struct mf_file *f, json_object *o)
 	return 0;
 }
 
+enum mf_applied mf_applied_offset(const struct manifest *m, int64_t *offset_ns,
+				  int64_t *moved_ns)
+{
+	bool unix_times = false;
+	size_t i;
+
+	*offset_ns = *moved_ns = 0;
+	for (i = 0; i < m->nfiles && !unix_times; i++)
+		unix_times = m->files[i].have_unix;
+	if (unix_times && m->clock_source == MF_CLOCK_MANIFEST) {
+		/* The live side wrote them with the attach start's pair.  Both
+		 * clocks are >= 0 (mf_clock_offset() checked): no overflow. */
+		*offset_ns = m->clock_start.real_ns - m->clock_start.mono_ns;
+		*moved_ns = (m->clock_end.real_ns - m->clock_end.mono_ns) - *offset_ns;
+		return MF_APPLIED_ATTACH_START;
+	}
+	if (unix_times)
+		return MF_APPLIED_OWN;
+	if (m->clock_source == MF_CLOCK_NONE)
+		return MF_APPLIED_NONE;
+	*offset_ns = m->offset_ns;
+	return MF_APPLIED_MEAN;
+}
+
 int mf_file_wallclock(const struct manifest *m, const struct mf_file *f, int64_t *start,
 		      int64_t *end)
 {

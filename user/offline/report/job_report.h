@@ -47,6 +47,8 @@
 #define JR_TEXT_STEPS  50
 #define JR_TEXT_SPLIT_RANKS 16
 #define JR_TEXT_MISSING 32
+/* The text's clock lines: one per directory up to this many. */
+#define JR_TEXT_CLOCKS 16
 /* Labels of the ranks missing from one step in the JSON (all are counted). */
 #define JR_JSON_MISSING 64
 

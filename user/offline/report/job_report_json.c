@@ -155,6 +155,34 @@ static json_object *ops_json(const struct jr_region *g, bool device, unsigned in
 	return o;
 }
 
+/* What `fvbpf report` prints as its clock lines: the offset each
+ * directory's segments were placed by, none between hosts. */
+static json_object *clocks_json(const struct job_report *r)
+{
+	static const char *const how_name[] = {
+		[MF_APPLIED_NONE] = "none", [MF_APPLIED_ATTACH_START] = "attach start",
+		[MF_APPLIED_MEAN] = "mean of attach start and end", [MF_APPLIED_OWN] = "own times",
+	};
+	json_object *a = json_object_new_array(), *o;
+	int64_t off, moved;
+	enum mf_applied how;
+	size_t i;
+
+	for (i = 0; r->ms && i < r->ndirs; i++) {
+		how = mf_applied_offset(&r->ms[i], &off, &moved);
+		o = json_object_new_object();
+		json_object_object_add(o, "directory", json_string_obj(r->ms[i].dir));
+		json_object_object_add(o, "hostname", json_string_obj(r->ms[i].hostname));
+		json_object_object_add(o, "offset_from", json_string_obj(how_name[how]));
+		json_object_object_add(o, "realtime_minus_monotonic_ns", how == MF_APPLIED_ATTACH_START ||
+				       how == MF_APPLIED_MEAN ? json_object_new_int64(off) : NULL);
+		json_object_object_add(o, "moved_by_attach_end_ns", how == MF_APPLIED_ATTACH_START ?
+				       json_object_new_int64(moved) : NULL);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static json_object *root_json(const struct job_report *r, unsigned int top)
 {
 	json_object *root = json_object_new_object();
@@ -165,6 +193,9 @@ static json_object *root_json(const struct job_report *r, unsigned int top)
 	json_object_object_add(root, "ranks", json_object_new_uint64(r->nranks));
 	json_object_object_add(root, "top", json_object_new_int((int)top));
 	json_object_object_add(root, "incomplete_segments_excluded", json_object_new_boolean(1));
+	json_object_object_add(root, "clocks", clocks_json(r));
+	json_object_object_add(root, "offset_between_hosts", json_string_obj(
+		"none applied: hosts' realtime clocks are taken as synchronised (NTP/PTP)"));
 	return root;
 }
 

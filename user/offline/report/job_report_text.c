@@ -2,6 +2,7 @@
 /* `fvbpf report`: the job report printed for a person, its ranks labelled and
  * its operators ranked. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +217,57 @@ static int print_region(FILE *f, const struct job_report *r, const struct jr_reg
 	return ret;
 }
 
+/* @ns as seconds with every nanosecond, negative ones too. */
+static void print_seconds(FILE *f, const char *before, int64_t ns)
+{
+	uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+
+	fprintf(f, "%s%s%" PRIu64 ".%09" PRIu64, before, ns < 0 ? "-" : "", a / 1000000000u,
+		a % 1000000000u);
+}
+
+/*
+ * The clock offset each directory's segments were placed by: pairing by
+ * time compares hosts' wall clocks as they are, so a reader must see what
+ * was applied and what was assumed.
+ */
+static void print_clocks(FILE *f, const struct job_report *r)
+{
+	int64_t off, moved;
+	char *host, *dir;
+	size_t i;
+
+	fputs("clocks: each directory's segments are placed on its host's wall clock "
+	      "(CLOCK_MONOTONIC + the offset below); no offset is applied between hosts, whose "
+	      "realtime clocks are taken as synchronised (NTP/PTP)\n", f);
+	for (i = 0; r->ms && i < r->ndirs && i < JR_TEXT_CLOCKS; i++) {
+		const struct manifest *m = &r->ms[i];
+		enum mf_applied how = mf_applied_offset(m, &off, &moved);
+
+		host = jr_tty(m->hostname[0] ? m->hostname : "?");
+		dir = jr_tty(m->dir);
+		fprintf(f, "  %s, %s: ", host ? host : "?", dir ? dir : "?");
+		if (how == MF_APPLIED_ATTACH_START || how == MF_APPLIED_MEAN)
+			print_seconds(f, "offset ", off);
+		if (how == MF_APPLIED_ATTACH_START)
+			fprintf(f, " s, CLOCK_REALTIME - CLOCK_MONOTONIC at attach start (manifest "
+				"clock; %+.3f us by its end)\n", (double)moved / 1e3);
+		else if (how == MF_APPLIED_MEAN)
+			fprintf(f, " s, %s\n", m->clock_source == MF_CLOCK_MANIFEST ?
+				"the mean of the manifest's at attach start and end" :
+				"from a summary's start_wallclock (1 us steps)");
+		else if (how == MF_APPLIED_OWN)
+			fputs("the segments' own wall-clock times (no manifest clock)\n", f);
+		else
+			fputs("none: no clock, its segments are not placed in time\n", f);
+		free(host);
+		free(dir);
+	}
+	if (r->ndirs > JR_TEXT_CLOCKS)
+		fprintf(f, "  ... %zu more directories (--json lists every one)\n",
+			r->ndirs - JR_TEXT_CLOCKS);
+}
+
 int job_report_print(FILE *f, const struct job_report *r, unsigned int top)
 {
 	size_t i, incomplete = 0, uncounted = 0;
@@ -236,6 +288,7 @@ int job_report_print(FILE *f, const struct job_report *r, unsigned int top)
 		fprintf(f, "; so are the %zu that do not count (--include-uncounted takes them in)",
 			uncounted);
 	fputc('\n', f);
+	print_clocks(f, r);
 	if (!r->nregions)
 		fputs("no segments listed\n", f);
 	for (i = 0; i < r->nregions; i++) {
