@@ -41,8 +41,10 @@ int native_parse_exec_start(const char *text, uint64_t *ns)
 	unsigned long long ms, frac = 0;
 	int digits = 0;
 
-	/* past the first line, which holds the thread's comm (its own choice) */
-	p = strchr(text, '\n');
+	/* past the first line, which holds the thread's comm (its own choice),
+	 * and the line of dashes under it */
+	p = strstr(text, "\n---");
+	p = p ? strchr(p + 1, '\n') : NULL;
 	p = p ? strstr(p, "\nse.exec_start") : NULL;
 	if (!p || !(p = strchr(p, ':')))
 		return -EINVAL;

@@ -59,9 +59,36 @@ static uint64_t field(const uint8_t *w, unsigned int off, unsigned int lo)
 	return v;
 }
 
-/* One walk from @top; the instruction of the innermost frame in *@top_instr. */
+/* The fields of the innermost frame a walk saw: compared after it. */
+struct top_seen {
+	uint64_t frame, code, previous, instr;
+};
+
+static bool read_top(const struct py_runtime *r, uint64_t ts, struct top_seen *t)
+{
+	const struct py_layout *L = r->lay;
+	unsigned int lo, hi;
+	uint8_t w[128];
+	bool ok;
+
+	memset(t, 0, sizeof(*t));
+	t->frame = top_frame(r, ts, &ok);
+	if (!ok)
+		return false;
+	if (!t->frame)
+		return true;
+	window(L, &lo, &hi);
+	if (hi - lo > sizeof(w) || py_mem_read(r->pid, t->frame + lo, w, hi - lo))
+		return false;
+	t->code = field(w, L->fr_code, lo);
+	t->previous = field(w, L->fr_previous, lo);
+	t->instr = field(w, L->fr_instr, lo);
+	return true;
+}
+
+/* One walk from @top; what it read of the innermost frame in *@seen. */
 static void walk_once(const struct py_runtime *r, uint64_t top, struct pyw_stack *st,
-		      uint64_t *top_instr)
+		      struct top_seen *seen)
 {
 	const struct py_layout *L = r->lay;
 	unsigned int lo, hi, steps;
@@ -71,7 +98,8 @@ static void walk_once(const struct py_runtime *r, uint64_t top, struct pyw_stack
 	window(L, &lo, &hi);
 	st->nframes = 0;
 	st->flags &= ~(unsigned int)(PYW_CUT | PYW_FAULT);
-	*top_instr = 0;
+	memset(seen, 0, sizeof(*seen));
+	seen->frame = top;
 	/* C-stack entry frames are stepped over, not kept: the steps bound them */
 	for (steps = 0; frame; steps++) {
 		uint64_t instr;
@@ -85,10 +113,13 @@ static void walk_once(const struct py_runtime *r, uint64_t top, struct pyw_stack
 			break;
 		}
 		instr = field(w, L->fr_instr, lo);
+		if (!steps) {
+			seen->code = field(w, L->fr_code, lo);
+			seen->previous = field(w, L->fr_previous, lo);
+			seen->instr = instr;
+		}
 		if (L->frame_object) /* 3.10's f_lasti is an int */
 			instr = (uint32_t)instr;
-		if (!steps)
-			*top_instr = instr;
 		if (!L->owner_cstack || w[L->fr_owner - lo] != L->owner_cstack) {
 			struct pyw_frame *f = &st->frames[st->nframes++];
 
@@ -102,29 +133,29 @@ static void walk_once(const struct py_runtime *r, uint64_t top, struct pyw_stack
 
 void pyw_walk(const struct py_runtime *r, struct pyw_stack *st)
 {
-	uint64_t top, again, instr, instr_after;
+	struct top_seen before, after;
 	bool ok;
-	unsigned int lo, hi;
 
-	window(r->lay, &lo, &hi);
 	st->flags &= ~(unsigned int)PYW_TORN;
 	for (st->tries = 1;; st->tries++) {
-		top = top_frame(r, st->tstate, &ok);
+		before.frame = top_frame(r, st->tstate, &ok);
 		if (!ok) {
 			st->nframes = 0;
 			st->flags |= PYW_FAULT;
 			return;
 		}
-		walk_once(r, top, st, &instr);
-		/* the same innermost frame at the same instruction: its callers
-		 * were suspended under it the whole time */
-		again = top_frame(r, st->tstate, &ok);
-		instr_after = 0;
-		if (ok && again && !rd64(r->pid, again + r->lay->fr_instr, &instr_after) &&
-		    r->lay->frame_object)
-			instr_after = (uint32_t)instr_after;
-		if (ok && again == top && instr_after == instr)
+		walk_once(r, before.frame, st, &before);
+		/*
+		 * The innermost frame as it was read at the start, still: its
+		 * callers were suspended under it the whole time.  A frame
+		 * popped and another pushed at the same address (a return and
+		 * a call) changes its code, caller or instruction.
+		 */
+		ok = read_top(r, st->tstate, &after);
+		if (ok && !memcmp(&before, &after, sizeof(before)))
 			return;
+		if (!ok && !st->nframes && (st->flags & PYW_FAULT))
+			return; /* unreadable, not changing */
 		if (st->tries == PYW_TRIES) {
 			st->flags |= PYW_TORN;
 			return;
