@@ -76,7 +76,7 @@ static enum dump_py py_status(int err)
 
 #ifdef FVBPF_TEST_HOOKS
 /* tests: a pause inside each process's dump, for a process to exit in it */
-static void test_pause(void)
+static void test_pause(pid_t pid)
 {
 	const char *v = getenv("FVBPF_TEST_DUMP_PAUSE_MS");
 	struct timespec ts;
@@ -84,13 +84,15 @@ static void test_pause(void)
 
 	if (ms <= 0 || ms > 60000)
 		return;
+	log_info("test: pausing %ld ms in the dump of PID %d", ms, pid);
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
 }
 #else
-static void test_pause(void)
+static void test_pause(pid_t pid)
 {
+	(void)pid;
 }
 #endif
 
@@ -226,7 +228,7 @@ static int read_proc(struct dump_proc *p, struct sched_now *now)
 	if (p->py == DUMP_PY_NONE &&
 	    (p->py_version = py_guess_version(p->pid, p->py_path, sizeof(p->py_path))))
 		p->py = DUMP_PY_UNSUPPORTED;
-	test_pause();
+	test_pause(p->pid);
 	if (p->py == DUMP_PY_OK)
 		err = python_threads(p, rt);
 cleanup:
