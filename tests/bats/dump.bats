@@ -313,6 +313,27 @@ print(p["python"]["status"], len(p["threads"]), all(t["python"] is None for t in
 	grep -qx "fvbpf: error: every process exited before or during the dump: nothing to show" "$out.err"
 }
 
+@test "dump: a process in its own PID namespace (a container's): its threads matched by their own ids" {
+	local main
+	main=$(mark_line "$THREADS" MAIN-LINE)
+	unshare -p -f --mount-proc python3 "$THREADS" >"$WL_LOG" 2>&1 &
+	WL_PIDS+=($!)
+	disown
+	wait_for grep -q '^pid=1$' "$WL_LOG"
+	WL_PID=$(pgrep -P "${WL_PIDS[-1]}")
+	WL_PIDS+=("$WL_PID")
+	wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -q 'py_waiter: blocked in futex'"
+	run "$FVBPF" dump -p "$WL_PID"
+	echo "$output"
+	assert_success
+	assert_line --regexp "^rank 0  pid $WL_PID  python3  CPython 3\.11"
+	assert_output --regexp "
+  thread $WL_PID python3: blocked in clock_nanosleep [^
+]*
+    blocked_main \([^)]*dump_threads\.py:$main\)"
+	assert_output --regexp "waiter \([^)]*dump_threads\.py:[0-9]+\)"
+}
+
 @test "dump: a hostile interpreter (cycles, garbage, a huge line table, a wrong layout, 3.14) and hostile names" {
 	local m
 	for m in good cycle garbage huge badlayout version; do

@@ -13,6 +13,7 @@
 #include "dump/frames_say.h"
 #include "dump/py_frames.h"
 #include "dump/py_guess.h"
+#include "dump/py_nscheck.h"
 #include "dump/verdict.h"
 #include "target/proc_rank.h"
 #include "target/proc_read.h"
@@ -222,6 +223,8 @@ static int read_proc(struct dump_proc *p, struct sched_now *now)
 		goto cleanup;
 	}
 	p->py = py_status(py_runtime_find(p->pid, rt));
+	if (p->py == DUMP_PY_MISMATCH && own_ns && py_nscheck(rt, proc_ns_pid(p->pid)))
+		p->py = DUMP_PY_OK;
 	p->py_version = rt->version;
 	snprintf(p->py_path, sizeof(p->py_path), "%s", rt->path);
 	/* a CPython without a layout here (3.9 and older): named all the same */
