@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 """Whether `fvbpf dump` stalls a job's steps (tests/bats/dump.bats, make bench).
 
-    dump_gaps.py FVBPF JOBDIR RANKS LAUNCHER [--dumps N] [--steps S] [--every SECONDS]
+    dump_gaps.py FVBPF JOBDIR RANKS LAUNCHER [--dumps N] [--steps S] [--every SECONDS] [--idle]
 
 JOBDIR/times.R holds the CLOCK_MONOTONIC ns at which rank R ended each step
 (tests/workloads/dump_job.py).  The job runs S steps (default 60) untouched,
@@ -10,9 +10,13 @@ then N dumps (default 10) of `FVBPF dump -p LAUNCHER --children` are taken
 one after the other (or one every SECONDS), then S steps untouched again.
 The gap between two step ends of a rank is "during" when it overlaps the
 dumps' span, else the job's own.  Prints the dumps' times and the gaps, and
-"ok" when the longest gap during the dumps is within the job's own spread
-(its longest gap before and after, and a tenth more, plus 5 ms of timer
-slack), else "stalled" (exit 1).
+"ok" when at most 2 gaps during the dumps are longer than the job's own
+spread allows (its longest gap before and after, a tenth more and 5 ms of
+timer slack), else "stalled" (exit 1): a dumper that stops the job lengthens
+a gap of every rank at every dump, noise one now and then.
+--idle runs the dumps under SCHED_IDLE: on a machine whose CPUs the job and
+others fill (2 vCPUs, 3 ranks), the dumper's own CPU time would otherwise
+be measured as the job's steps getting longer, which is not a stall.
 """
 import os
 import statistics
@@ -28,6 +32,10 @@ def arg(name, default):
 def times(jobdir, rank):
     with open(os.path.join(jobdir, "times.%d" % rank)) as f:
         return [int(x) for x in f.read().split()]
+
+
+def idle():
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 def wait_steps(jobdir, ranks, more, deadline_s=120):
@@ -52,7 +60,8 @@ def main():
     for i in range(dumps):
         a = time.monotonic_ns()
         r = subprocess.run([fvbpf, "dump", "-p", launcher, "--children"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, check=False)
+                           stderr=subprocess.PIPE, check=False,
+                           preexec_fn=idle if "--idle" in sys.argv else None)
         b = time.monotonic_ns()
         if r.returncode:
             raise SystemExit("error: dump %d exited %d: %s" % (i, r.returncode, r.stderr.decode()))
@@ -79,9 +88,12 @@ def main():
         len(own), statistics.median(own), spread))
     print("step gaps during the dumps: %d, median %.1f ms, max %.1f ms" % (
         len(during), statistics.median(during), max(during)))
-    if max(during) > spread * 1.1 + 5:
-        print("stalled: a step gap of %.1f ms during the dumps, the job's own are at most %.1f ms"
-              % (max(during), spread))
+    over = [g for g in during if g > spread * 1.1 + 5]
+    print("gaps during the dumps longer than the job's own allow (%.1f ms): %d" % (
+        spread * 1.1 + 5, len(over)))
+    if len(over) > 2:
+        print("stalled: %d step gaps during the dumps up to %.1f ms, the job's own are at most "
+              "%.1f ms" % (len(over), max(over), spread))
         return 1
     print("ok")
     return 0

@@ -124,7 +124,8 @@ static const struct argp dump_argp = {
 	NULL, NULL, NULL
 };
 
-/* Each given process is there and readable: a line naming the fix if not. */
+/* Each given process is there (-p) and readable: a line naming the fix if
+ * not.  A process --match found that has gone since is the dump's to say. */
 static int check_pids(const struct dump_opts *o)
 {
 	char path[64];
@@ -132,7 +133,7 @@ static int check_pids(const struct dump_opts *o)
 	int fd;
 
 	for (i = 0; i < o->npids; i++) {
-		if (!proc_alive(o->pids[i])) {
+		if (!proc_alive(o->pids[i]) && !o->match) {
 			log_error("no process with PID %d: check the PID (ps -p %d)", o->pids[i],
 				  o->pids[i]);
 			return -ESRCH;

@@ -102,7 +102,7 @@ int pyf_resolve(struct pyf_cache *c, const struct pyw_stack *st, struct dump_thr
 	t->frames = st->nframes ? calloc(st->nframes, sizeof(*t->frames)) : NULL;
 	if (st->nframes && !t->frames)
 		return -ENOMEM;
-	for (i = 0; i < st->nframes && !err; i++) {
+	for (i = 0; i < st->nframes; i++) {
 		const struct pyw_frame *f = &st->frames[i];
 		struct py_code tmp;
 		struct slot *s = NULL;
@@ -125,6 +125,11 @@ int pyf_resolve(struct pyf_cache *c, const struct pyw_stack *st, struct dump_thr
 
 			err = fill(&t->frames[i], c->r, e, &tmp, f->code, f->instr);
 			py_code_free(&tmp);
+		}
+		if (err) { /* out of memory: the frames so far, each whole */
+			free(t->frames[i].function);
+			free(t->frames[i].file);
+			break;
 		}
 		t->nframes = i + 1;
 	}
