@@ -54,6 +54,7 @@ for i in $(seq 8); do
 	mkdir -p "$d"
 	OMP_NUM_THREADS=1 "$PY" "$TRAIN" run "$d" 1 >"$d/log" 2>&1 &
 	PIDS+=($!)
+	disown
 done
 for i in $(seq 8); do
 	d=$TMP/p$i
@@ -93,6 +94,7 @@ note "starting a 3-rank torchrun job"
 mkdir -p "$TMP/job"
 (cd "$TMP/job" && OMP_NUM_THREADS=1 exec setsid "$(dirname "$PY")/torchrun" --standalone \
 	--nproc-per-node 3 "$JOBPY" "$TMP/job" >"$TMP/job/job.log" 2>&1) &
+disown
 for r in 0 1 2; do
 	wait_file "$TMP/job/rank.$r" . 180 "$$" || die "rank $r did not start ($TMP/job/job.log)"
 done
@@ -101,7 +103,9 @@ LAUNCHER=$(ps -o ppid= -p "$R0" | tr -d ' ')
 JOB_PGID=$(ps -o pgid= -p "$LAUNCHER" | tr -d ' ')
 python3 "$ROOT/tests/lib/dump_gaps.py" "$FVBPF" "$TMP/job" 3 "$LAUNCHER" --dumps 10 --every 1 \
 	--steps "$STEPS" >"$TMP/gaps" || true
-sed 's/^/   b. /' "$TMP/gaps"
+# the step gaps as measured; the goal here is the medians' ratio, not the
+# test's stall rule (dump.bats runs that one with the dumps under SCHED_IDLE)
+grep -Ev '^(ok|stalled)' "$TMP/gaps" | sed 's/^/   b. /' 
 own=$(sed -n "s/^step gaps, the job's own: [0-9]*, median \([0-9.]*\) ms.*/\1/p" "$TMP/gaps")
 during=$(sed -n 's/^step gaps during the dumps: [0-9]*, median \([0-9.]*\) ms.*/\1/p' "$TMP/gaps")
 [ -n "$own" ] && [ -n "$during" ] || die "no step gaps measured: $(cat "$TMP/gaps")"
