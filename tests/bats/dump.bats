@@ -256,6 +256,23 @@ for t in d["processes"][0]["threads"]:
 	assert_line "py_waiter False futex True"
 }
 
+@test "dump: the regions a thread is in through fvbpf's @profile_region decorators" {
+	start_workload "$WL_LOG" python3 "$THREADS" --regions
+	wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -q 'native_sleeper'"
+	run "$FVBPF" dump -p "$WL_PID"
+	echo "$output"
+	assert_success
+	assert_output --regexp "
+  thread $WL_PID python3: [^
+]*
+    regions: training_train_one_step > training_forward
+    blocked_main \("
+	run "$FVBPF" dump -p "$WL_PID" --json
+	assert_success
+	run python3 -c 'import json, sys; t = json.load(sys.stdin)["processes"][0]["threads"]; print(t[0]["regions"], t[1]["regions"])' <<<"$output"
+	assert_output "['training_train_one_step', 'training_forward'] []"
+}
+
 @test "dump: a process without Python (the C marker trainer)" {
 	start_workload "$WL_LOG" "$TRAINER" --steps 0 --threads
 	run "$FVBPF" dump -p "$WL_PID"

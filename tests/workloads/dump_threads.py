@@ -2,7 +2,7 @@
 """Threads for `fvbpf dump` to find (tests/bats/dump.bats), CPython 3.10+,
 no torch, no fvbpf code:
 
-  python3 dump_threads.py [--hostile]
+  python3 dump_threads.py [--hostile | --regions]
 
 - the main thread sleeps in blocked_main() (the line marked MAIN-LINE);
 - a Python thread named "py_waiter" waits on an Event in waiter() (the
@@ -12,6 +12,9 @@ no torch, no fvbpf code:
 - --hostile: the main thread's innermost function and its file are named
   with an escape sequence, a forged "fvbpf:" line, a bidi override and a
   C1 control (the code object renamed, as a job could).
+- --regions: the main thread blocks inside two functions decorated with
+  fvbpf's @profile_region (the package of this source tree: python/),
+  "training_train_one_step" around "training_forward".
 Prints "pid=PID" once all three are in place, then runs until killed.
 """
 import ctypes
@@ -56,11 +59,29 @@ def hostile(fn):
     return fn
 
 
+def in_regions():
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "python"))
+    import fvbpf
+
+    @fvbpf.profile_region("training_forward")
+    def forward():
+        blocked_main()
+
+    @fvbpf.profile_region("training_train_one_step")
+    def step():
+        forward()
+
+    return step
+
+
 def main():
     ev = threading.Event()
     threading.Thread(target=waiter, args=(ev,), name="py_waiter", daemon=True).start()
     native_sleeper()
     run = hostile(blocked_main) if "--hostile" in sys.argv else blocked_main
+    if "--regions" in sys.argv:
+        run = in_regions()
     print("pid=%d" % os.getpid(), flush=True)
     run()
 

@@ -80,6 +80,8 @@ void verdict_doing(const struct dump_proc *p, char *buf, size_t len)
 	} else {
 		put(&l, "%s", t->python ? "in no Python frame" : "without Python");
 	}
+	if (t->nregions) /* the innermost region it is in */
+		put(&l, " (region %s)", t->regions[t->nregions - 1]);
 	if (t->tid != p->pid)
 		put(&l, " (thread %d)", t->tid);
 	if (t->nat.call == NATIVE_RUNNING || t->nat.state == 'R') {
