@@ -146,8 +146,9 @@ static int find(const struct dump *d, pid_t pid)
 	return -1;
 }
 
-/* A fork without exec of another dumped process: it carries that one's
- * environment (its rank) but is not that rank. */
+/* A fork without exec of another dumped process (a DataLoader worker), or
+ * a child that inherited its parent's rank (a compile worker spawned with
+ * exec): it carries that one's environment but is not that rank. */
 static void find_workers(struct dump *d)
 {
 	unsigned int i;
@@ -155,8 +156,12 @@ static void find_workers(struct dump *d)
 	for (i = 0; i < d->nprocs; i++) {
 		struct dump_proc *p = &d->procs[i];
 		int parent = find(d, p->ppid);
+		const struct dump_proc *pp = parent >= 0 ? &d->procs[parent] : NULL;
 
-		if (parent >= 0 && !p->exited && proc_same_image(p->ppid, p->pid) == 1) {
+		if (!pp || p->exited)
+			continue;
+		if ((p->rank_from_env && pp->rank_from_env && pp->rank == p->rank) ||
+		    proc_same_image(p->ppid, p->pid) == 1) {
 			p->worker = true;
 			p->worker_of = p->ppid;
 		}

@@ -136,7 +136,7 @@ static void proc_text(FILE *f, const struct dump_proc *p)
 
 	fputc('\n', f);
 	esc(f, p->name);
-	if (p->rank >= 0 || p->worker)
+	if (p->rank >= 0) /* "pid N" and "rank R worker N" say it already */
 		fprintf(f, "  pid %d", p->pid);
 	fputs("  ", f);
 	esc(f, p->comm);
