@@ -273,6 +273,30 @@ for t in d["processes"][0]["threads"]:
 	assert_output "['training_train_one_step', 'training_forward'] []"
 }
 
+@test "dump: a rank's forked and spawned workers are named after it, never an absent rank" {
+	RANK=1 WORLD_SIZE=2 start_workload "$WL_LOG" python3 "$THREADS" --workers
+	local fork spawn
+	fork=$(sed -n 's/^workers=\([0-9]*\),.*/\1/p' "$WL_LOG")
+	spawn=$(sed -n 's/^workers=[0-9]*,\([0-9]*\)$/\1/p' "$WL_LOG")
+	WL_PIDS+=("$fork" "$spawn")
+	wait_for sh -c "'$FVBPF' dump -p $spawn | grep -q 'worker_sleep'"
+	run "$FVBPF" dump -p "$WL_PID" --children
+	echo "$output"
+	assert_success
+	assert_line --index 0 "fvbpf dump: no rank waits in a collective"
+	assert_line --regexp "^rank 1  pid $WL_PID  python3  CPython 3\.11"
+	assert_line --regexp "^rank 1 worker $fork  python3  CPython 3\.11"
+	assert_line --regexp "^rank 1 worker $spawn  python3  CPython 3\.11"
+	run "$FVBPF" dump -p "$WL_PID" --children --json
+	run python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for p in d["processes"]:
+    print(p["name"].split(" worker")[0], p["rank"], p["worker_of"] is not None)' <<<"$output"
+	assert_line --index 0 "rank 1 1 False"
+	assert_line "rank 1 None True"
+}
+
 @test "dump: a process without Python (the C marker trainer)" {
 	start_workload "$WL_LOG" "$TRAINER" --steps 0 --threads
 	run "$FVBPF" dump -p "$WL_PID"

@@ -2,7 +2,7 @@
 """Threads for `fvbpf dump` to find (tests/bats/dump.bats), CPython 3.10+,
 no torch, no fvbpf code:
 
-  python3 dump_threads.py [--hostile | --regions]
+  python3 dump_threads.py [--hostile | --regions] [--workers]
 
 - the main thread sleeps in blocked_main() (the line marked MAIN-LINE);
 - a Python thread named "py_waiter" waits on an Event in waiter() (the
@@ -15,6 +15,8 @@ no torch, no fvbpf code:
 - --regions: the main thread blocks inside two functions decorated with
   fvbpf's @profile_region (the package of this source tree: python/),
   "training_train_one_step" around "training_forward".
+- --workers: a forked worker and a spawned one (multiprocessing), each
+  sleeping in worker_sleep(); their PIDs in the "workers=" line.
 Prints "pid=PID" once all three are in place, then runs until killed.
 """
 import ctypes
@@ -75,6 +77,19 @@ def in_regions():
     return step
 
 
+def worker_sleep():
+    time.sleep(100000)
+
+
+def start_workers():
+    import multiprocessing
+    procs = [multiprocessing.get_context(m).Process(target=worker_sleep, daemon=True)
+             for m in ("fork", "spawn")]
+    for p in procs:
+        p.start()
+    print("workers=%s" % ",".join(str(p.pid) for p in procs), flush=True)
+
+
 def main():
     ev = threading.Event()
     threading.Thread(target=waiter, args=(ev,), name="py_waiter", daemon=True).start()
@@ -82,6 +97,8 @@ def main():
     run = hostile(blocked_main) if "--hostile" in sys.argv else blocked_main
     if "--regions" in sys.argv:
         run = in_regions()
+    if "--workers" in sys.argv:
+        start_workers()
     print("pid=%d" % os.getpid(), flush=True)
     run()
 
