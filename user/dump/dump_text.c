@@ -136,7 +136,7 @@ static void proc_text(FILE *f, const struct dump_proc *p)
 
 	fputc('\n', f);
 	esc(f, p->name);
-	if (p->rank >= 0) /* "pid N" and "rank R worker N" say it already */
+	if (p->rank >= 0 && !strstr(p->name, "pid ")) /* "rank 1 (pid N)" says it */
 		fprintf(f, "  pid %d", p->pid);
 	fputs("  ", f);
 	esc(f, p->comm);
