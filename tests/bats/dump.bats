@@ -235,6 +235,7 @@ steps_past() {
 	start_workload "$WL_LOG" python3 "$THREADS"
 	wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -q 'native_sleeper: blocked in clock_nanosleep'"
 	wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -q 'py_waiter: blocked in futex'"
+	wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -Eq 'thread $WL_PID python3[.0-9]*: blocked in'"
 	run "$FVBPF" dump -p "$WL_PID"
 	echo "$output"
 	assert_success
@@ -258,7 +259,7 @@ for t in d["processes"][0]["threads"]:
 
 @test "dump: the regions a thread is in through fvbpf's @profile_region decorators" {
 	start_workload "$WL_LOG" python3 "$THREADS" --regions
-	wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -q 'native_sleeper'"
+	wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -q 'thread $WL_PID python3: blocked in clock_nanosleep'"
 	run "$FVBPF" dump -p "$WL_PID"
 	echo "$output"
 	assert_success
@@ -364,6 +365,7 @@ print(p["python"]["status"], len(p["threads"]), all(t["python"] is None for t in
 	WL_PID=$(pgrep -P "${WL_PIDS[-1]}")
 	WL_PIDS+=("$WL_PID")
 	wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -q 'py_waiter: blocked in futex'"
+	wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -Eq 'thread $WL_PID python3[.0-9]*: blocked in'"
 	run "$FVBPF" dump -p "$WL_PID"
 	echo "$output"
 	assert_success
@@ -398,7 +400,7 @@ print(p["python"]["status"], len(p["threads"]), all(t["python"] is None for t in
 	assert_line "    inner (/fake/model.py:?)"
 	run cat "$BATS_TEST_TMPDIR/badlayout.txt"
 	assert_line --regexp "CPython whose layout fvbpf does not recognise: native state only\$"
-	assert_line --regexp "^  thread [0-9]+ py_hostile: blocked in "
+	assert_line --regexp "^  thread [0-9]+ py_hostile: (blocked in |running)"
 	run cat "$BATS_TEST_TMPDIR/version.txt"
 	assert_line --regexp "CPython 3\.14: not walked \(3\.10 to 3\.13 are\); native state only\$"
 	# a job's own names: escape sequences, a forged line, bidi, C1
@@ -419,6 +421,7 @@ print(p["python"]["status"], len(p["threads"]), all(t["python"] is None for t in
 		py=$(other_python "python$v") || continue
 		start_workload "$BATS_TEST_TMPDIR/$v.log" "$py" "$THREADS"
 		wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -q 'py_waiter: blocked in futex'"
+		wait_for sh -c "'$FVBPF' dump -p $WL_PID | grep -Eq 'thread $WL_PID python3[.0-9]*: blocked in'"
 		run "$FVBPF" dump -p "$WL_PID"
 		echo "$output"
 		assert_line --regexp "^rank 0  pid $WL_PID  python3[.0-9]*  CPython $v"

@@ -127,6 +127,7 @@ static json_object *python_json(const struct dump_proc *p)
 	add(o, "thread_states", json_object_new_int((int)p->pylist.states));
 	add(o, "thread_states_unmatched", json_object_new_int((int)p->py_states_unmatched));
 	add(o, "thread_list_cut", json_object_new_boolean(p->pylist.cut));
+	add(o, "thread_list_unreadable_past", json_object_new_boolean(p->pylist.bad));
 	return o;
 }
 

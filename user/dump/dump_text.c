@@ -159,6 +159,12 @@ static void proc_text(FILE *f, const struct dump_proc *p)
 		fprintf(f, "  %u more threads not read (at most %d)\n", p->threads_cut, DUMP_THREADS_MAX);
 	if (p->pylist.cut)
 		fprintf(f, "  [Python thread list cut at %d]\n", PYW_THREADS_MAX);
+	if (p->pylist.bad)
+		fputs("  [Python thread list not read to its end: a thread state changed under the "
+		      "read]\n", f);
+	if (p->py_states_unmatched)
+		fprintf(f, "  [%u Python thread state%s of no live thread]\n", p->py_states_unmatched,
+			p->py_states_unmatched == 1 ? "" : "s");
 }
 
 static void absent_text(FILE *f, const struct dump *d)
