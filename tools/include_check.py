@@ -26,7 +26,8 @@ import sys
 # Lowest first: a folder may include its own and any folder before it.
 # model/ is the plain data every live stage reads (the session and its
 # targets, the attach options): lowest but util/, so that any stage may.
-ORDER = ["util", "model", "proc", "probes", "pipeline", "output", "offline", "attach", "cli"]
+ORDER = ["util", "model", "proc", "probes", "pipeline", "output", "offline", "dump", "attach",
+         "cli"]
 # The in-process library: libc and its own headers; of util/ only headers
 # with no .c beside them (nothing to link into libfvbpf.so).
 SEPARATE = ["lib"]

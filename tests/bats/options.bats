@@ -38,7 +38,7 @@ flat() { tr '\n' ' ' | tr -s ' '; }
 		[ -n "$def" ] && { [[ $help == *"default $def"* ]] || fail "--help lacks 'default $def' ($opt)"; }
 		n=$((n + 1))
 	done < <("$FVBPF" attach --help-markdown | tail -n +3)
-	[ "$n" -eq 30 ] # rows of the option table
+	[ "$n" -eq 31 ] # rows of the option table
 	# the hidden flag stays hidden
 	[[ $help != *help-markdown* ]]
 }

@@ -631,6 +631,8 @@ the_rest() {
 	"$ROOT/tests/bench/mem_bench.sh" "$BUILD" || die "the --profile-memory section failed (exit status $?, above)"
 	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/arm_bench.sh" "$BUILD" ||
 		die "the arming section failed (exit status $?, above)"
+	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/dump_bench.sh" "$BUILD" ||
+		die "the fvbpf dump section failed (exit status $?, above)"
 	summary_table
 	exit 0
 }

@@ -21,6 +21,7 @@
 #include "attach/py_request.h"
 #include "attach/pystack_attach.h"
 #include "attach/session_regions.h"
+#include "attach/stall_watch.h"
 #include "probes/bpf_setup.h"
 #include "pipeline/pystack.h"
 #include "pipeline/drops.h"
@@ -169,6 +170,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		cut_gate_tick(s);
 		follow_tick(s);
 		progress_tick(s);
+		stall_watch_tick(s);
 		for (i = 0; i < s->ntargets; i++)
 			py_status_tick(&s->targets[i], clock_ns(CLOCK_MONOTONIC));
 		for (i = 0; i < s->ntargets; i++)
@@ -258,6 +260,7 @@ void session_free(struct session *s)
 	for (i = 0; i < s->ntargets; i++)
 		target_free(&s->targets[i]);
 	follow_free(s);
+	stall_watch_free(s);
 	for (i = 0; i < 3; i++)
 		bpf_link__destroy(s->tree_links[i]);
 	seg_writer_free(&s->writer);
@@ -507,7 +510,7 @@ int attach_run(const struct attach_opts *given)
 	}
 	if (s.follow && follow_start(&s))
 		goto cleanup;
-	if (session_memory_setup(&s, o))
+	if (session_memory_setup(&s, o) || stall_watch_start(&s, o))
 		goto cleanup;
 	cut_gate_open(&s, o, arming_began);
 	log_info("tracing %u region%s in %d process%s into %s; Ctrl-C to stop", s.nrequested,
@@ -534,6 +537,7 @@ int attach_run(const struct attach_opts *given)
 	clock_pair_read(&s.meta.mono_at_end_ns, &s.meta.real_at_end_ns, &s.meta.read_span_end_ns);
 	report_print(&s, o);
 	follow_report(&s);
+	stall_watch_report(&s);
 	if (manifest_write(&s, o))
 		log_warn("cannot write %s/manifest.json", o->outdir);
 	cache_drop_flush();

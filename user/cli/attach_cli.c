@@ -154,6 +154,11 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 		if (parse_seconds(arg, MIN_OF(AO_WAIT), MAX_OF(AO_WAIT), &o->wait_s))
 			break;
 		return 0;
+	case OPT_DUMP_ON_STALL:
+		if (parse_seconds(arg, MIN_OF(AO_DUMP_ON_STALL), MAX_OF(AO_DUMP_ON_STALL),
+				  &o->dump_on_stall_s))
+			break;
+		return 0;
 	case OPT_INJECT_TIMEOUT:
 		if (parse_seconds(arg, MIN_OF(AO_INJECT_TIMEOUT), MAX_OF(AO_INJECT_TIMEOUT),
 				  &o->inject_timeout_s))
@@ -188,6 +193,10 @@ static int parse_option(int key, char *arg, struct attach_opts *o)
 	case OPT_WAIT:
 		log_error("invalid --wait '%s': give seconds from %g to %.0f", arg, MIN_OF(AO_WAIT),
 			  MAX_OF(AO_WAIT));
+		break;
+	case OPT_DUMP_ON_STALL:
+		log_error("invalid --dump-on-stall '%s': give seconds from %g to %.0f", arg,
+			  MIN_OF(AO_DUMP_ON_STALL), MAX_OF(AO_DUMP_ON_STALL));
 		break;
 	case OPT_INJECT_TIMEOUT:
 		log_error("invalid --inject-timeout '%s': give seconds from %g to %.0f, e.g. "
@@ -250,6 +259,7 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 	case OPT_GPU_WAIT:
 	case OPT_WINDOW:
 	case OPT_WAIT:
+	case OPT_DUMP_ON_STALL:
 	case OPT_INJECT_TIMEOUT:
 	case OPT_MAX_MEMORY:
 		return parse_option(key, arg, o);

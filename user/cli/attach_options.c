@@ -77,6 +77,13 @@ const struct attach_opt attach_opt_table[AO_COUNT] = {
 			  .accepted = "a time up to 24 hours ahead; one in the past cuts at once, with "
 				      "a warning",
 			  .see = "[Whole jobs](whole-jobs.md#the-same-step-on-every-rank)" },
+	[AO_DUMP_ON_STALL] = { "dump-on-stall", OPT_DUMP_ON_STALL, "SECONDS", AK_SECONDS, 0.1, 86400,
+			       .help = "When a process that had ended a segment ends none for this "
+				       "long, write what `fvbpf dump` shows of every traced process "
+				       "(Python stacks, blocked calls, the ranks a collective waits "
+				       "for) into the output directory as dump_stallNNNN.txt and "
+				       ".json, once per stall, and say so in the exit report",
+			       .see = "[When a job hangs](hangs.md#watch-a-job---dump-on-stall)" },
 	[AO_REGION_FILE] = { "region-file", OPT_REGION_FILE, "FILE", AK_TEXT,
 			     .help = "Extra regions, one per line: NAME [description], # comments",
 			     .accepted = "a regular file of at most 1 MiB, lines of at most 512 "

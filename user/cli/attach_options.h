@@ -39,6 +39,7 @@ enum {
 	OPT_LAUNCH_SOURCE,
 	OPT_START_AT,
 	OPT_OVERWRITE,
+	OPT_DUMP_ON_STALL,
 };
 
 /* The table's rows, in --help order. */
@@ -55,6 +56,7 @@ enum attach_opt_id {
 	AO_SEGMENTS,
 	AO_SCHEDULE,
 	AO_START_AT,
+	AO_DUMP_ON_STALL,
 	AO_REGION_FILE,
 	AO_RINGBUF,
 	AO_FORMAT,

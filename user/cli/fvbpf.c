@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "attach/attach.h"
+#include "cli/cli_dump.h"
 #include "cli/cli_export.h"
 #include "cli/cli_report.h"
 #include "util/log.h"
@@ -60,6 +61,10 @@ static const struct cmd {
 	  "[--format FORMAT] [--inject] [--region-file FILE] [-v] ...",
 	  "trace running processes, one segment per training step (--step-by,\n"
 	  "the default for PyTorch jobs), region (-r) or time window (--window)" },
+	{ "dump", dump_command, "(-p PID[,PID...] [--children] | --match REGEX) [--json]",
+	  "where every process (rank) of a job is now: Python stacks, blocked\n"
+	  "system calls, the collective ranks wait in and the ranks absent from it;\n"
+	  "nothing is stopped" },
 	{ "report", report_command, "DIR [DIR...] [--json | --html FILE] [--top N] [--max-memory SIZE]",
 	  "segment times per rank, slowest rank, top ops" },
 	{ "merge", merge_command,

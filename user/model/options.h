@@ -52,6 +52,7 @@ struct attach_opts {
 	 * before the next multiple of start_every_ns; both 0: none */
 	uint64_t start_at_real_ns;
 	uint64_t start_every_ns;
+	double dump_on_stall_s;    /* --dump-on-stall: 0 off */
 };
 
 #endif /* FVBPF_OPTIONS_H */

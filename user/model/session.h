@@ -136,6 +136,7 @@ struct session {
 	struct session_target *targets;   /* SESSION_MAX_TARGETS slots */
 	int ntargets, cap_targets;
 	struct follow *follow;            /* --children, --match (follow.c) */
+	struct stall_watch *stall;        /* --dump-on-stall (attach/stall_watch.c) */
 	struct session_hooks hooks;       /* follow.c's, with follow */
 	struct bpf_link *tree_links[3];   /* fork, exec, exit tracepoints */
 	struct seg_writer writer;
