@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "output/earlier_run.h"
@@ -130,6 +131,46 @@ static void test_earlier_run_names(void)
 	CHECK_EQ(access(path, F_OK), 0); /* not ours: kept */
 }
 
+/* One fvbpf per node on a shared file system: each makes its own
+ * directory under a parent none has made yet.  Both create the parent;
+ * the one whose mkdir comes second must take the other's directory, not
+ * fail with EEXIST (it did, about one srun in three). */
+static void test_parents_made_at_once(void)
+{
+	enum { ROUNDS = 300, PROCS = 4 };
+	int round, failures = 0;
+
+	for (round = 0; round < ROUNDS; round++) {
+		int go[2], i, status;
+		pid_t kids[PROCS];
+
+		if (pipe(go))
+			break;
+		for (i = 0; i < PROCS; i++) {
+			kids[i] = fork();
+			if (kids[i] == 0) {
+				char path[256], err[256], c;
+
+				close(go[1]);
+				/* all start together: at EOF of the pipe */
+				while (read(go[0], &c, 1) > 0)
+					;
+				snprintf(path, sizeof(path), "%s/r%d/a/b/node-%d", dir, round, i);
+				_exit(outdir_prepare(path, err, sizeof(err)) ? 1 : 0);
+			}
+		}
+		close(go[0]);
+		close(go[1]);
+		for (i = 0; i < PROCS; i++) {
+			if (kids[i] < 0 || waitpid(kids[i], &status, 0) != kids[i] ||
+			    !WIFEXITED(status) || WEXITSTATUS(status))
+				failures++;
+		}
+	}
+	CHECK_EQ(failures, 0);
+	CHECK_EQ(round, ROUNDS);
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -139,6 +180,7 @@ int main(void)
 	RUN(test_plain);
 	RUN(test_leftover_and_symlink);
 	RUN(test_earlier_run_names);
+	RUN(test_parents_made_at_once);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd)) {
 		/* best effort */

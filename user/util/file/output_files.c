@@ -59,9 +59,18 @@ static int mkdir_p(const char *dir)
 
 		*p = '\0';
 		if (stat(buf, &st)) {
-			if (errno != ENOENT || mkdir(buf, 0755))
+			if (errno != ENOENT)
 				return -errno;
-			give_to_user(buf);
+			if (!mkdir(buf, 0755)) {
+				give_to_user(buf);
+			} else if (errno != EEXIST) {
+				return -errno;
+			} else if (stat(buf, &st) || !S_ISDIR(st.st_mode)) {
+				/* Another fvbpf (the next node's, on a shared
+				 * file system) made it between our stat and
+				 * mkdir: fine if it is a directory. */
+				return -ENOTDIR;
+			}
 		} else if (!S_ISDIR(st.st_mode)) {
 			return -ENOTDIR;
 		}
