@@ -36,6 +36,7 @@
 #include "model/session.h"
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
+#include "attach/session_wiring.h"
 #include "util/clock.h"
 
 static uint64_t rusage_ns(void)
@@ -71,9 +72,8 @@ static int setup(struct session *s, const char *dir, enum trace_format fmt)
 	/* As live for a process without CUDA: no GPU records to wait for. */
 	t->agent.heard = true;
 	snprintf(t->agent.status, sizeof(t->agent.status), "unavailable: replayed records, no CUDA");
-	if (seg_writer_start(&s->writer, dir, &s->reg, &s->meta, &s->knames))
+	if (session_writer_start(s, dir, &(struct seg_writer_opts){ .format = fmt }))
 		return -EIO;
-	s->writer.format = fmt; /* read by the thread with the first segment */
 	return 0;
 }
 
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 		done += k;
 	}
 	target_finish(&s, &s.targets[0], "was still");
-	seg_writer_stop(&s.writer);
+	seg_writer_stop(s.writer);
 	wall = clock_ns(CLOCK_MONOTONIC) - wall0;
 	cpu = rusage_ns() - cpu0;
 	gen = clock_ns(CLOCK_THREAD_CPUTIME_ID) - gen0 - cons;
@@ -173,8 +173,8 @@ int main(int argc, char **argv)
 	       "events_per_s=%.0f per_core_events_per_s=%.0f write_errors=%u\n",
 	       done, s.targets[0].tracker.next_seq, (double)wall / 1e9, (double)cons / (double)done,
 	       (double)cpu / (double)done, (double)done * 1e9 / (double)wall,
-	       cpu ? (double)done * 1e9 / (double)cpu : 0.0, s.writer.write_errors);
-	c = s.writer.write_errors ? 1 : 0;
+	       cpu ? (double)done * 1e9 / (double)cpu : 0.0, seg_writer_write_errors(s.writer));
+	c = seg_writer_write_errors(s.writer) ? 1 : 0;
 	free(recs);
 	session_free(&s);
 	return c;

@@ -23,6 +23,7 @@
 #include "util/log.h"
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
+#include "attach/session_wiring.h"
 
 #define TARGET_PID 0x3ffffff0 /* above any pid_max */
 
@@ -46,7 +47,7 @@ static void setup(struct session *s)
 	t->pidfd = -1;
 	t->proc.pid = TARGET_PID;
 	target_init(t, 3);
-	if (seg_writer_start(&s->writer, "/nonexistent/fvbpf-fuzz", &s->reg, &s->meta, &s->knames))
+	if (session_writer_start(s, "/nonexistent/fvbpf-fuzz", &(struct seg_writer_opts){ 0 }))
 		abort();
 }
 
@@ -78,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	target_finish(&s, &s.targets[0], "was still");
 	drops_settle(&s.targets[0].loss, &s.targets[0].tracker, target_drops(&s.targets[0]));
 	seg_close_release(&s.targets[0], true);
-	seg_writer_stop(&s.writer);
+	seg_writer_stop(s.writer);
 	session_free(&s);
 	return 0;
 }

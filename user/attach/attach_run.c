@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "attach/session_wiring.h"
 #include "attach/attach.h"
 #include "attach/attach_run.h"
 #include "attach/cuda_hook_attach.h"
@@ -260,7 +261,8 @@ void session_free(struct session *s)
 	follow_free(s);
 	for (i = 0; i < 3; i++)
 		bpf_link__destroy(s->tree_links[i]);
-	seg_writer_free(&s->writer);
+	seg_writer__free(s->writer);
+	s->writer = NULL;
 	ring_buffer__free(s->rb);
 	if (s->epfd > 0)
 		close(s->epfd);
@@ -419,7 +421,9 @@ int attach_run(const struct attach_opts *given)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session s = { .epfd = -1, .cut_waiting = true };
 	uint64_t arming_began = 0;
+	struct seg_writer_opts wo;
 	char err[512];
+	unsigned int nerr;
 	int i, ret = 1, werr;
 
 	/* Before the first big allocation: see budget_tune_malloc(). */
@@ -473,16 +477,14 @@ int attach_run(const struct attach_opts *given)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	werr = seg_writer_start(&s.writer, o->outdir, &s.reg, &s.meta, &s.knames);
+	wo = (struct seg_writer_opts){ .format = o->format, .record_shapes = o->record_shapes,
+				       .with_flops = o->with_flops, .pystacks = s.pystacks,
+				       .mem = &s.mem };
+	werr = session_writer_start(&s, o->outdir, &wo);
 	if (werr) {
 		log_error("cannot start the writer in %s: %s", o->outdir, strerror(-werr));
 		goto cleanup;
 	}
-	s.writer.pystacks = s.pystacks; /* before the first submit */
-	s.writer.format = o->format; /* before any segment is submitted */
-	s.writer.record_shapes = o->record_shapes;
-	s.writer.with_flops = o->with_flops;
-	s.writer.mem = &s.mem;
 	s.rb = ring_buffer__new(bpf_setup_map_fd(s.skel, FVBPF_MAP_EVENTS), events_ring_cb, &s, NULL);
 	if (!s.rb) {
 		log_error("cannot open the ring buffer: %s", strerror(errno));
@@ -530,7 +532,7 @@ int attach_run(const struct attach_opts *given)
 		drops_settle(&s.targets[i].loss, &s.targets[i].tracker, target_drops(&s.targets[i]));
 	for (i = 0; i < s.ntargets; i++)
 		seg_close_release(&s.targets[i], true);
-	seg_writer_stop(&s.writer);
+	seg_writer_stop(s.writer);
 	clock_pair_read(&s.meta.mono_at_end_ns, &s.meta.real_at_end_ns, &s.meta.read_span_end_ns);
 	report_print(&s, o);
 	follow_report(&s);
@@ -538,11 +540,12 @@ int attach_run(const struct attach_opts *given)
 		log_warn("cannot write %s/manifest.json", o->outdir);
 	cache_drop_flush();
 	ret = 0;
-	if (s.writer.write_errors) {
-		log_error("%u segment%s could not be written to %s: %s", s.writer.write_errors,
-			  s.writer.write_errors == 1 ? "" : "s", o->outdir,
-			  s.writer.first_error == -ENOSPC ? "disk full; free space or choose another -o"
-							  : strerror(-s.writer.first_error));
+	nerr = seg_writer_write_errors(s.writer);
+	if (nerr) {
+		werr = seg_writer_first_error(s.writer);
+		log_error("%u segment%s could not be written to %s: %s", nerr, nerr == 1 ? "" : "s",
+			  o->outdir, werr == -ENOSPC ? "disk full; free space or choose another -o"
+						  : strerror(-werr));
 		ret = 1;
 	}
 	if (s.follow && !s.ntargets) {

@@ -27,8 +27,7 @@
 #include "util/name_table.h"
 #include "proc/proc_info.h"
 #include "pipeline/registry.h"
-#include "output/seg_output.h"
-#include "output/seg_writer.h"
+#include "model/session_meta.h"
 #include "pipeline/segment.h"
 #include "proc/control/control_page.h"
 #include "pipeline/torch/torch_pairing.h"
@@ -41,6 +40,9 @@ struct ring_buffer;
 struct bpf_link;
 struct session;
 struct symbolizer;
+struct seg_writer;
+struct segment;
+struct proc_target;
 
 struct held_segment {
 	struct segment *seg;
@@ -116,14 +118,19 @@ struct follow;
 struct fvbpf_proc_event;
 struct json_object;
 
-/* The calls up into the attach stage that lower stages make, installed
- * with s->follow by follow_prepare(): a stage below attach/ never includes
- * its headers.  NULL when nothing is followed. */
+/* The calls up into higher stages that lower stages make, installed by
+ * attach/ (follow_prepare() with s->follow, session_writer_start() with
+ * s->writer): a stage never includes a higher stage's headers.  NULL when
+ * there is nothing to call. */
 struct session_hooks {
 	/* A fork, exec or exit record of the followed tree (events.c). */
 	void (*proc_record)(struct session *s, const struct fvbpf_proc_event *ev);
 	/* The manifest's "followed" object (manifest.c). */
 	struct json_object *(*followed_json)(const struct session *s);
+	/* A closed segment that waits for nothing more, handed to the writer
+	 * (seg_close.c), which takes it; installed with s->writer
+	 * (attach/session_wiring.c).  NULL without a writer: it is freed. */
+	int (*write_segment)(struct session *s, struct segment *seg, struct proc_target *proc);
 };
 
 struct session {
@@ -138,7 +145,7 @@ struct session {
 	struct follow *follow;            /* --children, --match (follow.c) */
 	struct session_hooks hooks;       /* follow.c's, with follow */
 	struct bpf_link *tree_links[3];   /* fork, exec, exit tracepoints */
-	struct seg_writer writer;
+	struct seg_writer *writer;        /* output/seg_writer.c */
 	struct budget mem;          /* --max-memory */
 	struct session_meta meta;
 	uint64_t bad_records;   /* records of unknown type, version or process */

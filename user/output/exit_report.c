@@ -7,6 +7,7 @@
 #include "proc/inject/inject.h"
 #include "util/log.h"
 #include "pipeline/over_limits.h"
+#include "output/seg_writer.h"
 #include "output/exit_report.h"
 #include "output/seg_output.h"
 #include "pipeline/torch/torch_events.h"
@@ -163,19 +164,19 @@ static bool refused_by_shim(const struct session *s, uint64_t hash)
 
 void report_print(struct session *s, const struct attach_opts *o)
 {
-	struct seg_writer *w = &s->writer;
-	size_t n = w->index.count, uncounted = 0;
+	struct seg_index *idx = seg_writer_index(s->writer);
+	size_t n = idx->count, uncounted = 0;
 	struct fvbpf_counters bc;
 	unsigned int i;
 	int t;
 
-	seg_index_each(&w->index, count_file, &uncounted);
+	seg_index_each(idx, count_file, &uncounted);
 	if (uncounted)
 		printf("fvbpf: wrote %zu segment%s into %s (%zu counted, %zu not: see below)\n", n,
 		       n == 1 ? "" : "s", o->outdir, n - uncounted, uncounted);
 	else
 		printf("fvbpf: wrote %zu segment%s into %s\n", n, n == 1 ? "" : "s", o->outdir);
-	seg_index_each(&w->index, report_file, NULL);
+	seg_index_each(idx, report_file, NULL);
 	for (t = 0; t < s->ntargets; t++) {
 		struct session_target *st = &s->targets[t];
 
@@ -258,7 +259,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 		       (unsigned long long)bc.eval_unknown);
 	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors, %llu kernels "
 	       "without symbol\n", (unsigned long long)bc.ringbuf_drops,
-	       (unsigned long long)s->bad_records, w->write_errors,
+	       (unsigned long long)s->bad_records, seg_writer_write_errors(s->writer),
 	       (unsigned long long)s->kernels_unknown);
 	over_limits_session_print(stdout, s);
 	report_memory(s);

@@ -11,6 +11,7 @@
 #include "probes/torch_plans.h"
 #include "util/json_writer.h"
 #include "util/log.h"
+#include "output/seg_writer.h"
 #include "output/manifest.h"
 #include "util/file/output_files.h"
 #include "pipeline/over_limits.h"
@@ -388,7 +389,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(loss, "ringbuf_drops", json_object_new_uint64(bc.ringbuf_drops));
 	json_object_object_add(loss, "unbalanced_region_ends", json_object_new_uint64(bc.unbalanced_ends));
 	json_object_object_add(loss, "bad_records", json_object_new_uint64(s->bad_records));
-	json_object_object_add(loss, "write_errors", json_object_new_int((int)s->writer.write_errors));
+	json_object_object_add(loss, "write_errors", json_object_new_int((int)seg_writer_write_errors(s->writer)));
 	json_object_object_add(loss, "kernels_without_symbol", json_object_new_uint64(s->kernels_unknown));
 	json_object_object_add(loss, "cuda_call_probes", json_object_new_boolean(s->api_probes));
 	json_object_object_add(loss, "over_limits", over_limits_session_json(s));
@@ -406,7 +407,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 
 	ret = out_open(&of, o->outdir, "manifest.json");
 	if (!ret) {
-		ret = write_root_and_files(of.f, root, &s->writer.index);
+		ret = write_root_and_files(of.f, root, seg_writer_index(s->writer));
 		if (ret)
 			out_abort(&of);
 		else

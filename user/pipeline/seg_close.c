@@ -26,6 +26,8 @@ static bool segment_waits(const struct session_target *t, const struct segment *
 
 static void submit_segment(struct session_target *t, struct segment *seg)
 {
+	struct session *s = t->session;
+
 	snprintf(seg->gpu_status, sizeof(seg->gpu_status), "%s", t->agent.status);
 	seg->gpu_clock = t->agent.clock;
 	seg->cupti_dropped = t->agent.cupti_dropped;
@@ -33,8 +35,12 @@ static void submit_segment(struct session_target *t, struct segment *seg)
 	seg->gpu_missing = gpu_join_missing(seg);
 	t->agent.gpu_missing += seg->gpu_missing;
 	gpu_join_forget(&t->gpu, seg);
+	if (!s->hooks.write_segment) {
+		segment_free(seg); /* no writer (a session built by hand) */
+		return;
+	}
 	/* A spill that failed has said why (seg_writer.c). */
-	if (seg_writer_submit(&t->session->writer, seg, &t->proc) == -ENOMEM)
+	if (s->hooks.write_segment(s, seg, &t->proc) == -ENOMEM)
 		log_warn("out of memory queueing segment of pid %d", t->proc.pid);
 }
 
