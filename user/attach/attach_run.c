@@ -396,6 +396,39 @@ static int leave_out(struct session *s, struct session_target *t)
 	return 0;
 }
 
+/* The BPF object for these options and the regions enabled: bpf_setup()
+ * takes what it needs of them; the session keeps what it made. */
+static int session_bpf_setup(struct session *s, const struct attach_opts *o)
+{
+	struct bpf_setup_region *regions = calloc(s->reg.count ? s->reg.count : 1, sizeof(*regions));
+	struct bpf_setup_opts bo = {
+		.ringbuf_mb = o->ringbuf_mb, .tree = o->children || o->match,
+		.report_all_execs = o->match != NULL,
+		.record_shapes = o->record_shapes || o->with_flops,
+		.py_wanted = s->pystacks != NULL, .regions = regions,
+	};
+	struct bpf_setup_result r;
+	unsigned int i;
+	int err;
+
+	if (!regions) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < s->reg.count; i++)
+		if (s->reg.defs[i].enabled)
+			regions[bo.nregions++] = (struct bpf_setup_region){
+				.hash = s->reg.defs[i].hash, .id = i, .name = s->reg.defs[i].name };
+	err = bpf_setup(&bo, &r);
+	free(regions);
+	s->skel = r.skel;
+	s->api_probes = r.api_probes;
+	s->marker_multi = r.marker_multi;
+	for (i = 0; i < 3; i++)
+		s->tree_links[i] = r.tree_links[i];
+	return err;
+}
+
 /* --inject: the library to load, found before anything is attached. */
 static int session_inject_setup(struct session *s, const struct attach_opts *o)
 {
@@ -471,7 +504,7 @@ int attach_run(const struct attach_opts *given)
 	stale_tmp_clean(o->outdir);
 	init_meta(&s);
 	s.gpu_wait_ns = (uint64_t)(o->gpu_wait_s * 1e9);
-	if (bpf_setup(&s, o))
+	if (session_bpf_setup(&s, o))
 		goto cleanup;
 	torch_gates_preload(&s);
 	sigaction(SIGINT, &sa, NULL);

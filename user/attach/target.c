@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach/inject_attach.h"
 #include "attach/launcher_hint.h"
 #include "attach/py_request.h"
 #include "attach/pystack_attach.h"
