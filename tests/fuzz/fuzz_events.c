@@ -43,6 +43,8 @@ static void setup(struct session *s)
 		abort();
 	s->ntargets = 1;
 	t = &s->targets[0];
+	if (target_states_alloc(t))
+		abort();
 	t->session = s;
 	t->pidfd = -1;
 	t->proc.pid = TARGET_PID;
@@ -63,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&len, p, 2);
 		p += 2;
 		if (!len) {
-			drops_charge(&s.targets[0].loss, &s.targets[0].tracker, s.targets[0].loss.drops_seen + 1);
+			drops_charge(s.targets[0].loss, s.targets[0].tracker, s.targets[0].loss->drops_seen + 1);
 			continue;
 		}
 		if (len > end - p)
@@ -77,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(rec);
 	}
 	target_finish(&s, &s.targets[0], "was still");
-	drops_settle(&s.targets[0].loss, &s.targets[0].tracker, target_drops(&s.targets[0]));
+	drops_settle(s.targets[0].loss, s.targets[0].tracker, target_drops(&s.targets[0]));
 	seg_close_release(&s.targets[0], true);
 	seg_writer_stop(s.writer);
 	session_free(&s);

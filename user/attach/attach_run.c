@@ -88,7 +88,7 @@ static bool exempt_from_n(const struct session *s, const struct session_target *
 {
 	int i;
 
-	if (t->proc.rank_from_env || t->tracker.counted || t->tracker.cur || t->tracker.held_child)
+	if (t->proc.rank_from_env || t->tracker->counted || t->tracker->cur || t->tracker->held_child)
 		return false;
 	for (i = 0; i < s->ntargets; i++)
 		if (s->targets[i].proc.rank_from_env)
@@ -109,7 +109,7 @@ static bool all_done(struct session *s, const struct attach_opts *o)
 	for (i = 0; i < s->ntargets; i++) {
 		struct session_target *t = &s->targets[i];
 
-		if (t->held.n)
+		if (t->held->n)
 			return false;
 		if (t->finished || cut_gate_target_done(t) || (limited && exempt_from_n(s, t)))
 			continue;
@@ -175,7 +175,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		for (i = 0; i < s->ntargets; i++)
 			window_idle_cut(s, &s->targets[i]);
 		for (i = 0; i < s->ntargets; i++) {
-			if (s->targets[i].held.n)
+			if (s->targets[i].held->n)
 				seg_close_release(&s->targets[i], false);
 			if (!s->targets[i].quiet && cut_gate_target_done(&s->targets[i]))
 				target_quiet(&s->targets[i]);
@@ -562,7 +562,7 @@ int attach_run(const struct attach_opts *given)
 	ring_buffer__consume(s.rb);
 	/* Drops after the last segment closed: between segments. */
 	for (i = 0; i < s.ntargets; i++)
-		drops_settle(&s.targets[i].loss, &s.targets[i].tracker, target_drops(&s.targets[i]));
+		drops_settle(s.targets[i].loss, s.targets[i].tracker, target_drops(&s.targets[i]));
 	for (i = 0; i < s.ntargets; i++)
 		seg_close_release(&s.targets[i], true);
 	seg_writer_stop(s.writer);
