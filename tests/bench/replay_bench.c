@@ -36,6 +36,7 @@
 #include "model/session.h"
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
+#include "attach/session_wiring.h"
 #include "util/clock.h"
 
 static uint64_t rusage_ns(void)
@@ -63,17 +64,18 @@ static int setup(struct session *s, const char *dir, enum trace_format fmt)
 		return -ENOMEM;
 	s->ntargets = 1;
 	t = &s->targets[0];
+	if (target_states_alloc(t))
+		return -ENOMEM;
 	t->session = s;
 	t->pidfd = -1;
 	if (proc_target_init(&t->proc, getpid()))
 		return -ESRCH;
 	target_init(t, 0);
 	/* As live for a process without CUDA: no GPU records to wait for. */
-	t->agent.heard = true;
-	snprintf(t->agent.status, sizeof(t->agent.status), "unavailable: replayed records, no CUDA");
-	if (seg_writer_start(&s->writer, dir, &s->reg, &s->meta, &s->knames))
+	t->agent->heard = true;
+	snprintf(t->agent->status, sizeof(t->agent->status), "unavailable: replayed records, no CUDA");
+	if (session_writer_start(s, dir, &(struct seg_writer_opts){ .format = fmt }))
 		return -EIO;
-	s->writer.format = fmt; /* read by the thread with the first segment */
 	return 0;
 }
 
@@ -164,17 +166,17 @@ int main(int argc, char **argv)
 		done += k;
 	}
 	target_finish(&s, &s.targets[0], "was still");
-	seg_writer_stop(&s.writer);
+	seg_writer_stop(s.writer);
 	wall = clock_ns(CLOCK_MONOTONIC) - wall0;
 	cpu = rusage_ns() - cpu0;
 	gen = clock_ns(CLOCK_THREAD_CPUTIME_ID) - gen0 - cons;
 	cpu = cpu > gen ? cpu - gen : 0;
 	printf("replay events=%llu segments=%u wall_s=%.3f consumer_ns=%.1f cpu_ns=%.1f "
 	       "events_per_s=%.0f per_core_events_per_s=%.0f write_errors=%u\n",
-	       done, s.targets[0].tracker.next_seq, (double)wall / 1e9, (double)cons / (double)done,
+	       done, s.targets[0].tracker->next_seq, (double)wall / 1e9, (double)cons / (double)done,
 	       (double)cpu / (double)done, (double)done * 1e9 / (double)wall,
-	       cpu ? (double)done * 1e9 / (double)cpu : 0.0, s.writer.write_errors);
-	c = s.writer.write_errors ? 1 : 0;
+	       cpu ? (double)done * 1e9 / (double)cpu : 0.0, seg_writer_write_errors(s.writer));
+	c = seg_writer_write_errors(s.writer) ? 1 : 0;
 	free(recs);
 	session_free(&s);
 	return c;

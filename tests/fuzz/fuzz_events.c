@@ -23,6 +23,7 @@
 #include "util/log.h"
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
+#include "attach/session_wiring.h"
 
 #define TARGET_PID 0x3ffffff0 /* above any pid_max */
 
@@ -42,11 +43,13 @@ static void setup(struct session *s)
 		abort();
 	s->ntargets = 1;
 	t = &s->targets[0];
+	if (target_states_alloc(t))
+		abort();
 	t->session = s;
 	t->pidfd = -1;
 	t->proc.pid = TARGET_PID;
 	target_init(t, 3);
-	if (seg_writer_start(&s->writer, "/nonexistent/fvbpf-fuzz", &s->reg, &s->meta, &s->knames))
+	if (session_writer_start(s, "/nonexistent/fvbpf-fuzz", &(struct seg_writer_opts){ 0 }))
 		abort();
 }
 
@@ -62,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&len, p, 2);
 		p += 2;
 		if (!len) {
-			drops_charge(&s.targets[0].loss, &s.targets[0].tracker, s.targets[0].loss.drops_seen + 1);
+			drops_charge(s.targets[0].loss, s.targets[0].tracker, s.targets[0].loss->drops_seen + 1);
 			continue;
 		}
 		if (len > end - p)
@@ -76,9 +79,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(rec);
 	}
 	target_finish(&s, &s.targets[0], "was still");
-	drops_settle(&s.targets[0].loss, &s.targets[0].tracker, target_drops(&s.targets[0]));
+	drops_settle(s.targets[0].loss, s.targets[0].tracker, target_drops(&s.targets[0]));
 	seg_close_release(&s.targets[0], true);
-	seg_writer_stop(&s.writer);
+	seg_writer_stop(s.writer);
 	session_free(&s);
 	return 0;
 }

@@ -454,30 +454,31 @@ static void test_records_before_the_attach(void)
 	CHECK(s.targets != NULL);
 	s.ntargets = 1;
 	t = &s.targets[0];
+	CHECK_EQ(target_states_alloc(t), 0);
 	t->session = &s;
 	t->pidfd = -1;
 	t->proc.pid = getpid();
 	target_init(t, 0);
-	fd = open_rings(&t->fast, &map);
+	fd = open_rings(t->fast, &map);
 	put_begin(map, 0, FVBPF_FAST_OP, 7, 900, "aten::early"); /* the library ran ahead */
 	ring(map, 0)->drops = 3;                                  /* and lost some then */
-	callback_ops_rebase(&t->fast, 1000);                          /* the attach */
+	callback_ops_rebase(t->fast, 1000);                          /* the attach */
 	put_begin(map, 0, FVBPF_FAST_OP, 7, 950, "aten::early2"); /* stamped before it */
-	CHECK_EQ(seg_on_begin(&t->tracker, 7, (uint32_t)s.window_region, 1000), 0);
+	CHECK_EQ(seg_on_begin(t->tracker, 7, (uint32_t)s.window_region, 1000), 0);
 	put_begin(map, 0, FVBPF_FAST_OP, 7, 1100, "aten::inner");
 	put_end(map, 0, 7, 1200);  /* inner's */
 	put_end(map, 0, 7, 1300);  /* early2's */
 	callback_ops_drain(&s, t, UINT64_MAX);
-	CHECK_EQ(t->fast.records, 2);
-	CHECK_EQ(t->fast.early, 1);
-	CHECK_EQ(t->tpair.unmatched, 0);
-	CHECK_EQ(callback_ops_lost(&t->fast), 0);
-	CHECK(t->tracker.cur != NULL);
-	CHECK_EQ(t->tracker.cur->nops, 1);
-	CHECK_EQ(t->tracker.cur->ops[0].start_ns, 1100);
-	CHECK_EQ(t->tracker.cur->ops[0].end_ns, 1200);
-	callback_ops_close(&t->fast);
-	CHECK_EQ(t->fast.outside, 1); /* the skipped begin, outside every segment */
+	CHECK_EQ(t->fast->records, 2);
+	CHECK_EQ(t->fast->early, 1);
+	CHECK_EQ(t->tpair->unmatched, 0);
+	CHECK_EQ(callback_ops_lost(t->fast), 0);
+	CHECK(t->tracker->cur != NULL);
+	CHECK_EQ(t->tracker->cur->nops, 1);
+	CHECK_EQ(t->tracker->cur->ops[0].start_ns, 1100);
+	CHECK_EQ(t->tracker->cur->ops[0].end_ns, 1200);
+	callback_ops_close(t->fast);
+	CHECK_EQ(t->fast->outside, 1); /* the skipped begin, outside every segment */
 	munmap(map, FVBPF_FAST_BYTES);
 	close(fd);
 	session_free(&s);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "attach/cut_gate.h"
+#include "attach/target.h"
 #include "unit.h"
 
 static struct session s;
@@ -19,6 +20,8 @@ static void firsts(const unsigned int (*ms)[2])
 {
 	int i;
 
+	for (i = 0; i < 3; i++)
+		target_states_free(&targets[i]);
 	memset(&s, 0, sizeof(s));
 	memset(targets, 0, sizeof(targets));
 	memset(segs, 0, sizeof(segs));
@@ -29,9 +32,10 @@ static void firsts(const unsigned int (*ms)[2])
 		segs[i].start_ns = ms[i][0] * 1000000ull;
 		segs[i].end_ns = ms[i][1] * 1000000ull;
 		segs[i].align_pending = true;
+		CHECK_EQ(target_states_alloc(&targets[i]), 0);
 		targets[i].session = &s;
 		targets[i].align_seg = &segs[i];
-		targets[i].tracker.counted = 1;
+		targets[i].tracker->counted = 1;
 		targets[i].proc.pid = 100 + i;
 	}
 	cut_gate_end(&s);
@@ -44,7 +48,7 @@ static void test_one_rank_a_step_early(void)
 
 	firsts(ms);
 	CHECK_EQ(segs[0].not_counted, SEG_WHY_EARLY);
-	CHECK_EQ(targets[0].tracker.counted, 0);
+	CHECK_EQ(targets[0].tracker->counted, 0);
 	CHECK_EQ(segs[1].not_counted, SEG_COUNTED);
 	CHECK_EQ(segs[2].not_counted, SEG_COUNTED);
 	CHECK(!segs[0].align_pending && !segs[1].align_pending && !segs[2].align_pending);
@@ -60,7 +64,7 @@ static void test_one_rank_late(void)
 	CHECK_EQ(segs[0].not_counted, SEG_COUNTED);
 	CHECK_EQ(segs[1].not_counted, SEG_COUNTED);
 	CHECK_EQ(segs[2].not_counted, SEG_COUNTED);
-	CHECK_EQ(targets[0].tracker.counted, 1);
+	CHECK_EQ(targets[0].tracker->counted, 1);
 }
 
 static void test_in_step(void)
@@ -76,5 +80,7 @@ int main(void)
 	RUN(test_one_rank_a_step_early);
 	RUN(test_one_rank_late);
 	RUN(test_in_step);
+	for (int i = 0; i < 3; i++)
+		target_states_free(&targets[i]);
 	UNIT_DONE();
 }

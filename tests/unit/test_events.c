@@ -9,6 +9,7 @@
 
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
+#include "pipeline/seg_close.h"
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
 #include "probes/torch_ops.h"
@@ -33,6 +34,7 @@ static void session_setup(void)
 	s.targets = calloc(1, sizeof(*s.targets));
 	s.ntargets = 1;
 	t = &s.targets[0];
+	CHECK_EQ(target_states_alloc(t), 0);
 	t->session = &s;
 	t->pidfd = -1;
 	t->proc.pid = PID;
@@ -78,13 +80,13 @@ static void reg(uint16_t type, uint32_t id, int32_t depth, uint64_t ts, uint64_t
 /* Drops charged to written segments plus those between them. */
 static uint64_t drops_accounted(void)
 {
-	uint64_t n = t->loss.drops_outside;
+	uint64_t n = t->loss->drops_outside;
 	size_t i;
 
-	for (i = 0; i < t->held.n; i++)
-		n += t->held.segs[i].seg->drops;
-	if (t->tracker.cur)
-		n += t->tracker.cur->drops;
+	for (i = 0; i < t->held->n; i++)
+		n += t->held->segs[i].seg->drops;
+	if (t->tracker->cur)
+		n += t->tracker->cur->drops;
 	return n;
 }
 
@@ -97,17 +99,17 @@ static void test_region_records_make_a_segment(void)
 	feed(&e, sizeof(e));
 	e = region(FVBPF_EV_REGION_BEGIN, FWD, 2, 2000);
 	feed(&e, sizeof(e));
-	CHECK(t->tracker.cur != NULL);
+	CHECK(t->tracker->cur != NULL);
 	e = region(FVBPF_EV_REGION_END, FWD, 1, 3000);
 	feed(&e, sizeof(e));
 	e = region(FVBPF_EV_REGION_END, STEP, 0, 4000);
 	feed(&e, sizeof(e));
-	CHECK(t->tracker.cur == NULL);
+	CHECK(t->tracker->cur == NULL);
 	CHECK_EQ(t->segments, 1);
 	/* The agent has not spoken yet: the segment waits for its GPU records. */
-	CHECK_EQ(t->held.n, 1);
-	CHECK_EQ(t->held.segs[0].seg->start_ns, 1000);
-	CHECK_EQ(t->held.segs[0].seg->end_ns, 4000);
+	CHECK_EQ(t->held->n, 1);
+	CHECK_EQ(t->held->segs[0].seg->start_ns, 1000);
+	CHECK_EQ(t->held->segs[0].seg->end_ns, 4000);
 	CHECK_EQ(s.bad_records, 0);
 	CHECK_EQ(s.reg.defs[STEP].entered, 1);
 	session_free(&s);
@@ -136,7 +138,7 @@ static void test_malformed_records_are_counted(void)
 	e = region(99, STEP, 1, 1);                    /* unknown type */
 	feed(&e, sizeof(e));
 	CHECK_EQ(s.bad_records, 7);
-	CHECK(t->tracker.cur == NULL);
+	CHECK(t->tracker->cur == NULL);
 	session_free(&s);
 }
 
@@ -149,15 +151,15 @@ static void test_drops_go_where_they_happened(void)
 	reg(B, FWD, 2, 400, 5, 2);
 	reg(E, FWD, 1, 500, 5, 2);
 	reg(E, STEP, 0, 600, 9, 2);     /* 4 lost inside segment 1 */
-	drops_settle(&t->loss, &t->tracker, 10);            /* 1 more after the last record */
-	CHECK_EQ(t->held.n, 2);
-	CHECK_EQ(t->held.segs[0].seg->drops, 2);
-	CHECK_EQ(t->held.segs[1].seg->drops, 4);
-	CHECK_EQ(t->loss.drops_outside, 4);
-	CHECK_EQ(t->loss.drops_seen, 10);
+	drops_settle(t->loss, t->tracker, 10);            /* 1 more after the last record */
+	CHECK_EQ(t->held->n, 2);
+	CHECK_EQ(t->held->segs[0].seg->drops, 2);
+	CHECK_EQ(t->held->segs[1].seg->drops, 4);
+	CHECK_EQ(t->loss->drops_outside, 4);
+	CHECK_EQ(t->loss->drops_seen, 10);
 	CHECK_EQ(drops_accounted(), 10);
-	CHECK(!t->held.segs[0].seg->incomplete && !t->held.segs[1].seg->incomplete);
-	CHECK_EQ(t->loss.lost_ends, 0);
+	CHECK(!t->held->segs[0].seg->incomplete && !t->held->segs[1].seg->incomplete);
+	CHECK_EQ(t->loss->lost_ends, 0);
 	session_free(&s);
 }
 
@@ -170,20 +172,20 @@ static void test_lost_end_is_cut_at_its_last_record(void)
 	reg(B, FWD, 2, 150, 0, 1);
 	/* lost: FWD end, STEP end, and steps 2..9 */
 	reg(B, STEP, 1, 10000, 3500, 10);
-	CHECK_EQ(t->loss.lost_ends, 1);
-	CHECK_EQ(t->held.n, 1);
-	CHECK(t->held.segs[0].seg->incomplete);
-	CHECK(t->held.segs[0].seg->lost_end);
-	CHECK_EQ(t->held.segs[0].seg->end_ns, 150);     /* not the next step's start */
-	CHECK_EQ(t->held.segs[0].seg->drops, 3500);
+	CHECK_EQ(t->loss->lost_ends, 1);
+	CHECK_EQ(t->held->n, 1);
+	CHECK(t->held->segs[0].seg->incomplete);
+	CHECK(t->held->segs[0].seg->lost_end);
+	CHECK_EQ(t->held->segs[0].seg->end_ns, 150);     /* not the next step's start */
+	CHECK_EQ(t->held->segs[0].seg->drops, 3500);
 	/* the new step is a segment of its own, at depth 1 */
-	CHECK(t->tracker.cur != NULL);
-	CHECK_EQ(t->tracker.cur->start_ns, 10000);
-	CHECK_EQ(t->tracker.depth, 1);
+	CHECK(t->tracker->cur != NULL);
+	CHECK_EQ(t->tracker->cur->start_ns, 10000);
+	CHECK_EQ(t->tracker->depth, 1);
 	reg(E, STEP, 0, 10100, 3500, 10);
-	CHECK_EQ(t->held.n, 2);
-	CHECK(!t->held.segs[1].seg->incomplete);
-	CHECK_EQ(t->held.segs[1].seg->drops, 0);
+	CHECK_EQ(t->held->n, 2);
+	CHECK(!t->held->segs[1].seg->incomplete);
+	CHECK_EQ(t->held->segs[1].seg->drops, 0);
 	CHECK_EQ(drops_accounted(), 3500);
 	session_free(&s);
 }
@@ -200,13 +202,13 @@ static void test_later_invocation_at_a_plausible_depth(void)
 	reg(B, FWD, 2, 5000, 2, 2);
 	reg(E, FWD, 1, 5100, 2, 2);
 	reg(E, STEP, 0, 5200, 2, 2);
-	CHECK_EQ(t->held.n, 1);
-	CHECK(t->held.segs[0].seg->lost_end);
-	CHECK_EQ(t->held.segs[0].seg->end_ns, 160);
-	CHECK_EQ(t->held.segs[0].seg->nslices, 2);
-	CHECK(t->tracker.cur == NULL);
-	CHECK_EQ(t->loss.lost_begins, 1);
-	CHECK_EQ(t->tracker.unbalanced, 0);
+	CHECK_EQ(t->held->n, 1);
+	CHECK(t->held->segs[0].seg->lost_end);
+	CHECK_EQ(t->held->segs[0].seg->end_ns, 160);
+	CHECK_EQ(t->held->segs[0].seg->nslices, 2);
+	CHECK(t->tracker->cur == NULL);
+	CHECK_EQ(t->loss->lost_begins, 1);
+	CHECK_EQ(t->tracker->unbalanced, 0);
 	session_free(&s);
 }
 
@@ -219,23 +221,23 @@ static void test_resume_mid_step(void)
 	reg(B, FWD, 2, 150, 0, 1);
 	/* lost: the rest of this step, whole steps, and the start of one */
 	reg(B, FWD, 2, 9000, 777, 40);
-	CHECK(t->tracker.cur == NULL);
-	CHECK_EQ(t->held.n, 1);
-	CHECK(t->held.segs[0].seg->lost_end);
-	CHECK_EQ(t->held.segs[0].seg->end_ns, 150);
-	CHECK_EQ(t->held.segs[0].seg->nslices, 2);
-	CHECK_EQ(t->held.segs[0].seg->drops, 777);
-	CHECK_EQ(t->loss.lost_begins, 1);
+	CHECK(t->tracker->cur == NULL);
+	CHECK_EQ(t->held->n, 1);
+	CHECK(t->held->segs[0].seg->lost_end);
+	CHECK_EQ(t->held->segs[0].seg->end_ns, 150);
+	CHECK_EQ(t->held->segs[0].seg->nslices, 2);
+	CHECK_EQ(t->held->segs[0].seg->drops, 777);
+	CHECK_EQ(t->loss->lost_begins, 1);
 	reg(E, FWD, 1, 9100, 777, 40);
 	reg(E, STEP, 0, 9200, 777, 40);
-	CHECK(t->tracker.cur == NULL);
-	CHECK_EQ(t->held.n, 1);
+	CHECK(t->tracker->cur == NULL);
+	CHECK_EQ(t->held->n, 1);
 	reg(B, STEP, 1, 9300, 777, 41);
 	reg(E, STEP, 0, 9400, 777, 41);
-	CHECK_EQ(t->held.n, 2);
-	CHECK(!t->held.segs[1].seg->incomplete);
-	CHECK_EQ(t->held.segs[1].seg->start_ns, 9300);
-	CHECK_EQ(t->tracker.unbalanced, 0);
+	CHECK_EQ(t->held->n, 2);
+	CHECK(!t->held->segs[1].seg->incomplete);
+	CHECK_EQ(t->held->segs[1].seg->start_ns, 9300);
+	CHECK_EQ(t->tracker->unbalanced, 0);
 	CHECK_EQ(drops_accounted(), 777);
 	session_free(&s);
 }
@@ -245,21 +247,21 @@ static void test_lost_begin_skips_to_the_next_segment(void)
 	session_setup();
 	/* lost: STEP begin; inside it the loader sees only FWD */
 	reg(B, FWD, 2, 100, 1, 1);
-	CHECK(t->tracker.cur == NULL);                 /* no segment named forward */
+	CHECK(t->tracker->cur == NULL);                 /* no segment named forward */
 	reg(E, FWD, 1, 200, 1, 1);
 	reg(E, STEP, 0, 300, 1, 1);
-	CHECK(t->tracker.cur == NULL);
-	CHECK_EQ(t->tracker.unbalanced, 0);            /* lost, not unbalanced */
-	CHECK_EQ(t->loss.lost_begins, 1);
+	CHECK(t->tracker->cur == NULL);
+	CHECK_EQ(t->tracker->unbalanced, 0);            /* lost, not unbalanced */
+	CHECK_EQ(t->loss->lost_begins, 1);
 	reg(B, STEP, 1, 400, 1, 2);
 	reg(B, FWD, 2, 450, 1, 2);
 	reg(E, FWD, 1, 480, 1, 2);
 	reg(E, STEP, 0, 500, 1, 2);
-	CHECK_EQ(t->held.n, 1);
-	CHECK_EQ(t->held.segs[0].seg->start_ns, 400);
-	CHECK_EQ(t->held.segs[0].seg->nslices, 2);
-	CHECK(!t->held.segs[0].seg->incomplete);
-	CHECK_EQ(t->loss.drops_outside, 1);
+	CHECK_EQ(t->held->n, 1);
+	CHECK_EQ(t->held->segs[0].seg->start_ns, 400);
+	CHECK_EQ(t->held->segs[0].seg->nslices, 2);
+	CHECK(!t->held->segs[0].seg->incomplete);
+	CHECK_EQ(t->loss->drops_outside, 1);
 	CHECK_EQ(drops_accounted(), 1);
 	session_free(&s);
 }
@@ -278,13 +280,13 @@ static void test_depth_zero_closes_what_lost_an_end(void)
 	feed(&e, sizeof(e));
 	/* lost: the worker's FWD end */
 	reg(E, STEP, 0, 300, 1, 1);
-	CHECK(t->tracker.cur == NULL);
-	CHECK_EQ(t->held.n, 1);
-	CHECK_EQ(t->held.segs[0].seg->end_ns, 300);
-	CHECK(t->held.segs[0].seg->incomplete);
-	CHECK(!t->held.segs[0].seg->lost_end);
-	CHECK_EQ(t->held.segs[0].seg->drops, 1);
-	CHECK(!t->loss.suspect);
+	CHECK(t->tracker->cur == NULL);
+	CHECK_EQ(t->held->n, 1);
+	CHECK_EQ(t->held->segs[0].seg->end_ns, 300);
+	CHECK(t->held->segs[0].seg->incomplete);
+	CHECK(!t->held->segs[0].seg->lost_end);
+	CHECK_EQ(t->held->segs[0].seg->drops, 1);
+	CHECK(!t->loss->suspect);
 	session_free(&s);
 }
 
@@ -296,10 +298,10 @@ static void test_no_resync_without_drops(void)
 	reg(B, FWD, 1, 150, 0, 2);    /* racing thread: depth and number out of order */
 	reg(E, FWD, 2, 200, 0, 2);
 	reg(E, STEP, 0, 300, 0, 2);
-	CHECK_EQ(t->loss.lost_ends, 0);
-	CHECK_EQ(t->held.n, 1);
-	CHECK(!t->held.segs[0].seg->incomplete);
-	CHECK_EQ(t->held.segs[0].seg->nslices, 2);
+	CHECK_EQ(t->loss->lost_ends, 0);
+	CHECK_EQ(t->held->n, 1);
+	CHECK(!t->held->segs[0].seg->incomplete);
+	CHECK_EQ(t->held->segs[0].seg->nslices, 2);
 	session_free(&s);
 }
 
@@ -309,10 +311,10 @@ static void test_older_drop_count_is_ignored(void)
 	session_setup();
 	reg(B, STEP, 1, 100, 4, 1);
 	reg(E, STEP, 0, 300, 3, 1);
-	CHECK_EQ(t->loss.drops_seen, 4);
-	CHECK_EQ(t->loss.drops_outside, 4);
-	CHECK_EQ(t->held.n, 1);
-	CHECK_EQ(t->held.segs[0].seg->drops, 0);
+	CHECK_EQ(t->loss->drops_seen, 4);
+	CHECK_EQ(t->loss->drops_outside, 4);
+	CHECK_EQ(t->held->n, 1);
+	CHECK_EQ(t->held->segs[0].seg->drops, 0);
 	session_free(&s);
 }
 
@@ -377,16 +379,16 @@ static void test_torch_op_records_charge_drops(void)
 {
 	torch_setup();
 	step_end(100, 1, 0);
-	CHECK(t->tracker.cur != NULL);
+	CHECK(t->tracker->cur != NULL);
 	op(FVBPF_EV_TORCH_ENTER, 110, 0);
 	op(FVBPF_EV_TORCH_EXIT, 120, 3);     /* 3 lost between them */
-	CHECK_EQ(t->tracker.cur->drops, 3);
-	CHECK(t->loss.suspect);
+	CHECK_EQ(t->tracker->cur->drops, 3);
+	CHECK(t->loss->suspect);
 	step_end(200, 2, 5);                 /* 2 more before the step's end */
 	op(FVBPF_EV_TORCH_ENTER, 210, 5);
-	CHECK_EQ(t->held.n, 1);
-	CHECK_EQ(t->held.segs[0].seg->drops, 5);
-	CHECK(!t->held.segs[0].seg->incomplete);
+	CHECK_EQ(t->held->n, 1);
+	CHECK_EQ(t->held->segs[0].seg->drops, 5);
+	CHECK(!t->held->segs[0].seg->incomplete);
 	CHECK_EQ(drops_accounted(), 5);
 	session_free(&s);
 }
@@ -396,12 +398,12 @@ static void test_torch_drop_count_wraps(void)
 {
 	torch_setup();
 	step_end(100, 1, 0xfffffff0ull);
-	CHECK_EQ(t->loss.drops_seen, 0xfffffff0ull);
+	CHECK_EQ(t->loss->drops_seen, 0xfffffff0ull);
 	op(FVBPF_EV_TORCH_ENTER, 110, 0x00000004u);
-	CHECK_EQ(t->loss.drops_seen, 0x100000004ull);
+	CHECK_EQ(t->loss->drops_seen, 0x100000004ull);
 	op(FVBPF_EV_TORCH_EXIT, 120, 0xfffffff8u); /* a racing thread's older count */
-	CHECK_EQ(t->loss.drops_seen, 0x100000004ull);
-	CHECK_EQ(t->tracker.cur->drops, 0x14);
+	CHECK_EQ(t->loss->drops_seen, 0x100000004ull);
+	CHECK_EQ(t->tracker->cur->drops, 0x14);
 	session_free(&s);
 }
 
@@ -418,14 +420,14 @@ static void test_lost_step_end_cuts_the_step(void)
 	op(FVBPF_EV_TORCH_EXIT, 220, 1);     /* step end 3 was the one lost */
 	step_end(400, 4, 1);
 	step_end(500, 5, 1);
-	CHECK_EQ(t->loss.lost_ends, 1);
-	CHECK_EQ(t->held.n, 3);
-	CHECK(!t->held.segs[0].seg->incomplete);
-	CHECK(t->held.segs[1].seg->incomplete && t->held.segs[1].seg->lost_end);
-	CHECK_EQ(t->held.segs[1].seg->end_ns, 220); /* its last record */
-	CHECK_EQ(t->held.segs[1].seg->drops, 1);
-	CHECK(!t->held.segs[2].seg->incomplete);
-	CHECK_EQ(t->held.segs[2].seg->start_ns, 400);
+	CHECK_EQ(t->loss->lost_ends, 1);
+	CHECK_EQ(t->held->n, 3);
+	CHECK(!t->held->segs[0].seg->incomplete);
+	CHECK(t->held->segs[1].seg->incomplete && t->held->segs[1].seg->lost_end);
+	CHECK_EQ(t->held->segs[1].seg->end_ns, 220); /* its last record */
+	CHECK_EQ(t->held->segs[1].seg->drops, 1);
+	CHECK(!t->held->segs[2].seg->incomplete);
+	CHECK_EQ(t->held->segs[2].seg->start_ns, 400);
 	session_free(&s);
 }
 
@@ -442,17 +444,17 @@ static void test_step_end_lost_after_the_last_record(void)
 	op(FVBPF_EV_TORCH_EXIT, 220, 0);
 	/* in flight, no drop since: not lost */
 	st.drops = 0;
-	CHECK(!drops_finish(&t->loss, &t->tracker, &st, true));
-	CHECK(t->tracker.cur != NULL);
+	CHECK(!drops_finish(t->loss, t->tracker, &st, true));
+	CHECK(t->tracker->cur != NULL);
 	/* step end 3 came, and 9 records were lost after the last one */
 	st.drops = 9;
-	CHECK(drops_finish(&t->loss, &t->tracker, &st, true));
-	CHECK(t->tracker.cur == NULL);
-	CHECK_EQ(t->loss.lost_ends, 1);
-	CHECK_EQ(t->held.n, 2);
-	CHECK(t->held.segs[1].seg->incomplete && t->held.segs[1].seg->lost_end);
-	CHECK_EQ(t->held.segs[1].seg->end_ns, 220);
-	CHECK_EQ(t->held.segs[1].seg->drops, 9);
+	CHECK(drops_finish(t->loss, t->tracker, &st, true));
+	CHECK(t->tracker->cur == NULL);
+	CHECK_EQ(t->loss->lost_ends, 1);
+	CHECK_EQ(t->held->n, 2);
+	CHECK(t->held->segs[1].seg->incomplete && t->held->segs[1].seg->lost_end);
+	CHECK_EQ(t->held->segs[1].seg->end_ns, 220);
+	CHECK_EQ(t->held->segs[1].seg->drops, 9);
 	CHECK_EQ(drops_accounted(), 9);
 	session_free(&s);
 }
@@ -467,18 +469,18 @@ static void test_region_end_lost_after_the_last_record(void)
 	reg(B, STEP, 1, 100, 0, 1);
 	reg(B, FWD, 2, 110, 0, 1);
 	reg(E, FWD, 1, 120, 0, 1);
-	CHECK(!drops_finish(&t->loss, &t->tracker, &st, false));
+	CHECK(!drops_finish(t->loss, t->tracker, &st, false));
 	st.outer = 2; /* the next step began (and this one ended) */
-	CHECK(drops_finish(&t->loss, &t->tracker, &st, false));
-	CHECK_EQ(t->loss.lost_ends, 1);
-	CHECK(t->held.segs[0].seg->lost_end);
-	CHECK_EQ(t->held.segs[0].seg->end_ns, 120);
+	CHECK(drops_finish(t->loss, t->tracker, &st, false));
+	CHECK_EQ(t->loss->lost_ends, 1);
+	CHECK(t->held->segs[0].seg->lost_end);
+	CHECK_EQ(t->held->segs[0].seg->end_ns, 120);
 	reg(B, STEP, 1, 200, 4, 3);
 	st.drops = 6;
 	st.depth = 0; /* it ended, nothing after */
 	st.outer = 3;
-	CHECK(drops_finish(&t->loss, &t->tracker, &st, false));
-	CHECK_EQ(t->loss.lost_ends, 2);
+	CHECK(drops_finish(t->loss, t->tracker, &st, false));
+	CHECK_EQ(t->loss->lost_ends, 2);
 	CHECK_EQ(drops_accounted(), 6);
 	session_free(&s);
 }
@@ -494,11 +496,11 @@ static void test_cut_scope_name_is_marked(void)
 	feed(&e, sizeof(e));
 	e = scope(FVBPF_EV_SCOPE_BEGIN, 120, 0x6000, 0, "short", 0);
 	feed(&e, sizeof(e));
-	CHECK_EQ(t->torch.scopes_cut, 1);
-	CHECK_EQ(t->tracker.cur->nops, 2);
-	CHECK(t->tracker.cur->ops[0].flags & TORCH_CALL_NAME_CUT);
-	CHECK(!(t->tracker.cur->ops[1].flags & TORCH_CALL_NAME_CUT));
-	CHECK_EQ(seg_scopes_cut(t->tracker.cur), 1);
+	CHECK_EQ(t->torch->scopes_cut, 1);
+	CHECK_EQ(t->tracker->cur->nops, 2);
+	CHECK(t->tracker->cur->ops[0].flags & TORCH_CALL_NAME_CUT);
+	CHECK(!(t->tracker->cur->ops[1].flags & TORCH_CALL_NAME_CUT));
+	CHECK_EQ(seg_scopes_cut(t->tracker->cur), 1);
 	session_free(&s);
 }
 
@@ -524,9 +526,9 @@ static void test_region_times_out_of_range_are_pulled_in(void)
 	reg(E, FWD, 1, UINT64_MAX / 2, 0, 1);          /* far ahead of the clock */
 	reg(E, STEP, 0, attach - 500000000ull, 0, 1);  /* half a second early: kept */
 	CHECK_EQ(t->marker_ts_fixed, 2);
-	CHECK_EQ(t->held.n, 1);
-	CHECK_EQ(t->held.segs[0].seg->start_ns, attach);
-	CHECK(t->held.segs[0].seg->nslices >= 1);
+	CHECK_EQ(t->held->n, 1);
+	CHECK_EQ(t->held->segs[0].seg->start_ns, attach);
+	CHECK(t->held->segs[0].seg->nslices >= 1);
 	CHECK_EQ(s.bad_records, 0);
 	session_free(&s);
 }
@@ -540,7 +542,7 @@ static void test_windows_are_cut_up_to_the_clock_at_most(void)
 	session_setup();
 	s.window_ns = 1000000; /* 1 ms */
 	s.window_region = (int)STEP;
-	CHECK_EQ(seg_on_begin(&t->tracker, PID, STEP, now - 5000000), 0);
+	CHECK_EQ(seg_on_begin(t->tracker, PID, STEP, now - 5000000), 0);
 	t->next_cut = now - 4000000;
 	window_cut_until(&s, t, UINT64_MAX / 2);
 	CHECK(t->next_cut > now && t->next_cut < mono_ns() + 2000000);
@@ -553,20 +555,20 @@ static void test_windows_are_cut_up_to_the_clock_at_most(void)
 static void test_callback_losses_per_segment(void)
 {
 	session_setup();
-	t->fast.ring_drops = 5; /* no rings mapped: the counts as they stand */
+	t->fast->ring_drops = 5; /* no rings mapped: the counts as they stand */
 	reg(B, STEP, 1, 1000, 0, 1);
 	reg(E, STEP, 0, 2000, 0, 1);
-	t->fast.ring_drops = 8;
+	t->fast->ring_drops = 8;
 	reg(B, STEP, 1, 3000, 0, 2);
 	reg(E, STEP, 0, 4000, 0, 2);
 	reg(B, STEP, 1, 5000, 0, 3);
 	reg(E, STEP, 0, 6000, 0, 3);
-	t->fast.ring_drops = 20; /* after the last segment: no segment's */
-	CHECK_EQ(t->held.n, 3);
-	if (t->held.n == 3) {
-		CHECK_EQ(t->held.segs[0].seg->callback_lost, 5);
-		CHECK_EQ(t->held.segs[1].seg->callback_lost, 3);
-		CHECK_EQ(t->held.segs[2].seg->callback_lost, 0);
+	t->fast->ring_drops = 20; /* after the last segment: no segment's */
+	CHECK_EQ(t->held->n, 3);
+	if (t->held->n == 3) {
+		CHECK_EQ(t->held->segs[0].seg->callback_lost, 5);
+		CHECK_EQ(t->held->segs[1].seg->callback_lost, 3);
+		CHECK_EQ(t->held->segs[2].seg->callback_lost, 0);
 	}
 	session_free(&s);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attach/py_request.h"
+#include "attach/target.h"
 #include "fvbpf_pyshim.h"
 #include "model/session.h"
 #include "pipeline/py_status.h"
@@ -21,9 +22,11 @@ static struct session_target t;
 
 static void reset(void)
 {
+	target_states_free(&t);
 	memset(&s, 0, sizeof(s));
 	memset(&t, 0, sizeof(t));
 	registry_init(&s.reg);
+	CHECK_EQ(target_states_alloc(&t), 0);
 	t.session = &s;
 	t.proc.pid = 4242;
 }
@@ -104,62 +107,62 @@ static void test_hostile_answers(void)
 	char full[FVBPF_STATUS_MSG];
 
 	reset();
-	t.py.asked = true;
+	t.py->asked = true;
 	/* every byte used, no NUL, escapes inside */
 	memset(full, 'A', sizeof(full));
 	memcpy(full, "\x1b[2J\x1b]0;pwn\x07", 12);
 	event(FVBPF_PY_READY, 3, 2, full, sizeof(full));
-	CHECK(t.py.heard);
-	CHECK_EQ(t.py.fastvideo, 3);
-	CHECK_EQ(t.py.funcs, 2);
-	CHECK(strlen(t.py.status) < sizeof(t.py.status));
-	CHECK(clean(t.py.status));
+	CHECK(t.py->heard);
+	CHECK_EQ(t.py->fastvideo, 3);
+	CHECK_EQ(t.py->funcs, 2);
+	CHECK(strlen(t.py->status) < sizeof(t.py->status));
+	CHECK(clean(t.py->status));
 	/* an absurd count is not believed */
 	event(FVBPF_PY_READY, -5, 1LL << 40, "x", 1);
-	CHECK_EQ(t.py.fastvideo, -1);
-	CHECK_EQ(t.py.funcs, 2);
+	CHECK_EQ(t.py->fastvideo, -1);
+	CHECK_EQ(t.py->funcs, 2);
 	event(FVBPF_PY_WAITING, 0, 0, "w", 1);
 	event(FVBPF_PY_UNRESOLVED, 0, 0, "u\n\r", 3);
-	CHECK_EQ(t.py.waiting, 1);
-	CHECK_EQ(t.py.unresolved, 1);
+	CHECK_EQ(t.py->waiting, 1);
+	CHECK_EQ(t.py->unresolved, 1);
 	/* a name that resolves to what cannot be a region: counted apart */
 	event(FVBPF_PY_UNRESOLVED, FVBPF_PY_NOT_A_REGION, 0, "g\x1b", 2);
-	CHECK_EQ(t.py.unresolved, 1);
-	CHECK_EQ(t.py.refused, 1);
+	CHECK_EQ(t.py->unresolved, 1);
+	CHECK_EQ(t.py->refused, 1);
 	/* its region's "never entered" is said by the refusal */
 	event(FVBPF_PY_UNRESOLVED, FVBPF_PY_NOT_A_REGION, 0, "py:m:gen is a generator function", 33);
-	CHECK_EQ(t.py.refused, 2);
-	CHECK(py_status_refused(&t.py, fvbpf_region_hash("py:m:gen")));
-	CHECK(!py_status_refused(&t.py, fvbpf_region_hash("py:m:other")));
+	CHECK_EQ(t.py->refused, 2);
+	CHECK(py_status_refused(t.py, fvbpf_region_hash("py:m:gen")));
+	CHECK(!py_status_refused(t.py, fvbpf_region_hash("py:m:other")));
 	event(FVBPF_PY_REFUSED, 0, 0, full, sizeof(full));
-	CHECK(!strncmp(t.py.status, "refused: ", 9));
-	CHECK(clean(t.py.status));
+	CHECK(!strncmp(t.py->status, "refused: ", 9));
+	CHECK(clean(t.py->status));
 	event(FVBPF_PY_ERROR, 0, 0, "\x9b" "31m", 4);
-	CHECK(!strncmp(t.py.status, "error: ", 7));
-	CHECK(clean(t.py.status));
+	CHECK(!strncmp(t.py->status, "error: ", 7));
+	CHECK(clean(t.py->status));
 }
 
 static void test_wait(void)
 {
 	reset();
 	py_status_tick(&t, 10 * PY_WAIT_NS); /* nothing asked: nothing said */
-	CHECK(!t.py.wait_warned);
-	t.py.asked = true;
-	t.py.asked_ns = 1000;
+	CHECK(!t.py->wait_warned);
+	t.py->asked = true;
+	t.py->asked_ns = 1000;
 	py_status_tick(&t, 1000 + PY_WAIT_NS - 1);
-	CHECK(!t.py.wait_warned);
+	CHECK(!t.py->wait_warned);
 	py_status_tick(&t, 1000 + PY_WAIT_NS);
-	CHECK(t.py.wait_warned);
-	CHECK_STR(t.py.status, "waiting for the main thread");
+	CHECK(t.py->wait_warned);
+	CHECK_STR(t.py->status, "waiting for the main thread");
 	/* the answer after the warning */
 	event(FVBPF_PY_READY, 3, 0, "fastvideo.profiler wrapped", 26);
-	CHECK_STR(t.py.status, "fastvideo.profiler wrapped");
+	CHECK_STR(t.py->status, "fastvideo.profiler wrapped");
 	/* answered in time: no warning */
 	reset();
-	t.py.asked = true;
+	t.py->asked = true;
 	event(FVBPF_PY_READY, 0, 0, "ok", 2);
 	py_status_tick(&t, 100 * PY_WAIT_NS);
-	CHECK(!t.py.wait_warned);
+	CHECK(!t.py->wait_warned);
 }
 
 int main(void)
@@ -168,5 +171,6 @@ int main(void)
 	RUN(test_too_many);
 	RUN(test_hostile_answers);
 	RUN(test_wait);
+	target_states_free(&t);
 	UNIT_DONE();
 }

@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "attach/session_wiring.h"
 #include "attach/attach.h"
 #include "attach/attach_run.h"
 #include "attach/cuda_hook_attach.h"
@@ -88,7 +89,7 @@ static bool exempt_from_n(const struct session *s, const struct session_target *
 {
 	int i;
 
-	if (t->proc.rank_from_env || t->tracker.counted || t->tracker.cur || t->tracker.held_child)
+	if (t->proc.rank_from_env || t->tracker->counted || t->tracker->cur || t->tracker->held_child)
 		return false;
 	for (i = 0; i < s->ntargets; i++)
 		if (s->targets[i].proc.rank_from_env)
@@ -109,7 +110,7 @@ static bool all_done(struct session *s, const struct attach_opts *o)
 	for (i = 0; i < s->ntargets; i++) {
 		struct session_target *t = &s->targets[i];
 
-		if (t->held.n)
+		if (t->held->n)
 			return false;
 		if (t->finished || cut_gate_target_done(t) || (limited && exempt_from_n(s, t)))
 			continue;
@@ -176,7 +177,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 		for (i = 0; i < s->ntargets; i++)
 			window_idle_cut(s, &s->targets[i]);
 		for (i = 0; i < s->ntargets; i++) {
-			if (s->targets[i].held.n)
+			if (s->targets[i].held->n)
 				seg_close_release(&s->targets[i], false);
 			if (!s->targets[i].quiet && cut_gate_target_done(&s->targets[i]))
 				target_quiet(&s->targets[i]);
@@ -263,7 +264,8 @@ void session_free(struct session *s)
 	stall_watch_free(s);
 	for (i = 0; i < 3; i++)
 		bpf_link__destroy(s->tree_links[i]);
-	seg_writer_free(&s->writer);
+	seg_writer__free(s->writer);
+	s->writer = NULL;
 	ring_buffer__free(s->rb);
 	if (s->epfd > 0)
 		close(s->epfd);
@@ -397,6 +399,39 @@ static int leave_out(struct session *s, struct session_target *t)
 	return 0;
 }
 
+/* The BPF object for these options and the regions enabled: bpf_setup()
+ * takes what it needs of them; the session keeps what it made. */
+static int session_bpf_setup(struct session *s, const struct attach_opts *o)
+{
+	struct bpf_setup_region *regions = calloc(s->reg.count ? s->reg.count : 1, sizeof(*regions));
+	struct bpf_setup_opts bo = {
+		.ringbuf_mb = o->ringbuf_mb, .tree = o->children || o->match,
+		.report_all_execs = o->match != NULL,
+		.record_shapes = o->record_shapes || o->with_flops,
+		.py_wanted = s->pystacks != NULL, .regions = regions,
+	};
+	struct bpf_setup_result r;
+	unsigned int i;
+	int err;
+
+	if (!regions) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < s->reg.count; i++)
+		if (s->reg.defs[i].enabled)
+			regions[bo.nregions++] = (struct bpf_setup_region){
+				.hash = s->reg.defs[i].hash, .id = i, .name = s->reg.defs[i].name };
+	err = bpf_setup(&bo, &r);
+	free(regions);
+	s->skel = r.skel;
+	s->api_probes = r.api_probes;
+	s->marker_multi = r.marker_multi;
+	for (i = 0; i < 3; i++)
+		s->tree_links[i] = r.tree_links[i];
+	return err;
+}
+
 /* --inject: the library to load, found before anything is attached. */
 static int session_inject_setup(struct session *s, const struct attach_opts *o)
 {
@@ -422,7 +457,9 @@ int attach_run(const struct attach_opts *given)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session s = { .epfd = -1, .cut_waiting = true };
 	uint64_t arming_began = 0;
+	struct seg_writer_opts wo;
 	char err[512];
+	unsigned int nerr;
 	int i, ret = 1, werr;
 
 	/* Before the first big allocation: see budget_tune_malloc(). */
@@ -470,22 +507,20 @@ int attach_run(const struct attach_opts *given)
 	stale_tmp_clean(o->outdir);
 	init_meta(&s);
 	s.gpu_wait_ns = (uint64_t)(o->gpu_wait_s * 1e9);
-	if (bpf_setup(&s, o))
+	if (session_bpf_setup(&s, o))
 		goto cleanup;
 	torch_gates_preload(&s);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	werr = seg_writer_start(&s.writer, o->outdir, &s.reg, &s.meta, &s.knames);
+	wo = (struct seg_writer_opts){ .format = o->format, .record_shapes = o->record_shapes,
+				       .with_flops = o->with_flops, .pystacks = s.pystacks,
+				       .mem = &s.mem };
+	werr = session_writer_start(&s, o->outdir, &wo);
 	if (werr) {
 		log_error("cannot start the writer in %s: %s", o->outdir, strerror(-werr));
 		goto cleanup;
 	}
-	s.writer.pystacks = s.pystacks; /* before the first submit */
-	s.writer.format = o->format; /* before any segment is submitted */
-	s.writer.record_shapes = o->record_shapes;
-	s.writer.with_flops = o->with_flops;
-	s.writer.mem = &s.mem;
 	s.rb = ring_buffer__new(bpf_setup_map_fd(s.skel, FVBPF_MAP_EVENTS), events_ring_cb, &s, NULL);
 	if (!s.rb) {
 		log_error("cannot open the ring buffer: %s", strerror(errno));
@@ -530,10 +565,10 @@ int attach_run(const struct attach_opts *given)
 	ring_buffer__consume(s.rb);
 	/* Drops after the last segment closed: between segments. */
 	for (i = 0; i < s.ntargets; i++)
-		drops_settle(&s.targets[i].loss, &s.targets[i].tracker, target_drops(&s.targets[i]));
+		drops_settle(s.targets[i].loss, s.targets[i].tracker, target_drops(&s.targets[i]));
 	for (i = 0; i < s.ntargets; i++)
 		seg_close_release(&s.targets[i], true);
-	seg_writer_stop(&s.writer);
+	seg_writer_stop(s.writer);
 	clock_pair_read(&s.meta.mono_at_end_ns, &s.meta.real_at_end_ns, &s.meta.read_span_end_ns);
 	report_print(&s, o);
 	follow_report(&s);
@@ -542,11 +577,12 @@ int attach_run(const struct attach_opts *given)
 		log_warn("cannot write %s/manifest.json", o->outdir);
 	cache_drop_flush();
 	ret = 0;
-	if (s.writer.write_errors) {
-		log_error("%u segment%s could not be written to %s: %s", s.writer.write_errors,
-			  s.writer.write_errors == 1 ? "" : "s", o->outdir,
-			  s.writer.first_error == -ENOSPC ? "disk full; free space or choose another -o"
-							  : strerror(-s.writer.first_error));
+	nerr = seg_writer_write_errors(s.writer);
+	if (nerr) {
+		werr = seg_writer_first_error(s.writer);
+		log_error("%u segment%s could not be written to %s: %s", nerr, nerr == 1 ? "" : "s",
+			  o->outdir, werr == -ENOSPC ? "disk full; free space or choose another -o"
+						  : strerror(-werr));
 		ret = 1;
 	}
 	if (s.follow && !s.ntargets) {

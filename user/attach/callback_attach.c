@@ -49,9 +49,9 @@ static const char *not_for(struct session *s, struct session_target *t, unsigned
 	if (!torch_probes_mapped(t->proc.pid, lib, sizeof(lib)))
 		return "libtorch_cpu.so was not mapped at attach";
 	*say = true;
-	if (torch_version_read(t->proc.pid, lib, t->fast.version, sizeof(t->fast.version)))
+	if (torch_version_read(t->proc.pid, lib, t->fast->version, sizeof(t->fast->version)))
 		return "its torch/version.py could not be read";
-	*layout = torch_version_layout(t->fast.version);
+	*layout = torch_version_layout(t->fast->version);
 	if (!*layout)
 		return "its torch version's callback layout is not one fvbpf checked (2.13, 2.14)";
 	if (!t->proc.marker.syms[MARKER_SCOPE_END].found)
@@ -67,7 +67,7 @@ static const char *not_for(struct session *s, struct session_target *t, unsigned
 
 static int refuse(struct session *s, struct session_target *t, const char *why, bool say)
 {
-	snprintf(t->fast.why, sizeof(t->fast.why), "%s", why);
+	snprintf(t->fast->why, sizeof(t->fast->why), "%s", why);
 	if (s->op_source != OP_SOURCE_CALLBACKS) {
 		if (say)
 			log_info("PID %d: PyTorch operators through uprobes, not its own callbacks: %s",
@@ -92,7 +92,7 @@ int callback_attach_request(struct session *s, struct session_target *t)
 	const char *why;
 
 	t->ops = OPS_UPROBES;
-	t->fast.gen = 0;
+	t->fast->gen = 0;
 	why = not_for(s, t, &layout, &say);
 	if (why)
 		return refuse(s, t, why, say);
@@ -104,7 +104,7 @@ int callback_attach_request(struct session *s, struct session_target *t)
 				      true);
 		regions[tb.nregions++] = s->reg.defs[i].hash;
 	}
-	if (callback_channel_request(&t->ctl, layout, &tb, &t->fast.gen))
+	if (callback_channel_request(&t->ctl, layout, &tb, &t->fast->gen))
 		return refuse(s, t, "its control page could not be written", true);
 	return 0;
 }
@@ -152,36 +152,36 @@ int callback_attach_finish(struct session *s, struct session_target *t)
 	struct callback_answer a = { 0 };
 	int r, err;
 
-	if (!t->fast.gen)
+	if (!t->fast->gen)
 		return 0;
-	while ((r = callback_channel_answered(&t->ctl, t->fast.gen, &a)) == 0 &&
+	while ((r = callback_channel_answered(&t->ctl, t->fast->gen, &a)) == 0 &&
 	       clock_ns(CLOCK_MONOTONIC) < deadline)
 		nanosleep(&tick, NULL);
-	t->fast.gen = 0;
+	t->fast->gen = 0;
 	if (r < 0)
 		return refuse(s, t, "its control page could not be read", true);
 	if (r == 0)
 		return refuse(s, t, "the library did not answer within 3 s", true);
 	if (a.state != FVBPF_FAST_READY)
 		return refuse(s, t, answer_text(&a), true);
-	err = callback_ops_open(&t->fast, t->proc.pid, a.fd, a.bytes);
+	err = callback_ops_open(t->fast, t->proc.pid, a.fd, a.bytes);
 	if (err)
 		return refuse(s, t, "its shared rings could not be mapped (not a sealed memfd of "
 				    "the expected size)", true);
 	err = scope_end_attach(s, t);
 	if (err) {
-		callback_ops_close(&t->fast);
+		callback_ops_close(t->fast);
 		return refuse(s, t, "the library's probe functions could not be probed", true);
 	}
 	t->ops = OPS_CALLBACKS;
 	t->torchp.ops_via_callbacks = true;
 	log_info("PID %d: PyTorch %s operators through its own callbacks (libfvbpf.so in the "
-		 "process), no operator uprobes", t->proc.pid, t->fast.version);
+		 "process), no operator uprobes", t->proc.pid, t->fast->version);
 	return 0;
 }
 
 void callback_attach_stop(struct session *s, struct session_target *t)
 {
 	(void)s;
-	callback_ops_close(&t->fast); /* the operator callbacks' rings, or the hook's */
+	callback_ops_close(t->fast); /* the operator callbacks' rings, or the hook's */
 }

@@ -31,7 +31,7 @@ static const char *not_for(const struct session *s, const struct session_target 
 		return "--launch-source uprobes";
 	if (!s->api_probes || !t->cuda.attached)
 		return "no CUDA function is probed in it";
-	if (t->fast.launch_id < 0)
+	if (t->fast->launch_id < 0)
 		return "cudaLaunchKernel is not in fvbpf's call table";
 	if (s->pystacks)
 		return "--with-stack takes a launch's Python stack from its uprobe";
@@ -43,7 +43,7 @@ static const char *not_for(const struct session *s, const struct session_target 
 
 static void refuse(struct session_target *t, const char *why)
 {
-	snprintf(t->fast.hook_why, sizeof(t->fast.hook_why), "%s", why);
+	snprintf(t->fast->hook_why, sizeof(t->fast->hook_why), "%s", why);
 }
 
 void cuda_hook_request(struct session *s, struct session_target *t)
@@ -57,9 +57,9 @@ void cuda_hook_request(struct session *s, struct session_target *t)
 	unsigned int i;
 	int id = cuda_api_find("cudaLaunchKernel");
 
-	t->fast.hook_gen = 0;
-	t->fast.hook_live = t->fast.hook_used = false;
-	t->fast.launch_id = id;
+	t->fast->hook_gen = 0;
+	t->fast->hook_live = t->fast->hook_used = false;
+	t->fast->launch_id = id;
 	why = not_for(s, t);
 	if (why) {
 		refuse(t, why);
@@ -74,8 +74,8 @@ void cuda_hook_request(struct session *s, struct session_target *t)
 		}
 		regions[tb.nregions++] = s->reg.defs[i].hash;
 	}
-	if (cuda_hook_channel_request(&t->ctl, &tb, &t->fast.hook_gen)) {
-		t->fast.hook_gen = 0;
+	if (cuda_hook_channel_request(&t->ctl, &tb, &t->fast->hook_gen)) {
+		t->fast->hook_gen = 0;
 		refuse(t, "its control page could not be written");
 	}
 }
@@ -96,11 +96,11 @@ static const char *answer_text(uint32_t state)
 
 void cuda_hook_stop(struct session_target *t)
 {
-	if (t->fast.hook_gen && !t->fast.hook_why[0])
+	if (t->fast->hook_gen && !t->fast->hook_why[0])
 		refuse(t, "the library had not answered when fvbpf stopped (none of its markers "
 			  "ran after the attach)");
-	t->fast.hook_gen = 0;
-	t->fast.hook_live = false;
+	t->fast->hook_gen = 0;
+	t->fast->hook_live = false;
 }
 
 void cuda_hook_check(struct session *s, struct session_target *t)
@@ -109,33 +109,33 @@ void cuda_hook_check(struct session *s, struct session_target *t)
 	int r;
 
 	(void)s;
-	if (!t->fast.hook_gen || t->exited || t->finished || !t->epoch)
+	if (!t->fast->hook_gen || t->exited || t->finished || !t->epoch)
 		return;
-	r = cuda_hook_channel_answered(&t->ctl, t->fast.hook_gen, &a);
+	r = cuda_hook_channel_answered(&t->ctl, t->fast->hook_gen, &a);
 	if (r == 0)
 		return;
-	t->fast.hook_gen = 0;
+	t->fast->hook_gen = 0;
 	if (r < 0) {
 		refuse(t, "its control page could not be read");
 		return;
 	}
 	if (a.state != FVBPF_HOOK_READY) {
 		refuse(t, answer_text(a.state));
-		log_info("PID %d: CUDA launches through uprobes: %s", t->proc.pid, t->fast.hook_why);
+		log_info("PID %d: CUDA launches through uprobes: %s", t->proc.pid, t->fast->hook_why);
 		return;
 	}
-	t->fast.hook_slots = a.slots;
-	if (!t->fast.map && callback_ops_open(&t->fast, t->proc.pid, a.fd, a.bytes)) {
+	t->fast->hook_slots = a.slots;
+	if (!t->fast->map && callback_ops_open(t->fast, t->proc.pid, a.fd, a.bytes)) {
 		refuse(t, "its shared rings could not be mapped (not a sealed memfd of the "
 			  "expected size)");
-		log_info("PID %d: CUDA launches through uprobes: %s", t->proc.pid, t->fast.hook_why);
+		log_info("PID %d: CUDA launches through uprobes: %s", t->proc.pid, t->fast->hook_why);
 		return;
 	}
 	if (cuda_hook_channel_set_live(&t->ctl, t->epoch)) {
 		refuse(t, "its control page could not be written");
 		return;
 	}
-	t->fast.hook_live = t->fast.hook_used = true;
+	t->fast->hook_live = t->fast->hook_used = true;
 	log_info("PID %d: cudaLaunchKernel inside segments through libfvbpf.so's hook (%u call "
 		 "site%s), no trap per launch", t->proc.pid, a.slots, a.slots == 1 ? "" : "s");
 }

@@ -9,7 +9,7 @@
 #include "model/session.h"
 
 /* Ask the library for the hook, before the epoch turns odd; where it
- * cannot be had, say why (t->fast.hook_why).  Never fails the attach. */
+ * cannot be had, say why (t->fast->hook_why).  Never fails the attach. */
 void cuda_hook_request(struct session *s, struct session_target *t);
 /* The run loop's tick: once the library answered, map its rings and let
  * its wrapper record. */

@@ -100,8 +100,8 @@ static void align_decide(struct session *s)
 			shorter = span_u64(last->start_ns, last->end_ns);
 		if (seg != last && 2 * shared < shorter) {
 			seg->not_counted = SEG_WHY_EARLY;
-			if (t->tracker.counted)
-				t->tracker.counted--;
+			if (t->tracker->counted)
+				t->tracker->counted--;
 			log_info("PID %d: its first step began a step before the other ranks' first; "
 				 "that segment is not counted", t->proc.pid);
 		}
@@ -147,7 +147,7 @@ static void open_now(struct session *s)
 	for (i = 0; i < s->ntargets; i++) {
 		struct session_target *t = &s->targets[i];
 
-		t->tracker.cut_from_ns = s->cut_from_ns;
+		t->tracker->cut_from_ns = s->cut_from_ns;
 		if (target_go_live(s, t))
 			log_warn("PID %d: cannot turn its markers on: %s", t->proc.pid, strerror(errno));
 		if (t->window_pending && target_window_start(s, t, s->cut_from_ns))
@@ -197,5 +197,5 @@ void cut_gate_end(struct session *s)
 
 bool cut_gate_target_done(const struct session_target *t)
 {
-	return seg_tracker_done(&t->tracker) && !t->align_seg;
+	return seg_tracker_done(t->tracker) && !t->align_seg;
 }

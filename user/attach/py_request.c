@@ -119,14 +119,14 @@ void py_request_send(struct session *s, struct session_target *t)
 			 "Python regions are off", t->proc.pid, FVBPF_PY_REQ_MAX);
 		return;
 	}
-	err = shim_channel_request(&t->ctl, req, (size_t)len, &t->py.gen);
+	err = shim_channel_request(&t->ctl, req, (size_t)len, &t->py->gen);
 	if (err) {
 		log_warn("PID %d: cannot write the Python shim's request: %s", t->proc.pid,
 			 strerror(-err));
 		return;
 	}
-	t->py.asked = true;
-	t->py.heard = false;
-	t->py.wait_warned = false;
-	t->py.asked_ns = clock_ns(CLOCK_MONOTONIC);
+	t->py->asked = true;
+	t->py->heard = false;
+	t->py->wait_warned = false;
+	t->py->asked_ns = clock_ns(CLOCK_MONOTONIC);
 }

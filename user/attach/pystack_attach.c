@@ -184,7 +184,7 @@ void pystack_target_release(struct session *s, struct session_target *t)
 			 (unsigned long long)t->pystk->fwd.no_memory,
 			 (unsigned long long)n->frames_unknown, (unsigned long long)n->bad_code,
 			 (unsigned long long)n->huge_tables, (unsigned long long)n->unreadable,
-			 (unsigned long long)n->refused, (unsigned long long)t->fast.stacks,
+			 (unsigned long long)n->refused, (unsigned long long)t->fast->stacks,
 			 (unsigned long long)bc.py_stacks,
 			 (unsigned long long)bc.py_drops, (unsigned long long)bc.py_no_thread,
 			 (unsigned long long)bc.py_fault);

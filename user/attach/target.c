@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach/inject_attach.h"
 #include "attach/launcher_hint.h"
 #include "attach/py_request.h"
 #include "attach/pystack_attach.h"
@@ -48,7 +49,7 @@ uint64_t target_drops(const struct session_target *t)
 	/* Decoding without a live BPF session (unit tests, fuzzing) knows of
 	 * no drops but the ones the records carry. */
 	if (!t->session->skel)
-		return t->loss.drops_seen;
+		return t->loss->drops_seen;
 	return bpf_state(t, &st) ? 0 : st.drops;
 }
 
@@ -92,7 +93,49 @@ int target_traceable(struct session *s, pid_t pid, struct marker_lib *marker, bo
 	return -ENOENT;
 }
 
-int target_open(struct session *s, struct session_target *t, pid_t pid)
+/* Each stage's state of @t, in the order target_free() has always freed
+ * them; NULL after. */
+void target_states_free(struct session_target *t)
+{
+	seg_tracker__free(t->tracker);
+	t->tracker = NULL;
+	api_pairing__free(t->pairing);
+	t->pairing = NULL;
+	torch_pairing__free(t->tpair);
+	t->tpair = NULL;
+	torch_state__free(t->torch);
+	t->torch = NULL;
+	py_state__free(t->py);
+	t->py = NULL;
+	mem_state__free(t->mem);
+	t->mem = NULL;
+	gpu_join__free(t->gpu);
+	t->gpu = NULL;
+	held_queue__free(t->held);
+	t->held = NULL;
+	agent_state__free(t->agent);
+	t->agent = NULL;
+	callback_ops__free(t->fast);
+	t->fast = NULL;
+	drop_state__free(t->loss);
+	t->loss = NULL;
+}
+
+int target_states_alloc(struct session_target *t)
+{
+	if (!(t->tracker = seg_tracker__new()) || !(t->loss = drop_state__new()) ||
+	    !(t->pairing = api_pairing__new()) || !(t->gpu = gpu_join__new()) ||
+	    !(t->held = held_queue__new()) || !(t->agent = agent_state__new()) ||
+	    !(t->fast = callback_ops__new()) || !(t->tpair = torch_pairing__new()) ||
+	    !(t->torch = torch_state__new()) || !(t->py = py_state__new()) ||
+	    !(t->mem = mem_state__new())) {
+		target_states_free(t);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int open_target(struct session *s, struct session_target *t, pid_t pid)
 {
 	char hint[256];
 	int err;
@@ -139,6 +182,20 @@ int target_open(struct session *s, struct session_target *t, pid_t pid)
 		log_info("PID %d (%s): no fvbpf markers; segments come from %s", t->proc.pid,
 			 t->proc.comm, s->window_ns ? "time windows (--window)" : "torch scopes");
 	return 0;
+}
+
+int target_open(struct session *s, struct session_target *t, pid_t pid)
+{
+	int err = target_states_alloc(t);
+
+	if (err) {
+		log_error("out of memory");
+		return err;
+	}
+	err = open_target(s, t, pid);
+	if (!t->opened)
+		target_states_free(t); /* the slot stays free, holding nothing */
+	return err;
 }
 
 /* The default --step-by needs PyTorch in the process. */
@@ -202,7 +259,7 @@ int targets_check(struct session *s, const struct attach_opts *o)
 int target_window_start(struct session *s, struct session_target *t, uint64_t ts)
 {
 	t->window_pending = false;
-	if (seg_on_begin(&t->tracker, (uint32_t)t->proc.pid, (uint32_t)s->window_region, ts))
+	if (seg_on_begin(t->tracker, (uint32_t)t->proc.pid, (uint32_t)s->window_region, ts))
 		return -ENOMEM;
 	s->reg.defs[s->window_region].entered++;
 	t->next_cut = ts + s->window_ns;
@@ -219,7 +276,7 @@ static int attach_moment(struct session *s, struct session_target *t,
 			 struct fvbpf_proc_state *st)
 {
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
-	callback_ops_rebase(&t->fast, t->attach_ns);
+	callback_ops_rebase(t->fast, t->attach_ns);
 	st->flags = FVBPF_PROC_ARMED;
 	st->depth = s->window_ns ? 1 : 0;
 	if (!s->window_ns)
@@ -307,7 +364,7 @@ int target_attach_begin(struct session *s, struct session_target *t)
 		return -EINVAL;
 	}
 	if (!t->has_markers) {
-		snprintf(t->fast.why, sizeof(t->fast.why),
+		snprintf(t->fast->why, sizeof(t->fast->why),
 			 "libfvbpf.so is not in the process (--inject loads it)");
 		err = attach_unmarked(s, t, fd, key);
 		t->armed = !err;
@@ -387,7 +444,7 @@ int target_go_live(struct session *s, struct session_target *t)
 	 * its open regions, fvbpf_attached() turns true; the library serves
 	 * its requests from here, so the wait for the shim counts from here. */
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
-	t->py.asked_ns = t->attach_ns;
+	t->py->asked_ns = t->attach_ns;
 	(void)s;
 	return control_page_set_epoch(&t->ctl, t->epoch) ? -errno : 0;
 }
@@ -483,7 +540,7 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	struct fvbpf_proc_state st;
-	const struct segment *seg = t->tracker.cur;
+	const struct segment *seg = t->tracker->cur;
 	struct api_call call;
 	bool have_st;
 
@@ -497,16 +554,16 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 	 * (BPF then knows it ended): cut where its records stop, lost_end. */
 	have_st = !bpf_state(t, &st);
 	if (have_st && seg && (int)seg->region != s->window_region)
-		drops_finish(&t->loss, &t->tracker, &st, (int)seg->region == s->step_region);
-	if (t->tracker.cur && why)
+		drops_finish(t->loss, t->tracker, &st, (int)seg->region == s->step_region);
+	if (t->tracker->cur && why)
 		log_warn("PID %d %s inside segment %u (%s): written as incomplete", t->proc.pid, why,
-			 t->tracker.cur->seq, s->reg.defs[t->tracker.cur->region].name);
+			 t->tracker->cur->seq, s->reg.defs[t->tracker->cur->region].name);
 	/* Calls still open when the target left: in the segment, cut off. */
-	while (api_pairing_drain(&t->pairing, now, &call))
+	while (api_pairing_drain(t->pairing, now, &call))
 		events_record_call(s, t, &call);
 	/* Drops since its last region record hit the segment still open. */
-	drops_charge(&t->loss, &t->tracker, have_st ? st.drops : target_drops(t));
-	seg_tracker_finish(&t->tracker, now);
+	drops_charge(t->loss, t->tracker, have_st ? st.drops : target_drops(t));
+	seg_tracker_finish(t->tracker, now);
 	t->finished = true;
 }
 
@@ -517,38 +574,34 @@ void target_init(struct session_target *t, unsigned int max_segments)
 
 	if (!t->opened)
 		target_no_links(t); /* built by hand (tests): no target_open() */
-	seg_tracker_init(&t->tracker, (uint32_t)t->proc.pid, &s->reg, seg_close_segment, t);
-	t->tracker.max_segments = max_segments;
+	seg_tracker_init(t->tracker, (uint32_t)t->proc.pid, &s->reg, seg_close_segment, t);
+	t->tracker->max_segments = max_segments;
 	if (s->schedule.set)
-		t->tracker.max_segments = (unsigned int)schedule_total(&s->schedule);
-	t->tracker.mem = &s->mem;
+		t->tracker->max_segments = (unsigned int)schedule_total(&s->schedule);
+	t->tracker->mem = &s->mem;
 	/* closed until the cut (cut_gate.c); a process that came later
 	 * begins at its own next step boundary */
-	t->tracker.cut_from_ns = s->cut_waiting ? UINT64_MAX : s->cut_from_ns;
-	gpu_join_init(&t->gpu, &s->knames, seg_close_find, t);
+	t->tracker->cut_from_ns = s->cut_waiting ? UINT64_MAX : s->cut_from_ns;
+	gpu_join_init(t->gpu, &s->knames, seg_close_find, t);
 	if (!t->opened || t->has_markers)
-		snprintf(t->agent.status, sizeof(t->agent.status), "no word from the in-process agent");
+		snprintf(t->agent->status, sizeof(t->agent->status), "no word from the in-process agent");
 	else if ((inject_cuda_maps(t->proc.pid) & (CUDA_MAPS_TORCH | CUDA_MAPS_DRIVER)) ==
 		 CUDA_MAPS_TORCH)
-		snprintf(t->agent.status, sizeof(t->agent.status),
+		snprintf(t->agent->status, sizeof(t->agent->status),
 			 "none: the process has not initialised CUDA (no libcuda.so loaded)");
 	else
-		snprintf(t->agent.status, sizeof(t->agent.status),
+		snprintf(t->agent->status, sizeof(t->agent->status),
 			 "no agent: libfvbpf.so is not in the process (--inject loads it)");
 }
 
 void target_free(struct session_target *t)
 {
 	target_detach(t);
-	seg_tracker_free(&t->tracker);
-	api_pairing_free(&t->pairing);
-	torch_pairing_free(&t->tpair);
+	/* --with-stack's counts are said before the states go */
 	pystack_target_release(t->session, t);
 	torch_probes_free(&t->torchp);
-	mem_state_free(&t->mem);
 	cuda_probes_free(&t->cuda);
-	gpu_join_free(&t->gpu);
-	seg_close_free(t);
+	target_states_free(t);
 	addr_cache_free(&t->kernels);
 	proc_target_free(&t->proc);
 	if (t->pidfd >= 0)

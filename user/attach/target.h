@@ -16,6 +16,13 @@ int targets_check(struct session *s, const struct attach_opts *o);
 int target_open(struct session *s, struct session_target *t, pid_t pid);
 /* Markers or torch (or --window) in @pid: 0, -ENOENT, -errno. */
 int target_traceable(struct session *s, pid_t pid, struct marker_lib *marker, bool *has_markers);
+/* Every stage's state of @t (a zeroed slot of s->targets), each empty as
+ * its stage makes it: target_open() calls it; a session built by hand
+ * (tests, fuzzing) calls it first.  0 or -ENOMEM. */
+int target_states_alloc(struct session_target *t);
+/* Those states freed (target_free() does it; a test that built @t by hand
+ * and frees no session does it itself). */
+void target_states_free(struct session_target *t);
 /* The per-process state the ring records feed.  t->session and t->proc.pid
  * must be set and t->pidfd be -1 or open; needs no BPF, so a session built
  * by hand (tests, fuzzing) can decode records too. */

@@ -17,6 +17,7 @@
 #include "util/start_time.h"
 #include "pipeline/registry.h"
 #include "pipeline/schedule.h"
+#include "output/seg_output.h"
 
 /* The table's row for an option: its bounds are the ones checked and named. */
 #define ROW(id) (&attach_opt_table[id])

@@ -8,10 +8,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "output/seg_output.h"
-#include "pipeline/schedule.h"
-
 #define ATTACH_MAX_PIDS 64
+
+/* --format: how the trace file is written (the summaries never change);
+ * output/seg_output.h names and parses it. */
+enum trace_format { TRACE_JSON = 0, TRACE_JSON_GZ, TRACE_PFTRACE };
+
+/* --schedule, as parsed (pipeline/schedule.h parses and applies it). */
+struct step_schedule {
+	bool set;
+	unsigned int skip_first, wait, warmup, active, repeat;
+};
 
 /* --op-source */
 enum { OP_SOURCE_AUTO = 0, OP_SOURCE_CALLBACKS = 1, OP_SOURCE_UPROBES = 2 };

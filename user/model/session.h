@@ -27,8 +27,7 @@
 #include "util/name_table.h"
 #include "proc/proc_info.h"
 #include "pipeline/registry.h"
-#include "output/seg_output.h"
-#include "output/seg_writer.h"
+#include "model/session_meta.h"
 #include "pipeline/segment.h"
 #include "proc/control/control_page.h"
 #include "pipeline/torch/torch_pairing.h"
@@ -41,16 +40,28 @@ struct ring_buffer;
 struct bpf_link;
 struct session;
 struct symbolizer;
+struct seg_tracker;
+struct drop_state;
+struct api_pairing;
+struct gpu_join;
+struct held_queue;
+struct agent_state;
+struct callback_ops;
+struct torch_pairing;
+struct torch_state;
+struct py_state;
+struct mem_state;
 
-struct held_segment {
-	struct segment *seg;
-	uint64_t until;             /* CLOCK_MONOTONIC end of its wait */
-};
+/* Where a target's operators come from. */
+enum op_source { OPS_UPROBES = 0, OPS_CALLBACKS = 1 };
+struct seg_writer;
+struct segment;
+struct proc_target;
 
 struct session_target {
 	struct session *session;
 	struct proc_target proc;
-	struct seg_tracker tracker;
+	struct seg_tracker *tracker;      /* pipeline/segment.c */
 	struct bpf_link *links[MARKER_NSYMS];  /* uprobes on the marker library, or */
 	int marker_fds[MARKER_NSYMS];          /* ... their uprobe_multi links (-1 none) */
 	int pidfd;
@@ -62,7 +73,7 @@ struct session_target {
 	unsigned int segments, incomplete;
 	uint64_t closed;            /* segments closed, written or not (--schedule's k) */
 	uint64_t schedule_skipped;  /* closed in a wait or warmup step: not written */
-	struct drop_state loss;     /* ring-buffer drops (pipeline/drops.c) */
+	struct drop_state *loss;    /* ring-buffer drops (pipeline/drops.c) */
 	struct control_page ctl;    /* lock, control page, probe text */
 	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
@@ -77,28 +88,28 @@ struct session_target {
 	bool marker_ts;         /* the markers call the _ts region probes (target.c) */
 	bool deep_stack_warned;
 	struct cuda_probes cuda;
-	struct api_pairing pairing;
+	struct api_pairing *pairing; /* CUDA calls (pipeline/api_pairing.c) */
 	struct addr_cache kernels;  /* launch function address -> kernel name id */
 	uint64_t calls;             /* recorded inside segments */
 	uint64_t calls_outside;     /* returned when no segment was open */
 	uint64_t kernel_handles;    /* __cudaGetKernel handles mapped to kernels */
 	/* GPU activity from the in-process agent */
-	struct gpu_join gpu;
-	struct held_queue held;     /* closed, waiting for their GPU records (seg_close.c) */
-	struct agent_state agent;   /* what the agent said (events.c) */
+	struct gpu_join *gpu;       /* pipeline/gpu_join.c */
+	struct held_queue *held;    /* closed, waiting for their GPU records (seg_close.c) */
+	struct agent_state *agent;  /* what the agent said (events.c) */
 	/* PyTorch */
 	bool has_markers;           /* the fvbpf marker library is mapped */
 	struct torch_probes torchp;
 	enum op_source ops;         /* where its operators come from */
-	struct callback_ops fast;   /* ... the callbacks' rings (pipeline/torch/callback_ops.c) */
+	struct callback_ops *fast;  /* ... the callbacks' rings (pipeline/torch/callback_ops.c) */
 	uint64_t callback_lost_charged; /* ... their losses charged to closed segments */
-	struct torch_pairing tpair;
-	struct torch_state torch;   /* --step-by, scope counters (torch_events.c) */
-	struct py_state py;         /* the Python shim (py_status.c) */
+	struct torch_pairing *tpair; /* pipeline/torch/torch_pairing.c */
+	struct torch_state *torch;  /* --step-by, scope counters (torch_events.c) */
+	struct py_state *py;        /* the Python shim (py_status.c) */
 	struct pystack_target *pystk; /* --with-stack: its interpreter (pipeline/pystack.c) */
 	uint64_t pystk_refused;       /* ... its stacks and code objects not kept, once it is freed */
 	struct mem_probes memp;     /* --profile-memory: libc10's allocator */
-	struct mem_state mem;       /* ... its live CPU allocations (mem_events.c) */
+	struct mem_state *mem;      /* ... its live CPU allocations (mem_events.c) */
 	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
 };
 
@@ -116,14 +127,19 @@ struct follow;
 struct fvbpf_proc_event;
 struct json_object;
 
-/* The calls up into the attach stage that lower stages make, installed
- * with s->follow by follow_prepare(): a stage below attach/ never includes
- * its headers.  NULL when nothing is followed. */
+/* The calls up into higher stages that lower stages make, installed by
+ * attach/ (follow_prepare() with s->follow, session_writer_start() with
+ * s->writer): a stage never includes a higher stage's headers.  NULL when
+ * there is nothing to call. */
 struct session_hooks {
 	/* A fork, exec or exit record of the followed tree (events.c). */
 	void (*proc_record)(struct session *s, const struct fvbpf_proc_event *ev);
 	/* The manifest's "followed" object (manifest.c). */
 	struct json_object *(*followed_json)(const struct session *s);
+	/* A closed segment that waits for nothing more, handed to the writer
+	 * (seg_close.c), which takes it; installed with s->writer
+	 * (attach/session_wiring.c).  NULL without a writer: it is freed. */
+	int (*write_segment)(struct session *s, struct segment *seg, struct proc_target *proc);
 };
 
 struct session {
@@ -139,7 +155,7 @@ struct session {
 	struct stall_watch *stall;        /* --dump-on-stall (attach/stall_watch.c) */
 	struct session_hooks hooks;       /* follow.c's, with follow */
 	struct bpf_link *tree_links[3];   /* fork, exec, exit tracepoints */
-	struct seg_writer writer;
+	struct seg_writer *writer;        /* output/seg_writer.c */
 	struct budget mem;          /* --max-memory */
 	struct session_meta meta;
 	uint64_t bad_records;   /* records of unknown type, version or process */

@@ -7,6 +7,7 @@
 #include "proc/inject/inject.h"
 #include "util/log.h"
 #include "pipeline/over_limits.h"
+#include "output/seg_writer.h"
 #include "output/exit_report.h"
 #include "output/seg_output.h"
 #include "pipeline/torch/torch_events.h"
@@ -17,7 +18,7 @@
 /* Where the operators came from, and what the fast path lost. */
 static void report_op_source(const struct session_target *st)
 {
-	const struct callback_ops *f = &st->fast;
+	const struct callback_ops *f = st->fast;
 
 	if (st->ops != OPS_CALLBACKS) {
 		printf("    operators: uprobes%s%s%s\n", f->why[0] ? " (PyTorch's callbacks not used: " : "",
@@ -35,7 +36,7 @@ static void report_op_source(const struct session_target *st)
 /* cudaLaunchKernel through libfvbpf.so's hook (docs/cuda.md), where asked. */
 static void report_launch_hook(const struct session_target *st)
 {
-	const struct callback_ops *f = &st->fast;
+	const struct callback_ops *f = st->fast;
 
 	if (!st->cuda.attached)
 		return;
@@ -156,26 +157,26 @@ static bool refused_by_shim(const struct session *s, uint64_t hash)
 	int t;
 
 	for (t = 0; t < s->ntargets; t++)
-		if (py_status_refused(&s->targets[t].py, hash))
+		if (py_status_refused(s->targets[t].py, hash))
 			return true;
 	return false;
 }
 
 void report_print(struct session *s, const struct attach_opts *o)
 {
-	struct seg_writer *w = &s->writer;
-	size_t n = w->index.count, uncounted = 0;
+	struct seg_index *idx = seg_writer_index(s->writer);
+	size_t n = idx->count, uncounted = 0;
 	struct fvbpf_counters bc;
 	unsigned int i;
 	int t;
 
-	seg_index_each(&w->index, count_file, &uncounted);
+	seg_index_each(idx, count_file, &uncounted);
 	if (uncounted)
 		printf("fvbpf: wrote %zu segment%s into %s (%zu counted, %zu not: see below)\n", n,
 		       n == 1 ? "" : "s", o->outdir, n - uncounted, uncounted);
 	else
 		printf("fvbpf: wrote %zu segment%s into %s\n", n, n == 1 ? "" : "s", o->outdir);
-	seg_index_each(&w->index, report_file, NULL);
+	seg_index_each(idx, report_file, NULL);
 	for (t = 0; t < s->ntargets; t++) {
 		struct session_target *st = &s->targets[t];
 
@@ -186,7 +187,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 		seg_output_rank_text(&st->proc, rank, sizeof(rank));
 		printf("  pid %d (%s%s): %u segment%s, %u incomplete, %llu unbalanced region ends%s%s\n",
 		       st->proc.pid, rank, restart, st->segments, st->segments == 1 ? "" : "s",
-		       st->incomplete, (unsigned long long)st->tracker.unbalanced,
+		       st->incomplete, (unsigned long long)st->tracker->unbalanced,
 		       st->exited ? ", exited" : "", st->superseded ? ", exec'd another program" : "");
 		if (st->marker_ts_fixed)
 			printf("    markers: %llu region times from the library out of range "
@@ -195,19 +196,19 @@ void report_print(struct session *s, const struct attach_opts *o)
 		if (s->schedule.set)
 			printf("    --schedule: %llu segments not written (skip_first, wait and warmup "
 			       "steps)\n", (unsigned long long)st->schedule_skipped);
-		if (st->loss.drops_seen)
+		if (st->loss->drops_seen)
 			printf("    drops: %llu ring-buffer drops, %llu of them between segments; %llu "
 			       "segment%s lost %s end, %llu lost %s start\n",
-			       (unsigned long long)st->loss.drops_seen, (unsigned long long)st->loss.drops_outside,
-			       (unsigned long long)st->loss.lost_ends, st->loss.lost_ends == 1 ? "" : "s",
-			       st->loss.lost_ends == 1 ? "its" : "their", (unsigned long long)st->loss.lost_begins,
-			       st->loss.lost_begins == 1 ? "its" : "their");
+			       (unsigned long long)st->loss->drops_seen, (unsigned long long)st->loss->drops_outside,
+			       (unsigned long long)st->loss->lost_ends, st->loss->lost_ends == 1 ? "" : "s",
+			       st->loss->lost_ends == 1 ? "its" : "their", (unsigned long long)st->loss->lost_begins,
+			       st->loss->lost_begins == 1 ? "its" : "their");
 		if (s->api_probes)
 			printf("    CUDA: %u functions probed, %llu calls in segments, %llu returns "
 			       "without entry, %llu entries without return\n", st->cuda.attached,
 			       (unsigned long long)st->calls,
-			       (unsigned long long)st->pairing.unmatched_exits,
-			       (unsigned long long)st->pairing.lost_returns);
+			       (unsigned long long)st->pairing->unmatched_exits,
+			       (unsigned long long)st->pairing->lost_returns);
 		if (s->api_probes)
 			report_launch_hook(st);
 		if (st->torchp.found)
@@ -218,37 +219,37 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       "untracked, %llu scope names cut\n", st->torchp.nops, st->torchp.nnodes,
 			       st->torchp.scopes ? ", scopes" : ", NO scopes",
 			       (double)st->torchp.discover_ns / 1e6, (double)st->torchp.attach_ns / 1e6,
-			       (unsigned long long)st->tpair.lost_returns,
-			       (unsigned long long)st->tpair.unmatched,
-			       (unsigned long long)st->tpair.too_deep,
-			       (unsigned long long)st->torch.scopes_untracked,
-			       (unsigned long long)st->torch.scopes_cut);
+			       (unsigned long long)st->tpair->lost_returns,
+			       (unsigned long long)st->tpair->unmatched,
+			       (unsigned long long)st->tpair->too_deep,
+			       (unsigned long long)st->torch->scopes_untracked,
+			       (unsigned long long)st->torch->scopes_cut);
 		if (st->torchp.found && st->ops == OPS_CALLBACKS)
 			printf("    torch: scopes%s probed (read %.0f ms, attach %.0f ms); %llu returns "
 			       "lost (exceptions), %llu unmatched, %llu too deep, %llu scopes untracked, "
 			       "%llu scope names cut\n", st->torchp.scopes ? "" : " NOT",
 			       (double)st->torchp.discover_ns / 1e6, (double)st->torchp.attach_ns / 1e6,
-			       (unsigned long long)st->tpair.lost_returns,
-			       (unsigned long long)st->tpair.unmatched,
-			       (unsigned long long)st->tpair.too_deep,
-			       (unsigned long long)st->torch.scopes_untracked,
-			       (unsigned long long)st->torch.scopes_cut);
+			       (unsigned long long)st->tpair->lost_returns,
+			       (unsigned long long)st->tpair->unmatched,
+			       (unsigned long long)st->tpair->too_deep,
+			       (unsigned long long)st->torch->scopes_untracked,
+			       (unsigned long long)st->torch->scopes_cut);
 		report_shapes(s, st);
 		report_agent_library(st);
 		if (st->memp.tried)
 			printf("    profile memory: %u allocator functions probed in %s; %llu records in "
 			       "segments, %llu with none open\n", st->memp.nprobed, st->memp.path,
-			       (unsigned long long)st->mem.records, (unsigned long long)st->mem.outside);
-		if (st->py.asked)
+			       (unsigned long long)st->mem->records, (unsigned long long)st->mem->outside);
+		if (st->py->asked)
 			printf("    python shim: %s; %u py: functions wrapped, %u waiting for their "
 			       "module, %u unresolved, %u refused\n",
-			       st->py.status[0] ? st->py.status : "no answer (no Python code ran)",
-			       st->py.funcs, st->py.waiting, st->py.unresolved, st->py.refused);
+			       st->py->status[0] ? st->py->status : "no answer (no Python code ran)",
+			       st->py->funcs, st->py->waiting, st->py->unresolved, st->py->refused);
 		printf("    GPU: %s; %llu records, %llu joined, %llu missing, %llu late, %llu outside "
-		       "segments, %llu dropped by CUPTI\n", st->agent.status,
-		       (unsigned long long)st->gpu.records, (unsigned long long)st->gpu.joined,
-		       (unsigned long long)st->agent.gpu_missing, (unsigned long long)st->gpu.late,
-		       (unsigned long long)st->gpu.outside, (unsigned long long)st->agent.cupti_dropped);
+		       "segments, %llu dropped by CUPTI\n", st->agent->status,
+		       (unsigned long long)st->gpu->records, (unsigned long long)st->gpu->joined,
+		       (unsigned long long)st->agent->gpu_missing, (unsigned long long)st->gpu->late,
+		       (unsigned long long)st->gpu->outside, (unsigned long long)st->agent->cupti_dropped);
 		over_limits_print(stdout, st);
 	}
 	bpf_counters_read(s->skel, &bc);
@@ -258,7 +259,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 		       (unsigned long long)bc.eval_unknown);
 	printf("  loss: %llu ring-buffer drops, %llu bad records, %u write errors, %llu kernels "
 	       "without symbol\n", (unsigned long long)bc.ringbuf_drops,
-	       (unsigned long long)s->bad_records, w->write_errors,
+	       (unsigned long long)s->bad_records, seg_writer_write_errors(s->writer),
 	       (unsigned long long)s->kernels_unknown);
 	over_limits_session_print(stdout, s);
 	report_memory(s);

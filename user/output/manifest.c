@@ -11,6 +11,7 @@
 #include "probes/torch_plans.h"
 #include "util/json_writer.h"
 #include "util/log.h"
+#include "output/seg_writer.h"
 #include "output/manifest.h"
 #include "util/file/output_files.h"
 #include "pipeline/over_limits.h"
@@ -20,13 +21,13 @@ static json_object *launch_hook_json(const struct session_target *t)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "used", json_object_new_boolean(t->fast.hook_used));
-	json_object_object_add(o, "call_sites", json_object_new_int((int)t->fast.hook_slots));
-	json_object_object_add(o, "records", json_object_new_uint64(t->fast.api_records));
+	json_object_object_add(o, "used", json_object_new_boolean(t->fast->hook_used));
+	json_object_object_add(o, "call_sites", json_object_new_int((int)t->fast->hook_slots));
+	json_object_object_add(o, "records", json_object_new_uint64(t->fast->api_records));
 	/* the rings' losses, shared with the operator callbacks where both are on */
 	json_object_object_add(o, "ring_records_lost",
-			       json_object_new_uint64(callback_ops_lost(&t->fast)));
-	json_object_object_add(o, "why_not", json_string_obj(t->fast.hook_why));
+			       json_object_new_uint64(callback_ops_lost(t->fast)));
+	json_object_object_add(o, "why_not", json_string_obj(t->fast->hook_why));
 	return o;
 }
 
@@ -49,9 +50,9 @@ static json_object *cuda_json(const struct session_target *t)
 	json_object_object_add(o, "functions_failed", json_object_new_int((int)t->cuda.failed));
 	json_object_object_add(o, "calls_in_segments", json_object_new_uint64(t->calls));
 	json_object_object_add(o, "calls_after_segment_closed", json_object_new_uint64(t->calls_outside));
-	json_object_object_add(o, "returns_without_entry", json_object_new_uint64(t->pairing.unmatched_exits));
-	json_object_object_add(o, "entries_without_return", json_object_new_uint64(t->pairing.lost_returns));
-	json_object_object_add(o, "calls_nested_too_deep", json_object_new_uint64(t->pairing.too_deep));
+	json_object_object_add(o, "returns_without_entry", json_object_new_uint64(t->pairing->unmatched_exits));
+	json_object_object_add(o, "entries_without_return", json_object_new_uint64(t->pairing->lost_returns));
+	json_object_object_add(o, "calls_nested_too_deep", json_object_new_uint64(t->pairing->too_deep));
 	json_object_object_add(o, "kernel_handles_mapped", json_object_new_uint64(t->kernel_handles));
 	json_object_object_add(o, "launch_hook", launch_hook_json(t));
 	return o;
@@ -61,17 +62,17 @@ static json_object *gpu_json(const struct session_target *t)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "activity", json_string_obj(t->agent.status));
-	json_object_object_add(o, "clock", json_string_obj(fvbpf_gpu_clock_name(t->agent.clock)));
-	json_object_object_add(o, "records", json_object_new_uint64(t->gpu.records));
-	json_object_object_add(o, "joined", json_object_new_uint64(t->gpu.joined));
-	json_object_object_add(o, "outside_segments", json_object_new_uint64(t->gpu.outside));
-	json_object_object_add(o, "late", json_object_new_uint64(t->gpu.late));
-	json_object_object_add(o, "bad", json_object_new_uint64(t->gpu.bad));
-	json_object_object_add(o, "missing", json_object_new_uint64(t->agent.gpu_missing));
-	json_object_object_add(o, "cupti_dropped", json_object_new_uint64(t->agent.cupti_dropped));
+	json_object_object_add(o, "activity", json_string_obj(t->agent->status));
+	json_object_object_add(o, "clock", json_string_obj(fvbpf_gpu_clock_name(t->agent->clock)));
+	json_object_object_add(o, "records", json_object_new_uint64(t->gpu->records));
+	json_object_object_add(o, "joined", json_object_new_uint64(t->gpu->joined));
+	json_object_object_add(o, "outside_segments", json_object_new_uint64(t->gpu->outside));
+	json_object_object_add(o, "late", json_object_new_uint64(t->gpu->late));
+	json_object_object_add(o, "bad", json_object_new_uint64(t->gpu->bad));
+	json_object_object_add(o, "missing", json_object_new_uint64(t->agent->gpu_missing));
+	json_object_object_add(o, "cupti_dropped", json_object_new_uint64(t->agent->cupti_dropped));
 	json_object_object_add(o, "correlations_without_call",
-			       json_object_new_uint64(t->agent.corr_without_call));
+			       json_object_new_uint64(t->agent->corr_without_call));
 	return o;
 }
 
@@ -98,14 +99,14 @@ static json_object *python_shim_json(const struct session_target *t)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "asked", json_object_new_boolean(t->py.asked));
-	json_object_object_add(o, "answered", json_object_new_boolean(t->py.heard));
-	json_object_object_add(o, "status", json_string_obj(t->py.status));
-	json_object_object_add(o, "fastvideo_entry_points", json_object_new_int(t->py.fastvideo));
-	json_object_object_add(o, "py_functions_wrapped", json_object_new_uint64(t->py.funcs));
-	json_object_object_add(o, "py_functions_waiting", json_object_new_uint64(t->py.waiting));
-	json_object_object_add(o, "py_functions_unresolved", json_object_new_uint64(t->py.unresolved));
-	json_object_object_add(o, "py_functions_refused", json_object_new_uint64(t->py.refused));
+	json_object_object_add(o, "asked", json_object_new_boolean(t->py->asked));
+	json_object_object_add(o, "answered", json_object_new_boolean(t->py->heard));
+	json_object_object_add(o, "status", json_string_obj(t->py->status));
+	json_object_object_add(o, "fastvideo_entry_points", json_object_new_int(t->py->fastvideo));
+	json_object_object_add(o, "py_functions_wrapped", json_object_new_uint64(t->py->funcs));
+	json_object_object_add(o, "py_functions_waiting", json_object_new_uint64(t->py->waiting));
+	json_object_object_add(o, "py_functions_unresolved", json_object_new_uint64(t->py->unresolved));
+	json_object_object_add(o, "py_functions_refused", json_object_new_uint64(t->py->refused));
 	return o;
 }
 
@@ -129,17 +130,17 @@ static json_object *torch_json(const struct session_target *t)
 	json_object_object_add(o, "libtorch_cpu", json_string_obj(t->torchp.found ? t->torchp.path : ""));
 	json_object_object_add(o, "op_source",
 			       json_string_obj(t->ops == OPS_CALLBACKS ? "callbacks" : "uprobes"));
-	json_object_object_add(o, "op_source_why", json_string_obj(t->fast.why));
-	json_object_object_add(o, "torch_version", json_string_obj(t->fast.version));
+	json_object_object_add(o, "op_source_why", json_string_obj(t->fast->why));
+	json_object_object_add(o, "torch_version", json_string_obj(t->fast->version));
 	if (t->ops == OPS_CALLBACKS) {
-		json_object_object_add(o, "callback_records", json_object_new_uint64(t->fast.records));
+		json_object_object_add(o, "callback_records", json_object_new_uint64(t->fast->records));
 		json_object_object_add(o, "callback_ring_drops",
-				       json_object_new_uint64(t->fast.ring_drops));
-		json_object_object_add(o, "callback_no_ring", json_object_new_uint64(t->fast.no_ring));
-		json_object_object_add(o, "callback_bad_records", json_object_new_uint64(t->fast.bad));
-		json_object_object_add(o, "callback_late_segments", json_object_new_uint64(t->fast.late));
+				       json_object_new_uint64(t->fast->ring_drops));
+		json_object_object_add(o, "callback_no_ring", json_object_new_uint64(t->fast->no_ring));
+		json_object_object_add(o, "callback_bad_records", json_object_new_uint64(t->fast->bad));
+		json_object_object_add(o, "callback_late_segments", json_object_new_uint64(t->fast->late));
 		json_object_object_add(o, "callback_calls_outside_segments",
-				       json_object_new_uint64(t->fast.outside));
+				       json_object_new_uint64(t->fast->outside));
 	}
 	json_object_object_add(o, "operators_probed",
 			       json_object_new_uint64(t->ops == OPS_CALLBACKS ? 0 : t->torchp.nops));
@@ -150,12 +151,12 @@ static json_object *torch_json(const struct session_target *t)
 			       json_object_new_uint64(t->torchp.eval_classes));
 	json_object_object_add(o, "discover_ms", json_object_new_double((double)t->torchp.discover_ns / 1e6));
 	json_object_object_add(o, "attach_ms", json_object_new_double((double)t->torchp.attach_ns / 1e6));
-	json_object_object_add(o, "returns_lost", json_object_new_uint64(t->tpair.lost_returns));
-	json_object_object_add(o, "returns_unmatched", json_object_new_uint64(t->tpair.unmatched));
-	json_object_object_add(o, "too_deep", json_object_new_uint64(t->tpair.too_deep));
-	json_object_object_add(o, "scopes_untracked", json_object_new_uint64(t->torch.scopes_untracked));
-	json_object_object_add(o, "scope_ends_lost", json_object_new_uint64(t->tpair.scope_ends_lost));
-	json_object_object_add(o, "scope_names_cut", json_object_new_uint64(t->torch.scopes_cut));
+	json_object_object_add(o, "returns_lost", json_object_new_uint64(t->tpair->lost_returns));
+	json_object_object_add(o, "returns_unmatched", json_object_new_uint64(t->tpair->unmatched));
+	json_object_object_add(o, "too_deep", json_object_new_uint64(t->tpair->too_deep));
+	json_object_object_add(o, "scopes_untracked", json_object_new_uint64(t->torch->scopes_untracked));
+	json_object_object_add(o, "scope_ends_lost", json_object_new_uint64(t->tpair->scope_ends_lost));
+	json_object_object_add(o, "scope_names_cut", json_object_new_uint64(t->torch->scopes_cut));
 	/* --record-shapes: operators and autograd nodes with a plan, or why none */
 	json_object_object_add(o, "operators_with_shapes", json_object_new_uint64(t->torchp.plans_ops));
 	json_object_object_add(o, "nodes_with_shapes", json_object_new_uint64(t->torchp.plans_nodes));
@@ -177,8 +178,8 @@ static json_object *profile_memory_json(const struct session_target *t)
 
 	json_object_object_add(o, "libc10", json_string_obj(t->memp.tried ? t->memp.path : ""));
 	json_object_object_add(o, "functions_probed", json_object_new_uint64(t->memp.nprobed));
-	json_object_object_add(o, "records", json_object_new_uint64(t->mem.records));
-	json_object_object_add(o, "records_outside_segments", json_object_new_uint64(t->mem.outside));
+	json_object_object_add(o, "records", json_object_new_uint64(t->mem->records));
+	json_object_object_add(o, "records_outside_segments", json_object_new_uint64(t->mem->outside));
 	return o;
 }
 
@@ -213,16 +214,16 @@ static json_object *processes_json(struct session *s)
 				       json_object_new_uint64(t->schedule_skipped));
 		json_object_object_add(o, "incomplete_segments", json_object_new_uint64(t->incomplete));
 		json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
-		json_object_object_add(o, "ringbuf_drops", json_object_new_uint64(t->loss.drops_seen));
-		json_object_object_add(o, "drops_between_segments", json_object_new_uint64(t->loss.drops_outside));
-		json_object_object_add(o, "segments_lost_end", json_object_new_uint64(t->loss.lost_ends));
-		json_object_object_add(o, "segments_lost_begin", json_object_new_uint64(t->loss.lost_begins));
+		json_object_object_add(o, "ringbuf_drops", json_object_new_uint64(t->loss->drops_seen));
+		json_object_object_add(o, "drops_between_segments", json_object_new_uint64(t->loss->drops_outside));
+		json_object_object_add(o, "segments_lost_end", json_object_new_uint64(t->loss->lost_ends));
+		json_object_object_add(o, "segments_lost_begin", json_object_new_uint64(t->loss->lost_begins));
 		json_object_object_add(o, "unbalanced_region_ends",
-				       json_object_new_uint64(t->tracker.unbalanced));
+				       json_object_new_uint64(t->tracker->unbalanced));
 		json_object_object_add(o, "marker_times_out_of_range",
 				       json_object_new_uint64(t->marker_ts_fixed));
 		json_object_object_add(o, "begins_after_segment_limit",
-				       json_object_new_uint64(t->tracker.ignored_after_limit));
+				       json_object_new_uint64(t->tracker->ignored_after_limit));
 		json_object_object_add(o, "over_limits", over_limits_json(t));
 		json_object_object_add(o, "cuda", cuda_json(t));
 		json_object_object_add(o, "gpu", gpu_json(t));
@@ -388,7 +389,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(loss, "ringbuf_drops", json_object_new_uint64(bc.ringbuf_drops));
 	json_object_object_add(loss, "unbalanced_region_ends", json_object_new_uint64(bc.unbalanced_ends));
 	json_object_object_add(loss, "bad_records", json_object_new_uint64(s->bad_records));
-	json_object_object_add(loss, "write_errors", json_object_new_int((int)s->writer.write_errors));
+	json_object_object_add(loss, "write_errors", json_object_new_int((int)seg_writer_write_errors(s->writer)));
 	json_object_object_add(loss, "kernels_without_symbol", json_object_new_uint64(s->kernels_unknown));
 	json_object_object_add(loss, "cuda_call_probes", json_object_new_boolean(s->api_probes));
 	json_object_object_add(loss, "over_limits", over_limits_session_json(s));
@@ -406,7 +407,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 
 	ret = out_open(&of, o->outdir, "manifest.json");
 	if (!ret) {
-		ret = write_root_and_files(of.f, root, &s->writer.index);
+		ret = write_root_and_files(of.f, root, seg_writer_index(s->writer));
 		if (ret)
 			out_abort(&of);
 		else

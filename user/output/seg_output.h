@@ -5,27 +5,15 @@
 
 #include <stdint.h>
 
+#include "model/options.h"
+#include "model/session_meta.h"
 #include "util/name_table.h"
 #include "proc/proc_info.h"
 #include "pipeline/registry.h"
 #include "pipeline/segment.h"
 
-struct session_meta {
-	char hostname[256];
-	uint64_t mono_at_start_ns;   /* CLOCK_MONOTONIC ... */
-	uint64_t real_at_start_ns;   /* ... and CLOCK_REALTIME, read together */
-	uint64_t read_span_start_ns; /* ... within this many ns */
-	uint64_t mono_at_end_ns, real_at_end_ns, read_span_end_ns; /* the same at the end */
-	/* The processes there at the attach: how many were armed, in how
-	 * long, and when segments began (CLOCK_MONOTONIC, cut_gate.c) */
-	unsigned int armed_processes;
-	uint64_t armed_in_ns, cut_from_ns;
-	bool start_at;                       /* cut_from_ns is --start-at's */
-};
-
-/* --format: how the trace file is written (the summaries never change). */
-enum trace_format { TRACE_JSON = 0, TRACE_JSON_GZ, TRACE_PFTRACE };
-/* "json", "json.gz", "pftrace": the file extension and the --format word. */
+/* "json", "json.gz", "pftrace" (enum trace_format, model/options.h): the
+ * file extension and the --format word. */
 const char *trace_format_name(enum trace_format f);
 /* 0 and *out, or -EINVAL for an unknown word. */
 int trace_format_parse(const char *s, enum trace_format *out);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,6 +17,25 @@
 #include "output/summary/summary.h"
 #include "output/json/trace_writer.h"
 #include "output/writer_delay.h"
+
+struct seg_writer {
+	const char *outdir;
+	const struct region_registry *reg;
+	const struct session_meta *meta;
+	struct name_table *knames;
+	struct seg_writer_opts o;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct seg_job *head, *tail;
+	bool stopping, started;
+	uint64_t queued_bytes;    /* of the closed segments queued in memory */
+	uint64_t next_spill;      /* number of the next spill file */
+	/* results, read after seg_writer_stop() */
+	struct seg_index index;   /* the segments written, on disk */
+	unsigned int write_errors;
+	int first_error;          /* -errno of the first failed write */
+};
 
 struct seg_job {
 	struct segment *seg;      /* NULL: spilled */
@@ -143,16 +163,16 @@ static struct segment *job_segment(struct seg_writer *w, struct seg_job *job)
 	}
 	ret = spill_load(w->outdir, job->spill, (uint32_t)w->reg->count, &seg);
 	if (ret) {
-		if (w->mem)
-			atomic_fetch_add(&w->mem->segments_dropped, 1);
+		if (w->o.mem)
+			atomic_fetch_add(&w->o.mem->segments_dropped, 1);
 		log_warn("cannot read back spilled segment %u of pid %u from %s: %s (changed or "
 			 "removed by someone else?); it is lost", job->seq, job->pid, w->outdir,
 			 ret == -EINVAL ? "not as written" : strerror(-ret));
 		return NULL;
 	}
-	seg->mem = w->mem;
-	if (w->mem)
-		budget_charge(w->mem, seg->bytes);
+	seg->mem = w->o.mem;
+	if (w->o.mem)
+		budget_charge(w->o.mem, seg->bytes);
 	return seg;
 }
 
@@ -160,9 +180,9 @@ static void process_job(struct seg_writer *w, struct seg_job *job)
 {
 	struct segment *seg = job_segment(w, job);
 	struct seg_output_ctx c = { .seg = seg, .proc = job->proc, .reg = w->reg, .meta = w->meta,
-				    .knames = w->knames, .format = w->format,
-				    .record_shapes = w->record_shapes, .with_flops = w->with_flops,
-				    .pystacks = w->pystacks };
+				    .knames = w->knames, .format = w->o.format,
+				    .record_shapes = w->o.record_shapes, .with_flops = w->o.with_flops,
+				    .pystacks = w->o.pystacks };
 	unsigned int delay = writer_delay_ms();
 	struct written_segment ws;
 	int ret, ir;
@@ -212,24 +232,31 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int seg_writer_start(struct seg_writer *w, const char *outdir, const struct region_registry *reg,
-		     const struct session_meta *meta, struct name_table *knames)
+struct seg_writer *seg_writer__new(const char *outdir, const struct region_registry *reg,
+				   const struct session_meta *meta, struct name_table *knames,
+				   const struct seg_writer_opts *o)
 {
+	struct seg_writer *w = calloc(1, sizeof(*w));
 	int err;
 
-	memset(w, 0, sizeof(*w));
+	if (!w)
+		return NULL;
 	w->outdir = outdir;
 	w->reg = reg;
 	w->meta = meta;
 	w->knames = knames;
+	w->o = *o;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	seg_index_init(&w->index, outdir);
 	err = pthread_create(&w->thread, NULL, writer_main, w);
-	if (err)
-		return -err;
+	if (err) {
+		seg_writer__free(w);
+		errno = err;
+		return NULL;
+	}
 	w->started = true;
-	return 0;
+	return w;
 }
 
 /* Would @bytes more in the queue pass its share of --max-memory?  If
@@ -239,7 +266,7 @@ static bool queue_takes(struct seg_writer *w, uint64_t bytes)
 	bool ok;
 
 	pthread_mutex_lock(&w->lock);
-	ok = !w->mem || !w->mem->budget || w->queued_bytes + bytes <= budget_share(w->mem);
+	ok = !w->o.mem || !w->o.mem->budget || w->queued_bytes + bytes <= budget_share(w->o.mem);
 	if (ok)
 		w->queued_bytes += bytes;
 	pthread_mutex_unlock(&w->lock);
@@ -255,10 +282,10 @@ static int spill_job(struct seg_writer *w, struct seg_job *job)
 	job->spill = w->next_spill++;
 	ret = spill_save(w->outdir, job->spill, job->seg, &size);
 	if (!ret) {
-		atomic_fetch_add(&w->mem->segments_spilled, 1);
-		atomic_fetch_add(&w->mem->bytes_spilled, size);
+		atomic_fetch_add(&w->o.mem->segments_spilled, 1);
+		atomic_fetch_add(&w->o.mem->bytes_spilled, size);
 	} else {
-		atomic_fetch_add(&w->mem->segments_dropped, 1);
+		atomic_fetch_add(&w->o.mem->segments_dropped, 1);
 		log_warn("segment %u of pid %u dropped: over --max-memory and it cannot be spilled to "
 			 "%s: %s%s", job->seq, job->pid, w->outdir, strerror(-ret),
 			 ret == -ENOSPC || ret == -EDQUOT ? " (disk full: free space or use -o elsewhere)" :
@@ -300,7 +327,7 @@ int seg_writer_submit(struct seg_writer *w, struct segment *seg, struct proc_tar
 
 void seg_writer_stop(struct seg_writer *w)
 {
-	if (!w->started)
+	if (!w || !w->started)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stopping = true;
@@ -310,10 +337,28 @@ void seg_writer_stop(struct seg_writer *w)
 	w->started = false;
 }
 
-void seg_writer_free(struct seg_writer *w)
+void seg_writer__free(struct seg_writer *w)
 {
+	if (!w)
+		return;
 	seg_writer_stop(w);
 	seg_index_close(&w->index);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
+	free(w);
+}
+
+struct seg_index *seg_writer_index(struct seg_writer *w)
+{
+	return &w->index;
+}
+
+unsigned int seg_writer_write_errors(const struct seg_writer *w)
+{
+	return w ? w->write_errors : 0;
+}
+
+int seg_writer_first_error(const struct seg_writer *w)
+{
+	return w ? w->first_error : 0;
 }

@@ -7,7 +7,6 @@
 #ifndef FVBPF_SEG_WRITER_H
 #define FVBPF_SEG_WRITER_H
 
-#include <pthread.h>
 #include <stdbool.h>
 
 #include "util/budget.h"
@@ -23,33 +22,24 @@ struct written_segment {
 	char memory_snapshot[256]; /* ... and its torch.cuda.memory._snapshot() export */
 };
 
-struct seg_job;
-
-struct seg_writer {
-	const char *outdir;
-	const struct region_registry *reg;
-	const struct session_meta *meta;
-	struct name_table *knames;
-	enum trace_format format;  /* set before the first submit */
-	bool record_shapes, with_flops; /* --record-shapes, --with-flops: likewise */
-	struct pystack_table *pystacks; /* --with-stack, else NULL; set before the first submit */
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct seg_job *head, *tail;
-	bool stopping, started;
-	/* --max-memory (set before the first submit; NULL: not limited) */
-	struct budget *mem;
-	uint64_t queued_bytes;    /* of the closed segments queued in memory */
-	uint64_t next_spill;      /* number of the next spill file */
-	/* results, read after seg_writer_stop() */
-	struct seg_index index;   /* the segments written, on disk */
-	unsigned int write_errors;
-	int first_error;          /* -errno of the first failed write */
+/* How the writer writes: fixed before the thread starts. */
+struct seg_writer_opts {
+	enum trace_format format;       /* --format */
+	bool record_shapes, with_flops; /* --record-shapes, --with-flops */
+	struct pystack_table *pystacks; /* --with-stack, else NULL */
+	struct budget *mem;             /* --max-memory; NULL: not limited */
 };
 
-int seg_writer_start(struct seg_writer *w, const char *outdir, const struct region_registry *reg,
-		     const struct session_meta *meta, struct name_table *knames);
+/* The writer thread and its queue; opaque (seg_writer.c). */
+struct seg_writer;
+
+/*
+ * Start the writer thread for @outdir; @reg, @meta, @knames and what @o
+ * points to must outlive it.  NULL with errno set when it cannot start.
+ */
+struct seg_writer *seg_writer__new(const char *outdir, const struct region_registry *reg,
+				   const struct session_meta *meta, struct name_table *knames,
+				   const struct seg_writer_opts *o);
 /*
  * Takes ownership of @seg; @proc must outlive the writer.  Called by the
  * consumer, never waits for the writer: when the closed segments queued in
@@ -60,7 +50,14 @@ int seg_writer_start(struct seg_writer *w, const char *outdir, const struct regi
 int seg_writer_submit(struct seg_writer *w, struct segment *seg, struct proc_target *proc);
 /* Write everything queued, then join the thread. */
 void seg_writer_stop(struct seg_writer *w);
-void seg_writer_free(struct seg_writer *w);
+/* Stopped if it was not, then freed (NULL is fine). */
+void seg_writer__free(struct seg_writer *w);
+/* Its results, read after seg_writer_stop(); a NULL writer wrote nothing. */
+/* The segments written, on disk (for the manifest and the exit report). */
+struct seg_index *seg_writer_index(struct seg_writer *w);
+/* Segments that could not be written, and -errno of the first. */
+unsigned int seg_writer_write_errors(const struct seg_writer *w);
+int seg_writer_first_error(const struct seg_writer *w);
 /* Synchronous write of one segment (used by the thread and by tests). */
 int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct written_segment *out);
 

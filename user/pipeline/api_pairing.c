@@ -147,3 +147,16 @@ void api_pairing_free(struct api_pairing *p)
 	free(p->threads);
 	memset(p, 0, sizeof(*p));
 }
+
+struct api_pairing *api_pairing__new(void)
+{
+	return calloc(1, sizeof(struct api_pairing));
+}
+
+void api_pairing__free(struct api_pairing *p)
+{
+	if (!p)
+		return;
+	api_pairing_free(p);
+	free(p);
+}

@@ -44,4 +44,9 @@ int api_pairing_set_correlation(struct api_pairing *p, uint32_t tid, uint32_t co
 void api_pairing_drop_before(struct api_pairing *p, uint32_t tid, uint64_t ts);
 void api_pairing_free(struct api_pairing *p);
 
+/* A target's CUDA call pairing, zeroed (NULL: out of memory); api_pairing__free()
+ * ends it (NULL is fine). */
+struct api_pairing *api_pairing__new(void);
+void api_pairing__free(struct api_pairing *p);
+
 #endif /* FVBPF_API_PAIRING_H */

@@ -12,6 +12,8 @@
  * and records of an invocation whose outermost begin was lost are skipped
  * up to the next outermost begin.
  */
+#include <stdlib.h>
+
 #include "pipeline/drops.h"
 #include "util/log.h"
 
@@ -218,4 +220,14 @@ void drops_saw(struct drop_state *d, uint64_t ts)
 void drops_settle(struct drop_state *d, struct seg_tracker *tr, uint64_t bpf_drops)
 {
 	drops_charge(d, tr, bpf_drops);
+}
+
+struct drop_state *drop_state__new(void)
+{
+	return calloc(1, sizeof(struct drop_state));
+}
+
+void drop_state__free(struct drop_state *p)
+{
+	free(p);
 }

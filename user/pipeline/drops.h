@@ -64,4 +64,9 @@ void drops_saw(struct drop_state *d, uint64_t ts);
 /* At the end: BPF's final count, the rest charged between segments. */
 void drops_settle(struct drop_state *d, struct seg_tracker *tr, uint64_t bpf_drops);
 
+/* A target's drop recovery, zeroed (NULL: out of memory); drop_state__free()
+ * ends it (NULL is fine). */
+struct drop_state *drop_state__new(void);
+void drop_state__free(struct drop_state *p);
+
 #endif /* FVBPF_DROPS_H */

@@ -38,10 +38,10 @@ static struct session_target *find_target(struct session *s, uint32_t tgid)
 /* The agent's text is the target's: kept clean for the report and every file. */
 static void set_unavailable(struct session_target *t, const char *msg)
 {
-	char status[sizeof(t->agent.status)];
+	char status[sizeof(t->agent->status)];
 
 	snprintf(status, sizeof(status), "unavailable: %s", msg);
-	text_clean_terminal(t->agent.status, sizeof(t->agent.status), status);
+	text_clean_terminal(t->agent->status, sizeof(t->agent->status), status);
 }
 
 /* What the in-process agent could or could not do. */
@@ -55,12 +55,12 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 	}
 	memcpy(msg, ev->msg, FVBPF_STATUS_MSG);
 	msg[FVBPF_STATUS_MSG] = '\0';
-	t->agent.heard = true;
+	t->agent->heard = true;
 	switch (ev->code) {
 	case FVBPF_AGENT_ACTIVE:
-		t->agent.active = true;
-		t->agent.clock = ev->detail;
-		snprintf(t->agent.status, sizeof(t->agent.status), "cupti");
+		t->agent->active = true;
+		t->agent->clock = ev->detail;
+		snprintf(t->agent->status, sizeof(t->agent->status), "cupti");
 		log_info("PID %d: GPU activity on: %s, clock %s", t->proc.pid, msg,
 			 ev->detail == FVBPF_CLOCK_CALLBACK ? "CLOCK_MONOTONIC callback" :
 			 ev->detail == FVBPF_CLOCK_SIMULATED ? "simulated (a test double)" :
@@ -69,21 +69,21 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 	case FVBPF_AGENT_DROPPED:
 		/* The target's number: a negative count is no count. */
 		if (ev->value > 0)
-			t->agent.cupti_dropped = sat_add_u64(t->agent.cupti_dropped, (uint64_t)ev->value);
+			t->agent->cupti_dropped = sat_add_u64(t->agent->cupti_dropped, (uint64_t)ev->value);
 		break;
 	case FVBPF_AGENT_NO_CUDA:
 		/* fvbpf's own scan already warned; the metadata says it. */
-		t->agent.active = false;
+		t->agent->active = false;
 		set_unavailable(t, msg);
 		return;
 	default:
-		t->agent.active = false;
+		t->agent->active = false;
 		set_unavailable(t, msg);
 		break;
 	}
 	/* One warning per kind of trouble and process. */
-	if (ev->code < 32 && !(t->agent.status_warned & (1u << ev->code))) {
-		t->agent.status_warned |= 1u << ev->code;
+	if (ev->code < 32 && !(t->agent->status_warned & (1u << ev->code))) {
+		t->agent->status_warned |= 1u << ev->code;
 		log_warn("PID %d: %s%s", t->proc.pid, msg, ev->code == FVBPF_AGENT_DROPPED ? "" :
 			 "; no GPU time, CUDA calls are still traced");
 	}
@@ -110,7 +110,7 @@ static int handle_sync(struct session *s, struct session_target *t,
 			continue;
 		log_debug("pid %d: thread %u was inside %s when fvbpf attached", t->proc.pid,
 			  ev->hdr.tid, s->reg.defs[idx].name);
-		err = seg_on_open_before_attach(&t->tracker, ev->hdr.tid, (uint32_t)idx, t->attach_ns);
+		err = seg_on_open_before_attach(t->tracker, ev->hdr.tid, (uint32_t)idx, t->attach_ns);
 		if (err)
 			return err;
 	}
@@ -150,7 +150,7 @@ void events_record_call(struct session *s, struct session_target *t, struct api_
 	}
 	if (r && (r->decoder == DEC_LAUNCH_RT || r->decoder == DEC_LAUNCH_RT_EXC))
 		c->kernel = kernel_of(s, t, cuda_api_launch_func(c));
-	err = seg_add_call(&t->tracker, c);
+	err = seg_add_call(t->tracker, c);
 	if (err) {
 		if (err == -ENOENT)
 			t->calls_outside++; /* -ENOSPC: the segment counts it */
@@ -158,11 +158,11 @@ void events_record_call(struct session *s, struct session_target *t, struct api_
 	}
 	t->calls++;
 	if (c->correlation)
-		gpu_join_note_call(&t->gpu, c->correlation, t->tracker.cur->seq,
-				   t->tracker.cur->ncalls - 1);
+		gpu_join_note_call(t->gpu, c->correlation, t->tracker->cur->seq,
+				   t->tracker->cur->ncalls - 1);
 	if (c->correlation2)
-		gpu_join_note_call(&t->gpu, c->correlation2, t->tracker.cur->seq,
-				   t->tracker.cur->ncalls - 1);
+		gpu_join_note_call(t->gpu, c->correlation2, t->tracker->cur->seq,
+				   t->tracker->cur->ncalls - 1);
 }
 
 static int handle_region(struct session *s, struct session_target *t,
@@ -176,9 +176,9 @@ static int handle_region(struct session *s, struct session_target *t,
 		if (t->pystk)
 			stack = pystack_take(t->pystk, re->hdr.tid, re->hdr.ts_ns);
 	}
-	err = drops_region(&t->loss, &t->tracker, re);
+	err = drops_region(t->loss, t->tracker, re);
 	if (!err && stack)
-		seg_slice_set_stack(t->tracker.cur, re->hdr.tid, re->hdr.ts_ns, stack);
+		seg_slice_set_stack(t->tracker->cur, re->hdr.tid, re->hdr.ts_ns, stack);
 	return err;
 }
 
@@ -196,8 +196,8 @@ void window_cut_until(struct session *s, struct session_target *t, uint64_t ts)
 	}
 	while (t->next_cut && ts >= t->next_cut && !t->finished) {
 		/* consecutive: one window's end is the next one's start */
-		if (seg_on_end(&t->tracker, (uint32_t)t->proc.pid, r, t->next_cut) ||
-		    seg_on_begin(&t->tracker, (uint32_t)t->proc.pid, r, t->next_cut))
+		if (seg_on_end(t->tracker, (uint32_t)t->proc.pid, r, t->next_cut) ||
+		    seg_on_begin(t->tracker, (uint32_t)t->proc.pid, r, t->next_cut))
 			log_warn("pid %d: cannot cut a time window", t->proc.pid);
 		s->reg.defs[r].entered++;
 		t->next_cut += s->window_ns;
@@ -244,11 +244,11 @@ int events_api_enter(struct session *s, struct session_target *t, const struct f
 	(void)s; /* as events_api_exit(), which records the call */
 	/* Calls still open from before this segment lost their return to a
 	 * drop: do not let them parent everything after. */
-	if (t->loss.drops_seen && t->tracker.cur)
-		api_pairing_drop_before(&t->pairing, e->hdr.tid, t->tracker.cur->start_ns);
-	err = api_pairing_enter(&t->pairing, e);
+	if (t->loss->drops_seen && t->tracker->cur)
+		api_pairing_drop_before(t->pairing, e->hdr.tid, t->tracker->cur->start_ns);
+	err = api_pairing_enter(t->pairing, e);
 	if (!err && t->pystk) /* --with-stack: a launch's stack came just before */
-		api_pairing_set_stack(&t->pairing, e->hdr.tid,
+		api_pairing_set_stack(t->pairing, e->hdr.tid,
 				      pystack_take(t->pystk, e->hdr.tid, e->hdr.ts_ns));
 	return err;
 }
@@ -257,7 +257,7 @@ void events_api_exit(struct session *s, struct session_target *t, const struct f
 {
 	struct api_call call;
 
-	if (api_pairing_exit(&t->pairing, x, &call) == 1)
+	if (api_pairing_exit(t->pairing, x, &call) == 1)
 		events_record_call(s, t, &call);
 }
 
@@ -298,7 +298,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 	if (t->finished && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
 		return 0;
 	/* The fast path's operators older than this record go first. */
-	if (t->fast.map && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
+	if (t->fast->map && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
 		callback_ops_drain(s, t, h->ts_ns);
 	if (t->next_cut && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
 		window_cut_until(s, t, h->ts_ns);
@@ -332,8 +332,8 @@ int events_handle(struct session *s, const void *data, size_t size)
 			s->bad_records++;
 			return 0;
 		}
-		if (api_pairing_set_correlation(&t->pairing, h->tid, ce->correlation))
-			t->agent.corr_without_call++;
+		if (api_pairing_set_correlation(t->pairing, h->tid, ce->correlation))
+			t->agent->corr_without_call++;
 		break;
 	}
 	case FVBPF_EV_GPU_CHUNK: {
@@ -344,8 +344,8 @@ int events_handle(struct session *s, const void *data, size_t size)
 			return 0;
 		}
 		if (gc->index == 0)
-			gpu_join_batch_start(&t->gpu);
-		if (gpu_join_chunk(&t->gpu, gc->data, gc->len, gc->last) == -EINVAL)
+			gpu_join_batch_start(t->gpu);
+		if (gpu_join_chunk(t->gpu, gc->data, gc->len, gc->last) == -EINVAL)
 			log_warn("PID %d: GPU record stream out of step (a ring-buffer drop?); "
 				 "the rest of that batch is skipped", t->proc.pid);
 		break;
@@ -388,7 +388,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 	 * may have been the first after the gap.  GPU batches are flushed
 	 * after their segment, so they do not count. */
 	if (h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
-		drops_saw(&t->loss, h->ts_ns);
+		drops_saw(t->loss, h->ts_ns);
 	return 0;
 }
 

@@ -243,3 +243,26 @@ void gpu_join_forget(struct gpu_join *j, const struct segment *seg)
 		j->forgotten = 0;
 	}
 }
+
+struct gpu_join *gpu_join__new(void)
+{
+	return calloc(1, sizeof(struct gpu_join));
+}
+
+void gpu_join__free(struct gpu_join *p)
+{
+	if (!p)
+		return;
+	gpu_join_free(p);
+	free(p);
+}
+
+struct agent_state *agent_state__new(void)
+{
+	return calloc(1, sizeof(struct agent_state));
+}
+
+void agent_state__free(struct agent_state *p)
+{
+	free(p);
+}

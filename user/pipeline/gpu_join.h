@@ -29,14 +29,6 @@ struct agent_state {
 	unsigned int status_warned; /* bit per agent status code */
 };
 
-/* A target's closed segments waiting for their GPU records: owned by
- * pipeline/seg_close.c. */
-struct held_segment;
-struct held_queue {
-	struct held_segment *segs;
-	size_t n, cap;
-};
-
 struct segment;
 
 /* Kernel names accepted from one process's agent (each is sent once per
@@ -94,5 +86,15 @@ void gpu_join_batch_start(struct gpu_join *j);
 uint64_t gpu_join_missing(const struct segment *seg);
 /* Forget the correlations of a segment that is being written. */
 void gpu_join_forget(struct gpu_join *j, const struct segment *seg);
+
+/* A target's GPU join, zeroed (NULL: out of memory); gpu_join__free()
+ * ends it (NULL is fine). */
+struct gpu_join *gpu_join__new(void);
+void gpu_join__free(struct gpu_join *p);
+
+/* What a target's agent said, zeroed (NULL: out of memory); agent_state__free()
+ * ends it (NULL is fine). */
+struct agent_state *agent_state__new(void);
+void agent_state__free(struct agent_state *p);
 
 #endif /* FVBPF_GPU_JOIN_H */

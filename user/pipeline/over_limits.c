@@ -100,14 +100,14 @@ static json_object *rows_json(const void *counters, const struct counter_row *ro
 
 bool over_limits_of(const struct session_target *t, struct over_limits *o)
 {
-	const struct segment *cur = t->tracker.cur;
+	const struct segment *cur = t->tracker->cur;
 
-	o->slices = t->tracker.slices_dropped + (cur ? cur->slices_dropped : 0);
-	o->calls = t->tracker.calls_dropped + (cur ? cur->calls_dropped : 0);
-	o->gpu = t->gpu.over_limit;
-	o->kernel_names = t->gpu.names_dropped;
-	o->region_threads = t->tracker.thread_events_dropped;
-	o->cuda_threads = t->pairing.threads_dropped;
+	o->slices = t->tracker->slices_dropped + (cur ? cur->slices_dropped : 0);
+	o->calls = t->tracker->calls_dropped + (cur ? cur->calls_dropped : 0);
+	o->gpu = t->gpu->over_limit;
+	o->kernel_names = t->gpu->names_dropped;
+	o->region_threads = t->tracker->thread_events_dropped;
+	o->cuda_threads = t->pairing->threads_dropped;
 	o->python_stacks = t->pystk ? t->pystk->n.refused : t->pystk_refused;
 	return any_set(o, process_rows, NROWS(process_rows));
 }
@@ -128,8 +128,8 @@ bool bounds_collect(const struct session *s, struct bounds *b)
 	b->names_capped = s->knames.capped;
 	for (i = 0; i < s->ntargets; i++)
 		b->addresses_not_cached += s->targets[i].kernels.refused +
-					   s->targets[i].gpu.names.refused +
-					   s->targets[i].gpu.corrs.refused;
+					   s->targets[i].gpu->names.refused +
+					   s->targets[i].gpu->corrs.refused;
 	return any_set(b, session_rows, NROWS(session_rows));
 }
 

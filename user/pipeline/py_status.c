@@ -4,6 +4,7 @@
  * kept for the exit report.  The text is the target's: cleaned before it
  * reaches a terminal or a file.
  */
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,7 +18,7 @@
 static void ready(struct session_target *t, const struct fvbpf_agent_status_event *ev,
 		  const char *msg)
 {
-	struct py_state *py = &t->py;
+	struct py_state *py = t->py;
 	bool late = py->wait_warned;
 
 	py->heard = true;
@@ -55,7 +56,7 @@ bool py_status_refused(const struct py_state *py, uint64_t hash)
 void py_status_event(struct session_target *t, const struct fvbpf_agent_status_event *ev)
 {
 	char raw[FVBPF_STATUS_MSG + 1], msg[FVBPF_STATUS_MSG + 1];
-	struct py_state *py = &t->py;
+	struct py_state *py = t->py;
 
 	memcpy(raw, ev->msg, FVBPF_STATUS_MSG);
 	raw[FVBPF_STATUS_MSG] = '\0';
@@ -105,7 +106,7 @@ void py_status_event(struct session_target *t, const struct fvbpf_agent_status_e
 
 void py_status_tick(struct session_target *t, uint64_t now_ns)
 {
-	struct py_state *py = &t->py;
+	struct py_state *py = t->py;
 
 	if (!py->asked || py->heard || py->wait_warned || t->finished ||
 	    now_ns - py->asked_ns < PY_WAIT_NS)
@@ -115,4 +116,14 @@ void py_status_tick(struct session_target *t, uint64_t now_ns)
 	log_warn("PID %d: its Python main thread has not run Python code for %llu s (blocked in C "
 		 "code or a long sleep?): FastVideo and py: regions start when it does",
 		 t->proc.pid, PY_WAIT_NS / 1000000000ULL);
+}
+
+struct py_state *py_state__new(void)
+{
+	return calloc(1, sizeof(struct py_state));
+}
+
+void py_state__free(struct py_state *p)
+{
+	free(p);
 }

@@ -44,4 +44,9 @@ bool py_status_refused(const struct py_state *py, uint64_t hash);
 /* The shim has not answered within PY_WAIT_NS: say so once. */
 void py_status_tick(struct session_target *t, uint64_t now_ns);
 
+/* A target's Python shim, zeroed (NULL: out of memory); py_state__free()
+ * ends it (NULL is fine). */
+struct py_state *py_state__new(void);
+void py_state__free(struct py_state *p);
+
 #endif /* FVBPF_PY_STATUS_H */

@@ -12,12 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SCHEDULE_VALUE_MAX 1000000u
+#include "model/options.h"
 
-struct step_schedule {
-	bool set;
-	unsigned int skip_first, wait, warmup, active, repeat;
-};
+#define SCHEDULE_VALUE_MAX 1000000u
 
 /* "wait=1,warmup=1,active=3,repeat=2[,skip_first=N]" (any order, each at
  * most once; active at least 1): 0, or -EINVAL with the reason in @err. */

@@ -21,30 +21,36 @@ static bool segment_waits(const struct session_target *t, const struct segment *
 {
 	if (!t->has_markers)
 		return false;
-	return !t->agent.heard || (t->agent.active && gpu_join_missing(seg));
+	return !t->agent->heard || (t->agent->active && gpu_join_missing(seg));
 }
 
 static void submit_segment(struct session_target *t, struct segment *seg)
 {
-	snprintf(seg->gpu_status, sizeof(seg->gpu_status), "%s", t->agent.status);
-	seg->gpu_clock = t->agent.clock;
-	seg->cupti_dropped = t->agent.cupti_dropped;
+	struct session *s = t->session;
+
+	snprintf(seg->gpu_status, sizeof(seg->gpu_status), "%s", t->agent->status);
+	seg->gpu_clock = t->agent->clock;
+	seg->cupti_dropped = t->agent->cupti_dropped;
 	seg->ops_by_callbacks = t->ops == OPS_CALLBACKS;
 	seg->gpu_missing = gpu_join_missing(seg);
-	t->agent.gpu_missing += seg->gpu_missing;
-	gpu_join_forget(&t->gpu, seg);
+	t->agent->gpu_missing += seg->gpu_missing;
+	gpu_join_forget(t->gpu, seg);
+	if (!s->hooks.write_segment) {
+		segment_free(seg); /* no writer (a session built by hand) */
+		return;
+	}
 	/* A spill that failed has said why (seg_writer.c). */
-	if (seg_writer_submit(&t->session->writer, seg, &t->proc) == -ENOMEM)
+	if (s->hooks.write_segment(s, seg, &t->proc) == -ENOMEM)
 		log_warn("out of memory queueing segment of pid %d", t->proc.pid);
 }
 
 static int hold_segment(struct session_target *t, struct segment *seg)
 {
-	if (grow_one(&t->held.segs, t->held.n, &t->held.cap, sizeof(*t->held.segs), 8))
+	if (grow_one(&t->held->segs, t->held->n, &t->held->cap, sizeof(*t->held->segs), 8))
 		return -ENOMEM;
-	t->held.segs[t->held.n].seg = seg;
-	t->held.segs[t->held.n].until = clock_ns(CLOCK_MONOTONIC) + t->session->gpu_wait_ns;
-	t->held.n++;
+	t->held->segs[t->held->n].seg = seg;
+	t->held->segs[t->held->n].until = clock_ns(CLOCK_MONOTONIC) + t->session->gpu_wait_ns;
+	t->held->n++;
 	return 0;
 }
 
@@ -57,19 +63,19 @@ void seg_close_release(struct session_target *t, bool force)
 	/* Over a third of --max-memory: what waits goes now (GPU records that
 	 * come later are counted late), as spilling one would lose them too. */
 	force = force || budget_pressure(&t->session->mem);
-	while (i < t->held.n) {
-		struct segment *seg = t->held.segs[i].seg;
+	while (i < t->held->n) {
+		struct segment *seg = t->held->segs[i].seg;
 
 		if (!force && (seg->align_pending ||
-			       (segment_waits(t, seg) && now < t->held.segs[i].until))) {
+			       (segment_waits(t, seg) && now < t->held->segs[i].until))) {
 			i++;
 			continue;
 		}
 		if (seg == t->align_seg)
 			t->align_seg = NULL;
-		submit_segment(t, t->held.segs[i].seg);
-		t->held.n--;
-		memmove(&t->held.segs[i], &t->held.segs[i + 1], (t->held.n - i) * sizeof(*t->held.segs));
+		submit_segment(t, t->held->segs[i].seg);
+		t->held->n--;
+		memmove(&t->held->segs[i], &t->held->segs[i + 1], (t->held->n - i) * sizeof(*t->held->segs));
 	}
 }
 
@@ -79,27 +85,27 @@ struct segment *seg_close_find(void *ctx, uint32_t seq)
 	struct session_target *t = ctx;
 	size_t i;
 
-	if (t->tracker.cur && t->tracker.cur->seq == seq)
-		return t->tracker.cur;
-	if (t->tracker.held_child && t->tracker.held_child->seq == seq)
-		return t->tracker.held_child;
-	for (i = 0; i < t->held.n; i++)
-		if (t->held.segs[i].seg->seq == seq)
-			return t->held.segs[i].seg;
+	if (t->tracker->cur && t->tracker->cur->seq == seq)
+		return t->tracker->cur;
+	if (t->tracker->held_child && t->tracker->held_child->seq == seq)
+		return t->tracker->held_child;
+	for (i = 0; i < t->held->n; i++)
+		if (t->held->segs[i].seg->seq == seq)
+			return t->held->segs[i].seg;
 	return NULL;
 }
 
 void seg_close_segment(struct segment *seg, void *ctx)
 {
 	struct session_target *t = ctx;
-	uint64_t lost = callback_ops_lost(&t->fast);
+	uint64_t lost = callback_ops_lost(t->fast);
 
 	/* What the callbacks' rings lost since the last segment closed: its
 	 * own (callbacks run only inside segments); what a process loses after
 	 * its last segment is in no segment's count, only the manifest's. */
 	seg->callback_lost = lost > t->callback_lost_charged ? lost - t->callback_lost_charged : 0;
 	t->callback_lost_charged = lost;
-	mem_state_close(&t->mem, seg);
+	mem_state_close(t->mem, seg);
 	if (!schedule_keep(&t->session->schedule, t->closed++)) {
 		t->schedule_skipped++;
 		log_debug("pid %d: segment %u skipped (--schedule)", seg->pid, seg->seq);
@@ -141,21 +147,26 @@ void seg_close_wait(struct session *s)
 		any = false;
 		for (i = 0; i < s->ntargets; i++) {
 			seg_close_release(&s->targets[i], false);
-			any |= s->targets[i].held.n > 0;
+			any |= s->targets[i].held->n > 0;
 		}
 		if (any)
 			usleep(20000);
 	} while (any && clock_ns(CLOCK_MONOTONIC) < until);
 }
 
+struct held_queue *held_queue__new(void)
+{
+	return calloc(1, sizeof(struct held_queue));
+}
 
-void seg_close_free(struct session_target *t)
+void held_queue__free(struct held_queue *q)
 {
 	size_t k;
 
-	for (k = 0; k < t->held.n; k++)
-		segment_free(t->held.segs[k].seg);
-	free(t->held.segs);
-	t->held.segs = NULL;
-	t->held.n = t->held.cap = 0;
+	if (!q)
+		return;
+	for (k = 0; k < q->n; k++)
+		segment_free(q->segs[k].seg);
+	free(q->segs);
+	free(q);
 }

@@ -514,3 +514,16 @@ void seg_tracker_cut(struct seg_tracker *t, uint64_t ts, bool lost_end)
 	}
 	t->ignored_depth = 0;
 }
+
+struct seg_tracker *seg_tracker__new(void)
+{
+	return calloc(1, sizeof(struct seg_tracker));
+}
+
+void seg_tracker__free(struct seg_tracker *p)
+{
+	if (!p)
+		return;
+	seg_tracker_free(p);
+	free(p);
+}

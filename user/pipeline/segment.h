@@ -220,4 +220,9 @@ void segment_free(struct segment *seg);
 /* Bytes of @seg's arrays at their capacity, and of the struct. */
 uint64_t segment_bytes(const struct segment *seg);
 
+/* A target's segment tracker, zeroed (NULL: out of memory); seg_tracker__free()
+ * ends it (NULL is fine). */
+struct seg_tracker *seg_tracker__new(void);
+void seg_tracker__free(struct seg_tracker *p);
+
 #endif /* FVBPF_SEGMENT_H */

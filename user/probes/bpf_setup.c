@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/options.h"
-#include "model/session.h"
 #include "probes/bpf_setup.h"
 #include "probes/cuda_api.h"
 #include "fvbpf.skel.h"
@@ -28,33 +26,33 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return log_libbpf(fmt, ap); /* cleaned: libbpf names the target's files */
 }
 
-static int open_load(struct session *s, const struct attach_opts *o, bool with_api)
+static int open_load(struct bpf_setup_result *r, const struct bpf_setup_opts *o, bool with_api)
 {
 	int err;
 
-	s->skel = fvbpf_bpf__open();
-	if (!s->skel) {
+	r->skel = fvbpf_bpf__open();
+	if (!r->skel) {
 		err = -errno;
 		log_error("cannot open the BPF object: %s", strerror(errno));
 		return err;
 	}
-	bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
+	bpf_map__set_max_entries(r->skel->maps.events, o->ringbuf_mb << 20);
 	/* The session programs: CUDA calls, torch operators, scopes, evaluate_function. */
 	struct bpf_program *session_progs[] = {
-		s->skel->progs.api_call, s->skel->progs.torch_call, s->skel->progs.scope_enter,
-		s->skel->progs.torch_eval, s->skel->progs.mem_call,
+		r->skel->progs.api_call, r->skel->progs.torch_call, r->skel->progs.scope_enter,
+		r->skel->progs.torch_eval, r->skel->progs.mem_call,
 	};
 	size_t i;
 
 	/* The marker probes: uprobe_multi links where the kernel has session
 	 * uprobes (it has multi then), perf-event uprobes before. */
 	struct bpf_program *marker_progs[] = {
-		s->skel->progs.region_begin, s->skel->progs.region_end, s->skel->progs.thread_sync,
-		s->skel->progs.correlation, s->skel->progs.gpu_batch, s->skel->progs.agent_status,
-		s->skel->progs.region_begin_ts, s->skel->progs.region_end_ts,
+		r->skel->progs.region_begin, r->skel->progs.region_end, r->skel->progs.thread_sync,
+		r->skel->progs.correlation, r->skel->progs.gpu_batch, r->skel->progs.agent_status,
+		r->skel->progs.region_begin_ts, r->skel->progs.region_end_ts,
 	};
 
-	s->marker_multi = with_api;
+	r->marker_multi = with_api;
 	for (i = 0; with_api && i < sizeof(marker_progs) / sizeof(marker_progs[0]); i++)
 		bpf_program__set_expected_attach_type(marker_progs[i], FVBPF_ATTACH_UPROBE_MULTI);
 	for (i = 0; i < sizeof(session_progs) / sizeof(session_progs[0]); i++) {
@@ -66,19 +64,19 @@ static int open_load(struct session *s, const struct attach_opts *o, bool with_a
 	}
 	/* Process trees: the fork/exec/exit tracepoints run for every process
 	 * on the machine, so they are loaded only when asked for. */
-	if (!o->children && !o->match) {
-		bpf_program__set_autoload(s->skel->progs.tree_fork, false);
-		bpf_program__set_autoload(s->skel->progs.tree_exec, false);
-		bpf_program__set_autoload(s->skel->progs.tree_exit, false);
+	if (!o->tree) {
+		bpf_program__set_autoload(r->skel->progs.tree_fork, false);
+		bpf_program__set_autoload(r->skel->progs.tree_exec, false);
+		bpf_program__set_autoload(r->skel->progs.tree_exit, false);
 	}
-	s->skel->rodata->report_all_execs = o->match != NULL;
-	s->skel->rodata->record_shapes = o->record_shapes || o->with_flops;
+	r->skel->rodata->report_all_execs = o->report_all_execs;
+	r->skel->rodata->record_shapes = o->record_shapes;
 	/* Python stacks: the session decided already (pystack_session_start()). */
-	s->skel->rodata->py_wanted = s->pystacks != NULL;
-	err = fvbpf_bpf__load(s->skel);
+	r->skel->rodata->py_wanted = o->py_wanted;
+	err = fvbpf_bpf__load(r->skel);
 	if (err) {
-		fvbpf_bpf__destroy(s->skel);
-		s->skel = NULL;
+		fvbpf_bpf__destroy(r->skel);
+		r->skel = NULL;
 	}
 	return err;
 }
@@ -100,17 +98,17 @@ static int place_region(int fd, uint64_t hash, uint32_t region)
 	return -EEXIST;
 }
 
-static int attach_tree_progs(struct session *s)
+static int attach_tree_progs(struct bpf_setup_result *r)
 {
 	struct bpf_program *progs[] = {
-		s->skel->progs.tree_fork, s->skel->progs.tree_exec, s->skel->progs.tree_exit,
+		r->skel->progs.tree_fork, r->skel->progs.tree_exec, r->skel->progs.tree_exit,
 	};
 	size_t i;
 	int err;
 
 	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		s->tree_links[i] = bpf_program__attach(progs[i]);
-		if (!s->tree_links[i]) {
+		r->tree_links[i] = bpf_program__attach(progs[i]);
+		if (!r->tree_links[i]) {
 			err = -errno;
 			log_error("cannot attach to the %s tracepoint: %s (--children and --match need "
 				  "BTF tracepoints, Linux 5.5+)", bpf_program__section_name(progs[i]),
@@ -121,20 +119,21 @@ static int attach_tree_progs(struct session *s)
 	return 0;
 }
 
-int bpf_setup(struct session *s, const struct attach_opts *o)
+int bpf_setup(const struct bpf_setup_opts *o, struct bpf_setup_result *r)
 {
-	unsigned int i;
+	size_t i;
 	int err, fd;
 
+	memset(r, 0, sizeof(*r));
 	/* CUDA call probes are session uprobes (kernel 6.13+); without them
 	 * fvbpf still traces regions. */
-	s->api_probes = true;
-	err = open_load(s, o, true);
-	if (err && s->skel == NULL) {
+	r->api_probes = true;
+	err = open_load(r, o, true);
+	if (err && r->skel == NULL) {
 		log_debug("loading with CUDA call probes failed: %s", strerror(-err));
-		err = open_load(s, o, false);
+		err = open_load(r, o, false);
 		if (!err) {
-			s->api_probes = false;
+			r->api_probes = false;
 			log_warn("this kernel lacks session uprobes (Linux 6.13+): CUDA and NCCL "
 				 "calls are not traced, regions are");
 		}
@@ -144,22 +143,20 @@ int bpf_setup(struct session *s, const struct attach_opts *o)
 			  strerror(-err));
 		return err;
 	}
-	if (s->api_probes && cuda_api_fill_cfg(bpf_map__fd(s->skel->maps.api_cfg))) {
+	if (r->api_probes && cuda_api_fill_cfg(bpf_map__fd(r->skel->maps.api_cfg))) {
 		log_error("cannot fill the CUDA call table: %s", strerror(errno));
 		return -errno;
 	}
-	if (o->children || o->match) {
-		err = attach_tree_progs(s);
+	if (o->tree) {
+		err = attach_tree_progs(r);
 		if (err)
 			return err;
 	}
-	fd = bpf_map__fd(s->skel->maps.enabled_regions);
-	for (i = 0; i < s->reg.count; i++) {
-		if (!s->reg.defs[i].enabled)
-			continue;
-		err = place_region(fd, s->reg.defs[i].hash, i);
+	fd = bpf_map__fd(r->skel->maps.enabled_regions);
+	for (i = 0; i < o->nregions; i++) {
+		err = place_region(fd, o->regions[i].hash, o->regions[i].id);
 		if (err) {
-			log_error("cannot enable region '%s': %s", s->reg.defs[i].name,
+			log_error("cannot enable region '%s': %s", o->regions[i].name,
 				  err == -EEXIST ? "its hash collides with other enabled regions; "
 				  "enable fewer regions at once" : strerror(-err));
 			return err;

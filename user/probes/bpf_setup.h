@@ -8,17 +8,48 @@
 #ifndef FVBPF_BPF_SETUP_H
 #define FVBPF_BPF_SETUP_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "fvbpf_counters.h"
 
-struct attach_opts;
+struct bpf_link;
 struct bpf_program;
 struct fvbpf_bpf;
-struct session;
+
+/* An enabled region, for BPF's table of them. */
+struct bpf_setup_region {
+	uint64_t hash;          /* fvbpf_region_hash() of its name */
+	uint32_t id;            /* what region records carry: its registry index */
+	const char *name;       /* for the message when it cannot go in */
+};
+
+/* What the object is loaded for (attach/ fills it from the options). */
+struct bpf_setup_opts {
+	unsigned int ringbuf_mb;
+	bool tree;              /* --children, --match: the fork/exec/exit tracepoints */
+	bool report_all_execs;  /* --match: every exec on the machine, not the tree's only */
+	bool record_shapes;     /* --record-shapes or --with-flops */
+	bool py_wanted;         /* --with-stack, the session's stack table made */
+	const struct bpf_setup_region *regions;
+	size_t nregions;
+};
+
+/* What bpf_setup() made.  skel stays set when a later step failed
+ * (bpf_setup_destroy() ends it), as do the tree links made. */
+struct bpf_setup_result {
+	struct fvbpf_bpf *skel;
+	bool api_probes;        /* CUDA/NCCL call probes loaded (session uprobes) */
+	bool marker_multi;      /* marker probes are uprobe_multi links */
+	struct bpf_link *tree_links[3]; /* fork, exec, exit (with o->tree) */
+};
 
 /* libbpf's messages through fvbpf's verbosity. */
 void bpf_setup_log(void);
-/* Sets s->skel and s->api_probes; 0 or -errno (already reported). */
-int bpf_setup(struct session *s, const struct attach_opts *o);
+/* Open, size, load, fill the tables; @r zeroed first.  0 or -errno
+ * (already reported). */
+int bpf_setup(const struct bpf_setup_opts *o, struct bpf_setup_result *r);
 /* The object's end (NULL is fine): programs detached, maps closed. */
 void bpf_setup_destroy(struct fvbpf_bpf *skel);
 

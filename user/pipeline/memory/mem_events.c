@@ -149,3 +149,16 @@ void mem_state_free(struct mem_state *ms)
 	addr_table_free(&ms->live);
 	memset(ms, 0, sizeof(*ms));
 }
+
+struct mem_state *mem_state__new(void)
+{
+	return calloc(1, sizeof(struct mem_state));
+}
+
+void mem_state__free(struct mem_state *p)
+{
+	if (!p)
+		return;
+	mem_state_free(p);
+	free(p);
+}

@@ -36,5 +36,9 @@ int mem_state_record(struct mem_state *ms, struct segment *seg, int64_t op,
 void mem_state_close(struct mem_state *ms, struct segment *seg);
 void mem_state_free(struct mem_state *ms);
 
+/* A target's live CPU allocations, zeroed (NULL: out of memory); mem_state__free()
+ * ends it (NULL is fine). */
+struct mem_state *mem_state__new(void);
+void mem_state__free(struct mem_state *p);
 
 #endif /* FVBPF_MEM_EVENTS_H */

@@ -18,7 +18,7 @@ int mem_events_handle(struct session *s, struct session_target *t, const void *d
 		s->bad_records++;
 		return 0;
 	}
-	drops_charge_low32(&t->loss, &t->tracker, ev->drops);
-	op = torch_pairing_innermost(&t->tpair, t->tracker.cur, ev->hdr.tid);
-	return mem_state_record(&t->mem, t->tracker.cur, op, ev);
+	drops_charge_low32(t->loss, t->tracker, ev->drops);
+	op = torch_pairing_innermost(t->tpair, t->tracker->cur, ev->hdr.tid);
+	return mem_state_record(t->mem, t->tracker->cur, op, ev);
 }

@@ -276,24 +276,24 @@ static void deliver(struct session *s, struct session_target *t, const struct fv
 	ev.hdr.tgid = (uint32_t)t->proc.pid;
 	ev.hdr.tid = rec->tid;
 	ev.hdr.ts_ns = rec->ts_ns;
-	ev.drops = (uint32_t)t->loss.drops_seen; /* the BPF ring's: no new gap */
+	ev.drops = (uint32_t)t->loss->drops_seen; /* the BPF ring's: no new gap */
 	if (rec->kind == FVBPF_FAST_END) {
 		ev.hdr.type = FVBPF_EV_TORCH_EXIT;
-		ev.id = torch_pairing_top_op(&t->tpair, rec->tid);
+		ev.id = torch_pairing_top_op(t->tpair, rec->tid);
 		if (ev.id == TORCH_SCOPE_ID) {
-			t->tpair.unmatched++;
+			t->tpair->unmatched++;
 			return;
 		}
 	} else {
 		ev.hdr.type = FVBPF_EV_TORCH_ENTER;
-		if (cached_id(s, &t->fast, rec, name, &ev.id)) {
+		if (cached_id(s, t->fast, rec, name, &ev.id)) {
 			s->bad_records++;
 			return;
 		}
 		if (rec->flags & FVBPF_FAST_SAME)
 			ev.id |= FVBPF_TORCH_SAME_STACK;
 	}
-	t->fast.records++;
+	t->fast->records++;
 	if (t->next_cut)
 		window_cut_until(s, t, rec->ts_ns);
 	torch_events_fast(s, t, &ev, rec->kind == FVBPF_FAST_END ? NULL : &sq);
@@ -309,9 +309,9 @@ static void deliver_api(struct session *s, struct session_target *t, const union
 	struct fvbpf_event_hdr *h = entry ? &en.hdr : &ex.hdr;
 
 	/* the only call the hook knows, and only where fvbpf asked for it */
-	if ((entry ? a->e.call : a->x.call) != FVBPF_HOOK_LAUNCH_KERNEL || !t->fast.hook_used ||
-	    t->fast.launch_id < 0) {
-		t->fast.bad++;
+	if ((entry ? a->e.call : a->x.call) != FVBPF_HOOK_LAUNCH_KERNEL || !t->fast->hook_used ||
+	    t->fast->launch_id < 0) {
+		t->fast->bad++;
 		return;
 	}
 	memset(&en, 0, sizeof(en));
@@ -320,19 +320,19 @@ static void deliver_api(struct session *s, struct session_target *t, const union
 	h->tgid = (uint32_t)t->proc.pid;
 	h->tid = a->e.tid;
 	h->ts_ns = a->e.ts_ns;
-	t->fast.api_records++;
+	t->fast->api_records++;
 	if (t->next_cut)
 		window_cut_until(s, t, h->ts_ns);
 	if (entry) {
 		h->type = FVBPF_EV_API_ENTER;
 		h->size = sizeof(en);
-		en.api_id = (uint32_t)t->fast.launch_id;
+		en.api_id = (uint32_t)t->fast->launch_id;
 		memcpy(en.args, a->e.args, sizeof(en.args));
 		events_api_enter(s, t, &en);
 	} else {
 		h->type = FVBPF_EV_API_EXIT;
 		h->size = sizeof(ex);
-		ex.api_id = (uint32_t)t->fast.launch_id;
+		ex.api_id = (uint32_t)t->fast->launch_id;
 		ex.ret = a->x.ret;
 		events_api_exit(s, t, &ex);
 	}
@@ -356,7 +356,7 @@ static int next_rec(struct callback_ops *f, uint32_t i, struct fvbpf_fast_rec *r
  */
 static void take_stack(struct session *s, struct session_target *t, uint32_t i)
 {
-	struct callback_ops *f = &t->fast;
+	struct callback_ops *f = t->fast;
 	struct fvbpf_pystack_event *ev = &f->stack[i];
 
 	ev->hdr.tgid = (uint32_t)t->proc.pid;
@@ -386,7 +386,7 @@ static bool before_attach(struct callback_ops *f, struct session_target *t, uint
 		return true;
 	}
 	if (rec->kind != FVBPF_FAST_END || !f->early_open[i] ||
-	    torch_pairing_top_op(&t->tpair, rec->tid) != TORCH_SCOPE_ID)
+	    torch_pairing_top_op(t->tpair, rec->tid) != TORCH_SCOPE_ID)
 		return false;
 	f->early_open[i]--;
 	return true;
@@ -394,7 +394,7 @@ static bool before_attach(struct callback_ops *f, struct session_target *t, uint
 
 void callback_ops_drain(struct session *s, struct session_target *t, uint64_t until)
 {
-	struct callback_ops *f = &t->fast;
+	struct callback_ops *f = t->fast;
 	static __thread struct fvbpf_fast_rec recs[FVBPF_FAST_THREADS];
 	static __thread char names[FVBPF_FAST_THREADS][FVBPF_FAST_NAME + 1];
 	bool have[FVBPF_FAST_THREADS];
@@ -471,4 +471,17 @@ void callback_ops_close(struct callback_ops *f)
 	f->stack = NULL;
 	free(f->api);
 	f->api = NULL;
+}
+
+struct callback_ops *callback_ops__new(void)
+{
+	return calloc(1, sizeof(struct callback_ops));
+}
+
+void callback_ops__free(struct callback_ops *p)
+{
+	if (!p)
+		return;
+	callback_ops_close(p);
+	free(p);
 }

@@ -19,9 +19,6 @@ struct session;
 struct session_target;
 struct fvbpf_pystack_event;
 
-/* Where a target's operators come from. */
-enum op_source { OPS_UPROBES = 0, OPS_CALLBACKS = 1 };
-
 /* A name seen lately and its torch id: most records find theirs here
  * without the name table's lock and hash. */
 #define FAST_NAME_SLOTS 1024
@@ -97,5 +94,10 @@ void callback_ops_drain(struct session *s, struct session_target *t, uint64_t un
 uint64_t callback_ops_lost(const struct callback_ops *f);
 /* Read the library's loss counters, unmap. */
 void callback_ops_close(struct callback_ops *f);
+
+/* A target's operator callbacks' rings, zeroed (NULL: out of memory); callback_ops__free()
+ * ends it (NULL is fine). */
+struct callback_ops *callback_ops__new(void);
+void callback_ops__free(struct callback_ops *p);
 
 #endif /* FVBPF_CALLBACK_OPS_H */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pipeline/drops.h"
@@ -36,7 +37,7 @@ static void fast_gate_add(struct session *s, uint64_t hash, uint32_t kind)
 	tb.steps = s->fast_steps;
 	tb.nsteps = s->nfast_steps;
 	for (i = 0; i < s->ntargets; i++)
-		if (s->targets[i].fast.map)
+		if (s->targets[i].fast->map)
 			callback_channel_scopes(&s->targets[i].ctl, &tb);
 }
 
@@ -143,7 +144,7 @@ static void layout_evidence(struct session_target *t, const void *data, size_t s
 		return;
 	torch_shapes_tally(data, size, &fit, &misfit);
 	if (torch_plans_check(&t->torchp, fit, misfit))
-		forget_shapes(t->tracker.cur);
+		forget_shapes(t->tracker->cur);
 }
 
 /* --record-shapes: the entry's shapes as a record string in the name
@@ -202,9 +203,9 @@ static void op_seq(struct session_target *t, struct torch_call *op, const struct
 static void evaluate_seq(struct session *s, struct session_target *t, const struct torch_call *node)
 {
 	char name[sizeof(TORCH_EVAL_PREFIX)];
-	struct segment *seg = t->tracker.cur;
+	struct segment *seg = t->tracker->cur;
 	struct torch_call *parent;
-	long i = torch_pairing_innermost(&t->tpair, seg, node->tid);
+	long i = torch_pairing_innermost(t->tpair, seg, node->tid);
 
 	if (i < 0)
 		return;
@@ -232,9 +233,9 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 		s->bad_records++;
 		return 0;
 	}
-	drops_charge_low32(&t->loss, &t->tracker, ev->drops);
+	drops_charge_low32(t->loss, t->tracker, ev->drops);
 	if (ev->hdr.type == FVBPF_EV_TORCH_EXIT) {
-		torch_pairing_exit(&t->tpair, t->tracker.cur, ev->hdr.tid, op_id, ev->hdr.ts_ns);
+		torch_pairing_exit(t->tpair, t->tracker->cur, ev->hdr.tid, op_id, ev->hdr.ts_ns);
 		return 0;
 	}
 	op.start_ns = ev->hdr.ts_ns;
@@ -248,7 +249,7 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	op_seq(t, &op, sq);
 	if (sq && sq->node)
 		evaluate_seq(s, t, &op);
-	return torch_pairing_enter(&t->tpair, t->tracker.cur, op_id, &op, 0, -1);
+	return torch_pairing_enter(t->tpair, t->tracker->cur, op_id, &op, 0, -1);
 }
 
 /* A gated scope's record as the region record it stands for, so that
@@ -274,7 +275,7 @@ static int gated(struct session_target *t, const struct fvbpf_scope_event *ev, u
 	struct fvbpf_region_event re = as_region(ev, type, region);
 
 	re.hdr.tid = tid;
-	return drops_region(&t->loss, &t->tracker, &re);
+	return drops_region(t->loss, t->tracker, &re);
 }
 
 /* --step-by has matched no scope yet: keep the names seen, and say so
@@ -373,9 +374,9 @@ static int on_scope_begin(struct session *s, struct session_target *t,
 	memcpy(name, ev->name, len);
 	name[len] = '\0'; /* a NUL inside ends it */
 	if (ev->flags & FVBPF_SCOPE_UNTRACKED)
-		t->torch.scopes_untracked++;
+		t->torch->scopes_untracked++;
 	if (ev->flags & FVBPF_SCOPE_CUT) {
-		t->torch.scopes_cut++;
+		t->torch->scopes_cut++;
 		op.flags |= TORCH_CALL_NAME_CUT;
 	}
 	kind = gate_kind(s, name);
@@ -390,7 +391,7 @@ static int on_scope_begin(struct session *s, struct session_target *t,
 				return err;
 		}
 	} else {
-		drops_charge(&t->loss, &t->tracker, ev->drops);
+		drops_charge(t->loss, t->tracker, ev->drops);
 	}
 	op.start_ns = ev->hdr.ts_ns;
 	op.tid = ev->hdr.tid;
@@ -398,8 +399,8 @@ static int on_scope_begin(struct session *s, struct session_target *t,
 	op.kind = TORCH_SCOPE;
 	if (!(ev->flags & (FVBPF_SCOPE_GATED | FVBPF_SCOPE_STEP)))
 		step_glob_watch(s, op.name);
-	torch_pairing_forget_scope(&t->tpair, t->tracker.cur, ev->handle, ev->hdr.ts_ns);
-	return torch_pairing_enter(&t->tpair, t->tracker.cur, TORCH_SCOPE_ID, &op, ev->handle, region);
+	torch_pairing_forget_scope(t->tpair, t->tracker->cur, ev->handle, ev->hdr.ts_ns);
+	return torch_pairing_enter(t->tpair, t->tracker->cur, TORCH_SCOPE_ID, &op, ev->handle, region);
 }
 
 static int on_scope_end(struct session *s, struct session_target *t,
@@ -408,22 +409,22 @@ static int on_scope_end(struct session *s, struct session_target *t,
 	int region = -1, err = 0;
 	uint32_t tid = ev->hdr.tid;
 
-	torch_pairing_scope_end(&t->tpair, t->tracker.cur, ev->handle, ev->hdr.ts_ns, &region, &tid);
+	torch_pairing_scope_end(t->tpair, t->tracker->cur, ev->handle, ev->hdr.ts_ns, &region, &tid);
 	if (region >= 0 && (ev->flags & FVBPF_SCOPE_GATED))
 		err = gated(t, ev, FVBPF_EV_REGION_END, region, tid);
 	else
-		drops_charge(&t->loss, &t->tracker, ev->drops);
+		drops_charge(t->loss, t->tracker, ev->drops);
 	if (!err && (ev->flags & FVBPF_SCOPE_STEP) && s->step_region >= 0) {
 		/* A step runs from one step scope's end to the next's; after a
 		 * lost step end the open one is cut incomplete instead. */
-		if (drops_step_end(&t->loss, &t->tracker, ev->outer))
-			t->torch.stepping = false;
-		if (t->torch.stepping)
-			err = seg_on_end(&t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
-		t->torch.stepping = true;
+		if (drops_step_end(t->loss, t->tracker, ev->outer))
+			t->torch->stepping = false;
+		if (t->torch->stepping)
+			err = seg_on_end(t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
+		t->torch->stepping = true;
 		s->reg.defs[s->step_region].entered++;
 		if (!err)
-			err = seg_on_begin(&t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
+			err = seg_on_begin(t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
 	}
 	return err;
 }

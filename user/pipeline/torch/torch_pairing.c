@@ -176,3 +176,26 @@ int torch_pairing_forget_scope(struct torch_pairing *p, struct segment *seg, uin
 	p->scope_ends_lost += (uint64_t)n;
 	return n;
 }
+
+struct torch_pairing *torch_pairing__new(void)
+{
+	return calloc(1, sizeof(struct torch_pairing));
+}
+
+void torch_pairing__free(struct torch_pairing *p)
+{
+	if (!p)
+		return;
+	torch_pairing_free(p);
+	free(p);
+}
+
+struct torch_state *torch_state__new(void)
+{
+	return calloc(1, sizeof(struct torch_state));
+}
+
+void torch_state__free(struct torch_state *p)
+{
+	free(p);
+}

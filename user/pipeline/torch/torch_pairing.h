@@ -74,4 +74,14 @@ long torch_pairing_innermost(const struct torch_pairing *p, const struct segment
 uint32_t torch_pairing_top_op(struct torch_pairing *p, uint32_t tid);
 void torch_pairing_free(struct torch_pairing *p);
 
+/* A target's torch call pairing, zeroed (NULL: out of memory); torch_pairing__free()
+ * ends it (NULL is fine). */
+struct torch_pairing *torch_pairing__new(void);
+void torch_pairing__free(struct torch_pairing *p);
+
+/* A target's torch scope state, zeroed (NULL: out of memory); torch_state__free()
+ * ends it (NULL is fine). */
+struct torch_state *torch_state__new(void);
+void torch_state__free(struct torch_state *p);
+
 #endif /* FVBPF_TORCH_PAIRING_H */

@@ -74,17 +74,6 @@ const char *inject_origin(const struct inject_info *info, bool has_library);
 /* ISO 8601 UTC with microseconds, "" when never injected. */
 void inject_wallclock(const struct inject_info *info, char *buf, size_t len);
 
-struct session;
-struct session_target;
-/*
- * target_open()'s one call: with --inject, load the library into @pid
- * unless it already maps it (reused), warning in one line when that is
- * refused or fails; without --inject, a hint when @pid maps CUDA but no
- * agent.  Never fails the attach.
- */
-void inject_for_target(struct session *s, struct session_target *t, pid_t pid);
-/* Without --inject: the one-line hint for a CUDA process without the agent. */
-void inject_hint(struct session *s, struct session_target *t);
 /* Which CUDA libraries @pid maps (CUDA_MAPS_*): the runtime, the driver
  * (loaded once the process initialised CUDA), PyTorch's CUDA library. */
 #define CUDA_MAPS_RUNTIME 0x1u
