@@ -74,7 +74,7 @@ all: $(BUILD)/fvbpf $(BUILD)/libfvbpf.so $(WORKLOADS) $(BUILD)/fvbpf-test $(BUIL
 DEB_PKGS := make gcc g++ clang libclang-rt-dev llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
             libjson-c-dev pkg-config binutils python3 bats bats-assert \
             bats-support bats-file bpftrace procps util-linux python3-venv time chromium \
-            slurm-wlm munge
+            slurm-wlm munge parallel
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \

@@ -4,11 +4,13 @@
 
   tools/test_times.py LOG
 
-bats runs tests/bats/*.bats in name order and each file's tests in order,
-numbering them from 1 in each pass, so a test's number says its file.  Per
-file: tests, the plain pass's seconds, how many the ASan pass skips as
-plain_pass_only, the ASan pass's seconds.  Exits 1 if a pass's test count
-is not the files' (the log is from another tree)."""
+tests/run-bats.sh names each test's line by pass and file ("ok 12 asan
+attach_c.bats: NAME in 812ms").  A log of the runner before it (two
+`bats --tap tests/bats` runs, one after the other) is read too: bats
+numbers the tests of each pass from 1, files in name order, so a test's
+number says its file.  Per file: tests, the plain pass's seconds, how many
+the ASan pass skips as plain_pass_only, the ASan pass's seconds.  Exits 1 if
+a pass's test count is not the files' (the log is from another tree)."""
 import glob
 import os
 import re
@@ -28,20 +30,44 @@ def files():
     return out
 
 
+NAMED_RE = re.compile(r'^(?:not )?ok \d+ (plain|asan) ([^:]+\.bats): .* in (\d+)ms(.*)$')
+
+
 def passes(log):
-    """{pass name: {test number: (ms, plain_only)}} for the two BATS passes."""
-    cur, res = None, {}
+    """{pass name: {(file, index): (ms, plain_only)}} for the two BATS passes."""
+    cur, res, seen = None, {"plain": {}, "asan": {}}, {}
+    old = {}
     with open(log, errors="replace") as fh:
         for line in fh:
+            line = line.rstrip("\n")
+            m = NAMED_RE.match(line)
+            if m:
+                p, f = m.group(1), m.group(2)
+                k = seen[(p, f)] = seen.get((p, f), 0) + 1
+                res[p][(f, k)] = (int(m.group(3)), "# skip plain pass only" in m.group(4))
+                continue
             if line.startswith("# --- "):
                 name = line[6:].strip()
-                cur = name if name.startswith("bats") else None
+                cur = {"bats": "plain", "bats (ASan/UBSan fvbpf)": "asan"}.get(name)
                 if cur:
-                    res[cur] = {}
+                    old[cur] = {}
                 continue
-            m = TAP_RE.match(line.rstrip("\n")) if cur else None
+            m = TAP_RE.match(line) if cur else None
             if m:
-                res[cur][int(m.group(1))] = (int(m.group(2)), "# skip plain pass only" in m.group(3))
+                old[cur][int(m.group(1))] = (int(m.group(2)), "# skip plain pass only" in m.group(3))
+    return res if res["plain"] else by_file(old)
+
+
+def by_file(old):
+    """The older log's numbers, 1 up in each pass, as (file, index) keys."""
+    res = {}
+    for p, tests in old.items():
+        res[p], first = {}, 1
+        for f, n in files():
+            for k in range(n):
+                if first + k in tests:
+                    res[p][(f, k + 1)] = tests[first + k]
+            first += n
     return res
 
 
@@ -51,7 +77,7 @@ def main():
     fl = files()
     total = sum(n for _, n in fl)
     ps = passes(sys.argv[1])
-    plain, asan = ps.get("bats"), ps.get("bats (ASan/UBSan fvbpf)")
+    plain, asan = ps.get("plain"), ps.get("asan")
     if not plain or not asan:
         sys.exit("no two BATS passes in %s" % sys.argv[1])
     for name, p in (("plain", plain), ("ASan", asan)):
@@ -60,14 +86,13 @@ def main():
             sys.exit(1)
     print("| file | tests | plain pass | plain only | ASan pass |")
     print("|---|---:|---:|---:|---:|")
-    first, sums = 1, [0, 0, 0, 0]
+    sums = [0, 0, 0, 0]
     for f, n in fl:
-        nums = range(first, first + n)
-        row = [n, sum(plain[i][0] for i in nums) / 1000, sum(asan[i][1] for i in nums),
-               sum(asan[i][0] for i in nums) / 1000]
+        keys = [(f, k) for k in range(1, n + 1)]
+        row = [n, sum(plain[k][0] for k in keys) / 1000, sum(asan[k][1] for k in keys),
+               sum(asan[k][0] for k in keys) / 1000]
         sums = [a + b for a, b in zip(sums, row)]
         print("| `%s` | %d | %.1f | %d | %.1f |" % (f, *row))
-        first += n
     print("| **all** | %d | **%.0f** | %d | **%.0f** |" % tuple(sums))
 
 

@@ -32,10 +32,7 @@ teardown() {
 
 # start_job [OPTION...]: the FastVideo job, set up and stepping (or blocked).
 start_job() {
-	PYTHONPATH=$FVPKG "$PY" "$FVJOB" "$RUN" "$@" >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
+	start_workload "$WL_LOG" env PYTHONPATH="$FVPKG" "$PY" "$FVJOB" "$RUN" "$@"
 }
 
 # other_python NAME: the interpreter of that minor version, on PATH or

@@ -22,10 +22,7 @@ teardown() {
 
 # start_torch STEPS: the loop, waiting for $BATS_TEST_TMPDIR/go.
 start_torch() {
-	"$PY214" "$TRAIN" run "$BATS_TEST_TMPDIR" "$1" >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
+	start_workload "$WL_LOG" "$PY214" "$TRAIN" run "$BATS_TEST_TMPDIR" "$1"
 }
 
 # go_until_done: let the loop go and wait for it to be done.

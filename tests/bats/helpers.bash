@@ -23,6 +23,9 @@ common_setup() {
 	FV_ERR=$BATS_TEST_TMPDIR/fvbpf.err
 	WL_PIDS=()
 	FV_PID=
+	# the torch layout cache of this test alone: no test (nor file run
+	# beside it) reads another's measurement or finds it already made
+	export FVBPF_CACHE_DIR=$BATS_TEST_TMPDIR/cache
 	[ -n "${FVBPF_SANITIZED:-}" ] && san_setup
 	return 0
 }
@@ -123,16 +126,37 @@ wait_for() {
 	return 1
 }
 
-# start_workload LOG CMD...: start it in the background, set WL_PID from its
-# own "pid=" line (the PID of the process that holds the markers).
+# start_workload LOG CMD...: the one way the tests start a workload: CMD in
+# the background, its output in LOG, WL_PID from its first "pid=" line (the
+# process that holds the markers or torch, which CMD may reach through env,
+# sh or unshare).  WL_READY=REGEX waits for that line too (a workload that
+# says more once it is ready).  Waits on the line, up to 60 s (importing
+# torch takes seconds, many more on a loaded machine); a CMD that ends
+# without it fails at once, its last lines shown.
 start_workload() {
-	local log=$1
+	local log=$1 bg i
 	shift
 	"$@" >"$log" 2>&1 &
-	WL_PIDS+=($!)
+	bg=$!
+	WL_PIDS+=("$bg")
 	disown # no "Killed" notices from teardown
-	wait_for grep -q '^pid=' "$log"
-	WL_PID=$(sed -n 's/^pid=//p' "$log" | head -n1)
+	WL_PID=
+	for i in $(seq 1200); do
+		workload_ready "$log" && return 0
+		kill -0 "$bg" 2>/dev/null || break
+		sleep 0.05
+	done
+	workload_ready "$log" && return 0 # it said it and ended since
+	echo "the workload gave no ${WL_READY:-pid=} line (${i}th look, $(kill -0 "$bg" 2>/dev/null &&
+		echo running || echo ended)): $*" >&2
+	tail -n 20 "$log" >&2
+	return 1
+}
+
+workload_ready() { # LOG: its pid= (and WL_READY) line is there; sets WL_PID
+	grep -q '^pid=' "$1" || return 1
+	[ -z "${WL_READY:-}" ] || grep -q "$WL_READY" "$1" || return 1
+	WL_PID=$(sed -n 's/^pid=//p' "$1" | head -n1)
 }
 
 # Real PyTorch for the tests: the venvs `make venv` builds (CI builds them:
@@ -156,27 +180,52 @@ need_torch() {
 	fi
 }
 
-# start_py LOG CMD...: start_workload, waiting up to a minute for "pid="
-# (torch imports slowly on a busy machine).
-start_py() {
-	local log=$1
-	shift
-	"$@" >"$log" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$log"
-}
-
-# wait_pid_line LOG: wait up to 60 s (importing torch takes seconds on a
-# busy machine) for the workload's "pid=" line, set WL_PID from it.
-wait_pid_line() {
-	local i
-	for i in $(seq 600); do
-		grep -q '^pid=' "$1" && break
-		sleep 0.1
-	done
-	WL_PID=$(sed -n 's/^pid=//p' "$1" | head -n1)
-	[ -n "$WL_PID" ]
+# oracle [-n LINES] FILE PY SCRIPT [ARG...]: the last LINES (1) lines of
+# what `PY SCRIPT ARG...` prints (a workload's torch.profiler run of the
+# same step the test traces: the counts, shapes, frames or memory fvbpf
+# must equal) into FILE.  Each answer is computed once and kept in
+# $BUILD/oracle-cache (FVBPF_ORACLE_CACHE), keyed by the interpreter's path,
+# its torch (torch/version.py: release and commit), the script and the
+# Python files beside it, the arguments and the TORCH_* variables the
+# workloads read: both passes and every test asking the same question
+# share one run (5 s each, 30 s on a loaded machine; 32 runs before).  A
+# run that fails fails the test, its stderr shown, and is not kept.
+oracle() {
+	local lines=1 file py script dir key spec rc
+	if [ "$1" = -n ]; then
+		lines=$2
+		shift 2
+	fi
+	file=$1 py=$2 script=$3
+	shift 3
+	need_torch "$py" || return 1
+	dir=${FVBPF_ORACLE_CACHE:-$BUILD/oracle-cache}
+	mkdir -p "$dir"
+	# where torch is, without importing it (that takes seconds)
+	spec=$("$py" -c 'import importlib.util as u, os
+s = u.find_spec("torch")
+print(os.path.join(os.path.dirname(s.origin), "version.py") if s else "")') || return 1
+	[ -f "$spec" ] || { echo "no torch in $py" >&2; return 1; }
+	key=$({
+		printf '%s\0' "$py" "$@"
+		env | grep '^TORCH_' | sort || true
+		cat "$spec" "$script" "$(dirname "$script")"/*.py
+	} | sha256sum | cut -c1-40)
+	# one run per key, whoever asks first; the others wait for its answer
+	rc=0
+	(
+		flock 9
+		[ -s "$dir/$key.out" ] && exit 0
+		"$py" "$script" "$@" >"$dir/$key.tmp" 2>"$dir/$key.err" && [ -s "$dir/$key.tmp" ] || {
+			echo "the oracle failed: $py $script $*" >&2
+			tail -n 20 "$dir/$key.err" >&2
+			rm -f "$dir/$key.tmp"
+			exit 1
+		}
+		mv "$dir/$key.tmp" "$dir/$key.out"
+	) 9>"$dir/$key.lock" || rc=$?
+	[ "$rc" -eq 0 ] || return "$rc"
+	tail -n "$lines" "$dir/$key.out" >"$file"
 }
 
 # run_steps: let the workload go ($BATS_TEST_TMPDIR/go), wait up to 60 s

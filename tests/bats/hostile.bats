@@ -166,7 +166,7 @@ start_nonexec() {
 # `fvbpf report` all show them escaped the one way (util/text_sanitize.c).
 @test "hostile scope names and Python frames: --with-stack's files and fvbpf report escape them" {
 	need_torch "$PY214"
-	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_hostile_names.py" run \
+	start_workload "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_hostile_names.py" run \
 		"$BATS_TEST_TMPDIR" 4
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:step -n 2 --with-stack --profile-memory
 	run_steps

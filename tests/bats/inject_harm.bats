@@ -6,6 +6,11 @@
 # targets (tests/workloads/inject_victim.c, inject_target.c) are started
 # without fvbpf and check their own behaviour as they run.
 
+# Serial (tests/run-bats.sh runs it alone): kills at 5-70 ms into an
+# injection, signals sent while fvbpf retries for 2 s, 16 blocked calls
+# timed against the target's own clock.
+# bats file_tags=serial
+
 load helpers
 load inject_helpers
 

@@ -105,7 +105,7 @@ steps_check() {
 
 @test "job: --match ddp_train -n 3 ends by itself, the launcher exempt" {
 	start_ddp 3
-	run timeout 120 "$FVBPF" attach --match 'ddp_train\.py' -n 3 -o "$OUT"
+	run timeout 120 "$FVBPF" attach --match "ddp_train\.py $JOB" -n 3 -o "$OUT"
 	echo "$output"
 	assert_success
 	run steps_check "$OUT"
@@ -118,9 +118,9 @@ steps_check() {
 @test "job: two attaches started 2 s apart with one --start-at begin on the same step" {
 	start_ddp 3
 	local at out1=$BATS_TEST_TMPDIR/a out2=$BATS_TEST_TMPDIR/b pid1
-	# far enough ahead that the second attach (2 s later, a few more to arm
-	# beside the sanitized build) is armed before it
-	at=$(python3 -c 'import time; print("%.3f" % (time.time() + 15))')
+	# the instant both wait for: after both are armed, however slowly (the
+	# ASan build arming two torch ranks on a loaded machine took over 4 s)
+	at=$(python3 -c 'import time; print("%.3f" % (time.time() + 20))')
 	"$FVBPF" attach -p "$RANK0" --start-at "$at" -n 3 -o "$out1" >"$out1.log" 2>&1 &
 	pid1=$!
 	# the second node's fvbpf comes later: the gap is the test's subject

@@ -6,6 +6,11 @@
 # stops growing (counted, marked).  RSS is measured by GNU time around
 # fvbpf, independently of fvbpf's own figure.
 
+# Serial (tests/run-bats.sh runs it alone): the floods run the marker path
+# as fast as the machine allows and must lose nothing; files beside them
+# would take the consumer's CPU.
+# bats file_tags=serial
+
 load helpers
 
 FLOOD=$BUILD/tests/event_flood
@@ -243,7 +248,7 @@ PY
 @test "memory: scopes named afresh without end stay within --max-memory; the names not kept are counted" {
 	plain_pass_only "the ASan build's RSS after setup alone is past 80M; the name table's charge is ASan test_budget's"
 	need_torch "$PY214"
-	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_fresh_names.py" run \
+	start_workload "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_fresh_names.py" run \
 		"$BATS_TEST_TMPDIR" 8 20000
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:step -n 8 --max-memory 80M
 	echo 5 >"/proc/$FV_PID/clear_refs"

@@ -19,9 +19,8 @@ teardown() {
 }
 
 per_op_memory_matches_profiler() { # PY
-	need_torch "$1"
-	"$1" "$MEM_WL" oracle 2>/dev/null | tail -n2 >"$BATS_TEST_TMPDIR/oracle.txt"
-	start_py "$WL_LOG" "$1" "$MEM_WL" run "$BATS_TEST_TMPDIR" 6
+	oracle -n 2 "$BATS_TEST_TMPDIR/oracle.txt" "$1" "$MEM_WL" oracle
+	start_workload "$WL_LOG" "$1" "$MEM_WL" run "$BATS_TEST_TMPDIR" 6
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 3 --profile-memory
 	grep -q -- '--profile-memory: 3 allocator functions probed in .*libc10.so' "$FV_ERR"
 	run_steps
@@ -67,8 +66,8 @@ print(p["libc10"].endswith("torch/lib/libc10.so"), p["functions_probed"], p["rec
 	local lib
 	lib=$(dirname "$PY214")/../lib/python3.11/site-packages/torch/lib/libc10.so
 	[ -r "$lib" ]
-	export FVBPF_LIB=$BUILD/libfvbpf.so
-	start_py "$WL_LOG" python3 "$REPORT_WL" "$lib" "$BATS_TEST_TMPDIR"
+	start_workload "$WL_LOG" env FVBPF_LIB="$BUILD/libfvbpf.so" python3 "$REPORT_WL" "$lib" \
+		"$BATS_TEST_TMPDIR"
 	# the FastVideo variable turns it on, as --profile-memory does
 	FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY=1 start_fvbpf -p "$WL_PID" -o "$OUT" \
 		-r training_train_one_step -n 1
@@ -100,7 +99,7 @@ print([f.get("memory_svg") for f in json.load(open(sys.argv[1]))["files"]])' "$O
 @test "memory: off by default: no allocator probes, no [memory] events, no memory columns" {
 	plain_pass_only "no memory-profile code runs"
 	need_torch "$PY214"
-	start_py "$WL_LOG" "$PY214" "$MEM_WL" run "$BATS_TEST_TMPDIR" 3
+	start_workload "$WL_LOG" "$PY214" "$MEM_WL" run "$BATS_TEST_TMPDIR" 3
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 1
 	run_steps
 	[ "$FV_STATUS" -eq 0 ]
@@ -122,7 +121,7 @@ print(s["metadata"]["memory_events"], sum(1 for e in t if e.get("name") == "[mem
 	plain_pass_only "fvbpf's side is the --with-stack test's; the forked workers are the target's side"
 	need_torch "$PY214"
 	# 4 batches an epoch, 2 fork workers each: new workers fork twice in 8 steps
-	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_train.py" --workers 2 run \
+	start_workload "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_train.py" --workers 2 run \
 		"$BATS_TEST_TMPDIR" 8
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 6 --profile-memory
 	run_steps
@@ -140,7 +139,7 @@ print(len(segs), all(x["memory_events"] > 0 and x["memory_events_lost"] == 0 for
 
 @test "memory with --with-stack: the Python line of the operator at each peak" {
 	need_torch "$PY214"
-	start_py "$WL_LOG" "$PY214" "$MEM_WL" run "$BATS_TEST_TMPDIR" 4
+	start_workload "$WL_LOG" "$PY214" "$MEM_WL" run "$BATS_TEST_TMPDIR" 4
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:mem_step -n 2 --profile-memory --with-stack \
 		--group-by-stack 1
 	run_steps
@@ -173,7 +172,7 @@ assert sum(1 for r in mem if r["stack"] and ".py(" in r["stack"][0]) > 5, mem
 # a silent -1.
 @test "memory: a side thread's scope open across step ends, perturbed heap: its ops are roots" {
 	need_torch "$PY214"
-	start_py "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_side_thread.py" run \
+	start_workload "$WL_LOG" "$PY214" "$ROOT/tests/workloads/torch_side_thread.py" run \
 		"$BATS_TEST_TMPDIR" 8
 	[ -n "${FVBPF_SANITIZED:-}" ] &&
 		export ASAN_OPTIONS="$ASAN_OPTIONS:malloc_fill_byte=1:max_malloc_fill_size=1048576"

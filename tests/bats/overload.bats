@@ -4,6 +4,10 @@
 # small ring buffer.  Every drop is charged where it happened, a segment
 # that lost its end is cut and marked, and the figures add up to BPF's.
 
+# Serial (tests/run-bats.sh runs it alone): it stops fvbpf for fixed times
+# while the target fills the ring, and bounds a cut segment's length.
+# bats file_tags=serial
+
 load helpers
 
 STORM=$BUILD/tests/region_storm

@@ -21,27 +21,19 @@ teardown() {
 	common_teardown
 }
 
-# start_stack PY STEPS: the two-thread loop, waiting for $BATS_TEST_TMPDIR/go.
+# start_stack PY STEPS: the two-thread loop, waiting for $BATS_TEST_TMPDIR/go
+# (TIDS: its threads, from its "tids=" line).
 start_stack() {
-	need_torch "$1"
+	need_torch "$1" || return 1
 	# WL_PRELOAD=1: libfvbpf.so in the job, operators through its callbacks
-	${WL_PRELOAD:+env LD_PRELOAD=$BUILD/libfvbpf.so} "$1" "$STACKW" threads run \
-		"$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	local i
-	for i in $(seq 600); do # importing torch takes seconds on a busy machine
-		grep -q '^tids=' "$WL_LOG" && break
-		sleep 0.1
-	done
-	WL_PID=$(sed -n 's/^pid=//p' "$WL_LOG" | head -n1)
+	WL_READY='^tids=' start_workload "$WL_LOG" ${WL_PRELOAD:+env LD_PRELOAD=$BUILD/libfvbpf.so} \
+		"$1" "$STACKW" threads run "$BATS_TEST_TMPDIR" "$2"
 	TIDS=$(sed -n 's/^tids=//p' "$WL_LOG" | head -n1)
-	[ -n "$WL_PID" ] && [ -n "$TIDS" ]
+	[ -n "$TIDS" ]
 }
 
 stacks_match_profiler() { # PY [fvbpf option...]
-	need_torch "$1"
-	"$1" "$STACKW" threads oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$1" "$STACKW" threads oracle
 	start_stack "$1" 6
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:stack_step -n 3 "${@:2}"
 	grep -q -- '--with-stack: CPython 3.11' "$FV_ERR"
@@ -71,7 +63,7 @@ stacks_match_profiler() { # PY [fvbpf option...]
 	grep -Eq '^ +[0-9.]+ +100.0 +[0-9.]+ +0.0  total$' "$lines"
 	# the summaries: a row per (operator, innermost 2 frames), each with
 	# key_averages(group_by_stack_n)'s count (3: torch counts the C call too)
-	"$PY214" "$STACKW" threads oracle_groups 3 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/groups.json"
+	oracle "$BATS_TEST_TMPDIR/groups.json" "$PY214" "$STACKW" threads oracle_groups 3
 	run python3 "$GROUPCHECK" "$BATS_TEST_TMPDIR/groups.json" 2 "$OUT"
 	echo "$output"
 	assert_success
@@ -115,9 +107,8 @@ BWW=$ROOT/tests/workloads/torch_backward.py
 # step of the backward loop, then 3 segments of fvbpf on 6 steps of it
 # (PRELOAD 1: libfvbpf.so in the job, operators through its callbacks).
 backward_run() {
-	need_torch "$1"
-	"$1" "$BWW" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
-	start_py "$WL_LOG" env ${2:+LD_PRELOAD=$BUILD/libfvbpf.so} "$1" "$BWW" run \
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$1" "$BWW" oracle
+	start_workload "$WL_LOG" env ${2:+LD_PRELOAD=$BUILD/libfvbpf.so} "$1" "$BWW" run \
 		"$BATS_TEST_TMPDIR" 6
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:bwd_step -n 3 "${@:3}"
 	run_steps

@@ -68,7 +68,7 @@ cycle_args() {
 
 @test "soak: $SOAK_CYCLES attach/detach cycles on a live multi-threaded torch job: no crash, the job as the residue says" {
 	sanitized_pass_only "30 attaches take minutes; the sanitized fvbpf is where a crash shows"
-	start_py "$JOB/job.log" "$PY214" "$ROOT/tests/workloads/torch_soak.py" "$JOB"
+	start_workload "$JOB/job.log" "$PY214" "$ROOT/tests/workloads/torch_soak.py" "$JOB"
 	measure 0
 	local i args rc err
 	for i in $(seq 0 $((SOAK_CYCLES - 1))); do

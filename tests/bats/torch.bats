@@ -13,21 +13,12 @@ teardown() { common_teardown; }
 
 # start_torch PY STEPS [OPTION...]: the loop, waiting for $BATS_TEST_TMPDIR/go.
 start_torch() {
-	need_torch "$1"
-	"$1" "$TRAIN" "${@:3}" run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
-}
-
-
-oracle() { # PY [OPTION...]
 	need_torch "$1" || return 1
-	"$1" "$TRAIN" "${@:2}" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+	start_workload "$WL_LOG" "$1" "$TRAIN" "${@:3}" run "$BATS_TEST_TMPDIR" "$2"
 }
 
 step_by_matches_profiler() { # PY
-	oracle "$1"
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$1" "$TRAIN" oracle
 	start_torch "$1" 8
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 3
 	grep -q 'torch operators' "$FV_ERR"
@@ -85,7 +76,7 @@ print("ops", p["operators_probed"] > 3000, "nodes", p["nodes_probed"] > 700, "sc
 @test "torch: --step-by while DataLoader workers fork every epoch: workers live, untraced, counts hold" {
 	plain_pass_only "fvbpf's side is the --step-by test's; the forked workers are the target's side"
 	# 4 batches an epoch, 2 fork workers each: 7 steps fork new workers twice
-	oracle "$PY214" --workers 2
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$PY214" "$TRAIN" --workers 2 oracle
 	start_torch "$PY214" 8 --workers 2
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 6
 	run_steps
@@ -132,7 +123,6 @@ print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
 	# record was lost too) and the loader, told by BPF at the end, must cut
 	# the open step as lost_end instead of writing one long "complete"
 	# step that silently holds the rest.
-	export FVBPF_CACHE_DIR=$BATS_TEST_TMPDIR/cache
 	start_torch "$PY214" 40
 	start_fvbpf -p "$WL_PID" -o "$OUT" --inject --record-shapes --with-stack \
 		--step-by 'Optimizer.step#AdamW.step' --ringbuf-size 1

@@ -18,16 +18,8 @@ teardown() { common_teardown; }
 
 # start_lib PY STEPS [OPTION...]: the training loop with the library in it.
 start_lib() {
-	need_torch "$1"
-	LD_PRELOAD=$LIB "$1" "$TRAIN" "${@:3}" run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
-}
-
-oracle() { # PY [OPTION...]
 	need_torch "$1" || return 1
-	"$1" "$TRAIN" "${@:2}" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+	start_workload "$WL_LOG" env LD_PRELOAD="$LIB" "$1" "$TRAIN" "${@:3}" run "$BATS_TEST_TMPDIR" "$2"
 }
 
 manifest_torch() { # KEY...: the manifest's torch values of the first process
@@ -39,7 +31,7 @@ for k in sys.argv[2:]:
 }
 
 callbacks_match_profiler() { # PY
-	oracle "$1"
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$1" "$TRAIN" oracle
 	start_lib "$1" 8
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 3
 	grep -q 'operators through its own callbacks' "$FV_ERR"
@@ -116,7 +108,7 @@ print(h["used"], h["call_sites"] > 0, h["why_not"])' "$OUT/manifest.json"
 }
 
 @test "torch: callbacks and uprobes give the same rows for the same steps of one process" {
-	oracle "$PY214"
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$PY214" "$TRAIN" oracle
 	# steps enough for both attaches however slow they are (teardown ends
 	# the job; it is not waited for)
 	start_lib "$PY214" 5000
@@ -159,12 +151,8 @@ PY
 }
 
 @test "torch: --inject into a job without the library: operators through its callbacks, counts hold" {
-	oracle "$PY214"
-	need_torch "$PY214"
-	"$PY214" "$TRAIN" run "$BATS_TEST_TMPDIR" 8 >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$PY214" "$TRAIN" oracle
+	start_workload "$WL_LOG" "$PY214" "$TRAIN" run "$BATS_TEST_TMPDIR" 8
 	start_fvbpf -p "$WL_PID" -o "$OUT" --inject --step-by 'Optimizer.step*' -n 3
 	grep -q 'libfvbpf.so injected' "$FV_ERR"
 	grep -q 'operators through its own callbacks' "$FV_ERR"
@@ -176,7 +164,7 @@ PY
 }
 
 @test "torch: a torch version whose callback layout fvbpf did not check: uprobes, said once, counts hold" {
-	oracle "$PY214"
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$PY214" "$TRAIN" oracle
 	start_lib "$PY214" 8
 	FVBPF=$(dirname "$FVBPF")/fvbpf-test FVBPF_TEST_TORCH_VERSION=2.99.0 \
 		start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 3
@@ -194,12 +182,9 @@ PY
 
 @test "torch: FVBPF_FAST=off in the job: operators from uprobes, said once, counts hold" {
 	plain_pass_only "the uprobe path's code is torch.bats'; the refusal's is the next test's"
-	oracle "$PY214"
-	need_torch "$PY214"
-	FVBPF_FAST=off LD_PRELOAD=$LIB "$PY214" "$TRAIN" run "$BATS_TEST_TMPDIR" 8 >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$PY214" "$TRAIN" oracle
+	start_workload "$WL_LOG" env FVBPF_FAST=off LD_PRELOAD="$LIB" "$PY214" "$TRAIN" run \
+		"$BATS_TEST_TMPDIR" 8
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 3
 	run_steps
 	[ "$FV_STATUS" -eq 0 ]
@@ -216,10 +201,7 @@ PY
 
 @test "torch: --op-source callbacks where the library is not in the process: refused in one line" {
 	need_torch "$PY213"
-	"$PY213" "$TRAIN" run "$BATS_TEST_TMPDIR" 2 >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
+	start_workload "$WL_LOG" "$PY213" "$TRAIN" run "$BATS_TEST_TMPDIR" 2
 	run "$FVBPF" attach -p "$WL_PID" -o "$OUT" --op-source callbacks --step-by 'Optimizer.step*'
 	assert_failure
 	assert_output --partial "--op-source callbacks cannot be had"
@@ -234,10 +216,7 @@ PY
 @test "torch: -p of two where one cannot be armed: it is left out, the other traced" {
 	need_torch "$PY213"
 	local other
-	"$PY213" "$TRAIN" run "$BATS_TEST_TMPDIR/o" 2 >"$WL_LOG.other" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG.other"
+	start_workload "$WL_LOG.other" "$PY213" "$TRAIN" run "$BATS_TEST_TMPDIR/o" 2
 	other=$WL_PID
 	mkdir -p "$BATS_TEST_TMPDIR/o"
 	start_lib "$PY213" 6
@@ -253,7 +232,7 @@ PY
 
 @test "torch: callbacks under DataLoader workers forked every epoch: workers live, counts hold" {
 	plain_pass_only "the forks are the target's side; fvbpf's is the 2.14.1 test's and the stress test's"
-	oracle "$PY214" --workers 2
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$PY214" "$TRAIN" --workers 2 oracle
 	start_lib "$PY214" 8 --workers 2
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by 'Optimizer.step*' -n 6
 	grep -q 'operators through its own callbacks' "$FV_ERR"
@@ -277,10 +256,7 @@ print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
 
 @test "torch: callbacks under segments every few ms, threads coming and going, forks, detach mid-run" {
 	need_torch "$PY214"
-	LD_PRELOAD=$LIB "$PY214" "$STRESS" "$BATS_TEST_TMPDIR" 6 >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
+	start_workload "$WL_LOG" env LD_PRELOAD="$LIB" "$PY214" "$STRESS" "$BATS_TEST_TMPDIR" 6
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r 'torch:fast_seg' -d 3
 	grep -q 'operators through its own callbacks' "$FV_ERR"
 	touch "$BATS_TEST_TMPDIR/go"
@@ -332,10 +308,7 @@ PY
 start_running() {
 	need_torch "$PY214"
 	touch "$BATS_TEST_TMPDIR/go"
-	${1:+env LD_PRELOAD=$LIB} "$PY214" "$STRESS" "$BATS_TEST_TMPDIR" 120 >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
+	start_workload "$WL_LOG" ${1:+env LD_PRELOAD=$LIB} "$PY214" "$STRESS" "$BATS_TEST_TMPDIR" 120
 }
 
 # fast_seg_adds DIR: the fast_seg segments, the complete ones, and those of

@@ -21,7 +21,6 @@ NOBODY=65534
 
 setup() {
 	common_setup
-	export FVBPF_CACHE_DIR=$BATS_TEST_TMPDIR/cache
 	# outside BATS_TEST_TMPDIR (0700): nobody's job works in here
 	TDIR=$(mktemp -d /tmp/fvbpf-layout.XXXXXX)
 	chmod 755 "$TDIR"
@@ -65,17 +64,13 @@ start_job() {
 	echo "$mode" >"$HDIR/mode"
 	if [ -n "$user" ]; then
 		chown "$user" "$TDIR"
-		setpriv --reuid="$user" --regid="$user" --clear-groups \
+		start_workload "$WL_LOG" setpriv --reuid="$user" --regid="$user" --clear-groups \
 			env -i PATH=/usr/bin:/bin HOME="$TDIR" PYTHONPATH="$HDIR:$site" \
-			FVBPF_HOSTILE_TARGET=1 "$py" "$SHAPES" run "$TDIR" "${STEPS:-1}" \
-			>"$WL_LOG" 2>&1 &
+			FVBPF_HOSTILE_TARGET=1 "$py" "$SHAPES" run "$TDIR" "${STEPS:-1}"
 	else
-		env PYTHONPATH="$HDIR:$site" FVBPF_HOSTILE_TARGET=1 "$py" "$SHAPES" run "$TDIR" \
-			"${STEPS:-1}" >"$WL_LOG" 2>&1 &
+		start_workload "$WL_LOG" env PYTHONPATH="$HDIR:$site" FVBPF_HOSTILE_TARGET=1 "$py" \
+			"$SHAPES" run "$TDIR" "${STEPS:-1}"
 	fi
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG" || { cat "$WL_LOG" >&2; return 1; }
 }
 
 # The system python runs torch as a user that cannot reach /root.
@@ -172,12 +167,9 @@ one_why() {
 	wait_fvbpf 15
 	kill -KILL "$nb"
 	# root's job of the same build: its shapes are torch.profiler's
-	"$PY214" "$SHAPES" oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$PY214" "$SHAPES" oracle
 	rm -rf "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/done"
-	"$PY214" "$SHAPES" run "$BATS_TEST_TMPDIR" 4 >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
+	start_workload "$WL_LOG" "$PY214" "$SHAPES" run "$BATS_TEST_TMPDIR" 4
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes --with-flops
 	wait_long grep -q 'shapes of [0-9]* of [0-9]* torch operators\|no operator shapes' "$FV_ERR"
 	run_steps
@@ -243,11 +235,8 @@ assert n > 10, n
 	rm "$home/pth-ran"
 	local site
 	site=$("$PY214" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-	env HOME="$home" PYTHONPATH="$site" FVBPF_HOSTILE_TARGET=1 "$SYSPY" "$SHAPES" run "$TDIR" 1 \
-		>"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	wait_pid_line "$WL_LOG"
+	start_workload "$WL_LOG" env HOME="$home" PYTHONPATH="$site" FVBPF_HOSTILE_TARGET=1 "$SYSPY" \
+		"$SHAPES" run "$TDIR" 1
 	start_fvbpf -p "$WL_PID" -o "$OUT" --record-shapes
 	wait_long grep -q 'shapes of [0-9]* of [0-9]* torch operators\|no operator shapes' "$FV_ERR"
 	grep -q 'shapes of [0-9]* of [0-9]* torch operators.*measured in' "$FV_ERR"

@@ -10,25 +10,12 @@ load helpers
 SHAPES=$ROOT/tests/workloads/torch_shapes.py
 SCHECK=$ROOT/tests/lib/torch_shapes_check.py
 
-setup() {
-	common_setup
-	# the layout cache of this test alone: the first attach measures
-	export FVBPF_CACHE_DIR=$BATS_TEST_TMPDIR/cache
-}
+setup() { common_setup; }
 teardown() { common_teardown; }
 
 start_shapes() { # PY STEPS [--odd]
-	need_torch "$1"
-	"$1" "$SHAPES" ${3:-} run "$BATS_TEST_TMPDIR" "$2" >"$WL_LOG" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	local i
-	for i in $(seq 600); do
-		grep -q '^pid=' "$WL_LOG" && break
-		sleep 0.1
-	done
-	WL_PID=$(sed -n 's/^pid=//p' "$WL_LOG" | head -n1)
-	[ -n "$WL_PID" ]
+	need_torch "$1" || return 1
+	start_workload "$WL_LOG" "$1" "$SHAPES" ${3:-} run "$BATS_TEST_TMPDIR" "$2"
 	cp "/proc/$WL_PID/maps" "$BATS_TEST_TMPDIR/maps"
 }
 
@@ -49,16 +36,11 @@ wait_shapes() {
 	grep -q 'shapes of [0-9]* of [0-9]* torch operators' "$FV_ERR" || { cat "$FV_ERR" >&2; return 1; }
 }
 
-oracle() { # PY [--odd]
-	need_torch "$1" || return 1
-	"$1" "$SHAPES" ${2:-} oracle 2>/dev/null | tail -n1 >"$BATS_TEST_TMPDIR/oracle.json"
-}
-
 # shapes_match PY [fvbpf option...]: two step segments equal to the oracle's.
 shapes_match() {
 	local py=$1
 	shift
-	oracle "$py"
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$py" "$SHAPES" oracle
 	start_shapes "$py" 4
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 "$@"
 	wait_shapes
@@ -202,7 +184,7 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 
 @test "torch: a nested tensor's shape is unknown and counted, never wrong; no row torch did not record" {
 	plain_pass_only "the shapes records are fuzz_shapes' and ASan test_torch_abi's; the path is the 2.14.1 test's"
-	oracle "$PY214" --odd
+	oracle "$BATS_TEST_TMPDIR/oracle.json" "$PY214" "$SHAPES" --odd oracle
 	start_shapes "$PY214" 4 --odd
 	start_fvbpf -p "$WL_PID" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes --with-flops
 	wait_shapes
@@ -221,20 +203,13 @@ assert r and r[0]["shapes"] == "[[4, 5, 7], [4, 7, 3]]" and "flops" not in r[0],
 	mkdir -p "$d2"
 	start_shapes "$PY214" 2
 	p1=$WL_PID
-	"$PY214" "$SHAPES" run "$d2" 2 >"$d2/wl.log" 2>&1 &
-	WL_PIDS+=($!)
-	disown
-	local i
-	for i in $(seq 600); do # importing torch takes seconds on a busy machine
-		grep -q '^pid=' "$d2/wl.log" && break
-		sleep 0.1
-	done
-	p2=$(sed -n 's/^pid=//p' "$d2/wl.log" | head -n1)
-	[ -n "$p2" ]
+	start_workload "$d2/wl.log" "$PY214" "$SHAPES" run "$d2" 2
+	p2=$WL_PID
 	# two libtorch reads and attaches: longer than start_fvbpf waits under ASan
 	"$FVBPF" attach -p "$p1,$p2" -o "$OUT" -r torch:shapes_step -n 2 --record-shapes \
 		>"$FV_OUT" 2>"$FV_ERR" &
 	FV_PID=$!
+	local i
 	for i in $(seq 1200); do
 		grep -q 'fvbpf: tracing' "$FV_ERR" && break
 		sleep 0.05

@@ -13,7 +13,11 @@ event saw, co_firstlineno, or for a resumed generator the line it resumed
 at; Module.__call__'s frame torch calls "nn.Module: NAME"), and the
 innermost frame's current line is the marker's line.  With
 TIDS the two worker threads' ops are on those threads with their own
-stacks.  The folded file and the SVG exist, parse, and name the lines.
+stacks.  The folded file and the SVG exist, parse, and name the lines: the
+folded file every marked line, the SVG every one whose box is drawn (a box
+under a tenth of a pixel is left out and counted: which are depends on the
+operators' share of the segment, and on a loaded machine a preempted
+operator can make the others that narrow).
 """
 import glob
 import json
@@ -100,6 +104,34 @@ def frames_differ(name, ours, oracle_frames, fails):
     return len(fails) > n
 
 
+# The page of user/output/flame_svg.c: its width and side margins.
+SVG_W, SVG_PAD = 1200.0, 10.0
+
+
+def svg_boxes(rows):
+    """The frames flame_svg.c draws from the folded rows (in the file's
+    order, which is the SVG's), as flamegraph.pl draws them: a frame's box
+    opens where a row first has it at that depth and closes where a row no
+    longer does; under 0.1 px it is not drawn.  (drawn frames, boxes left out)"""
+    total = sum(n for _, n in rows)
+    scale = (SVG_W - 2 * SVG_PAD) / total
+    drawn, hidden, prev, start, x = set(), 0, [], [], 0
+    for path, n in rows + [(None, 0)]:
+        cur = path.split(";") if path is not None else []
+        common = 0
+        while common < min(len(cur), len(prev)) and cur[common] == prev[common]:
+            common += 1
+        for j in range(len(prev), common, -1):
+            if (x - start[j - 1]) * scale < 0.1:
+                hidden += 1
+            else:
+                drawn.add(prev[j - 1])
+        start = start[:common] + [x] * (len(cur) - common)
+        x += n
+        prev = cur
+    return drawn, hidden
+
+
 def main():
     oracle = {o["op"]: o for o in json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])}
     src, outdir = sys.argv[2], sys.argv[3]
@@ -141,22 +173,29 @@ def main():
             fails.append("%s: no python_function slice for plain" % os.path.basename(tr))
         seg = re.search(r"trace_(.*)\.json$", os.path.basename(tr)).group(1)
         folded = os.path.join(outdir, "stacks_%s.folded" % seg)
-        total = 0
+        rows = []
         text = open(folded).read()
         for ln in text.splitlines():
             m = re.match(r"^(\S.*) (\d+)$", ln)
             assert m and all(m.group(1).split(";")), "bad folded line: " + ln
-            total += int(m.group(2))
-        assert total > 0, folded
+            rows.append((m.group(1), int(m.group(2))))
+        assert sum(n for _, n in rows) > 0, folded
+        drawn, hidden = svg_boxes(rows)
         svg = ET.parse(os.path.join(outdir, "flame_%s.svg" % seg)).getroot()
         assert svg.tag.endswith("svg"), svg.tag
-        titles = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}title"))
+        ns = "{http://www.w3.org/2000/svg}"
+        titles = " ".join(t.text or "" for t in svg.iter(ns + "title"))
+        said = [t.text for t in svg.iter(ns + "text") if "not drawn" in (t.text or "")]
+        if said != ["%d boxes narrower than 0.1 px not drawn" % hidden]:
+            fails.append("%s: SVG says %s, the folded rows give %d boxes left out" % (seg, said, hidden))
         for mark, line in lines.items():
             needle = "%s:%d)" % (base, line)
             if needle not in text:
                 fails.append("%s: folded file lacks %s (%s)" % (seg, needle, mark))
-            if needle not in titles:
+            if any(needle in f for f in drawn) and needle not in titles:
                 fails.append("%s: SVG lacks %s (%s)" % (seg, needle, mark))
+            elif not any(needle in f for f in drawn):
+                print("%s: %s (%s) narrower than 0.1 px in the SVG" % (seg, needle, mark))
     report(fails, "segments=%d ops=%d" % (len(traces), nops))
 
 
