@@ -265,7 +265,8 @@ wait_fvbpf() {
 		sleep 0.05
 	done
 	if kill -0 "$FV_PID" 2>/dev/null; then
-		echo "fvbpf did not stop" >&2
+		echo "fvbpf did not stop; what it said:" >&2
+		tail -n 30 "$FV_ERR" >&2
 		return 99
 	fi
 	FV_STATUS=0

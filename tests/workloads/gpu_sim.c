@@ -249,9 +249,14 @@ static void step(int i)
 				 NULL);
 		n_kernels++;
 	}
+	/* With --barrier, the step's tail after the collective is long beside
+	 * the scheduler's jitter (a loaded 2-CPU machine woke one rank 6 ms
+	 * after the other), as a real step's is: fvbpf pairs the ranks' first
+	 * steps by how much of them they share (cut_gate.c), and a 2 ms tail
+	 * let the jitter pass a rank's first step for the one before. */
 	if (barrier_dir)
 		barrier(i);
-	wl_sleep_us(2000);
+	wl_sleep_us(barrier_dir ? 60000 : 2000);
 	fvbpf_region_end("training_forward");
 	fvbpf_region_end("training_train_one_step");
 	n_steps++;
