@@ -28,7 +28,7 @@
 #include "strict_json.h"
 #include "unit.h"
 
-/* 3.11's offsets (user/target/py_runtime.c) */
+/* 3.11's offsets (user/proc/python/py_runtime.c) */
 #define RT_INTERP_HEAD 40
 #define IN_THREADS 16
 #define TS_NEXT 8

@@ -11,6 +11,7 @@
 #include "attach/attach.h"
 #include "cli/attach_options.h"
 #include "util/log.h"
+#include "cli/pid_list.h"
 #include "util/budget.h"
 #include "util/clock.h"
 #include "util/parse_count.h"
@@ -68,30 +69,14 @@ static int parse_seconds(const char *arg, double min, double max, double *out)
 
 static int parse_pids(struct attach_opts *o, char *arg)
 {
-	char *tok, *save = NULL;
-	unsigned long long v;
+	/* the table's count, and never past the array it fills */
+	unsigned int most = ROW(AO_PID)->most < ATTACH_MAX_PIDS ? ROW(AO_PID)->most : ATTACH_MAX_PIDS;
+	unsigned int n = (unsigned int)o->npids;
+	int ret;
 
-	/* commas, or the whitespace of -p "$(pgrep ...)"; an empty $(pgrep ...)
-	 * unquoted leaves the next option as the argument */
-	if (!arg[strspn(arg, ", \t\n")] || (*arg == '-' && !isdigit((unsigned char)arg[1]))) {
-		log_error("-p got no PID%s%s%s: did the pgrep that gave it find nothing? check its "
-			  "pattern against `ps -eo pid,args`", *arg ? " but '" : "", arg, *arg ? "'" : "");
-		return EINVAL;
-	}
-	for (tok = strtok_r(arg, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
-		if (parse_count(tok, UMIN_OF(AO_PID), UMAX_OF(AO_PID), &v)) {
-			log_error("invalid PID '%s' for -p: give a process id from %llu to %llu, e.g. -p 1234",
-				  tok, UMIN_OF(AO_PID), UMAX_OF(AO_PID));
-			return EINVAL;
-		}
-		/* the table's count, and never past the array it fills */
-		if ((unsigned int)o->npids >= ROW(AO_PID)->most || o->npids >= ATTACH_MAX_PIDS) {
-			log_error("too many PIDs for -p: at most %u per attach", ROW(AO_PID)->most);
-			return EINVAL; /* not E2BIG: that is ARGP_ERR_UNKNOWN */
-		}
-		o->pids[o->npids++] = (pid_t)v;
-	}
-	return 0;
+	ret = pid_list_parse(arg, UMIN_OF(AO_PID), UMAX_OF(AO_PID), o->pids, &n, most, "per attach");
+	o->npids = (int)n;
+	return ret;
 }
 
 /* The region file is read here once, so that every problem with it is a

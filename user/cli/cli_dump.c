@@ -16,6 +16,7 @@
 #include "dump/dump_procs.h"
 #include "proc/proc_read.h"
 #include "util/log.h"
+#include "cli/pid_list.h"
 #include "util/parse_count.h"
 
 #define DUMP_PID_MAX 4194304 /* the kernel's largest pid_max */
@@ -29,38 +30,14 @@ struct dump_opts {
 	const char *match;
 };
 
-static int parse_pids(struct dump_opts *o, char *arg)
-{
-	char *tok, *save = NULL;
-	unsigned long long v;
-
-	if (!arg[strspn(arg, ", \t\n")] || (*arg == '-' && !isdigit((unsigned char)arg[1]))) {
-		log_error("-p got no PID%s%s%s: did the pgrep that gave it find nothing? check its "
-			  "pattern against `ps -eo pid,args`", *arg ? " but '" : "", arg, *arg ? "'" : "");
-		return EINVAL;
-	}
-	for (tok = strtok_r(arg, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
-		if (parse_count(tok, 1, DUMP_PID_MAX, &v)) {
-			log_error("invalid PID '%s' for -p: give a process id from 1 to %d, e.g. -p 1234",
-				  tok, DUMP_PID_MAX);
-			return EINVAL;
-		}
-		if (o->npids == DUMP_PROCS_MAX) {
-			log_error("too many PIDs for -p: at most %d per dump", DUMP_PROCS_MAX);
-			return EINVAL;
-		}
-		o->pids[o->npids++] = (pid_t)v;
-	}
-	return 0;
-}
-
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct dump_opts *o = state->input;
 
 	switch (key) {
 	case 'p':
-		return parse_pids(o, arg);
+		return pid_list_parse(arg, 1, DUMP_PID_MAX, o->pids, &o->npids, DUMP_PROCS_MAX,
+				      "per dump");
 	case OPT_CHILDREN:
 		o->children = true;
 		return 0;

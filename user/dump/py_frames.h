@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
  * Raw frames (code object, instruction) to function, file and line, through
- * target/py_code.h, each code object read once per process and dump.
+ * proc/python/py_code.h, each code object read once per process and dump.
  */
 #ifndef FVBPF_PY_FRAMES_H
 #define FVBPF_PY_FRAMES_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
- * A CPython in another PID namespace (a container's): target/py_runtime.c's
+ * A CPython in another PID namespace (a container's): proc/python/py_runtime.c's
  * check looks for the main thread by the host's PID, while the interpreter
  * names its threads as the container numbers them, so the check refuses a
  * layout that is right.  The same check here with the process's own PID.

@@ -7,7 +7,7 @@
 #include "dump/py_walk.h"
 
 /* x86-64 glibc's struct pthread: the TCB points at itself (the TLS ABI) and
- * holds the kernel's tid at 0x2d0 (as target/py_runtime.c checks 3.10's
+ * holds the kernel's tid at 0x2d0 (as proc/python/py_runtime.c checks 3.10's
  * main thread). */
 #define GLIBC_PTHREAD_TID 0x2d0
 #define NO_CFRAME 0xffff

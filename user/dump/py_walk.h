@@ -2,7 +2,7 @@
 /*
  * Every thread's Python frames, read from outside while the process runs
  * (fvbpf dump): the interpreter's thread states and each one's frame chain,
- * through process_vm_readv, with the layouts of target/py_runtime.h.
+ * through process_vm_readv, with the layouts of proc/python/py_runtime.h.
  *
  * Nothing is stopped, so a running thread's stack can change under the
  * walk: a walk is kept only when the thread's innermost frame and its
