@@ -10,10 +10,13 @@ then N dumps (default 10) of `FVBPF dump -p LAUNCHER --children` are taken
 one after the other (or one every SECONDS), then S steps untouched again.
 The gap between two step ends of a rank is "during" when it overlaps the
 dumps' span, else the job's own.  Prints the dumps' times and the gaps, and
-"ok" when at most 2 gaps during the dumps are longer than the job's own
-spread allows (its longest gap before and after, a tenth more and 5 ms of
-timer slack), else "stalled" (exit 1): a dumper that stops the job lengthens
-a gap of every rank at every dump, noise one now and then.
+"ok" unless more than 2 gaps during the dumps, and more than 1 in 20 of
+them, are longer than the job's own spread allows (its longest gap before
+and after, a tenth more and 5 ms of timer slack): then "stalled" (exit 1).
+A dumper that stops the job lengthens a gap of every rank at every dump
+(a third of the gaps or more); noise lengthens one now and then, more of
+them the longer the dumps take (SCHED_IDLE dumps beside busy loops took
+12 s each: 3 of 2322 gaps).
 --idle runs the dumps under SCHED_IDLE: on a machine whose CPUs the job and
 others fill (2 vCPUs, 3 ranks), the dumper's own CPU time would otherwise
 be measured as the job's steps getting longer, which is not a stall.
@@ -91,7 +94,7 @@ def main():
     over = [g for g in during if g > spread * 1.1 + 5]
     print("gaps during the dumps longer than the job's own allow (%.1f ms): %d" % (
         spread * 1.1 + 5, len(over)))
-    if len(over) > 2:
+    if len(over) > 2 and len(over) * 20 > len(during):
         print("stalled: %d step gaps during the dumps up to %.1f ms, the job's own are at most "
               "%.1f ms" % (len(over), max(over), spread))
         return 1
