@@ -1,6 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 # What fvbpf_attached() promises, and one fvbpf per process.
+# Serial (tests/run-bats.sh runs it alone): every fvbpf that starts sweeps
+# the locks of dead ones from /run/fvbpf, and the lock test must find its
+# killed fvbpf's lock still there.
+# bats file_tags=serial
 
 load helpers
 
