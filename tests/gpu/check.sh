@@ -17,7 +17,8 @@
 #   e. attached run: fvbpf attach -n 20 on the same workload with markers
 #   f. checks of the traces (tests/gpu/gpu_report.py)
 #   g. the same job started without fvbpf, `fvbpf attach --inject
-#      --step-by`: injected, step segments with joined GPU records
+#      --step-by`: injected, step segments with joined GPU records; then
+#      `fvbpf dump` of it, CUDA up: every thread, the main one's frames
 #   c'. a second baseline run, to bound drift between runs
 # Results: $OUT/gpu_check.json (written on every exit path), $OUT/check.log,
 # one trace with its summaries, and manifest.json.  Exit status 0 unless the
@@ -402,6 +403,33 @@ attached_run
 # `fvbpf attach --inject --step-by` loads the agent into it and cuts steps
 # from torch's Optimizer.step scopes: GPU time without a restart.
 stage injected
+# fvbpf dump of PID with CUDA up (the driver's threads beside Python's):
+# read without stopping it, the main thread's Python frames there.
+dump_check() {  # PID
+    local drc verdict
+    timeout -k 5 "$(budget 30)" "$FVBPF" dump -p "$1" --json > "$WORK/dump.json" 2> "$WORK/dump.err"
+    drc=$?
+    timeout -k 5 "$(budget 30)" "$FVBPF" dump -p "$1" > "$WORK/dump.txt" 2>> "$WORK/dump.err"
+    head -c 4000 "$WORK/dump.txt"; cat "$WORK/dump.err"
+    verdict=$("$PY" - "$WORK/dump.json" "$1" <<'PYEOF'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as exc:
+    print("0 no dump: %s" % exc)
+    sys.exit()
+[p] = [p for p in d.get("processes", []) if str(p.get("pid")) == sys.argv[2]] or [{}]
+ts = p.get("threads", [])
+main = [t for t in ts if str(t.get("tid")) == sys.argv[2]]
+frames = main[0].get("python") or [] if main else []
+ok = d.get("stopped") is False and len(ts) > 1 and len(frames) > 0
+print("%d threads=%d main_frames=%d innermost=%s" % (
+    ok, len(ts), len(frames), frames[0].get("function") if frames else None))
+PYEOF
+)
+    check dump "${verdict%% *}" "fvbpf dump exit $drc, ${verdict#* }"
+}
+
 injected_run() {
     local t ft wpid job fv frc
     t=$(budget 150)
@@ -438,6 +466,8 @@ injected_run() {
     wait "$fv"
     frc=$?
     cat "$WORK/fvbpf_injected.out"
+    # the job lingers with CUDA up (--linger-s): dumped as it is
+    dump_check "$wpid"
     kill -USR1 "$wpid" 2>/dev/null
     wait "$job"
     BG_PIDS=()
