@@ -27,10 +27,11 @@ import threading
 import time
 
 
-def waiter(ev):
+def waiter(ev, named):
     # Python names no OS thread before 3.14: the kernel's name, for the test
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
     libc.prctl(15, b"py_waiter")  # PR_SET_NAME
+    named.set()
     ev.wait()  # WAITER-LINE
 
 
@@ -91,8 +92,11 @@ def start_workers():
 
 
 def main():
-    ev = threading.Event()
-    threading.Thread(target=waiter, args=(ev,), name="py_waiter", daemon=True).start()
+    ev, named = threading.Event(), threading.Event()
+    threading.Thread(target=waiter, args=(ev, named), name="py_waiter", daemon=True).start()
+    # find_library runs ldconfig in a child: named, the child is gone (a dump
+    # that found it listed it as exited, a warning before the verdict)
+    named.wait()
     native_sleeper()
     run = hostile(blocked_main) if "--hostile" in sys.argv else blocked_main
     if "--regions" in sys.argv:
