@@ -153,10 +153,12 @@ trainer_beside_bpftrace() { # prog fvbpf-args...
 	local prog=$1
 	shift
 	start_workload "$WL_LOG" "$BUILD/tests/cuda_trainer" --steps 3 --wait-signal --idle
-	bpftrace -p "$WL_PID" -e "$prog" >"$BT_OUT" 2>&1 &
+	# BEGIN's line reaches the file once bpftrace polls its buffer, which it
+	# does once every probe is attached ("Attaching" comes before: a fixed
+	# second after it missed launches beside other test files)
+	bpftrace -p "$WL_PID" -e "BEGIN { printf(\"bpftrace ready\\n\"); } $prog" >"$BT_OUT" 2>&1 &
 	BT_PID=$!
-	wait_for grep -q 'Attaching' "$BT_OUT"
-	sleep 1
+	wait_for grep -q '^bpftrace ready$' "$BT_OUT"
 	start_fvbpf -p "$WL_PID" -o "$OUT" -n 3 -r "$REGIONS" "$@"
 	kill -USR1 "$WL_PID"
 	wait_fvbpf
