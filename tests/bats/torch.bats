@@ -127,8 +127,11 @@ print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
 	start_fvbpf -p "$WL_PID" -o "$OUT" --inject --record-shapes --with-stack \
 		--step-by 'Optimizer.step#AdamW.step' --ringbuf-size 1
 	# segments wait for the build's first shapes measurement: it must be
-	# in before fvbpf stops, or no step would be cut at all
+	# in and the cut open before fvbpf stops, or no step would be cut at
+	# all (the shapes line comes a tick before the cut: the ASan build
+	# stopped between the two beside other test files)
 	wait_long grep -q 'shapes of [0-9]* of [0-9]* torch operators' "$FV_ERR"
+	wait_long grep -q 'the layout measurement is in: segments begin' "$FV_ERR"
 	kill -STOP "$FV_PID"
 	touch "$BATS_TEST_TMPDIR/go"
 	wait_long test -e "$BATS_TEST_TMPDIR/done"
@@ -136,6 +139,7 @@ print("pids", pids == {int(sys.argv[2])})' "$OUT" "$WL_PID"
 	kill -INT "$FV_PID"
 	wait_fvbpf 60
 	[ "$FV_STATUS" -eq 0 ]
+	cat "$FV_OUT" # shown when the test fails
 	grep -Eq 'drops: [1-9][0-9]* ring-buffer drops, .*; 1 segment lost its end' "$FV_OUT"
 	run python3 "$CHECK" "$OUT"
 	assert_success

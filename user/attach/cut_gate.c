@@ -154,6 +154,10 @@ static void open_now(struct session *s)
 			log_warn("pid %d: cannot start its time windows", t->proc.pid);
 	}
 	align_start(s);
+	/* the user was told segments wait: say when they no longer do (last:
+	 * what follows the line is live) */
+	if (s->cut_shapes_said)
+		log_info("the layout measurement is in: segments begin");
 }
 
 void cut_gate_open(struct session *s, const struct attach_opts *o, uint64_t arming_began_ns)
@@ -171,7 +175,8 @@ void cut_gate_open(struct session *s, const struct attach_opts *o, uint64_t armi
 	if (armed > 1)
 		log_info("%u processes armed in %.2f s; their segments begin together", armed,
 			 (double)s->meta.armed_in_ns / 1e9);
-	if (shapes_pending(s))
+	s->cut_shapes_said = shapes_pending(s);
+	if (s->cut_shapes_said)
 		log_info("segments wait for the torch build's layout measurement (--record-shapes, "
 			 "once per build and user, cached), so that the first one has shapes");
 	cut_gate_tick(s);

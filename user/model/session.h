@@ -202,6 +202,7 @@ struct session {
 	uint64_t cut_from_ns;
 	bool cut_waiting;           /* attach_run() arms processes, the cut has not
 				     * come: they wait to go live (cut_gate.c) */
+	bool cut_shapes_said;       /* "segments wait for ... layout" was said */
 	uint64_t align_until_ns;    /* ranks' first segments compared by then, 0: done */
 	int window_region;          /* registry index of "window", -1 */
 	char *torch_copy;           /* holds the torch_globs strings */
