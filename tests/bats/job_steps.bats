@@ -60,7 +60,9 @@ steps_check() {
 		for d in sys.argv[1:]:
 		    for f in glob.glob(os.path.join(d, "trace_rank*_segment*_step.json")):
 		        m = json.load(open(f))["otherData"]
-		        if m["incomplete"] or m.get("started_before_attach"):
+		        # a rank's first step a step before the others' is written,
+		        # not counted (its k-th would be the others' k-1-th)
+		        if m["incomplete"] or m.get("started_before_attach") or m.get("counted") is False:
 		            continue
 		        r = int(re.search(r"rank(\d+)_", f).group(1))
 		        segs.setdefault(r, []).append((float(m["start_us"]), float(m["end_us"])))
