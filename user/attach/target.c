@@ -540,7 +540,7 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	struct fvbpf_proc_state st;
-	const struct segment *seg = t->tracker->cur;
+	const struct segment *seg;
 	struct api_call call;
 	bool have_st;
 
@@ -550,6 +550,8 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 	/* Every record is in: the windows that ended by now are whole. */
 	if (t->next_cut)
 		window_cut_until(s, t, now);
+	/* after the cuts: a window they closed is the writer's now (freed) */
+	seg = t->tracker->cur;
 	/* Drops since its last record may have taken the open segment's end
 	 * (BPF then knows it ended): cut where its records stop, lost_end. */
 	have_st = !bpf_state(t, &st);
