@@ -137,6 +137,26 @@ static bool put_frame(char *path, size_t *len, const char *s)
 
 /* The folded path of call @i: its chain of torch calls from its root in
  * @t; @sids: each call's stack as pystack_op_walk gives it. */
+/* A path's first frames: the Python stack @e outermost first (no stack:
+ * the placeholder; a walk stopped at the depth bound: that said first). */
+static bool put_pystack(const struct seg_output_ctx *c, const struct pystack_entry *e, char *path,
+			size_t *len)
+{
+	char label[1200];
+	bool ok = true;
+	int k;
+
+	if (!e)
+		return put_frame(path, len, FOLD_NO_STACK);
+	if (e->flags & FVBPF_PYSTACK_CUT)
+		ok = put_frame(path, len, "[outer frames cut]");
+	for (k = (int)e->n - 1; k >= 0 && ok; k--) {
+		pystack_frame_label(c->knames, &e->f[k], label, sizeof(label));
+		ok = put_frame(path, len, label);
+	}
+	return ok;
+}
+
 static bool op_path(const struct seg_output_ctx *c, const struct op_tree *t, size_t i,
 		    const uint32_t *sids, char *path)
 {
@@ -148,7 +168,7 @@ static bool op_path(const struct seg_output_ctx *c, const struct op_tree *t, siz
 	size_t len = 0, n = 0;
 	long p = (long)i;
 	int a, k;
-	bool ok = true;
+	bool ok;
 
 	/* innermost first; a root's depth is below TORCH_STACK_MAX, and so
 	 * is the chain's length */
@@ -164,17 +184,7 @@ static bool op_path(const struct seg_output_ctx *c, const struct op_tree *t, siz
 		e = pystack_get(c->pystacks, sid);
 	}
 	path[0] = '\0';
-	if (!e) {
-		ok = put_frame(path, &len, FOLD_NO_STACK);
-	} else {
-		/* the walk stopped at the depth bound: the outermost frames are missing */
-		if (e->flags & FVBPF_PYSTACK_CUT)
-			ok = put_frame(path, &len, "[outer frames cut]");
-		for (k = (int)e->n - 1; k >= 0 && ok; k--) {
-			pystack_frame_label(c->knames, &e->f[k], label, sizeof(label));
-			ok = put_frame(path, &len, label);
-		}
-	}
+	ok = put_pystack(c, e, path, &len);
 	for (k = a; k >= 0 && ok; k--) {
 		name_table_get(c->knames, s->ops[chain[k]].name, label, sizeof(label));
 		clean(label, sizeof(label));
@@ -271,20 +281,10 @@ static bool device_path(const struct seg_output_ctx *c, const struct api_call *c
 	const struct pystack_entry *e = call->stack ? pystack_get(c->pystacks, call->stack) : NULL;
 	char label[1200];
 	size_t len = 0;
-	bool ok = true;
-	int k;
+	bool ok;
 
 	path[0] = '\0';
-	if (!e) {
-		ok = put_frame(path, &len, FOLD_NO_STACK);
-	} else {
-		if (e->flags & FVBPF_PYSTACK_CUT)
-			ok = put_frame(path, &len, "[outer frames cut]");
-		for (k = (int)e->n - 1; k >= 0 && ok; k--) {
-			pystack_frame_label(c->knames, &e->f[k], label, sizeof(label));
-			ok = put_frame(path, &len, label);
-		}
-	}
+	ok = put_pystack(c, e, path, &len);
 	if (ok)
 		ok = put_frame(path, &len, cuda_api_symbol(call->api_id));
 	if (a->kind == FVBPF_GPU_KERNEL && a->name)
