@@ -30,15 +30,6 @@ teardown() {
 	common_teardown
 }
 
-wait_for_gone() { # PGID: up to 10 s for the job's processes to leave
-	local i
-	for i in $(seq 200); do
-		pgrep -g "$1" >/dev/null || return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # start_job ARGS...: dump_job.py under torchrun with 3 ranks in a session of
 # its own, every rank past its first step; LAUNCHER, RANK0..2 set.
 start_job() {

@@ -126,6 +126,17 @@ wait_for() {
 	return 1
 }
 
+# wait_for_gone PGID: up to 10 s for a job's process group to leave (a
+# torchrun job started in a session of its own).
+wait_for_gone() {
+	local i
+	for i in $(seq 200); do
+		pgrep -g "$1" >/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # start_workload LOG CMD...: the one way the tests start a workload: CMD in
 # the background, its output in LOG, WL_PID from its first "pid=" line (the
 # process that holds the markers or torch, which CMD may reach through env,

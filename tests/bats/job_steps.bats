@@ -26,15 +26,6 @@ teardown() {
 	common_teardown
 }
 
-wait_for_gone() { # PGID: up to 10 s for the job's processes to leave
-	local i
-	for i in $(seq 200); do
-		pgrep -g "$1" >/dev/null || return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # start_ddp [N]: torchrun with N ranks (3) in a session of its own, every
 # rank past its first step; LAUNCHER and RANK0..RANK{N-1} set.
 start_ddp() {
