@@ -4,12 +4,17 @@ backend, with no fvbpf code in it (tests/bats/job_steps.bats, make bench),
 or by Slurm's srun (tests/bats/slurm.bats).
 
   torchrun --nproc-per-node N ddp_train.py DIR [--steps S] [--sleep-ms MS]
+                                          [--late-rank R --late-ms D] [--subgroup]
   srun -n N python ddp_train.py DIR [--steps S] [--sleep-ms MS] [--tag T]
 
 Under torchrun the rank and world size come from RANK and WORLD_SIZE;
 under srun, which sets neither, from SLURM_PROCID and SLURM_NTASKS, and the
 ranks meet through a file store in DIR (no port to agree on).  --tag T
 does nothing but sit in the command line (a test tells tasks apart by it).
+--late-rank R --late-ms D: rank R sleeps D ms before each backward, so
+that the others wait for it in the gradient all-reduce (a known
+straggler: tests/bats/collectives.bats).  --subgroup: ranks 0 and 1 also
+all-reduce a 1000-element tensor in a group of their own after each step.
 
 Each rank trains a small block under DistributedDataParallel (one gradient
 all-reduce a step), one step every MS milliseconds (default 20), until
@@ -52,6 +57,10 @@ def write(path, text):
     os.rename(tmp, path)
 
 
+def arg(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
 def main():
     d = sys.argv[1]
     steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 0
@@ -68,6 +77,10 @@ def main():
                                 world_size=int(os.environ["SLURM_NTASKS"]))
     rank = dist.get_rank()
     torch.manual_seed(rank)
+    late_rank = int(arg("--late-rank", "-1"))
+    late_s = float(arg("--late-ms", "0")) / 1e3
+    sub = dist.new_group([0, 1], group_desc="pair") if "--subgroup" in sys.argv else None
+    side = torch.ones(1000)
     model = DDP(Block())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     x = torch.randn(B, T, D)
@@ -77,8 +90,12 @@ def main():
     while True:
         loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
+        if rank == late_rank:
+            time.sleep(late_s)
         loss.backward()
         opt.step()
+        if sub is not None and rank < 2:
+            dist.all_reduce(side, group=sub)
         n += 1
         if n == 1:
             write(os.path.join(d, "rank.%d" % rank), "%d %d\n" % (os.getpid(), n))

@@ -17,6 +17,7 @@
 #include "attach/launcher_hint.h"
 #include "attach/py_request.h"
 #include "attach/pystack_attach.h"
+#include "pipeline/comm/collectives.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "probes/bpf_setup.h"
@@ -119,6 +120,8 @@ void target_states_free(struct session_target *t)
 	t->fast = NULL;
 	drop_state__free(t->loss);
 	t->loss = NULL;
+	coll_state__free(t->coll);
+	t->coll = NULL;
 }
 
 int target_states_alloc(struct session_target *t)
@@ -128,7 +131,7 @@ int target_states_alloc(struct session_target *t)
 	    !(t->held = held_queue__new()) || !(t->agent = agent_state__new()) ||
 	    !(t->fast = callback_ops__new()) || !(t->tpair = torch_pairing__new()) ||
 	    !(t->torch = torch_state__new()) || !(t->py = py_state__new()) ||
-	    !(t->mem = mem_state__new())) {
+	    !(t->mem = mem_state__new()) || !(t->coll = coll_state__new())) {
 		target_states_free(t);
 		return -ENOMEM;
 	}

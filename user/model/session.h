@@ -58,6 +58,8 @@ struct seg_writer;
 struct segment;
 struct proc_target;
 
+struct coll_state;
+
 struct session_target {
 	struct session *session;
 	struct proc_target proc;
@@ -95,6 +97,9 @@ struct session_target {
 	uint64_t kernel_handles;    /* __cudaGetKernel handles mapped to kernels */
 	/* GPU activity from the in-process agent */
 	struct gpu_join *gpu;       /* pipeline/gpu_join.c */
+	struct coll_state *coll;    /* gloo collectives (pipeline/comm/collectives.c) */
+	uint64_t colls_outside;     /* collectives that ended outside every segment */
+	uint64_t colls_dropped;     /* ... inside one that could hold no more */
 	struct held_queue *held;    /* closed, waiting for their GPU records (seg_close.c) */
 	struct agent_state *agent;  /* what the agent said (events.c) */
 	/* PyTorch */

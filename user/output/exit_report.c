@@ -13,6 +13,7 @@
 #include "pipeline/torch/torch_events.h"
 #include "fvbpf_fast.h"
 #include "pipeline/py_status.h"
+#include "pipeline/comm/collectives.h"
 
 /* --inject: what became of it for this process. */
 /* Where the operators came from, and what the fast path lost. */
@@ -34,6 +35,21 @@ static void report_op_source(const struct session_target *st)
 }
 
 /* cudaLaunchKernel through libfvbpf.so's hook (docs/cuda.md), where asked. */
+/* Gloo's collectives and what of them was lost (collectives.h). */
+static void report_collectives(const struct session_target *st)
+{
+	const struct coll_counts *n = coll_counts(st->coll);
+
+	printf("    collectives: %u gloo functions probed, %llu collectives joined (%llu outside "
+	       "segments); lost: %llu past a segment's limit, %llu runs without their work, %llu "
+	       "works never run (table full), %llu process groups unread, %llu names cleaned or "
+	       "cut\n", st->cuda.gloo,
+	       (unsigned long long)n->joined, (unsigned long long)st->colls_outside,
+	       (unsigned long long)st->colls_dropped,
+	       (unsigned long long)n->no_work, (unsigned long long)n->evicted,
+	       (unsigned long long)n->pg_unread, (unsigned long long)n->name_cut);
+}
+
 static void report_launch_hook(const struct session_target *st)
 {
 	const struct callback_ops *f = st->fast;
@@ -211,6 +227,8 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->pairing->lost_returns);
 		if (s->api_probes)
 			report_launch_hook(st);
+		if (st->cuda.gloo)
+			report_collectives(st);
 		if (st->torchp.found)
 			report_op_source(st);
 		if (st->torchp.found && st->ops != OPS_CALLBACKS)

@@ -44,6 +44,10 @@ long seg_tids(const struct segment *s, uint32_t **out)
 		set_add(&t, s->calls[i].tid);
 	for (i = 0; i < s->nops; i++)
 		set_add(&t, s->ops[i].tid);
+	for (i = 0; i < s->ncolls; i++) { /* the backend's threads and the callers' */
+		set_add(&t, s->colls[i].tid);
+		set_add(&t, s->colls[i].arrive_tid);
+	}
 	v = t.err ? NULL : malloc((t.seen.n + 1) * sizeof(*v));
 	if (!v) {
 		addr_cache_free(&t.seen);

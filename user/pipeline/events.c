@@ -148,6 +148,19 @@ void events_record_call(struct session *s, struct session_target *t, struct api_
 		}
 		return;
 	}
+	if (r && r->layer == LAYER_GLOO) {
+		struct collective coll;
+
+		/* joined, not shown as calls: a collective when the run ends */
+		if (coll_on_call(t->coll, t->proc.pid, &s->knames, c, &coll) != 1)
+			return;
+		err = seg_add_collective(t->tracker, &coll);
+		if (err == -ENOENT)
+			t->colls_outside++;
+		else if (err)
+			t->colls_dropped++; /* the segment's limit or memory */
+		return;
+	}
 	if (r && (r->decoder == DEC_LAUNCH_RT || r->decoder == DEC_LAUNCH_RT_EXC))
 		c->kernel = kernel_of(s, t, cuda_api_launch_func(c));
 	err = seg_add_call(t->tracker, c);

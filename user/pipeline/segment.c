@@ -33,6 +33,7 @@ void segment_free(struct segment *seg)
 					  sizeof(*seg->slices)))
 		free(seg->slices);
 	free(seg->calls);
+	free(seg->colls);
 	free(seg->gpu);
 	free(seg->ops);
 	seg_memory_free(seg->memory);
@@ -43,6 +44,7 @@ uint64_t segment_bytes(const struct segment *seg)
 {
 	return sizeof(*seg) + (uint64_t)seg->cap * sizeof(*seg->slices) +
 	       (uint64_t)seg->capcalls * sizeof(*seg->calls) +
+	       (uint64_t)seg->capcolls * sizeof(*seg->colls) +
 	       (uint64_t)seg->capgpu * sizeof(*seg->gpu) + (uint64_t)seg->capops * sizeof(*seg->ops) +
 	       (seg->memory ? (uint64_t)seg->memory->cap * sizeof(*seg->memory->recs) : 0);
 }
@@ -433,6 +435,26 @@ int seg_add_call(struct seg_tracker *t, const struct api_call *c)
 	if (err)
 		return err;
 	seg->calls[seg->ncalls++] = *c;
+	return 0;
+}
+
+int seg_add_collective(struct seg_tracker *t, const struct collective *c)
+{
+	struct segment *seg = t->cur;
+	int err;
+
+	if (!seg)
+		return -ENOENT;
+	if (seg->ncolls >= SEG_MAX_COLLS) {
+		seg->colls_dropped++;
+		return -ENOSPC;
+	}
+	err = seg_grow(seg, &seg->colls, seg->ncolls, &seg->capcolls, sizeof(*c), 16);
+	if (err == -ENOSPC)
+		seg->colls_dropped++;
+	if (err)
+		return err;
+	seg->colls[seg->ncolls++] = *c;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "probes/cuda_api.h"
+#include "pipeline/comm/collectives.h"
 #include "pipeline/gpu_join.h"
 #include "util/budget.h"
 #include "pipeline/registry.h"
@@ -24,6 +25,7 @@
  * stored; the README lists the values.  A zero field means the default.
  */
 #define SEG_MAX_SLICES  1000000u  /* region slices per segment (32 bytes each) */
+#define SEG_MAX_COLLS   100000u   /* collectives per segment (about 80 bytes each) */
 #define SEG_MAX_CALLS   1000000u  /* CUDA/NCCL calls per segment (about 200 bytes each) */
 #define SEG_MAX_GPU     2000000u  /* GPU records per segment (96 bytes each) */
 #define SEG_MAX_THREADS THREAD_TABLE_MAX /* threads with open regions per process */
@@ -92,6 +94,9 @@ struct segment {
 	uint64_t drops;       /* ring-buffer drops of this process while it was open; set by the caller */
 	struct api_call *calls;   /* CUDA/NCCL calls made inside the segment */
 	size_t ncalls, capcalls;
+	struct collective *colls; /* gloo collectives that ended inside it (comm/collectives.h) */
+	size_t ncolls, capcolls;
+	uint64_t colls_dropped;   /* past SEG_MAX_COLLS or memory */
 	struct gpu_activity *gpu; /* GPU work those calls caused (the agent) */
 	size_t ngpu, capgpu;
 	uint64_t gpu_missing;     /* calls whose GPU record never came */
@@ -187,6 +192,8 @@ void seg_tracker_free(struct seg_tracker *t);
 /* Add a probed call to the open segment: 0, -ENOENT when none is open,
  * -ENOSPC when it holds limits.calls (counted in calls_dropped), -ENOMEM. */
 int seg_add_call(struct seg_tracker *t, const struct api_call *c);
+/* The same for a collective (past SEG_MAX_COLLS: colls_dropped). */
+int seg_add_collective(struct seg_tracker *t, const struct collective *c);
 /* Room for element @n of an array of @seg (another stage's, such as its
  * memory records), charged to --max-memory as the segment's own arrays
  * are: 0, -ENOSPC past its share (the segment marked), -ENOMEM. */

@@ -12,6 +12,8 @@
 #define R LAYER_RUNTIME
 #define D LAYER_DRIVER
 #define N LAYER_NCCL
+#define G LAYER_GLOO
+
 
 /* Adding a call is one row. */
 static const struct api_row rows[] = {
@@ -73,11 +75,23 @@ static const struct api_row rows[] = {
 	 * maps the handle back to the stub, whose symbol names the kernel.
 	 */
 	{ "__cudaGetKernel", R, CAT_LAUNCH, DEC_GET_KERNEL, API_ALWAYS, -1, NULL },
+	/* gloo (the constructor's complete and base-object symbols are one function) */
+	{ "_ZN4c10d16ProcessGroupGloo9AsyncWorkC1ESt10shared_ptrIN4gloo7ContextEESt6vectorIS6_"
+	  "IN2at6TensorESaIS8_EESaISA_EENS_6OpTypeEmNSt6chrono8durationIlSt5ratioILl1ELl1000EEEEPKc"
+	  "RKSt8optionalISA_E", G, CAT_COLLECTIVE, DEC_GLOO_WORK, 0, -1, NULL },
+	{ "_ZN4c10d16ProcessGroupGloo9AsyncWorkC2ESt10shared_ptrIN4gloo7ContextEESt6vectorIS6_"
+	  "IN2at6TensorESaIS8_EESaISA_EENS_6OpTypeEmNSt6chrono8durationIlSt5ratioILl1ELl1000EEEEPKc"
+	  "RKSt8optionalISA_E", G, CAT_COLLECTIVE, DEC_GLOO_WORK, 0, -1, NULL },
+	{ "_ZN4c10d16ProcessGroupGloo7enqueueEN3c1013intrusive_ptrINS0_9AsyncWorkENS1_6detail34"
+	  "intrusive_target_default_null_typeIS3_EEEE", G, CAT_COLLECTIVE, DEC_GLOO_ENQUEUE, 0, -1, NULL },
+	{ "_ZN4c10d16ProcessGroupGloo9AsyncWork7executeERKN3c1013intrusive_ptrIS1_NS2_6detail34"
+	  "intrusive_target_default_null_typeIS1_EEEE", G, CAT_COLLECTIVE, DEC_GLOO_EXEC, 0, -1, NULL },
 };
 
 #undef R
 #undef D
 #undef N
+#undef G
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
@@ -131,6 +145,7 @@ const char *cuda_api_layer_cat(enum api_layer layer)
 	case LAYER_RUNTIME: return "cuda_runtime";
 	case LAYER_DRIVER: return "cuda_driver";
 	case LAYER_NCCL: return "nccl";
+	case LAYER_GLOO: return "gloo";
 	}
 	return "?";
 }
@@ -169,6 +184,7 @@ static uint8_t stack_args(const struct api_row *r)
 	case DEC_NCCL_RED: return 1;         /* stream */
 	case DEC_NCCL_BCAST: return 1;
 	case DEC_NCCL_REDUCE: return 2;      /* comm, stream */
+	case DEC_GLOO_WORK: return 2;        /* title, &inputs */
 	default: return 0;
 	}
 }
@@ -189,6 +205,15 @@ int cuda_api_fill_cfg(int map_fd)
 		}
 		if (r->decoder == DEC_ALLOC || r->decoder == DEC_GET_KERNEL)
 			cfg.out_arg = 0;
+		/* the work behind its intrusive_ptr (passed by reference) */
+		if (r->decoder == DEC_GLOO_ENQUEUE || r->decoder == DEC_GLOO_EXEC) {
+			cfg.deref_arg = r->decoder == DEC_GLOO_ENQUEUE ? 1 : 0;
+			cfg.deref_len = 8;
+		}
+		if (r->decoder == DEC_GLOO_WORK) { /* the gloo::Context behind the shared_ptr */
+			cfg.deref_arg = 1;
+			cfg.deref_len = 8;
+		}
 		cfg.stack_args = stack_args(r);
 		if (bpf_map_update_elem(map_fd, &id, &cfg, BPF_ANY))
 			return -errno;
@@ -406,6 +431,10 @@ void cuda_api_write_args(struct obuf *f, const struct api_call *c)
 	case DEC_NCCL_P2P:
 		ob_printf(f, ",\"count\":%" PRIu64 ",\"datatype\":\"%s\",\"peer\":%d,\"comm\":\"0x%"
 			PRIx64 "\"", a[1], nccl_dtype(a[2]), (int)a[3], a[4]);
+		break;
+	case DEC_GLOO_WORK: /* joined into collectives, never written as calls */
+	case DEC_GLOO_ENQUEUE:
+	case DEC_GLOO_EXEC:
 		break;
 	}
 	if (r->stream_arg >= 0 && r->stream_arg < FVBPF_API_ARGS) {

@@ -14,7 +14,9 @@
 
 #include "fvbpf_events.h"
 
-enum api_layer { LAYER_RUNTIME, LAYER_DRIVER, LAYER_NCCL };
+/* LAYER_GLOO: PyTorch's gloo backend in libtorch_cpu, whose calls are not
+ * shown as calls but joined into collectives (pipeline/collectives.h). */
+enum api_layer { LAYER_RUNTIME, LAYER_DRIVER, LAYER_NCCL, LAYER_GLOO };
 
 enum api_category {
 	CAT_LAUNCH, CAT_GRAPH, CAT_MEMCPY, CAT_MEMSET, CAT_ALLOC, CAT_FREE,
@@ -43,6 +45,9 @@ enum api_decoder {
 	DEC_NCCL_REDUCE,    /* send, recv, count, dtype, op, root, comm, stream */
 	DEC_NCCL_P2P,       /* buf, count, dtype, peer, comm, stream */
 	DEC_GET_KERNEL,     /* cudaKernel_t *handle (out), const void *host function */
+	DEC_GLOO_WORK,      /* AsyncWork(this, &context, &outputs, opType, seq, timeout, title, &inputs) */
+	DEC_GLOO_ENQUEUE,   /* ProcessGroupGloo::enqueue(this, &work) */
+	DEC_GLOO_EXEC,      /* AsyncWork::execute(&work), on the backend's thread */
 };
 
 #define API_ASYNC 0x1u      /* takes a stream after the listed arguments */

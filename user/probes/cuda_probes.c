@@ -196,12 +196,25 @@ static int find_functions(int fd, const struct stat *st, struct found *found)
 	return ret;
 }
 
+static unsigned int gloo_count(const struct found *found)
+{
+	const struct api_row *r;
+	unsigned int n = 0;
+	size_t i;
+
+	for (i = 0; i < found->n; i++) {
+		r = cuda_api_row((unsigned int)(found->cookies[i] & 0xffffffffu));
+		n += r && r->layer == LAYER_GLOO;
+	}
+	return n;
+}
+
 static int examine(struct cuda_probes *cp, const struct proc_map *m)
 {
 	char kpath[PATH_MAX];
 	struct cuda_file *f;
 	struct found *found;
-	unsigned int before = cp->attached;
+	unsigned int before = cp->attached, gloo_before = cp->gloo;
 	struct stat st;
 	int fd, ret;
 
@@ -220,13 +233,24 @@ static int examine(struct cuda_probes *cp, const struct proc_map *m)
 	}
 	found->slot = cp->slot;
 	if (find_functions(fd, &st, found) == 0 && found->n) {
+		unsigned int gloo = gloo_count(found);
+
 		attach_file(cp, f, kpath, found);
-		log_info("pid %d: %u CUDA/NCCL functions probed in %s%s", cp->pid,
-			 cp->attached - before, f->path, cp->failed ? " (some failed: -v lists them)" : "");
+		/* gloo's are not CUDA: a CPU job's libtorch_cpu says nothing of CUDA */
+		gloo = gloo < cp->attached - before ? gloo : cp->attached - before;
+		cp->attached -= gloo;
+		cp->gloo += gloo;
+		if (cp->attached > before)
+			log_info("pid %d: %u CUDA/NCCL functions probed in %s%s", cp->pid,
+				 cp->attached - before, f->path,
+				 cp->failed ? " (some failed: -v lists them)" : "");
+		if (gloo)
+			log_info("pid %d: %u gloo backend functions probed in %s (collectives)", cp->pid,
+				 gloo, f->path);
 	}
 	close(fd);
 	free(found);
-	return (int)(cp->attached - before);
+	return (int)(cp->attached - before + cp->gloo - gloo_before);
 }
 
 struct scan_ctx {

@@ -29,7 +29,8 @@ struct cuda_probes {
 	size_t nfiles;
 	int *links;                     /* link fds: closing them detaches */
 	size_t nlinks;
-	unsigned int attached, failed;  /* probed functions, all files */
+	unsigned int attached, failed;  /* probed CUDA/NCCL functions, all files */
+	unsigned int gloo;              /* probed gloo backend functions (libtorch_cpu) */
 	bool warned_none;
 };
 

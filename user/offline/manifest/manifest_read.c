@@ -420,6 +420,7 @@ void mf_free(struct manifest *m)
 	for (i = 0; i < m->nfiles; i++) {
 		free(m->files[i].trace); /* summary_json too */
 		json_object_put(m->files[i].rows);
+		free(m->files[i].colls);
 	}
 	for (i = 0; i < m->nstrs; i++)
 		free(m->strs[i]);

@@ -79,6 +79,16 @@ struct mf_clock_pair {
 };
 
 /* One files[] entry: kept small, a directory may list 100,000 segments. */
+/* A collective of a segment's summary ("collectives"), as its rank saw it. */
+struct mf_coll {
+	const char *name, *pg;    /* interned in the manifest ("" pg: not read) */
+	uint64_t seq;
+	int group_size;           /* 0: not read */
+	int64_t arrive_ns, end_ns; /* CLOCK_MONOTONIC */
+};
+/* Collectives kept per segment (more are counted in colls_dropped). */
+#define MF_COLLS_MAX 100000
+
 struct mf_file {
 	int pid, rank, restart;
 	uint64_t segment;
@@ -100,6 +110,9 @@ struct mf_file {
 	int64_t start_unix_ns, end_unix_ns; /* CLOCK_REALTIME, when have_unix */
 	int64_t duration_ns;
 	json_object *rows;        /* mf_read_summaries(.., keep_rows): the rows (owned), or NULL */
+	struct mf_coll *colls;    /* its summary's collectives (owned) */
+	size_t ncolls, capcolls;
+	uint64_t colls_dropped;   /* past MF_COLLS_MAX or without the fields */
 };
 
 struct manifest {

@@ -115,6 +115,55 @@ static int read_rows(struct js_reader *r, struct js_text *t, struct sum_read *sr
 	return ret < 0 ? ret : 0;
 }
 
+/* One of "collectives": kept when its fields are whole. */
+static int one_coll(struct manifest *m, struct mf_file *f, json_object *o)
+{
+	struct mf_coll c = { 0 };
+	json_object *seq = get(o, "seq");
+	const char *name = get_str(o, "name"), *pg = get_str(o, "pg");
+	int ret;
+
+	if (!json_object_is_type(o, json_type_object) || !name || !seq ||
+	    !json_object_is_type(seq, json_type_int) || json_object_get_int64(seq) < 0 ||
+	    mf_json_us_to_ns(get(o, "arrive_us"), &c.arrive_ns) ||
+	    mf_json_us_to_ns(get(o, "end_us"), &c.end_ns) || c.end_ns < c.arrive_ns ||
+	    f->ncolls >= MF_COLLS_MAX) {
+		f->colls_dropped++;
+		return 0;
+	}
+	c.seq = (uint64_t)json_object_get_int64(seq);
+	c.group_size = get_int(o, "group_size", 0);
+	ret = mf_intern(m, name, &c.name);
+	if (!ret)
+		ret = mf_intern(m, pg ? pg : "", &c.pg);
+	if (!ret)
+		ret = mf_grow(m->budget, &f->colls, f->ncolls, &f->capcolls, sizeof(c), 16);
+	if (ret)
+		return ret;
+	f->colls[f->ncolls++] = c;
+	return 0;
+}
+
+/* "collectives", one at a time, with the metadata (its first pass). */
+static int read_colls(struct js_reader *r, struct js_text *t, struct sum_read *sr)
+{
+	json_object *o;
+	int ret;
+
+	ret = js_first(r, '[');
+	while (!ret) {
+		ret = js_value(r, t, JS_VALUE_MAX);
+		if (ret)
+			break;
+		o = js_parse(t);
+		ret = o ? one_coll(sr->m, sr->f, o) : -EINVAL;
+		json_object_put(o);
+		if (!ret)
+			ret = js_next(r, ']');
+	}
+	return ret < 0 ? ret : 0;
+}
+
 static int summary_member(struct js_reader *r, struct js_text *t, struct sum_read *sr,
 			  const char *key, bool rows_only)
 {
@@ -133,6 +182,11 @@ static int summary_member(struct js_reader *r, struct js_text *t, struct sum_rea
 		json_object_put(meta);
 		sr->have_meta = !ret;
 		return ret;
+	}
+	if (!strcmp(key, "collectives") && !rows_only && !sr->f->ncolls) {
+		if (js_ws(r) != '[')
+			return -ENOTTY;
+		return read_colls(r, t, sr);
 	}
 	if (strcmp(key, "rows"))
 		return js_value(r, NULL, 0);

@@ -7,6 +7,7 @@
 #include "util/checked_math.h"
 #include "util/row_table.h"
 #include "offline/report/job_report.h"
+#include "offline/report/job_report_colls.h"
 
 /* The parent of a region row of a summary written before rows had one. */
 #define SUB_UNKNOWN "\x1f"
@@ -564,6 +565,13 @@ void jr_stream_label(const struct job_report *r, size_t i, char *buf, size_t len
 	jr_rank_label(&k, buf, len);
 }
 
+int jr_stream_rank_number(const struct job_report *r, size_t i)
+{
+	const struct sp_stream *x = &r->pairs.streams[i];
+
+	return r->ms[x->m].files[x->f].rank;
+}
+
 const struct jr_rank *jr_stream_rank(const struct job_report *r, const struct jr_region *g,
 				     size_t stream)
 {
@@ -704,6 +712,11 @@ int job_report_finish(struct job_report *r, const struct manifest *ms, size_t n)
 	ret = step_pairs_build(&r->pairs, ms, n, &so, r->budget);
 	for (i = 0; !ret && i < r->nregions; i++)
 		count_missing(r, &r->regions[i]);
+	for (i = 0; !ret && i < r->nregions; i++) {
+		r->regions[i].colls = calloc(1, sizeof(*r->regions[i].colls));
+		ret = r->regions[i].colls ? jr_colls_build(r, &r->regions[i], r->regions[i].colls) :
+					    -ENOMEM;
+	}
 	return ret;
 }
 
@@ -748,6 +761,9 @@ void job_report_free(struct job_report *r)
 		free(g->ranks);
 		free(g->ops);
 		pair_index_free(&g->index);
+		if (g->colls)
+			jr_colls_free(g->colls);
+		free(g->colls);
 		pair_index_free(&g->rank_index);
 		free(g->name);
 	}

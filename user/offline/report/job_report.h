@@ -52,6 +52,8 @@
 /* Labels of the ranks missing from one step in the JSON (all are counted). */
 #define JR_JSON_MISSING 64
 
+struct jr_colls;
+
 struct jr_rank {
 	char *host;
 	char key[40];             /* "rank restart pid": its index key with host */
@@ -104,6 +106,7 @@ struct jr_region {
 				   * biggest first among siblings, those not in it last */
 	uint64_t subs_dropped;    /* rows past JR_SUBS_MAX distinct sub-regions */
 	const struct sp_region *pairs; /* its steps (NULL: none placed) */
+	struct jr_colls *colls;   /* its collectives across ranks (job_report_colls.h) */
 };
 
 struct job_report {
@@ -138,6 +141,8 @@ void job_report_free(struct job_report *r);
 void jr_rank_label(const struct jr_rank *k, char *buf, size_t len);
 /* The label of stream @i of the steps (its rank, as jr_rank_label()). */
 void jr_stream_label(const struct job_report *r, size_t i, char *buf, size_t len);
+/* The rank number of stream @i of the steps. */
+int jr_stream_rank_number(const struct job_report *r, size_t i);
 /* Segment @i of the steps (its rank's member of a step). */
 const struct mf_file *jr_step_file(const struct job_report *r, size_t i);
 /* The rank of @g a stream belongs to (NULL: none, cannot happen). */

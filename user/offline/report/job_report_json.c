@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "offline/report/job_report.h"
+#include "offline/report/job_report_colls.h"
 #include "util/json_writer.h"
 
 /* Milliseconds from ns, exactly (6 decimals). */
@@ -183,6 +184,22 @@ static json_object *clocks_json(const struct job_report *r)
 	return a;
 }
 
+/* The job's stragglers: those of the region with the most collectives
+ * matched (regions nest: one region's, not a sum that counts one twice). */
+static void colls_root(json_object *root, const struct job_report *r)
+{
+	const struct jr_region *best = NULL;
+	size_t i;
+
+	for (i = 0; i < r->nregions; i++)
+		if (r->regions[i].colls && r->regions[i].colls->n &&
+		    (!best || r->regions[i].colls->n > best->colls->n))
+			best = &r->regions[i];
+	json_object_object_add(root, "stragglers_region", best ? json_string_obj(best->name) : NULL);
+	json_object_object_add(root, "stragglers",
+			       best ? jr_colls_stragglers_json(r, best->colls) : json_object_new_array());
+}
+
 static json_object *root_json(const struct job_report *r, unsigned int top)
 {
 	json_object *root = json_object_new_object();
@@ -196,6 +213,7 @@ static json_object *root_json(const struct job_report *r, unsigned int top)
 	json_object_object_add(root, "clocks", clocks_json(r));
 	json_object_object_add(root, "offset_between_hosts", json_string_obj(
 		"none applied: hosts' realtime clocks are taken as synchronised (NTP/PTP)"));
+	colls_root(root, r);
 	return root;
 }
 
@@ -254,6 +272,12 @@ static json_object *region_json(const struct job_report *r, const struct jr_regi
 	json_object_object_add(o, "split_nesting", json_string_obj(
 		!g->nsubs ? "no sub-regions" : flat ? "not recorded (older summaries): flat" : "recorded"));
 	json_object_object_add(o, "sub_region_rows_left_out", json_object_new_uint64(g->subs_dropped));
+	if (g->colls) {
+		json_object_object_add(o, "collectives_matched", json_object_new_uint64(g->colls->n));
+		json_object_object_add(o, "collectives_one_rank_only",
+				       json_object_new_uint64(g->colls->alone));
+		json_object_object_add(o, "stragglers", jr_colls_stragglers_json(r, g->colls));
+	}
 	if (g->have_slowest) {
 		s = rank_json(NULL, &g->ranks[g->slowest]);
 		json_object_object_add(s, "median_rank_mean_ms", jdouble(g->median_ms, 6));
@@ -296,6 +320,7 @@ static json_object *member_json(const struct job_report *r, size_t i)
 static json_object *step_json(const struct job_report *r, size_t s)
 {
 	const struct sp_step *t = &r->pairs.steps[s];
+	const struct jr_region *g;
 	json_object *o = json_object_new_object(), *segs = json_object_new_array(),
 		    *miss = json_object_new_array();
 	size_t i, n, v[JR_JSON_MISSING];
@@ -323,6 +348,12 @@ static json_object *step_json(const struct job_report *r, size_t s)
 	}
 	json_object_object_add(o, "missing_count", json_object_new_uint64(n));
 	json_object_object_add(o, "missing", miss);
+	g = &r->regions[0];
+	for (i = 0; i < r->nregions; i++)
+		if (r->regions[i].pairs && r->regions[i].pairs == &r->pairs.regions[t->region])
+			g = &r->regions[i];
+	if (g->colls)
+		json_object_object_add(o, "collectives", jr_colls_step_json(r, g->colls, s));
 	return o;
 }
 

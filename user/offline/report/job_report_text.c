@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "offline/report/job_report.h"
+#include "offline/report/job_report_colls.h"
 #include "util/text_sanitize.h"
 
 void jr_rank_label(const struct jr_rank *k, char *buf, size_t len)
@@ -208,6 +209,8 @@ static int print_region(FILE *f, const struct job_report *r, const struct jr_reg
 	}
 	print_slowest(f, g);
 	ret = jr_print_steps(f, r, g);
+	if (!ret && g->colls)
+		jr_colls_print(f, r, g->colls);
 	if (!ret)
 		ret = jr_print_split(f, r, g);
 	if (!ret)

@@ -8,6 +8,7 @@
 #include "proc/inject/inject.h"
 #include "util/json_writer.h"
 #include "output/json/fwdbwd.h"
+#include "output/json/trace_colls.h"
 #include "output/memory/mem_output.h"
 #include "output/seg_meta.h"
 #include "output/seg_tids.h"
@@ -17,6 +18,7 @@
 #include "output/json/trace_kineto.h"
 #include "pipeline/torch/torch_shapes.h"
 #include "output/stacks/pystack_trace.h"
+#include "output/json/trace_colls.h"
 #include "output/json/trace_writer.h"
 
 /* @pid is 64-bit: process ids and GPU device numbers (any uint32) share it. */
@@ -493,6 +495,7 @@ int trace_write(FILE *out, const struct seg_output_ctx *c)
 	mem_trace_events(f, c);
 	pystack_trace_slices(f, c);
 	api_slices(f, c, &k);
+	trace_coll_slices(f, c);
 	gpu_metadata(f, c->seg);
 	gpu_slices(f, c, &k);
 	kineto_gpu_annotations(f, c);

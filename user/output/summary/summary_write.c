@@ -12,6 +12,7 @@
 #include "output/seg_meta.h"
 #include "output/seg_output.h"
 #include "output/summary/summary.h"
+#include "output/summary/summary_colls.h"
 #include "util/text_copy.h"
 #include "util/text_sanitize.h"
 #include "output/summary/torch_summary.h"
@@ -331,6 +332,10 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 	}
 	if (ret)
 		return ret;
-	fputs(s->n ? "\n  ]\n}\n" : "]\n}\n", f);
+	fputs(s->n ? "\n  ]" : "]", f);
+	ret = summary_colls_json(f, c);
+	if (ret)
+		return ret;
+	fputs("\n}\n", f);
 	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }

@@ -1,0 +1,146 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# Collectives across ranks (docs/collectives.md): gloo jobs under torchrun
+# (tests/workloads/ddp_train.py) whose rank R sleeps a known time before
+# each backward, so that the others wait for it in DDP's gradient
+# all-reduce; fvbpf attached with no change to the job, on both operator
+# paths; `fvbpf report --json` must name R last with the others' wait near
+# the delay, each collective matched by process group and sequence number.
+
+load helpers
+
+DDP=$ROOT/tests/workloads/ddp_train.py
+LATE_MS=40
+
+setup() {
+	common_setup
+	need_torch "$PY214"
+	JOB=$BATS_TEST_TMPDIR/job
+	mkdir -p "$JOB"
+	TORCHRUN=$(dirname "$PY214")/torchrun
+}
+
+teardown() {
+	[ -n "${JOB:-}" ] && touch "$JOB/stop"
+	[ -n "${JOB_PGID:-}" ] && { wait_for_gone "$JOB_PGID" || kill -KILL -- "-$JOB_PGID" 2>/dev/null; }
+	common_teardown
+}
+
+# start_job N ARGS...: N ranks of ddp_train.py with ARGS; RANK0 is rank 0's pid.
+start_job() {
+	local n=$1 r
+	shift
+	(cd "$JOB" && OMP_NUM_THREADS=1 exec setsid "$TORCHRUN" --standalone --nproc-per-node "$n" \
+		"$DDP" "$JOB" "$@" >"$JOB/job.log" 2>&1) &
+	disown
+	for r in $(seq 0 $((n - 1))); do
+		wait_long test -e "$JOB/rank.$r"
+	done
+	RANK0=$(cut -d' ' -f1 "$JOB/rank.0")
+	JOB_PGID=$(ps -o pgid= -p "$RANK0" | tr -d ' ')
+}
+
+# coll_check DIR NRANKS LATE_RANK: what report --json says of the gradient
+# all-reduces (group 0's collectives where LATE_RANK came last).
+coll_check() {
+	"$FVBPF" report --json "$1" >"$1.report.json" || return 1
+	python3 - "$1.report.json" "$2" "$3" "$LATE_MS" <<-'EOF'
+		import json, statistics, sys
+		rep = json.load(open(sys.argv[1]))
+		n, late, delay = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]) * 1e3
+		colls = [c for g in rep["regions"] for s in g["steps"] for c in s.get("collectives", [])]
+		grads = [c for c in colls if c["pg"] == "0" and len(c["ranks"]) == n]
+		# every matched collective: one entry per rank, the same name
+		whole = all(len({r["rank_number"] for r in c["ranks"]}) == len(c["ranks"]) for c in colls)
+		steps = [s for g in rep["regions"] for s in g["steps"] if s.get("collectives")]
+		late_in = sum(1 for s in steps
+		              if max(s["collectives"], key=lambda c: c["wait_us"])["last_rank_number"] == late)
+		waits = [r["waited_us"] for c in grads if c["last_rank_number"] == late
+		         for r in c["ranks"] if r["rank_number"] != late]
+		med = statistics.median(waits) if waits else 0
+		top = rep["stragglers"][0] if rep["stragglers"] else {}
+		print("steps=%d late_in=%d whole=%s top=%s" % (len(steps), late_in, whole,
+		      top.get("rank_number")))
+		print("wait_ok=%s (median %.1f ms of %.1f ms)" % (abs(med - delay) <= 0.25 * delay,
+		      med / 1e3, delay / 1e3))
+	EOF
+}
+
+# trace_check DIR: the trace's collective slices carry Kineto's names.
+trace_check() {
+	python3 - "$1" <<-'EOF'
+		import glob, json, os, sys
+		n = 0
+		for f in glob.glob(os.path.join(sys.argv[1], "trace_rank*.json")):
+		    for e in json.load(open(f))["traceEvents"]:
+		        a = e.get("args") or {}
+		        if e.get("name", "").startswith("gloo:") and e.get("ph") == "X":
+		            assert a["Collective name"] == e["name"][5:], a
+		            assert a["Process Group Name"] in ("0", "1"), a
+		            assert a["Group size"] in (2, 3, 4), a
+		            assert isinstance(a["Seq"], int), a
+		            n += 1
+		print("kineto_slices=%s" % ("yes" if n else "no"))
+	EOF
+}
+
+@test "collectives: 3 ranks, uprobe path: rank 2 is last in the gradient all-reduce, the others wait the delay" {
+	start_job 3 --late-rank 2 --late-ms "$LATE_MS"
+	run timeout 120 "$FVBPF" attach --match "ddp_train\.py $JOB" -n 4 -o "$OUT"
+	echo "$output"
+	assert_success
+	assert_output --partial "gloo backend functions probed"
+	run coll_check "$OUT" 3 2
+	echo "$output"
+	assert_success
+	assert_line --regexp "^steps=[34] late_in=[34] whole=True top=2$"
+	assert_line --partial "wait_ok=True"
+	run trace_check "$OUT"
+	assert_output "kineto_slices=yes"
+	# the text section
+	run "$FVBPF" report "$OUT"
+	assert_output --regexp "Collectives: [0-9]+ matched across ranks by process group and sequence number"
+	assert_output --regexp "waited for: [^ ]+ rank 2: last in"
+}
+
+@test "collectives: 4 ranks, callbacks path (--inject): rank 1 is the straggler" {
+	start_job 4 --late-rank 1 --late-ms "$LATE_MS"
+	run timeout 150 "$FVBPF" attach --match "ddp_train\.py $JOB" --inject -n 4 -o "$OUT"
+	echo "$output"
+	assert_success
+	assert_output --regexp "operators: PyTorch [^ ]+'s callbacks through libfvbpf.so"
+	run coll_check "$OUT" 4 1
+	echo "$output"
+	assert_success
+	assert_line --regexp "^steps=[34] late_in=[34] whole=True top=1$"
+	assert_line --partial "wait_ok=True"
+}
+
+@test "collectives: two process groups are matched each apart, by their own sequence numbers" {
+	start_job 3 --subgroup
+	run timeout 120 "$FVBPF" attach --match "ddp_train\.py $JOB" -n 3 -o "$OUT"
+	echo "$output"
+	assert_success
+	run trace_check "$OUT"
+	assert_output "kineto_slices=yes"
+	"$FVBPF" report --json "$OUT" >"$OUT.json"
+	run python3 - "$OUT.json" <<-'EOF'
+		import json, sys
+		rep = json.load(open(sys.argv[1]))
+		colls = [c for g in rep["regions"] for s in g["steps"] for c in s.get("collectives", [])]
+		by = {}
+		for c in colls:
+		    by.setdefault(c["pg"], []).append(c)
+		# the pair group: ranks 0 and 1 only; the world group: all three;
+		# a sequence number is matched once per group
+		pair = by.get("1", [])
+		world = by.get("0", [])
+		print("pair=%s world=%s" % (
+		    bool(pair) and all(sorted(r["rank_number"] for r in c["ranks"]) == [0, 1] for c in pair),
+		    bool(world) and all(len(c["ranks"]) == 3 for c in world)))
+		print("unique=%s" % all(len({c["seq"] for c in v}) == len(v) for v in by.values()))
+	EOF
+	echo "$output"
+	assert_line "pair=True world=True"
+	assert_line "unique=True"
+}

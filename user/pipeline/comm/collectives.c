@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+/*
+ * Gloo collectives joined from their three calls (collectives.h).
+ *
+ * Everything here is the target's: the work pointer only keys a table
+ * (a made work is looked up, never read), the title is read as at most
+ * COLL_TEXT bytes and cleaned, and a process group's fields are taken from
+ * its memory only where they look like c10d::Backend's: rank_, size_ and
+ * the debug level, then pg_uid_ and pg_desc_ as two libstdc++ strings
+ * (torch 2.13 and 2.14 put them at the same place; the scan finds them
+ * wherever a later build moves them, and a group that matches nowhere is
+ * counted, its collectives kept without a name).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "pipeline/comm/collectives.h"
+#include "util/text_sanitize.h"
+
+#define COLL_WORKS 512     /* works made and not yet run */
+#define COLL_GROUPS 64
+#define COLL_TITLES 64
+#define COLL_TEXT 128      /* longest title or group name kept */
+#define PG_WINDOW 256      /* bytes of a process group read to find its fields */
+#define PG_SIZE_MAX (1 << 20)
+
+struct coll_work {
+	uint64_t work, pg, seq, arrive_ns, title;
+	uint32_t tid, op;
+	bool live;
+};
+
+struct coll_group {
+	uint64_t ptr;
+	uint32_t name, desc;
+	int32_t rank, size;
+};
+
+struct coll_state {
+	pid_t pid;
+	struct name_table *names;
+	struct coll_work works[COLL_WORKS];
+	unsigned int next;
+	struct coll_group groups[COLL_GROUPS];
+	unsigned int ngroups;
+	struct {
+		uint64_t ptr;
+		uint32_t id;
+	} titles[COLL_TITLES];
+	unsigned int ntitles;
+	struct coll_counts n;
+};
+
+struct coll_state *coll_state__new(void)
+{
+	return calloc(1, sizeof(struct coll_state));
+}
+
+void coll_state__free(struct coll_state *st)
+{
+	free(st);
+}
+
+const struct coll_counts *coll_counts(const struct coll_state *st)
+{
+	return &st->n;
+}
+
+/* Up to @len bytes at @addr: how many were read (a page end stops it). */
+static size_t read_target(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
+
+	if (!addr)
+		return 0;
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n < 0 && errno == EFAULT && len > 16) {
+		/* a literal near the end of its mapping: up to the page end */
+		size_t room = 4096 - (addr & 4095);
+
+		if (room < len) {
+			local.iov_len = remote.iov_len = room;
+			n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		}
+	}
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* The target's text, cleaned and interned: 0 when unreadable. */
+static uint32_t intern_text(struct coll_state *st, const char *raw, size_t len)
+{
+	char copy[COLL_TEXT + 1], clean[COLL_TEXT * 4 + 1];
+	size_t n = strnlen(raw, len);
+
+	if (n > COLL_TEXT) {
+		n = COLL_TEXT;
+		st->n.name_cut++;
+	}
+	memcpy(copy, raw, n);
+	copy[n] = '\0';
+	if (!n)
+		return 0;
+	text_clean_terminal(clean, sizeof(clean), copy);
+	if (strcmp(clean, copy))
+		st->n.name_cut++;
+	return name_table_intern(st->names, clean);
+}
+
+static uint32_t title_of(struct coll_state *st, uint64_t ptr)
+{
+	char buf[COLL_TEXT + 1];
+	unsigned int i;
+	size_t n;
+	uint32_t id;
+
+	for (i = 0; i < st->ntitles; i++)
+		if (st->titles[i].ptr == ptr)
+			return st->titles[i].id;
+	n = read_target(st->pid, ptr, buf, COLL_TEXT);
+	buf[n] = '\0';
+	id = n ? intern_text(st, buf, n) : 0;
+	if (id && st->ntitles < COLL_TITLES) {
+		st->titles[st->ntitles].ptr = ptr;
+		st->titles[st->ntitles++].id = id;
+	}
+	return id;
+}
+
+static uint64_t u64_at(const unsigned char *b, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+static int32_t i32_at(const unsigned char *b, size_t off)
+{
+	int32_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/* A libstdc++ string at @off of the window read from @base: its text in
+ * @out (heap strings read apart).  false when it is not one. */
+static bool string_at(struct coll_state *st, const unsigned char *w, uint64_t base, size_t off,
+		      char *out, size_t outlen)
+{
+	uint64_t p = u64_at(w, off), len = u64_at(w, off + 8);
+
+	if (p == base + off + 16) { /* short: in place */
+		if (len > 15 || w[off + 16 + len] != '\0')
+			return false;
+		memcpy(out, w + off + 16, len);
+		out[len] = '\0';
+		return true;
+	}
+	if (len <= 15 || len >= outlen || p < 4096 || (p >> 47))
+		return false;
+	if (read_target(st->pid, p, out, len) != len)
+		return false;
+	out[len] = '\0';
+	return strlen(out) == len;
+}
+
+static bool group_fields(struct coll_state *st, struct coll_group *g)
+{
+	unsigned char w[PG_WINDOW];
+	char name[COLL_TEXT + 1], desc[COLL_TEXT + 1];
+	int32_t rank, size, debug;
+	size_t off;
+
+	if (read_target(st->pid, g->ptr, w, sizeof(w)) != sizeof(w))
+		return false;
+	for (off = 24; off + 64 <= sizeof(w); off += 8) {
+		rank = i32_at(w, off - 16);
+		size = i32_at(w, off - 12);
+		debug = i32_at(w, off - 8);
+		if (size < 1 || size > PG_SIZE_MAX || rank < 0 || rank >= size || debug < 0 ||
+		    debug > 2)
+			continue;
+		if (!string_at(st, w, g->ptr, off, name, sizeof(name)) ||
+		    !string_at(st, w, g->ptr, off + 32, desc, sizeof(desc)))
+			continue;
+		g->rank = rank;
+		g->size = size;
+		g->name = intern_text(st, name, sizeof(name));
+		g->desc = intern_text(st, desc, sizeof(desc));
+		return g->name != 0;
+	}
+	return false;
+}
+
+static const struct coll_group *group_of(struct coll_state *st, uint64_t ptr)
+{
+	static const struct coll_group unknown = { 0, 0, 0, -1, -1 };
+	struct coll_group *g;
+	unsigned int i;
+
+	for (i = 0; i < st->ngroups; i++)
+		if (st->groups[i].ptr == ptr)
+			return &st->groups[i];
+	if (!ptr || st->ngroups == COLL_GROUPS)
+		return &unknown;
+	g = &st->groups[st->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->ptr = ptr;
+	g->rank = g->size = -1;
+	if (!group_fields(st, g)) {
+		st->n.pg_unread++;
+		g->name = g->desc = 0;
+		g->rank = g->size = -1;
+	}
+	st->ngroups++;
+	return g;
+}
+
+unsigned int coll_ngroups(const struct coll_state *st)
+{
+	return st->ngroups;
+}
+
+bool coll_group(const struct coll_state *st, unsigned int i, uint32_t *name, uint32_t *desc,
+		int32_t *rank, int32_t *size)
+{
+	if (i >= st->ngroups || !st->groups[i].name)
+		return false;
+	*name = st->groups[i].name;
+	*desc = st->groups[i].desc;
+	*rank = st->groups[i].rank;
+	*size = st->groups[i].size;
+	return true;
+}
+
+static struct coll_work *work_find(struct coll_state *st, uint64_t work)
+{
+	unsigned int i, k;
+
+	/* newest first: a freed work's address is reused by the next one */
+	for (i = 0; i < COLL_WORKS; i++) {
+		k = (st->next + COLL_WORKS - 1 - i) % COLL_WORKS;
+		if (st->works[k].live && st->works[k].work == work)
+			return &st->works[k];
+	}
+	return NULL;
+}
+
+static void on_made(struct coll_state *st, const struct api_call *c)
+{
+	struct coll_work *w = &st->works[st->next];
+
+	if (w->live)
+		st->n.evicted++;
+	st->next = (st->next + 1) % COLL_WORKS;
+	w->work = c->args[0];
+	w->op = (uint32_t)(c->args[3] & 0xff);
+	w->seq = c->args[4];
+	w->title = c->args[6];
+	w->arrive_ns = c->start_ns;
+	w->tid = c->tid;
+	w->pg = 0;
+	w->live = true;
+}
+
+static uint64_t deref_ptr(const struct api_call *c)
+{
+	return c->deref_len >= 8 ? u64_at(c->deref, 0) : 0;
+}
+
+static void on_queued(struct coll_state *st, const struct api_call *c)
+{
+	struct coll_work *w = work_find(st, deref_ptr(c));
+
+	if (w)
+		w->pg = c->args[0];
+}
+
+static int on_run(struct coll_state *st, const struct api_call *c, struct collective *out)
+{
+	struct coll_work *w = work_find(st, deref_ptr(c));
+	const struct coll_group *g;
+
+	if (!w) {
+		st->n.no_work++;
+		return 0;
+	}
+	w->live = false;
+	g = group_of(st, w->pg);
+	memset(out, 0, sizeof(*out));
+	out->arrive_ns = w->arrive_ns;
+	out->arrive_tid = w->tid;
+	out->start_ns = c->start_ns;
+	out->end_ns = c->end_ns;
+	out->tid = c->tid;
+	out->seq = w->seq;
+	out->op_type = w->op;
+	out->name = title_of(st, w->title);
+	out->pg_name = g->name;
+	out->pg_desc = g->desc;
+	out->group_rank = g->rank;
+	out->group_size = g->size;
+	st->n.joined++;
+	return 1;
+}
+
+int coll_on_call(struct coll_state *st, pid_t pid, struct name_table *names,
+		 const struct api_call *c, struct collective *out)
+{
+	const struct api_row *r = cuda_api_row(c->api_id);
+
+	if (!st || !r || r->layer != LAYER_GLOO)
+		return 0;
+	st->pid = pid;
+	st->names = names;
+	switch (r->decoder) {
+	case DEC_GLOO_WORK:
+		on_made(st, c);
+		return 0;
+	case DEC_GLOO_ENQUEUE:
+		on_queued(st, c);
+		return 0;
+	case DEC_GLOO_EXEC:
+		return c->no_return ? 0 : on_run(st, c, out);
+	default:
+		return 0;
+	}
+}
+
+const char *coll_short_name(const char *title)
+{
+	const char *colon = strchr(title, ':');
+
+	return colon ? colon + 1 : title;
+}
