@@ -131,7 +131,7 @@ static int name_files(const struct seg_output_ctx *c, struct written_segment *ou
 	return 0;
 }
 
-static int write_file(const char *outdir, const char *name, seg_file_write_fn write,
+static int write_file(const char *outdir, const char *name, seg_file_write_fn fn,
 		      const struct seg_output_ctx *c, const struct summary *sum)
 {
 	struct out_file of;
@@ -140,7 +140,7 @@ static int write_file(const char *outdir, const char *name, seg_file_write_fn wr
 	ret = out_open(&of, outdir, name);
 	if (ret)
 		return ret;
-	ret = write(of.f, c, sum);
+	ret = fn(of.f, c, sum);
 	if (ret) {
 		out_abort(&of);
 		return ret;
