@@ -73,6 +73,8 @@ UNITTEST_PY=$BUILD/venv-k8s/bin/python run_tap "Kubernetes manifest" unittest_ta
 	tests/k8s/test_manifest.py
 # The layout: includes run down the stages of user/, never in a circle.
 run_tap "include layout" python3 tools/include_check.py --tap
+# docs/errors.md: each message of its tables is printed by the source.
+run_tap "errors table" python3 tools/errors_check.py --tap
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "# BATS end-to-end tests need root (BPF): run 'make test' (it uses sudo)"

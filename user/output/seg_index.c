@@ -9,7 +9,7 @@
 #include "util/json_writer.h"
 #include "output/seg_index.h"
 #include "output/seg_meta.h"
-#include "output/seg_writer.h"
+#include "output/seg_files.h"
 
 void seg_index_init(struct seg_index *ix, const char *outdir)
 {
@@ -46,6 +46,11 @@ static const char *const record_keys[] = {
 	"not_counted_why",
 };
 
+static void add_file(const char *key, const char *name, void *o)
+{
+	json_object_object_add(o, key, json_string_obj(name));
+}
+
 static json_object *record_json(const struct seg_output_ctx *c, const struct written_segment *w)
 {
 	json_object *o = json_object_new_object();
@@ -53,13 +58,8 @@ static json_object *record_json(const struct seg_output_ctx *c, const struct wri
 
 	for (i = 0; i < sizeof(record_keys) / sizeof(record_keys[0]); i++)
 		json_object_object_add(o, record_keys[i], seg_meta_json(c, record_keys[i]));
-	json_object_object_add(o, "trace", json_string_obj(w->trace));
-	json_object_object_add(o, "summary_txt", json_string_obj(w->summary_txt));
-	json_object_object_add(o, "summary_json", json_string_obj(w->summary_json));
-	if (w->memory_svg[0])
-		json_object_object_add(o, "memory_svg", json_string_obj(w->memory_svg));
-	if (w->memory_snapshot[0])
-		json_object_object_add(o, "memory_snapshot", json_string_obj(w->memory_snapshot));
+	/* then its files, as the table of output kinds lists them */
+	seg_files_listed(w, add_file, o);
 	return o;
 }
 

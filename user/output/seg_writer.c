@@ -5,17 +5,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "util/gz_stream.h"
 #include "util/log.h"
-#include "output/memory/mem_snapshot.h"
-#include "output/memory/mem_svg.h"
-#include "util/file/output_files.h"
-#include "output/pftrace/pftrace_writer.h"
-#include "output/stacks/pystack_files.h"
+#include "output/seg_files.h"
 #include "output/seg_writer.h"
 #include "output/spill.h"
-#include "output/summary/summary.h"
-#include "output/json/trace_writer.h"
 #include "output/writer_delay.h"
 
 struct seg_writer {
@@ -45,101 +38,6 @@ struct seg_job {
 	struct proc_target *proc;
 	struct seg_job *next;
 };
-
-enum file_kind { FILE_TRACE, FILE_SUMMARY_TXT, FILE_SUMMARY_JSON, FILE_MEMORY_SVG,
-		 FILE_MEMORY_SNAPSHOT };
-
-static int write_one(const char *outdir, const char *name, enum file_kind kind,
-		     const struct seg_output_ctx *c, const struct summary *sum)
-{
-	struct out_file of;
-	FILE *gz;
-	int ret;
-
-	ret = out_open(&of, outdir, name);
-	if (ret)
-		return ret;
-	switch (kind) {
-	case FILE_TRACE:
-		if (c->format == TRACE_PFTRACE) {
-			ret = pftrace_write(of.f, c);
-		} else if (c->format == TRACE_JSON_GZ) {
-			gz = gz_stream_open(of.f);
-			ret = gz ? trace_write(gz, c) : -(errno ? errno : ENOMEM);
-			if (gz) {
-				int cr = gz_stream_close(gz);
-
-				ret = ret ? ret : cr;
-			}
-		} else {
-			ret = trace_write(of.f, c);
-		}
-		break;
-	case FILE_SUMMARY_TXT:
-		ret = summary_write_text(of.f, sum, c);
-		break;
-	case FILE_SUMMARY_JSON:
-		ret = summary_write_json(of.f, sum, c);
-		break;
-	case FILE_MEMORY_SVG:
-		ret = mem_svg_write(of.f, c);
-		break;
-	case FILE_MEMORY_SNAPSHOT:
-		ret = mem_snapshot_write(of.f, c);
-		break;
-	}
-	if (ret) {
-		out_abort(&of);
-		return ret;
-	}
-	return out_commit(&of);
-}
-
-int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct written_segment *out)
-{
-	char region[FVBPF_REGION_NAME_MAX + 1];
-	struct summary sum;
-	int ret;
-
-	memset(out, 0, sizeof(*out));
-	out_sanitize_name(region, sizeof(region), c->reg->defs[c->seg->region].name);
-	ret = seg_output_file_name(out->trace, sizeof(out->trace), "trace", c->proc, c->seg->seq,
-				   region, trace_format_name(c->format));
-	if (!ret)
-		ret = seg_output_file_name(out->summary_txt, sizeof(out->summary_txt), "summary",
-					   c->proc, c->seg->seq, region, "txt");
-	if (!ret)
-		ret = seg_output_file_name(out->summary_json, sizeof(out->summary_json), "summary",
-					   c->proc, c->seg->seq, region, "json");
-	if (ret)
-		return ret;
-
-	ret = summary_build(&sum, c);
-	if (ret)
-		return ret;
-	ret = write_one(outdir, out->trace, FILE_TRACE, c, &sum);
-	if (!ret)
-		ret = write_one(outdir, out->summary_txt, FILE_SUMMARY_TXT, c, &sum);
-	if (!ret)
-		ret = write_one(outdir, out->summary_json, FILE_SUMMARY_JSON, c, &sum);
-	if (!ret)
-		ret = pystack_write_files(outdir, c); /* --with-stack */
-	/* --profile-memory: the timeline picture, "memory_rank0_segment0000_step.svg" */
-	if (!ret && mem_svg_wanted(c)) {
-		ret = seg_output_file_name(out->memory_svg, sizeof(out->memory_svg), "memory",
-					   c->proc, c->seg->seq, region, "svg");
-		if (!ret)
-			ret = write_one(outdir, out->memory_svg, FILE_MEMORY_SVG, c, &sum);
-		if (!ret)
-			ret = seg_output_file_name(out->memory_snapshot, sizeof(out->memory_snapshot),
-						   "memory_snapshot", c->proc, c->seg->seq, region,
-						   "json");
-		if (!ret)
-			ret = write_one(outdir, out->memory_snapshot, FILE_MEMORY_SNAPSHOT, c, &sum);
-	}
-	summary_free(&sum);
-	return ret;
-}
 
 static void sleep_ms(unsigned int ms)
 {

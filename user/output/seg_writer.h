@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
 /*
  * The writer thread: formatting and file I/O never happen in the ring-buffer
- * consumer.  Closed segments are queued here and written as
- * trace_*.json and summary_*.{txt,json}.
+ * consumer.  Closed segments are queued here and written, one at a time,
+ * as the files of seg_files.c's table.
  */
 #ifndef FVBPF_SEG_WRITER_H
 #define FVBPF_SEG_WRITER_H
@@ -10,17 +10,9 @@
 #include <stdbool.h>
 
 #include "util/budget.h"
+#include "output/seg_files.h"
 #include "output/seg_index.h"
 #include "output/seg_output.h"
-
-/* The files a segment was written to; its manifest record takes the rest from seg_meta.h. */
-struct written_segment {
-	char trace[256];
-	char summary_txt[256];
-	char summary_json[256];
-	char memory_svg[256];   /* --profile-memory's picture, "" when none */
-	char memory_snapshot[256]; /* ... and its torch.cuda.memory._snapshot() export */
-};
 
 /* How the writer writes: fixed before the thread starts. */
 struct seg_writer_opts {
@@ -58,7 +50,5 @@ struct seg_index *seg_writer_index(struct seg_writer *w);
 /* Segments that could not be written, and -errno of the first. */
 unsigned int seg_writer_write_errors(const struct seg_writer *w);
 int seg_writer_first_error(const struct seg_writer *w);
-/* Synchronous write of one segment (used by the thread and by tests). */
-int seg_write_files(const char *outdir, const struct seg_output_ctx *c, struct written_segment *out);
 
 #endif /* FVBPF_SEG_WRITER_H */
