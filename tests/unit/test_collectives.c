@@ -132,6 +132,20 @@ static void test_join(void)
 	CHECK_EQ(coll_counts(st)->no_work, 1);
 	CHECK_EQ(coll_counts(st)->joined, 1);
 	CHECK_EQ(coll_ngroups(st), 1);
+	/* run and returned before the queueing call returned: whole at the
+	 * queueing call, with its group */
+	c = made(0x1100, 55, title, 1000);
+	CHECK_EQ(coll_on_call(st, getpid(), &names, &c, &out), 0);
+	c = ran(0x1100, 1100, 1200);
+	CHECK_EQ(coll_on_call(st, getpid(), &names, &c, &out), 0);
+	c = queued(pgp, 0x1100);
+	CHECK_EQ(coll_on_call(st, getpid(), &names, &c, &out), 1);
+	CHECK_EQ(out.seq, 55);
+	CHECK_EQ(out.start_ns, 1100);
+	CHECK_EQ(out.end_ns, 1200);
+	CHECK_EQ(out.tid, 20);
+	name_table_get(&names, out.pg_name, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "7"));
 	coll_state__free(st);
 	name_table_free(&names);
 }
@@ -167,6 +181,8 @@ static void test_hostile(void)
 	c = made(0x3000, 2, (const char *)8, 10);
 	coll_on_call(st, getpid(), &names, &c, &out);
 	c = ran(0x3000, 20, 30);
+	CHECK_EQ(coll_on_call(st, getpid(), &names, &c, &out), 0); /* waits for its queueing */
+	c = queued(0, 0x3000);
 	CHECK_EQ(coll_on_call(st, getpid(), &names, &c, &out), 1);
 	CHECK_EQ(out.name, 0);
 	CHECK_EQ(out.pg_name, 0);

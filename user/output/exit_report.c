@@ -42,7 +42,7 @@ static void report_collectives(const struct session_target *st)
 
 	printf("    collectives: %u gloo functions probed, %llu collectives joined (%llu outside "
 	       "segments); lost: %llu past a segment's limit, %llu runs without their work, %llu "
-	       "works never run (table full), %llu process groups unread, %llu names cleaned or "
+	       "works never whole (table full), %llu process groups unread, %llu names cleaned or "
 	       "cut\n", st->cuda.gloo,
 	       (unsigned long long)n->joined, (unsigned long long)st->colls_outside,
 	       (unsigned long long)st->colls_dropped,

@@ -29,8 +29,9 @@
 
 struct coll_work {
 	uint64_t work, pg, seq, arrive_ns, title;
-	uint32_t tid, op;
-	bool live;
+	uint64_t run_start, run_end;  /* ran before its queueing call returned */
+	uint32_t tid, op, run_tid;
+	bool live, ran;
 };
 
 struct coll_group {
@@ -264,6 +265,7 @@ static void on_made(struct coll_state *st, const struct api_call *c)
 	w->arrive_ns = c->start_ns;
 	w->tid = c->tid;
 	w->pg = 0;
+	w->ran = false;
 	w->live = true;
 }
 
@@ -272,31 +274,18 @@ static uint64_t deref_ptr(const struct api_call *c)
 	return c->deref_len >= 8 ? u64_at(c->deref, 0) : 0;
 }
 
-static void on_queued(struct coll_state *st, const struct api_call *c)
+static int finish(struct coll_state *st, struct coll_work *w, struct collective *out)
 {
-	struct coll_work *w = work_find(st, deref_ptr(c));
-
-	if (w)
-		w->pg = c->args[0];
-}
-
-static int on_run(struct coll_state *st, const struct api_call *c, struct collective *out)
-{
-	struct coll_work *w = work_find(st, deref_ptr(c));
 	const struct coll_group *g;
 
-	if (!w) {
-		st->n.no_work++;
-		return 0;
-	}
 	w->live = false;
 	g = group_of(st, w->pg);
 	memset(out, 0, sizeof(*out));
 	out->arrive_ns = w->arrive_ns;
 	out->arrive_tid = w->tid;
-	out->start_ns = c->start_ns;
-	out->end_ns = c->end_ns;
-	out->tid = c->tid;
+	out->start_ns = w->run_start;
+	out->end_ns = w->run_end;
+	out->tid = w->run_tid;
 	out->seq = w->seq;
 	out->op_type = w->op;
 	out->name = title_of(st, w->title);
@@ -306,6 +295,33 @@ static int on_run(struct coll_state *st, const struct api_call *c, struct collec
 	out->group_size = g->size;
 	st->n.joined++;
 	return 1;
+}
+
+/* Calls are whole at their return: a backend thread may run the work and
+ * return before the queueing call on the caller's thread does. */
+static int on_queued(struct coll_state *st, const struct api_call *c, struct collective *out)
+{
+	struct coll_work *w = work_find(st, deref_ptr(c));
+
+	if (!w)
+		return 0;
+	w->pg = c->args[0];
+	return w->ran ? finish(st, w, out) : 0;
+}
+
+static int on_run(struct coll_state *st, const struct api_call *c, struct collective *out)
+{
+	struct coll_work *w = work_find(st, deref_ptr(c));
+
+	if (!w) {
+		st->n.no_work++;
+		return 0;
+	}
+	w->run_start = c->start_ns;
+	w->run_end = c->end_ns;
+	w->run_tid = c->tid;
+	w->ran = true;
+	return w->pg ? finish(st, w, out) : 0;
 }
 
 int coll_on_call(struct coll_state *st, pid_t pid, struct name_table *names,
@@ -322,8 +338,7 @@ int coll_on_call(struct coll_state *st, pid_t pid, struct name_table *names,
 		on_made(st, c);
 		return 0;
 	case DEC_GLOO_ENQUEUE:
-		on_queued(st, c);
-		return 0;
+		return on_queued(st, c, out);
 	case DEC_GLOO_EXEC:
 		return c->no_return ? 0 : on_run(st, c, out);
 	default:
