@@ -13,6 +13,48 @@ struct {
 	__type(value, struct fvbpf_api_cfg);
 } api_cfg SEC(".maps");
 
+/* slot -> its TensorImpl layout, for a collective's tensors (gloo). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FVBPF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct fvbpf_coll_layout);
+} coll_layout SEC(".maps");
+
+/*
+ * A gloo work's input tensors, read while the caller's temporaries live:
+ * the optional<vector<at::Tensor>> (begin, end, capacity, engaged), each
+ * Tensor a TensorImpl pointer, read only when its vtable is a plain
+ * TensorImpl's.  Everything is the target's: counts are bounded, the
+ * loader checks the rest.
+ */
+static __always_inline void coll_tensors(struct fvbpf_coll_tensors *out, __u32 slot, __u64 arg)
+{
+	struct fvbpf_coll_layout *lay = bpf_map_lookup_elem(&coll_layout, &slot);
+	struct { __u64 begin, end, cap; __u8 engaged; } v;
+	__u64 impl, vptr, n;
+	__u16 dtype;
+	int i;
+
+	__builtin_memset(out, 0, sizeof(*out));
+	if (!lay || !lay->ok || !arg || bpf_probe_read_user(&v, sizeof(v), (const void *)arg) ||
+	    !v.engaged || v.end <= v.begin)
+		return;
+	n = (v.end - v.begin) / 8;
+	out->count = n > 0xffff ? 0xffff : (__u16)n;
+	for (i = 0; i < FVBPF_COLL_TENSORS; i++) {
+		if (i >= n)
+			break;
+		if (bpf_probe_read_user(&impl, 8, (const void *)(v.begin + 8 * i)) || !impl ||
+		    bpf_probe_read_user(&vptr, 8, (const void *)impl) || vptr != lay->vptr_dense ||
+		    bpf_probe_read_user(&out->numel[i], 8, (const void *)(impl + lay->numel_at)) ||
+		    bpf_probe_read_user(&dtype, 2, (const void *)(impl + lay->dtype_at)))
+			break;
+		out->dtype[i] = dtype > 0xff ? 0xff : (__u8)dtype;
+		out->read++;
+	}
+}
+
 /*
  * The session cookie carries what the return needs from the entry: the api
  * id in the top byte (FVBPF_MAX_APIS <= 256) and the out-pointer (cudaMalloc's
@@ -109,7 +151,12 @@ int api_call(struct pt_regs *ctx)
 	ev->args[8] = stack[2];
 	ev->args[9] = stack[3];
 	ev->deref_len = 0;
-	if (cfg->deref_len && cfg->deref_arg < FVBPF_API_ARGS) {
+	if (cfg->tensors_arg < FVBPF_API_ARGS) {
+		coll_tensors((struct fvbpf_coll_tensors *)ev->deref,
+			     (attach_cookie >> FVBPF_COOKIE_SLOT_SHIFT) & 0xffff,
+			     ev->args[cfg->tensors_arg & 15]);
+		ev->deref_len = FVBPF_API_DEREF;
+	} else if (cfg->deref_len && cfg->deref_arg < FVBPF_API_ARGS) {
 		ptr = ev->args[cfg->deref_arg & 15];
 		if (ptr && !bpf_probe_read_user(ev->deref, FVBPF_API_DEREF, (const void *)ptr))
 			ev->deref_len = cfg->deref_len;

@@ -207,8 +207,33 @@ struct fvbpf_api_cfg {
 	__u8 deref_len;         /* ... this many (0: none) */
 	__u8 out_arg;           /* argument index of an out-pointer, FVBPF_NO_ARG if none */
 	__u8 stack_args;        /* arguments past the 6th it takes (0..4) */
+	__u8 tensors_arg;       /* gloo's work: the const std::optional<std::vector<at::Tensor>> &
+				 * whose tensors' sizes go in deref (struct fvbpf_coll_tensors);
+				 * FVBPF_NO_ARG if none */
+	__u8 pad[3];
 };
 #define FVBPF_NO_ARG 0xff
+
+/* What a process's TensorImpl layout lets BPF read of a collective's
+ * tensors (map "coll_layout", by slot; ok 0: not known, nothing read). */
+struct fvbpf_coll_layout {
+	__u8 ok;
+	__u8 numel_at;          /* numel_ */
+	__u8 dtype_at;          /* data_type_ (TypeMeta index) */
+	__u8 pad[5];
+	__u64 vptr_dense;       /* a plain TensorImpl's vtable pointer */
+};
+#define FVBPF_COLL_TENSORS 4
+
+/* deref of a gloo work's entry when tensors_arg is set: how many tensors,
+ * and the first FVBPF_COLL_TENSORS's element counts and dtypes. */
+struct fvbpf_coll_tensors {
+	__u16 count;            /* tensors in the vector (0: none or not read) */
+	__u16 read;             /* of them read (numel and dtype below) */
+	__u8 dtype[FVBPF_COLL_TENSORS]; /* TypeMeta index: ScalarType for the standard types */
+	__u64 numel[FVBPF_COLL_TENSORS];
+	__u64 pad;
+};
 
 /* CUPTI's API-entry callback, inside the call it names (agent). */
 struct fvbpf_corr_event {
@@ -395,7 +420,9 @@ _Static_assert(sizeof(struct fvbpf_tgid_slot) == 8, "tgid slot layout");
 _Static_assert(sizeof(struct fvbpf_sync_event) == 544, "sync event layout");
 _Static_assert(sizeof(struct fvbpf_api_enter) == 24 + 8 + 80 + 48, "api enter layout");
 _Static_assert(sizeof(struct fvbpf_api_exit) == 40, "api exit layout");
-_Static_assert(sizeof(struct fvbpf_api_cfg) == 4, "api cfg layout");
+_Static_assert(sizeof(struct fvbpf_api_cfg) == 8, "api cfg layout");
+_Static_assert(sizeof(struct fvbpf_coll_tensors) == FVBPF_API_DEREF, "coll tensors fill deref");
+_Static_assert(sizeof(struct fvbpf_coll_layout) == 16, "coll layout");
 _Static_assert(sizeof(struct fvbpf_torch_event) == 32, "torch event layout");
 _Static_assert(sizeof(struct fvbpf_vtable_key) == 16, "vtable key layout");
 _Static_assert(sizeof(struct fvbpf_scope_event) == 56 + FVBPF_SCOPE_NAME, "scope event layout");

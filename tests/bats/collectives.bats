@@ -10,6 +10,7 @@
 load helpers
 
 DDP=$ROOT/tests/workloads/ddp_train.py
+HTA_PY=${FVBPF_HTA_PY:-$BUILD/venv-hta/bin/python3}
 LATE_MS=40
 
 setup() {
@@ -101,6 +102,20 @@ trace_check() {
 	run "$FVBPF" report "$OUT"
 	assert_output --regexp "Collectives: [0-9]+ matched across ranks by process group and sequence number"
 	assert_output --regexp "waited for: [^ ]+ rank 2: last in"
+	# HTA's communication analysis reads the exported step folders
+	[ -x "$HTA_PY" ] || fail "no HolisticTraceAnalysis venv at $HTA_PY: run \`make venv\`"
+	"$FVBPF" export "$OUT" -o "$BATS_TEST_TMPDIR/exp"
+	run "$HTA_PY" - "$BATS_TEST_TMPDIR/exp" <<-'EOF'
+		import glob, os, sys
+		from hta.trace_analysis import TraceAnalysis
+		n = 0
+		for d in sorted(glob.glob(os.path.join(sys.argv[1], "*", "step*"))):
+		    r = TraceAnalysis(trace_dir=d).get_comm_comp_overlap(visualize=False)
+		    n += len(r) == 3
+		print("hta_steps=%d" % n)
+	EOF
+	assert_success
+	assert_line --regexp "^hta_steps=[1-9]"
 }
 
 @test "collectives: 4 ranks, callbacks path (--inject): rank 1 is the straggler" {

@@ -199,6 +199,7 @@ int cuda_api_fill_cfg(int map_fd)
 		r = cuda_api_row(id);
 		memset(&cfg, 0, sizeof(cfg));
 		cfg.out_arg = FVBPF_NO_ARG;
+		cfg.tensors_arg = FVBPF_NO_ARG;
 		if (r->decoder == DEC_LAUNCH_RT_EXC || r->decoder == DEC_LAUNCH_DRV_EX) {
 			cfg.deref_arg = 0; /* the launch config struct */
 			cfg.deref_len = FVBPF_API_DEREF;
@@ -210,10 +211,8 @@ int cuda_api_fill_cfg(int map_fd)
 			cfg.deref_arg = r->decoder == DEC_GLOO_ENQUEUE ? 1 : 0;
 			cfg.deref_len = 8;
 		}
-		if (r->decoder == DEC_GLOO_WORK) { /* the gloo::Context behind the shared_ptr */
-			cfg.deref_arg = 1;
-			cfg.deref_len = 8;
-		}
+		if (r->decoder == DEC_GLOO_WORK) /* its inputs' sizes */
+			cfg.tensors_arg = 7;
 		cfg.stack_args = stack_args(r);
 		if (bpf_map_update_elem(map_fd, &id, &cfg, BPF_ANY))
 			return -errno;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <inttypes.h>
+#include <stdbool.h>
 
 #include "output/json/trace_colls.h"
 #include "pipeline/segment.h"
@@ -53,6 +54,9 @@ static void coll_args(struct obuf *f, const struct seg_output_ctx *c, const stru
 	ob_lit(f, "}");
 }
 
+/* Collectives looked through for their groups (a quadratic scan, bounded). */
+#define TRACE_COLL_GROUPS_MAX 4096
+
 /* Flow ids apart from fwdbwd's (1...) and ac2g's (CUPTI correlations). */
 #define COLL_FLOW_ID (1ull << 40)
 
@@ -80,4 +84,43 @@ void trace_coll_slices(struct obuf *f, const struct seg_output_ctx *c)
 		where(f, s->pid, k->tid, k->start_ns);
 		ob_char(f, '}');
 	}
+}
+
+/* The first collective of each named group, in the order they came. */
+static bool first_of_group(const struct segment *s, size_t i)
+{
+	size_t j;
+
+	if (!s->colls[i].pg_name)
+		return false;
+	for (j = 0; j < i; j++)
+		if (s->colls[j].pg_name == s->colls[i].pg_name)
+			return false;
+	return true;
+}
+
+void trace_coll_pg_config(struct obuf *f, const struct seg_output_ctx *c)
+{
+	const struct segment *s = c->seg;
+	size_t i, n = 0;
+
+	for (i = 0; i < s->ncolls && i < TRACE_COLL_GROUPS_MAX; i++)
+		n += first_of_group(s, i);
+	if (!n)
+		return;
+	ob_lit(f, ",\"pg_count\":");
+	ob_u64(f, n);
+	ob_lit(f, ",\"pg_config\":[");
+	for (i = 0, n = 0; i < s->ncolls && i < TRACE_COLL_GROUPS_MAX; i++) {
+		if (!first_of_group(s, i))
+			continue;
+		ob_puts(f, n++ ? ",{\"pg_name\":" : "{\"pg_name\":");
+		put_name(f, c, s->colls[i].pg_name, "unknown");
+		ob_lit(f, ",\"pg_desc\":");
+		put_name(f, c, s->colls[i].pg_desc, "unknown");
+		ob_lit(f, ",\"backend_config\":\"cpu:gloo\",\"pg_size\":");
+		ob_i64(f, s->colls[i].group_size);
+		ob_char(f, '}');
+	}
+	ob_char(f, ']');
 }

@@ -9,5 +9,8 @@
 #include "util/text_out.h"
 
 void trace_coll_slices(struct obuf *f, const struct seg_output_ctx *c);
+/* `,"pg_count":N,"pg_config":[...]` of distributedInfo, as torch writes
+ * them, for the groups the segment's collectives name (nothing if none). */
+void trace_coll_pg_config(struct obuf *f, const struct seg_output_ctx *c);
 
 #endif /* FVBPF_TRACE_COLLS_H */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "output/seg_output.h"
+#include "output/json/trace_colls.h"
 #include "output/json/trace_kineto.h"
 #include "pipeline/gpu_join.h"
 #include "pipeline/registry.h"
@@ -124,8 +125,12 @@ void kineto_header(struct obuf *f, const struct seg_output_ctx *c)
 
 	/* A process without a rank (a launcher) must not read as rank 0. */
 	if (p->rank != PROC_NO_RANK)
-		ob_printf(f, "\"distributedInfo\":{\"backend\":\"unknown\",\"rank\": %d,\"world_size\": %d},\n",
-			  p->rank, world);
+		ob_printf(f, "\"distributedInfo\":{\"backend\":\"%s\",\"rank\": %d,\"world_size\": %d",
+			  c->seg->ncolls ? "gloo" : "unknown", p->rank, world);
+	if (p->rank != PROC_NO_RANK) {
+		trace_coll_pg_config(f, c); /* the process groups its collectives named */
+		ob_lit(f, "},\n");
+	}
 	/* The wall clock of ts 0: ts are CLOCK_MONOTONIC microseconds. */
 	if (c->meta && c->meta->real_at_start_ns > c->meta->mono_at_start_ns)
 		base = c->meta->real_at_start_ns - c->meta->mono_at_start_ns;
