@@ -63,8 +63,12 @@ struct fvbpf_thread_stack {
  * forked child reads it as zero.  The library sets the magic; the loader
  * writes the epoch (even: hands off, odd: probes live) and, when it takes
  * over a forked child whose probe text it has repaired, the magic too.
+ * The magic names the page's layout: a library whose page is laid out
+ * otherwise (an older libfvbpf.so still mapped in a running job) shows
+ * another magic, and fvbpf refuses it rather than misread it.
  */
-#define FVBPF_CONTROL_MAGIC 0x63627666u  /* "fvbc" */
+/* "fvbd": the three channels as struct fvbpf_channel ("fvbc" before). */
+#define FVBPF_CONTROL_MAGIC 0x64627666u
 
 /* `fvbpf attach --inject` names its copy of the library
  * "<dir>/.fvbpf-inject-<pid>-<random>.so": the library's constructor
@@ -80,72 +84,78 @@ struct fvbpf_thread_stack {
 /* Bytes of Python shim request the control page holds (fvbpf_pyshim.h). */
 #define FVBPF_PY_REQ_MAX 2048
 
+/*
+ * One request and its answer between fvbpf and the library: the Python
+ * shim's, the operator callbacks' and the CUDA hook's.  fvbpf writes what
+ * the request needs (the channel's own tables in the page, then `req`),
+ * then a new `asked`, never 0 nor the last `answered`.  The library reads
+ * `asked` (acquire), then the request; once it has acted it writes the
+ * answer's fields and then `answered` = `asked` (release).  fvbpf copies
+ * the whole channel in one read and takes the answer only where
+ * `answered` is the generation it asked (`answered` lies before the
+ * fields, so a copy that sees it sees them).  Everything here is the
+ * target's memory: fvbpf checks each field it uses.
+ */
+struct fvbpf_channel {
+	__u32 asked;            /* fvbpf: the request's generation (0: none) */
+	__u32 req;              /* fvbpf: the request word (py: bytes of py_req; fast: its
+				 * FVBPF_FAST_LAYOUT_*; cuda: the attach epoch from which the
+				 * wrapper records, 0 until fvbpf has mapped the rings) */
+	__u32 answered;         /* library: the generation answered, written last */
+	__u16 state;            /* enum fvbpf_fast_state / fvbpf_cuda_hook_state (py: 0) */
+	__u16 err;              /* errno of a failed step */
+	__s32 fd;               /* the rings' memfd, in the target (-1: none) */
+	__u32 slots;            /* cuda: PLT slots pointed at the wrapper */
+	__u32 bytes;            /* the memfd's size (FVBPF_FAST_BYTES) */
+};
+
 struct fvbpf_control {
-	__u32 magic;
+	__u32 magic;            /* FVBPF_CONTROL_MAGIC */
 	__u32 epoch;
 	/* The Python shim (user/lib/pyshim.c): the library sets `python` when
-	 * the process has a CPython it can schedule calls in; the loader
-	 * writes py_req and then a new py_gen; the library copies the request
-	 * at the next attach epoch, and writes py_done = py_gen once the shim
-	 * ran in the interpreter's main thread. */
+	 * the process has a CPython it can schedule calls in.  Its channel's
+	 * request is py_req (req bytes); the library copies it at the next
+	 * attach epoch and answers once the shim ran in the interpreter's
+	 * main thread (its findings come as status records). */
 	__u32 python;
-	__u32 py_gen;
-	__u32 py_done;
-	__u32 py_len;
-	char py_req[FVBPF_PY_REQ_MAX];
-	/* The operator fast path (user/lib/torch_fast.c, fvbpf_fast.h): the
-	 * loader writes fast_req (FVBPF_FAST_LAYOUT_*, 0: off), what opens a
-	 * segment, then a new fast_gen; the library answers fast_state,
-	 * fast_fd and fast_bytes, then fast_done = fast_gen.  The library
-	 * follows "inside a segment" itself, by BPF's rules, from the same
-	 * tables: enabled regions (markers), torch scopes whose begin opens a
-	 * segment (gates) and whose end starts stepping (steps), or always
-	 * (time windows). */
-	__u32 fast_req;
-	__u32 fast_gen;
-	__u32 fast_done;
-	__u32 fast_state;
-	__s32 fast_fd;
-	__u32 fast_err;         /* errno of a failed step */
-	__u64 fast_bytes;
-	__u32 fast_window;
-	__u32 fast_watch;       /* library: a thread of ours polls this page */
-	__u32 fast_nregions;
-	__u32 fast_ngates;
-	__u32 fast_nsteps;
-	__u32 fast_stacks;      /* loader: --with-stack: call fvbpf_probe_py_stack */
-	__u64 fast_regions[FVBPF_FAST_REGIONS]; /* fvbpf_region_hash of each enabled region */
-	__u64 fast_gates[FVBPF_FAST_GATES];     /* fvbpf_scope_hash of region scopes */
-	__u64 fast_steps[FVBPF_FAST_STEPS];     /* ... of --step-by scopes */
-	/* --with-stack through the fast path: where the interpreter keeps a
-	 * thread's frames (struct fvbpf_py_cfg of fvbpf_pystack.h, what BPF's
-	 * walk is given), written by the loader before fast_py_set = 1.  With
-	 * it the library walks its own thread's frames and writes them into
-	 * its ring (FVBPF_FAST_STACK) instead of calling fvbpf_probe_py_stack. */
-	__u64 fast_py[5];
-	__u32 fast_py_set;
 	/* Markers: the odd epoch under which the library hands its own clock
 	 * reading to the _ts region probes (fvbpf_probe_region_begin_ts), as
 	 * this attach's loader asked; under any other epoch (a loader from
 	 * before them never writes this) it calls the plain pair. */
 	__u32 marker_ts_epoch;
+	struct fvbpf_channel py;
+	/* The operator fast path (user/lib/torch_fast.c, fvbpf_fast.h): the
+	 * request is the layout (0: off) and the tables below, what opens a
+	 * segment; the answer the rings' memfd.  The library follows "inside
+	 * a segment" itself, by BPF's rules, from the same tables: enabled
+	 * regions (markers), torch scopes whose begin opens a segment (gates)
+	 * and whose end starts stepping (steps), or always (time windows). */
+	struct fvbpf_channel fast;
 	/* CUDA launches through the library's hook (user/lib/cuda_hook.c,
-	 * fvbpf_fast.h): the loader writes the fast path's tables (regions,
-	 * window) and then a new cuda_gen; the library answers cuda_state,
-	 * cuda_slots (PLT slots it pointed at its wrapper), cuda_fd and
-	 * cuda_bytes (the rings' memfd), then cuda_done = cuda_gen.  Its
-	 * wrapper records into the rings only once the loader, having mapped
-	 * them, writes the live attach epoch into cuda_live; until then, and
-	 * whenever it cannot record, it calls cudaLaunchKernel at its uprobe. */
-	__u32 cuda_gen;
-	__u32 cuda_done;
-	__u32 cuda_state;
-	__u32 cuda_slots;
-	__s32 cuda_fd;
-	__u32 cuda_err;
-	__u64 cuda_bytes;
-	__u32 cuda_live;
-	__u32 cuda_pad;
+	 * fvbpf_fast.h): the request is the fast path's tables (regions,
+	 * window); the answer the PLT slots pointed at its wrapper and the
+	 * rings' memfd.  The wrapper records into the rings only once the
+	 * loader, having mapped them, writes the live attach epoch into the
+	 * channel's req; until then, and whenever it cannot record, it calls
+	 * cudaLaunchKernel at its uprobe. */
+	struct fvbpf_channel cuda;
+	__u32 fast_watch;       /* library: a thread of ours polls this page */
+	__u32 fast_window;
+	__u32 fast_nregions;
+	__u32 fast_ngates;
+	__u32 fast_nsteps;
+	__u32 fast_stacks;      /* loader: --with-stack: call fvbpf_probe_py_stack */
+	/* --with-stack through the fast path: where the interpreter keeps a
+	 * thread's frames (struct fvbpf_py_cfg of fvbpf_pystack.h, what BPF's
+	 * walk is given), written by the loader before fast_py_set = 1.  With
+	 * it the library walks its own thread's frames and writes them into
+	 * its ring (FVBPF_FAST_STACK) instead of calling fvbpf_probe_py_stack. */
+	__u32 fast_py_set;
+	__u64 fast_py[5];
+	__u64 fast_regions[FVBPF_FAST_REGIONS]; /* fvbpf_region_hash of each enabled region */
+	__u64 fast_gates[FVBPF_FAST_GATES];     /* fvbpf_scope_hash of region scopes */
+	__u64 fast_steps[FVBPF_FAST_STEPS];     /* ... of --step-by scopes */
+	char py_req[FVBPF_PY_REQ_MAX];
 };
 
 struct fvbpf_event_hdr {
@@ -430,7 +440,12 @@ _Static_assert(sizeof(struct fvbpf_corr_event) == 40, "corr event layout");
 _Static_assert(sizeof(struct fvbpf_gpu_chunk) == 32 + FVBPF_GPU_CHUNK, "gpu chunk layout");
 _Static_assert(sizeof(struct fvbpf_agent_status_event) == 40 + FVBPF_STATUS_MSG, "status layout");
 _Static_assert(sizeof(struct fvbpf_thread_stack) == 8 + 8 * FVBPF_STACK_MAX, "thread stack layout");
-_Static_assert(sizeof(struct fvbpf_control) <= 4096, "the control page is one page");
+_Static_assert(sizeof(struct fvbpf_channel) == 28, "channel layout");
+_Static_assert(__builtin_offsetof(struct fvbpf_channel, answered) <
+		       __builtin_offsetof(struct fvbpf_channel, state),
+	       "a channel's answered generation lies before its answer");
+/* The layout of "fvbc" was 2920 bytes; the page is one page. */
+_Static_assert(sizeof(struct fvbpf_control) <= 2920, "the control page's size");
 #endif
 
 #endif /* FVBPF_EVENTS_H */

@@ -69,14 +69,14 @@ struct fvbpf_rf_callback {
 };
 #endif
 
-/* The library's answer in the control page (fast_state), for fast_gen. */
+/* The library's answer in the control page's fast channel (its state). */
 enum fvbpf_fast_state {
 	FVBPF_FAST_NONE = 0,
-	FVBPF_FAST_READY = 1,        /* callbacks in place, rings in fast_fd */
+	FVBPF_FAST_READY = 1,        /* callbacks in place, rings in the answer's fd */
 	FVBPF_FAST_NO_TORCH = 2,     /* no libtorch_cpu.so in the process */
 	FVBPF_FAST_NO_SYMBOL = 3,    /* addGlobalCallback/removeCallback/name not found */
 	FVBPF_FAST_BAD_LAYOUT = 4,   /* a layout this library does not know */
-	FVBPF_FAST_NO_MEMORY = 5,    /* memfd_create/ftruncate/mmap failed (detail in fast_err) */
+	FVBPF_FAST_NO_MEMORY = 5,    /* memfd_create/ftruncate/mmap failed (the answer's err) */
 	FVBPF_FAST_OFF = 6,          /* FVBPF_FAST=off in the job's environment */
 };
 
@@ -90,14 +90,14 @@ enum fvbpf_fast_kind {
 	FVBPF_FAST_API_END = 6,      /* its return (struct fvbpf_fast_api_end) */
 };
 
-/* The library's answer in cuda_state (struct fvbpf_control). */
+/* The library's answer in the control page's cuda channel (its state). */
 enum fvbpf_cuda_hook_state {
 	FVBPF_HOOK_NONE = 0,
-	FVBPF_HOOK_READY = 1,        /* cuda_slots PLT slots point at the wrapper */
+	FVBPF_HOOK_READY = 1,        /* the answer's slots: PLT slots point at the wrapper */
 	FVBPF_HOOK_NO_CUDART = 2,    /* no libcudart.so with cudaLaunchKernel in the process */
 	FVBPF_HOOK_PROLOGUE = 3,     /* cudaLaunchKernel starts with an instruction we do not run */
 	FVBPF_HOOK_NO_CALLER = 4,    /* no loaded object calls it through a PLT slot */
-	FVBPF_HOOK_NO_MEMORY = 5,    /* the rings could not be made (cuda_err) */
+	FVBPF_HOOK_NO_MEMORY = 5,    /* the rings could not be made (the answer's err) */
 	FVBPF_HOOK_OFF = 6,          /* FVBPF_FAST=off in the job's environment */
 	FVBPF_HOOK_UNSUPPORTED = 7,  /* not an x86-64 build of the library */
 };
@@ -213,6 +213,10 @@ _Static_assert(sizeof(struct fvbpf_fast_api_end) == FVBPF_FAST_API_END_SIZE, "fa
 _Static_assert(sizeof(struct fvbpf_fast_ring) == 64, "fast ring layout");
 _Static_assert(sizeof(struct fvbpf_fast_hdr) == 64, "fast header layout");
 _Static_assert(sizeof(struct fvbpf_rf_callback) == 40, "RecordFunctionCallback, layout 1");
+/* The rings' size travels in a control-page channel's 32-bit bytes. */
+_Static_assert(sizeof(struct fvbpf_fast_hdr) + (__u64)FVBPF_FAST_THREADS *
+		       (sizeof(struct fvbpf_fast_ring) + FVBPF_FAST_RING_BYTES) <= 0xffffffffu,
+	       "the rings' size fits a channel's bytes");
 #endif
 
 #endif /* FVBPF_FAST_H */

@@ -57,6 +57,24 @@ start_idle_trainer() {
 	assert_output --partial "PID $WL_PID (sleep) has no fvbpf markers mapped and no libtorch_cpu: link it with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, import fvbpf in Python before attaching, or cut time windows with --window"
 }
 
+@test "a libfvbpf.so of another control-page layout in the job: refused in one line, not misread" {
+	local magic
+	# "fvbc": the layout before the page's channels (struct fvbpf_channel)
+	start_workload "$WL_LOG" python3 "$ROOT/tests/workloads/stale_page.py" "$BUILD/libfvbpf.so" 0x63627666
+	run "$FVBPF" attach -p "$WL_PID" -r training_train_one_step -o "$OUT" -d 0.3
+	assert_failure 1
+	assert_output --partial "fvbpf: error: PID $WL_PID: its fvbpf library's control page is not recognised (magic 0x63627666): use the libfvbpf.so of this fvbpf"
+	[ "$(grep -c 'fvbpf: error' <<<"$output")" -eq 1 ]
+	# the same job with this layout's magic is taken: the refusal is the magic's
+	magic=$(awk '/define FVBPF_CONTROL_MAGIC/ {sub(/u$/, "", $3); print $3}' "$ROOT/include/fvbpf_events.h")
+	[ "$magic" != 0x63627666 ]
+	start_workload "$WL_LOG.2" python3 "$ROOT/tests/workloads/stale_page.py" "$BUILD/libfvbpf.so" "$magic"
+	run "$FVBPF" attach -p "$WL_PID" -r training_train_one_step -o "$OUT/2" -d 0.3
+	assert_success
+	assert_output --partial "attached to PID $WL_PID"
+	refute_output --partial "not recognised"
+}
+
 @test "unknown region: a warning, the valid ones are traced" {
 	start_idle_trainer
 	run "$FVBPF" attach -p "$WL_PID" -r Training_Forward,no_such_region -o "$OUT" -n 2

@@ -13,6 +13,8 @@
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
 #include "probes/torch_ops.h"
+#include "fvbpf_mem.h"
+#include "fvbpf_pystack.h"
 #include "unit.h"
 
 #define PID 4242
@@ -139,6 +141,56 @@ static void test_malformed_records_are_counted(void)
 	feed(&e, sizeof(e));
 	CHECK_EQ(s.bad_records, 7);
 	CHECK(t->tracker->cur == NULL);
+	session_free(&s);
+}
+
+/* Every record kind events.c knows: one a byte short of its row's size is
+ * counted bad once and changes nothing; the kinds are the ones BPF and the
+ * library send. */
+static void test_every_short_kind_is_counted(void)
+{
+	static const uint16_t known[] = {
+		FVBPF_EV_REGION_BEGIN, FVBPF_EV_REGION_END, FVBPF_EV_THREAD_SYNC,
+		FVBPF_EV_API_ENTER, FVBPF_EV_API_EXIT, FVBPF_EV_CORRELATION,
+		FVBPF_EV_GPU_CHUNK, FVBPF_EV_AGENT_STATUS, FVBPF_EV_TORCH_ENTER,
+		FVBPF_EV_TORCH_EXIT, FVBPF_EV_SCOPE_BEGIN, FVBPF_EV_SCOPE_END, FVBPF_EV_PROC,
+		FVBPF_EV_TORCH_ENTER_SHAPES, FVBPF_EV_PYSTACK, FVBPF_EV_MEM,
+	};
+	static unsigned char buf[4096];
+	struct fvbpf_event_hdr *h = (struct fvbpf_event_hdr *)buf;
+	unsigned int type, nknown = 0, nchecked = 0;
+	uint64_t bad;
+	size_t min, i;
+	bool listed;
+
+	session_setup();
+	for (type = 0; type < 256; type++) {
+		listed = false;
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			listed |= known[i] == type;
+		CHECK_EQ(events_kind((uint16_t)type, &min), listed);
+		if (!listed)
+			continue;
+		nknown++;
+		CHECK(min < sizeof(buf));
+		if (min <= sizeof(*h))
+			continue; /* its handler checks (a stack record's frames) */
+		memset(buf, 0, sizeof(buf));
+		*h = (struct fvbpf_event_hdr){ .type = (uint16_t)type, .version = FVBPF_EVENT_VERSION,
+					       .size = (uint32_t)(min - 1), .tgid = PID, .tid = PID,
+					       .ts_ns = 1000 };
+		bad = s.bad_records;
+		feed(buf, min - 1);
+		if (s.bad_records != bad + 1)
+			printf("# type %u: a record of %zu bytes, one short\n", type, min - 1);
+		CHECK_EQ(s.bad_records, bad + 1);
+		nchecked++;
+	}
+	CHECK_EQ(nknown, sizeof(known) / sizeof(known[0]));
+	CHECK_EQ(nchecked, nknown - 1);
+	CHECK(t->tracker->cur == NULL);
+	CHECK_EQ(t->calls, 0);
+	CHECK_EQ(s.reg.defs[STEP].entered, 0);
 	session_free(&s);
 }
 
@@ -577,6 +629,7 @@ int main(void)
 {
 	RUN(test_region_records_make_a_segment);
 	RUN(test_malformed_records_are_counted);
+	RUN(test_every_short_kind_is_counted);
 	RUN(test_drops_go_where_they_happened);
 	RUN(test_lost_end_is_cut_at_its_last_record);
 	RUN(test_later_invocation_at_a_plausible_depth);

@@ -21,6 +21,7 @@
 #include "model/options.h"
 #include "probes/bpf_setup.h"
 #include "proc/control/callback_channel.h"
+#include "proc/control/channel.h"
 #include "proc/torch/torch_version.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -109,7 +110,7 @@ int callback_attach_request(struct session *s, struct session_target *t)
 	return 0;
 }
 
-static const char *answer_text(const struct callback_answer *a)
+static const char *answer_text(const struct channel_answer *a)
 {
 	switch (a->state) {
 	case FVBPF_FAST_NO_TORCH: return "the library found no libtorch_cpu.so";
@@ -149,12 +150,12 @@ int callback_attach_finish(struct session *s, struct session_target *t)
 {
 	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + FAST_ANSWER_WAIT_NS;
 	struct timespec tick = { 0, 5000000L };
-	struct callback_answer a = { 0 };
+	struct channel_answer a = { 0 };
 	int r, err;
 
 	if (!t->fast->gen)
 		return 0;
-	while ((r = callback_channel_answered(&t->ctl, t->fast->gen, &a)) == 0 &&
+	while ((r = channel_answered(&t->ctl, CHANNEL_FAST, t->fast->gen, &a)) == 0 &&
 	       clock_ns(CLOCK_MONOTONIC) < deadline)
 		nanosleep(&tick, NULL);
 	t->fast->gen = 0;

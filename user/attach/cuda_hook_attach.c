@@ -10,7 +10,8 @@
  * The library answers at its first marker of the attach (or its watch
  * thread's next look), not before the epoch turns odd, so the answer is
  * picked up on the run loop's tick; until fvbpf has mapped the rings and
- * said so (cuda_live), the wrapper sends every call through the uprobe.
+ * said so (the CUDA channel's request word), the wrapper sends every call
+ * through the uprobe.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "model/options.h"
 #include "pipeline/torch/callback_ops.h"
 #include "probes/cuda_api.h"
+#include "proc/control/channel.h"
 #include "proc/control/cuda_hook_channel.h"
 #include "util/log.h"
 
@@ -105,13 +107,13 @@ void cuda_hook_stop(struct session_target *t)
 
 void cuda_hook_check(struct session *s, struct session_target *t)
 {
-	struct cuda_hook_answer a = { 0 };
+	struct channel_answer a = { 0 };
 	int r;
 
 	(void)s;
 	if (!t->fast->hook_gen || t->exited || t->finished || !t->epoch)
 		return;
-	r = cuda_hook_channel_answered(&t->ctl, t->fast->hook_gen, &a);
+	r = channel_answered(&t->ctl, CHANNEL_CUDA, t->fast->hook_gen, &a);
 	if (r == 0)
 		return;
 	t->fast->hook_gen = 0;

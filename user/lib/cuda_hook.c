@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "channel.h"
 #include "control.h"
 #include "cuda_hook.h"
 #include "dl_find.h"
@@ -98,7 +99,7 @@ static inline bool recording(void)
 	const struct fvbpf_control *c = control;
 	uint32_t e = live_epoch();
 
-	return e && __atomic_load_n(&c->cuda_live, __ATOMIC_ACQUIRE) == e && fast_seg_open(c);
+	return e && __atomic_load_n(&c->cuda.req, __ATOMIC_ACQUIRE) == e && fast_seg_open(c);
 }
 
 static void hook_remove(void);
@@ -257,13 +258,11 @@ static void serve_locked(struct fvbpf_control *c, uint32_t gen)
 			fast_seg_reset();
 		__atomic_store_n(&following, 1, __ATOMIC_RELEASE);
 	}
-	c->cuda_state = state;
-	c->cuda_err = (uint32_t)err;
-	c->cuda_slots = hook.n;
-	c->cuda_fd = state == FVBPF_HOOK_READY ? fd : -1;
-	c->cuda_bytes = state == FVBPF_HOOK_READY ? bytes : 0;
 	__atomic_store_n(&served_gen, gen, __ATOMIC_RELEASE);
-	__atomic_store_n(&c->cuda_done, gen, __ATOMIC_RELEASE);
+	channel_answer(&c->cuda, gen, &(struct channel_reply){
+		.state = state, .err = err, .slots = hook.n,
+		.fd = state == FVBPF_HOOK_READY ? fd : -1,
+		.bytes = state == FVBPF_HOOK_READY ? bytes : 0 });
 }
 
 #else /* !__x86_64__ */
@@ -275,10 +274,8 @@ static void hook_remove(void)
 static void serve_locked(struct fvbpf_control *c, uint32_t gen)
 {
 	__atomic_store_n(&served_gen, gen, __ATOMIC_RELEASE);
-	c->cuda_state = FVBPF_HOOK_UNSUPPORTED;
-	c->cuda_slots = 0;
-	c->cuda_fd = -1;
-	__atomic_store_n(&c->cuda_done, gen, __ATOMIC_RELEASE);
+	channel_answer(&c->cuda, gen, &(struct channel_reply){
+		.state = FVBPF_HOOK_UNSUPPORTED, .fd = -1 });
 }
 
 #endif
@@ -295,7 +292,7 @@ void cuda_hook_poll(void)
 			hook_remove();
 		return;
 	}
-	gen = __atomic_load_n(&c->cuda_gen, __ATOMIC_ACQUIRE);
+	gen = channel_request(&c->cuda, NULL);
 	if (!gen || gen == __atomic_load_n(&served_gen, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&lock);

@@ -31,6 +31,7 @@
 #include <sys/types.h>
 
 #include "agent.h"
+#include "channel.h"
 #include "control.h"
 #include "fvbpf_pyshim.h"
 #include "pyshim.h"
@@ -131,12 +132,11 @@ static size_t copy_request(char *buf, size_t cap, uint32_t *gen)
 	int tries;
 
 	for (tries = 0; tries < 4; tries++) {
-		before = __atomic_load_n(&c->py_gen, __ATOMIC_ACQUIRE);
-		len = c->py_len;
+		before = channel_request(&c->py, &len);
 		if (len > cap)
 			len = (uint32_t)cap;
 		memcpy(buf, (const void *)c->py_req, len);
-		if (__atomic_load_n(&c->py_gen, __ATOMIC_ACQUIRE) == before) {
+		if (channel_request(&c->py, NULL) == before) {
 			*gen = before;
 			return len;
 		}
@@ -181,7 +181,7 @@ static int serve(PyObject *dict)
 		return -1;
 	api.dec_ref(r);
 	if (control)
-		__atomic_store_n(&control->py_done, gen, __ATOMIC_RELEASE);
+		channel_answer(&control->py, gen, &(struct channel_reply){ .fd = -1 });
 	return 0;
 }
 
@@ -261,8 +261,8 @@ void pyshim_poll(void)
 		__atomic_store_n(&restore_due, 1, __ATOMIC_RELEASE);
 	if (!live_epoch())
 		return;
-	gen = __atomic_load_n(&c->py_gen, __ATOMIC_ACQUIRE);
-	if (!gen || gen == __atomic_load_n(&c->py_done, __ATOMIC_ACQUIRE))
+	gen = channel_request(&c->py, NULL);
+	if (!channel_pending(&c->py, gen))
 		return;
 	if (!api_usable() || !api.is_initialized() ||
 	    (api.is_finalizing && api.is_finalizing()))

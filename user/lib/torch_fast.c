@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "channel.h"
 #include "control.h"
 #include "cuda_hook.h"
 #include "dl_find.h"
@@ -319,16 +320,13 @@ static int resolve(void)
 static void answer(struct fvbpf_control *c, uint32_t gen, uint32_t state, int err, int fd,
 		   uint64_t bytes)
 {
-	c->fast_state = state;
-	c->fast_err = (uint32_t)err;
-	c->fast_fd = fd;
-	c->fast_bytes = bytes;
-	__atomic_store_n(&c->fast_done, gen, __ATOMIC_RELEASE);
+	channel_answer(&c->fast, gen, &(struct channel_reply){
+		.state = state, .err = err, .fd = fd, .bytes = bytes });
 }
 
 static void atfork_child(void);
 
-static void serve_locked(struct fvbpf_control *c, uint32_t gen)
+static void serve_locked(struct fvbpf_control *c, uint32_t gen, uint32_t layout)
 {
 	static int atfork_done;
 
@@ -343,7 +341,7 @@ static void serve_locked(struct fvbpf_control *c, uint32_t gen)
 		answer(c, gen, FVBPF_FAST_OFF, 0, -1, 0);
 		return;
 	}
-	if (c->fast_req != FVBPF_FAST_LAYOUT_TORCH2) {
+	if (layout != FVBPF_FAST_LAYOUT_TORCH2) {
 		answer(c, gen, FVBPF_FAST_BAD_LAYOUT, 0, -1, 0);
 		return;
 	}
@@ -378,7 +376,7 @@ static void stop_locked(void)
 void torch_fast_poll(bool late)
 {
 	struct fvbpf_control *c = control;
-	uint32_t gen;
+	uint32_t gen, layout;
 
 	if (!c || c->magic != FVBPF_CONTROL_MAGIC)
 		return;
@@ -392,11 +390,11 @@ void torch_fast_poll(bool late)
 	}
 	/* Served while the epoch is still even: fvbpf waits for the answer
 	 * before it lets any segment open. */
-	gen = __atomic_load_n(&c->fast_gen, __ATOMIC_ACQUIRE);
+	gen = channel_request(&c->fast, &layout);
 	if (gen && gen != served_gen) {
 		pthread_mutex_lock(&lock);
 		if (gen != served_gen)
-			serve_locked(c, gen);
+			serve_locked(c, gen, layout);
 		pthread_mutex_unlock(&lock);
 	}
 	sync_registration(late); /* off once quiet or detaching (the next even epoch) */

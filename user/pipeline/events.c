@@ -6,6 +6,7 @@
  * the agent's word to the target.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -274,124 +275,196 @@ void events_api_exit(struct session *s, struct session_target *t, const struct f
 		events_record_call(s, t, &call);
 }
 
+/* A handler's word for a record that fails its own check (beyond its
+ * size): counted bad.  Handlers otherwise return 0 or -errno. */
+#define EV_BAD INT_MAX
+
+static int on_proc(struct session *s, struct session_target *t, const void *data, size_t size)
+{
+	(void)t;
+	(void)size;
+	/* --children, --match: the attach stage's (follow.c) */
+	if (s->hooks.proc_record)
+		s->hooks.proc_record(s, data);
+	return 0;
+}
+
+static int on_region(struct session *s, struct session_target *t, const void *data, size_t size)
+{
+	const struct fvbpf_region_event *re = data;
+
+	(void)size;
+	return re->region_id < s->reg.count ? handle_region(s, t, re) : EV_BAD;
+}
+
+static int on_api_enter(struct session *s, struct session_target *t, const void *data,
+			size_t size)
+{
+	(void)size;
+	return events_api_enter(s, t, data);
+}
+
+static int on_api_exit(struct session *s, struct session_target *t, const void *data, size_t size)
+{
+	(void)size;
+	events_api_exit(s, t, data);
+	return 0;
+}
+
+static int on_correlation(struct session *s, struct session_target *t, const void *data,
+			  size_t size)
+{
+	const struct fvbpf_corr_event *ce = data;
+
+	(void)s;
+	(void)size;
+	if (api_pairing_set_correlation(t->pairing, ce->hdr.tid, ce->correlation))
+		t->agent->corr_without_call++;
+	return 0;
+}
+
+static int on_gpu_chunk(struct session *s, struct session_target *t, const void *data,
+			size_t size)
+{
+	const struct fvbpf_gpu_chunk *gc = data;
+
+	(void)s;
+	(void)size;
+	if (gc->len > FVBPF_GPU_CHUNK)
+		return EV_BAD;
+	if (gc->index == 0)
+		gpu_join_batch_start(t->gpu);
+	if (gpu_join_chunk(t->gpu, gc->data, gc->len, gc->last) == -EINVAL)
+		log_warn("PID %d: GPU record stream out of step (a ring-buffer drop?); "
+			 "the rest of that batch is skipped", t->proc.pid);
+	return 0;
+}
+
+static int on_status(struct session *s, struct session_target *t, const void *data, size_t size)
+{
+	(void)s;
+	(void)size;
+	handle_status(t, data);
+	return 0;
+}
+
+static int on_pystack(struct session *s, struct session_target *t, const void *data,
+		      size_t size)
+{
+	/* one shorter than its frames is left out, as pystack_record() does */
+	if (t->pystk && s->pystacks && size >= 32)
+		pystack_record(s->pystacks, t->pystk, data, size);
+	return 0;
+}
+
+static int on_sync(struct session *s, struct session_target *t, const void *data, size_t size)
+{
+	(void)size;
+	return handle_sync(s, t, data);
+}
+
+/* What a row asks of a record before its handler runs. */
+enum ev_guard {
+	EV_TARGET = 1 << 0,   /* from a process fvbpf traces (else counted bad) */
+	EV_TS_CHECK = 1 << 1, /* its time is the library's: checked, pulled in, counted */
+	/* On the target's timeline: dropped once the target finished, the fast
+	 * path's operators older than it go first, time windows are cut up to
+	 * it, and it marks where a segment that lost its end is cut.  GPU
+	 * batches and the agent's word come late, after their segment. */
+	EV_TIMELINE = 1 << 2,
+};
+
+struct ev_kind {
+	size_t min_size;      /* shorter: counted bad */
+	int (*handle)(struct session *s, struct session_target *t, const void *data, size_t size);
+	unsigned int guards;  /* enum ev_guard */
+};
+
+#define EV_LIVE (EV_TARGET | EV_TIMELINE)
+
+/* One row a record kind; a type with no handler is unknown (counted bad). */
+static const struct ev_kind ev_kinds[] = {
+	[FVBPF_EV_PROC] = { sizeof(struct fvbpf_proc_event), on_proc, 0 },
+	[FVBPF_EV_REGION_BEGIN] = { sizeof(struct fvbpf_region_event), on_region,
+				    EV_LIVE | EV_TS_CHECK },
+	[FVBPF_EV_REGION_END] = { sizeof(struct fvbpf_region_event), on_region,
+				  EV_LIVE | EV_TS_CHECK },
+	[FVBPF_EV_THREAD_SYNC] = { sizeof(struct fvbpf_sync_event), on_sync, EV_LIVE },
+	[FVBPF_EV_API_ENTER] = { sizeof(struct fvbpf_api_enter), on_api_enter, EV_LIVE },
+	[FVBPF_EV_API_EXIT] = { sizeof(struct fvbpf_api_exit), on_api_exit, EV_LIVE },
+	[FVBPF_EV_CORRELATION] = { sizeof(struct fvbpf_corr_event), on_correlation, EV_LIVE },
+	[FVBPF_EV_GPU_CHUNK] = { sizeof(struct fvbpf_gpu_chunk), on_gpu_chunk, EV_TARGET },
+	[FVBPF_EV_AGENT_STATUS] = { sizeof(struct fvbpf_agent_status_event), on_status,
+				    EV_TARGET },
+	[FVBPF_EV_TORCH_ENTER] = { sizeof(struct fvbpf_torch_event), torch_events_handle, EV_LIVE },
+	[FVBPF_EV_TORCH_ENTER_SHAPES] = { sizeof(struct fvbpf_torch_event), torch_events_handle,
+					  EV_LIVE },
+	[FVBPF_EV_TORCH_EXIT] = { sizeof(struct fvbpf_torch_event), torch_events_handle, EV_LIVE },
+	[FVBPF_EV_SCOPE_BEGIN] = { sizeof(struct fvbpf_scope_event), torch_events_handle, EV_LIVE },
+	[FVBPF_EV_SCOPE_END] = { sizeof(struct fvbpf_scope_event), torch_events_handle, EV_LIVE },
+	[FVBPF_EV_PYSTACK] = { 0, on_pystack, EV_LIVE },
+	[FVBPF_EV_MEM] = { sizeof(struct fvbpf_mem_event), mem_events_handle, EV_LIVE },
+};
+#define EV_NKINDS (sizeof(ev_kinds) / sizeof(ev_kinds[0]))
+
+/* An unknown type from a traced process still passes the timeline's guards
+ * (as every record did before it was found unknown), then counts bad. */
+static const struct ev_kind ev_unknown = { 0, NULL, EV_LIVE };
+
+static const struct ev_kind *ev_kind_of(uint16_t type)
+{
+	return type < EV_NKINDS && ev_kinds[type].handle ? &ev_kinds[type] : &ev_unknown;
+}
+
+bool events_kind(uint16_t type, size_t *min_size)
+{
+	const struct ev_kind *k = ev_kind_of(type);
+
+	*min_size = k->min_size;
+	return k->handle != NULL;
+}
+
 int events_handle(struct session *s, const void *data, size_t size)
 {
 	struct fvbpf_region_event fixed;
 	const struct fvbpf_event_hdr *h = data;
-	const struct fvbpf_region_event *re = data;
-	struct session_target *t;
-	int err = 0;
+	const struct ev_kind *k;
+	struct session_target *t = NULL;
+	int err;
 
 	s->records++;
 	if (size < sizeof(*h) || h->version != FVBPF_EVENT_VERSION || h->size > size) {
 		s->bad_records++;
 		return 0;
 	}
-	if (h->type == FVBPF_EV_PROC) {
-		if (size < sizeof(struct fvbpf_proc_event)) {
+	k = ev_kind_of(h->type);
+	if (k->guards & EV_TARGET) {
+		t = find_target(s, h->tgid);
+		if (!t) {
 			s->bad_records++;
 			return 0;
 		}
-		/* --children, --match: the attach stage's (follow.c) */
-		if (s->hooks.proc_record)
-			s->hooks.proc_record(s, data);
-		return 0;
 	}
-	t = find_target(s, h->tgid);
-	if (!t) {
+	if ((k->guards & EV_TS_CHECK) && size >= k->min_size) {
+		data = region_ts_checked(s, t, data, &fixed);
+		h = data;
+	}
+	if (k->guards & EV_TIMELINE) {
+		/* A finished process still gets its GPU records. */
+		if (t->finished)
+			return 0;
+		/* The fast path's operators older than this record go first. */
+		if (t->fast->map)
+			callback_ops_drain(s, t, h->ts_ns);
+		if (t->next_cut)
+			window_cut_until(s, t, h->ts_ns);
+	}
+	if (size < k->min_size || !k->handle) {
 		s->bad_records++;
 		return 0;
 	}
-	if ((h->type == FVBPF_EV_REGION_BEGIN || h->type == FVBPF_EV_REGION_END) &&
-	    size >= sizeof(*re)) {
-		data = re = region_ts_checked(s, t, re, &fixed);
-		h = &re->hdr;
-	}
-	/* A finished process still gets its GPU records. */
-	if (t->finished && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
-		return 0;
-	/* The fast path's operators older than this record go first. */
-	if (t->fast->map && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
-		callback_ops_drain(s, t, h->ts_ns);
-	if (t->next_cut && h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
-		window_cut_until(s, t, h->ts_ns);
-	switch (h->type) {
-	case FVBPF_EV_REGION_BEGIN:
-	case FVBPF_EV_REGION_END:
-		if (size < sizeof(*re) || re->region_id >= s->reg.count) {
-			s->bad_records++;
-			return 0;
-		}
-		err = handle_region(s, t, re);
-		break;
-	case FVBPF_EV_API_ENTER:
-		if (size < sizeof(struct fvbpf_api_enter)) {
-			s->bad_records++;
-			return 0;
-		}
-		err = events_api_enter(s, t, data);
-		break;
-	case FVBPF_EV_API_EXIT:
-		if (size < sizeof(struct fvbpf_api_exit)) {
-			s->bad_records++;
-			return 0;
-		}
-		events_api_exit(s, t, data);
-		break;
-	case FVBPF_EV_CORRELATION: {
-		const struct fvbpf_corr_event *ce = data;
-
-		if (size < sizeof(*ce)) {
-			s->bad_records++;
-			return 0;
-		}
-		if (api_pairing_set_correlation(t->pairing, h->tid, ce->correlation))
-			t->agent->corr_without_call++;
-		break;
-	}
-	case FVBPF_EV_GPU_CHUNK: {
-		const struct fvbpf_gpu_chunk *gc = data;
-
-		if (size < sizeof(*gc) || gc->len > FVBPF_GPU_CHUNK) {
-			s->bad_records++;
-			return 0;
-		}
-		if (gc->index == 0)
-			gpu_join_batch_start(t->gpu);
-		if (gpu_join_chunk(t->gpu, gc->data, gc->len, gc->last) == -EINVAL)
-			log_warn("PID %d: GPU record stream out of step (a ring-buffer drop?); "
-				 "the rest of that batch is skipped", t->proc.pid);
-		break;
-	}
-	case FVBPF_EV_AGENT_STATUS:
-		if (size < sizeof(struct fvbpf_agent_status_event)) {
-			s->bad_records++;
-			return 0;
-		}
-		handle_status(t, data);
-		break;
-	case FVBPF_EV_TORCH_ENTER:
-	case FVBPF_EV_TORCH_ENTER_SHAPES:
-	case FVBPF_EV_TORCH_EXIT:
-	case FVBPF_EV_SCOPE_BEGIN:
-	case FVBPF_EV_SCOPE_END:
-		err = torch_events_handle(s, t, data, size);
-		break;
-	case FVBPF_EV_PYSTACK:
-		if (t->pystk && s->pystacks && size >= 32)
-			pystack_record(s->pystacks, t->pystk, data, size);
-		break;
-	case FVBPF_EV_MEM:
-		err = mem_events_handle(s, t, data, size);
-		break;
-	case FVBPF_EV_THREAD_SYNC:
-		if (size < sizeof(struct fvbpf_sync_event)) {
-			s->bad_records++;
-			return 0;
-		}
-		err = handle_sync(s, t, data);
-		break;
-	default:
+	err = k->handle(s, t, data, size);
+	if (err == EV_BAD) {
 		s->bad_records++;
 		return 0;
 	}
@@ -400,11 +473,10 @@ int events_handle(struct session *s, const void *data, size_t size)
 	/* Where a segment that lost its end is cut: after this record, which
 	 * may have been the first after the gap.  GPU batches are flushed
 	 * after their segment, so they do not count. */
-	if (h->type != FVBPF_EV_GPU_CHUNK && h->type != FVBPF_EV_AGENT_STATUS)
+	if (k->guards & EV_TIMELINE)
 		drops_saw(t->loss, h->ts_ns);
 	return 0;
 }
-
 
 int events_ring_cb(void *ctx, void *data, size_t size)
 {

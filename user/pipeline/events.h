@@ -3,7 +3,9 @@
 #ifndef FVBPF_RING_EVENTS_H
 #define FVBPF_RING_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model/session.h"
 
@@ -11,6 +13,9 @@
  * untrusted: malformed ones are counted in s->bad_records.  Needs no live
  * BPF session.  Always returns 0 (libbpf stops consuming otherwise). */
 int events_handle(struct session *s, const void *data, size_t size);
+/* Whether events_handle() knows record type @type, and the size below
+ * which it counts one bad (0: its handler checks). */
+bool events_kind(uint16_t type, size_t *min_size);
 /* A CUDA call's entry and return, from BPF's ring or the launch hook's
  * (callback_ops.c), the record already checked for size. */
 struct fvbpf_api_enter;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
- * The operator fast path's request in a target's control page, written as
- * the Python shim's is (shim_channel.c): the fields first, the generation
- * last; the answer read back, the generation first.
+ * The operator fast path's request in a target's control page: the tables
+ * first, then its channel's layout and generation (channel_post); its
+ * answer is read by channel_answered().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include "fvbpf_fast.h"
 #include "proc/proc_info.h"
 #include "proc/control/callback_channel.h"
+#include "proc/control/channel.h"
 
 #define FIELD(f) (c->page + offsetof(struct fvbpf_control, f))
 
@@ -68,27 +69,6 @@ int callback_channel_tables_put(const struct control_page *c, const struct callb
 	return err ? err : proc_write_u32(c->pid, FIELD(fast_window), tb->window ? 1 : 0);
 }
 
-int channel_gen_next(const struct control_page *c, uint64_t gen_at, uint64_t done_at,
-		     uint32_t *gen)
-{
-	uint32_t cur = 0, done = 0, next;
-	int err;
-
-	err = proc_read_u32(c->pid, gen_at, &cur);
-	if (!err)
-		err = proc_read_u32(c->pid, done_at, &done);
-	if (err)
-		return err;
-	/* never 0 (nothing asked) nor what the library last served */
-	next = cur + 1;
-	while (next == 0 || next == done)
-		next++;
-	err = proc_write_u32(c->pid, gen_at, next);
-	if (!err)
-		*gen = next;
-	return err;
-}
-
 int callback_channel_request(const struct control_page *c, uint32_t layout,
 			     const struct callback_tables *tb, uint32_t *gen)
 {
@@ -102,34 +82,7 @@ int callback_channel_request(const struct control_page *c, uint32_t layout,
 		err = callback_channel_tables_put(c, tb);
 	if (!err)
 		err = proc_write_u32(c->pid, FIELD(fast_stacks), tb->stacks ? 1 : 0);
-	if (!err)
-		err = proc_write_u32(c->pid, FIELD(fast_req), layout);
-	return err ? err : channel_gen_next(c, FIELD(fast_gen), FIELD(fast_done), gen);
-}
-
-int callback_channel_answered(const struct control_page *c, uint32_t gen,
-			      struct callback_answer *a)
-{
-	uint32_t done = 0, fd = 0, lo = 0, hi = 0;
-	int err;
-
-	err = proc_read_u32(c->pid, FIELD(fast_done), &done);
-	if (err || done != gen)
-		return err ? err : 0;
-	err = proc_read_u32(c->pid, FIELD(fast_state), &a->state);
-	if (!err)
-		err = proc_read_u32(c->pid, FIELD(fast_err), &a->err);
-	if (!err)
-		err = proc_read_u32(c->pid, FIELD(fast_fd), &fd);
-	if (!err)
-		err = proc_read_u32(c->pid, FIELD(fast_bytes), &lo);
-	if (!err)
-		err = proc_read_u32(c->pid, FIELD(fast_bytes) + 4, &hi);
-	if (err)
-		return err;
-	a->fd = (int32_t)fd;
-	a->bytes = (uint64_t)hi << 32 | lo;
-	return 1;
+	return err ? err : channel_post(c, CHANNEL_FAST, layout, gen);
 }
 
 int callback_channel_py(const struct control_page *c, const void *cfg, size_t len)

@@ -13,13 +13,6 @@
 
 #include "proc/control/control_page.h"
 
-struct callback_answer {
-	uint32_t state;         /* enum fvbpf_fast_state */
-	uint32_t err;           /* errno of a failed step */
-	int32_t fd;             /* the rings' memfd, in the target */
-	uint64_t bytes;
-};
-
 /* Whether a thread of the library polls the page (it answers): 1, 0, -errno. */
 int callback_channel_watched(const struct control_page *c);
 /* What opens a segment, as the library follows it (fvbpf_events.h). */
@@ -34,17 +27,11 @@ struct callback_tables {
 	bool stacks;              /* --with-stack */
 };
 
-/* Write the tables, the layout, then a generation the library has not
- * served (in @gen).  -E2BIG when a table does not fit the page. */
+/* Write the tables, then post the layout on the fast channel (its
+ * generation in @gen; the answer through channel_answered()).  -E2BIG
+ * when a table does not fit the page. */
 int callback_channel_request(const struct control_page *c, uint32_t layout,
 			     const struct callback_tables *tb, uint32_t *gen);
-/* 1 and @a once the library answered @gen, 0 not yet, -errno. */
-int callback_channel_answered(const struct control_page *c, uint32_t gen,
-			      struct callback_answer *a);
-/* A request's new generation at @gen_at (its answer's at @done_at), never
- * 0 nor what the library last served, written last: 0 and @gen, or -errno. */
-int channel_gen_next(const struct control_page *c, uint64_t gen_at, uint64_t done_at,
-		     uint32_t *gen);
 /* The region, scope and window tables (what opens a segment). */
 int callback_channel_tables_put(const struct control_page *c, const struct callback_tables *tb);
 /* The scope tables again (a scope name learned later). */

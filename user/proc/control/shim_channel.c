@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * Writes the Python shim's request into the target's control page: the
- * text first, its length, then the generation that tells the library there
- * is something new, so that a library reading the generation sees a whole
- * request (it also re-reads the generation after copying).
+ * text first, then its channel's length and generation (channel_post), so
+ * that a library reading the generation sees a whole request (it also
+ * re-reads the generation after copying).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +12,7 @@
 
 #include "fvbpf_events.h"
 #include "proc/proc_info.h"
+#include "proc/control/channel.h"
 #include "proc/control/shim_channel.h"
 
 #define FIELD(f) (c->page + offsetof(struct fvbpf_control, f))
@@ -31,28 +32,12 @@ int shim_channel_request(const struct control_page *c, const char *req, size_t l
 			 uint32_t *gen)
 {
 	struct iovec local = { (void *)req, len }, remote = { (void *)(uintptr_t)FIELD(py_req), len };
-	uint32_t cur = 0, done = 0, next;
-	int err;
 
 	if (!c->page)
 		return -ENOENT;
 	if (len > FVBPF_PY_REQ_MAX)
 		return -E2BIG;
-	err = proc_read_u32(c->pid, FIELD(py_gen), &cur);
-	if (!err)
-		err = proc_read_u32(c->pid, FIELD(py_done), &done);
-	if (err)
-		return err;
-	/* Never 0 (nothing asked) nor what the library last served. */
-	next = cur + 1;
-	while (next == 0 || next == done)
-		next++;
 	if (len && process_vm_writev(c->pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
 		return -errno;
-	err = proc_write_u32(c->pid, FIELD(py_len), (uint32_t)len);
-	if (!err)
-		err = proc_write_u32(c->pid, FIELD(py_gen), next);
-	if (!err)
-		*gen = next;
-	return err;
+	return channel_post(c, CHANNEL_PY, (uint32_t)len, gen);
 }
