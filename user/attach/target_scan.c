@@ -4,6 +4,8 @@
  * every second after: PyTorch's operators (and --with-stack's interpreter,
  * --profile-memory's allocator), CUDA and NCCL calls.
  */
+#include <bpf/bpf.h>
+
 #include "attach/target.h"
 #include "attach/pystack_attach.h"
 #include "probes/bpf_setup.h"
@@ -29,8 +31,31 @@ static void target_scan_torch(struct session *s, struct session_target *t)
 	torch_probes_note_libs(&t->torchp);
 }
 
+/* A collective's tensors are read by the layout the shapes use, while it
+ * holds (installed and not refused). */
+static void coll_layout_sync(struct session *s, struct session_target *t)
+{
+	bool want = t->torchp.lay_state == LAYOUT_CHECKING || t->torchp.lay_state == LAYOUT_TRUSTED;
+	struct fvbpf_coll_layout cl = { 0 };
+	uint32_t slot = (uint32_t)(t - s->targets);
+
+	/* a slot's last process may have left its layout there: cleared once */
+	if ((want == t->coll_layout_set && t->coll_layout_init) || !t->cuda.gloo)
+		return;
+	t->coll_layout_init = true;
+	if (want) {
+		cl.ok = 1;
+		cl.numel_at = t->torchp.lay.numel_at;
+		cl.dtype_at = t->torchp.lay.dtype_at;
+		cl.vptr_dense = t->torchp.lay.vptr_dense;
+	}
+	if (!bpf_map_update_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_COLL_LAYOUT), &slot, &cl, BPF_ANY))
+		t->coll_layout_set = want;
+}
+
 void target_shapes_tick(struct session *s, struct session_target *t)
 {
+	coll_layout_sync(s, t);
 	if (!t->torchp.plans_job)
 		return;
 	if (t->finished)

@@ -100,6 +100,8 @@ struct session_target {
 	struct coll_state *coll;    /* gloo collectives (pipeline/comm/collectives.c) */
 	uint64_t colls_outside;     /* collectives that ended outside every segment */
 	uint64_t colls_dropped;     /* ... inside one that could hold no more */
+	bool coll_layout_set;       /* its TensorImpl layout is in BPF's coll_layout */
+	bool coll_layout_init;      /* ... its slot's entry written once */
 	struct held_queue *held;    /* closed, waiting for their GPU records (seg_close.c) */
 	struct agent_state *agent;  /* what the agent said (events.c) */
 	/* PyTorch */

@@ -191,6 +191,7 @@ int bpf_setup_map_fd(const struct fvbpf_bpf *skel, enum fvbpf_map_id id)
 	case FVBPF_MAP_TORCH_PLANS: m = skel->maps.torch_plans; break;
 	case FVBPF_MAP_PY_CFG: m = skel->maps.py_cfg; break;
 	case FVBPF_MAP_PY_APIS: m = skel->maps.py_apis; break;
+	case FVBPF_MAP_COLL_LAYOUT: m = skel->maps.coll_layout; break;
 	default: return -EINVAL;
 	}
 	return bpf_map__fd(m);

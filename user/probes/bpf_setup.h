@@ -64,6 +64,7 @@ enum fvbpf_map_id {
 	FVBPF_MAP_TORCH_PLANS,   /* torch id -> struct fvbpf_shape_plan (--record-shapes) */
 	FVBPF_MAP_PY_CFG,        /* slot -> struct fvbpf_py_cfg (--with-stack) */
 	FVBPF_MAP_PY_APIS,       /* api id -> 1: the CUDA calls that get stacks */
+	FVBPF_MAP_COLL_LAYOUT,   /* slot -> struct fvbpf_coll_layout (a collective's tensors) */
 };
 /* The map's fd; -EBADF without an object. */
 int bpf_setup_map_fd(const struct fvbpf_bpf *skel, enum fvbpf_map_id id);

@@ -103,8 +103,10 @@ static int install(struct torch_probes *tp, struct torch_table *tt, const struct
 	err = torch_schemas_parse(r->text, &ts);
 	if (!err)
 		err = put_plans(tp, tt, tf, tp->plan_base, ts, &lay, torch_abi_undef_dtype(r->text));
-	if (!err) /* believed once the target's own tensors fit it */
+	if (!err) { /* believed once the target's own tensors fit it */
 		tp->lay_state = LAYOUT_CHECKING;
+		tp->lay = lay;
+	}
 	if (err)
 		snprintf(tp->shapes_why, sizeof(tp->shapes_why), "cannot install plans: %s",
 			 strerror(-err));

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fvbpf_shapes.h"
 #include "util/name_table.h"
 
 struct torch_layout_job;
@@ -73,6 +74,7 @@ struct torch_probes {
 	struct torch_layout_job *plans_job;  /* the measurement in flight, NULL */
 	struct torch_file *plans_tf;         /* its operators, kept until it ends */
 	uint8_t lay_state;      /* enum torch_layout_state */
+	struct fvbpf_tensor_layout lay; /* the layout installed (lay_state CHECKING or TRUSTED) */
 	uint32_t lay_fit, lay_misfit;        /* tensors the layout explained, or not */
 	char lay_cache[PATH_MAX];            /* the report's cache file, "" none */
 	/* torch, CUDA, CUPTI and NCCL libraries the process maps (manifest) */

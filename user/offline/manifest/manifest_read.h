@@ -85,6 +85,8 @@ struct mf_coll {
 	uint64_t seq;
 	int group_size;           /* 0: not read */
 	int64_t arrive_ns, end_ns; /* CLOCK_MONOTONIC */
+	int64_t bytes;            /* -1: not known */
+	const char *dtype;        /* interned, "" not known */
 };
 /* Collectives kept per segment (more are counted in colls_dropped). */
 #define MF_COLLS_MAX 100000

@@ -133,7 +133,12 @@ static int one_coll(struct manifest *m, struct mf_file *f, json_object *o)
 	}
 	c.seq = (uint64_t)json_object_get_int64(seq);
 	c.group_size = get_int(o, "group_size", 0);
+	c.bytes = get_i64(o, "bytes", -1);
+	if (c.bytes < 0)
+		c.bytes = -1;
 	ret = mf_intern(m, name, &c.name);
+	if (!ret)
+		ret = mf_intern(m, get_str(o, "dtype") ? get_str(o, "dtype") : "", &c.dtype);
 	if (!ret)
 		ret = mf_intern(m, pg ? pg : "", &c.pg);
 	if (!ret)

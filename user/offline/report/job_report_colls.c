@@ -11,7 +11,8 @@
 #define COLLS_TEXT_STRAGGLERS 8
 
 struct item {
-	const char *pg, *name;
+	const char *pg, *name, *dtype;
+	int64_t bytes;
 	uint64_t seq;
 	size_t stream, step;
 	int64_t arrive, end;
@@ -91,7 +92,8 @@ static int add_file(const struct job_report *r, const struct sp_seg *sg, size_t 
 			continue;
 		if (grow(v, *n, cap, sizeof(**v)))
 			return -ENOMEM;
-		(*v)[(*n)++] = (struct item){ k->pg, k->name, k->seq, sg->stream, step, a, e };
+		(*v)[(*n)++] = (struct item){ k->pg, k->name, k->dtype, k->bytes, k->seq, sg->stream,
+					      step, a, e };
 	}
 	return 0;
 }
@@ -118,7 +120,8 @@ static int gather(const struct job_report *r, const struct jr_region *g, struct 
 static int one_coll(struct jr_colls *c, const struct item *it, size_t n, size_t *rcap,
 		    size_t *ccap)
 {
-	struct jr_coll k = { it->name, it->pg, it->seq, it->step, c->nranks, 0, 0, 0, 0 };
+	struct jr_coll k = { it->name, it->pg, it->dtype, it->bytes, it->seq, it->step, c->nranks,
+			     0, 0, 0, 0 };
 	int64_t last = INT64_MIN, first_exit = INT64_MAX;
 	size_t i;
 
@@ -130,6 +133,8 @@ static int one_coll(struct jr_colls *c, const struct item *it, size_t n, size_t 
 		c->ranks[c->nranks++] = (struct jr_coll_rank){ it[i].stream, it[i].arrive, it[i].end };
 		if (it[i].step < k.step)
 			k.step = it[i].step;
+		if (it[i].bytes != k.bytes)
+			k.bytes = -1; /* the ranks disagree: not shown as one size */
 		k.n++;
 	}
 	if (k.n < 2) {
@@ -225,9 +230,12 @@ static void print_coll(FILE *f, const struct job_report *r, const struct jr_coll
 	char *name = jr_tty(k->name), *pg = jr_tty(k->pg);
 
 	jr_stream_label(r, c->ranks[k->first + k->last].stream, label, sizeof(label));
-	fprintf(f, "    %s group %s seq %llu: last %s; the others waited %.3f ms for it; "
-		"transfer %.3f ms\n", name ? name : "?", pg ? pg : "?", (unsigned long long)k->seq,
-		label, ms(k->wait_ns), ms(k->transfer_ns));
+	fprintf(f, "    %s group %s seq %llu", name ? name : "?", pg ? pg : "?",
+		(unsigned long long)k->seq);
+	if (k->bytes >= 0)
+		fprintf(f, " (%lld bytes)", (long long)k->bytes);
+	fprintf(f, ": last %s; the others waited %.3f ms for it; transfer %.3f ms\n", label,
+		ms(k->wait_ns), ms(k->transfer_ns));
 	free(name);
 	free(pg);
 }
@@ -301,7 +309,8 @@ static json_object *coll_json(const struct job_report *r, const struct jr_colls 
 	json_object_object_add(o, "name", json_object_new_string(k->name));
 	json_object_object_add(o, "pg", json_object_new_string(k->pg));
 	json_object_object_add(o, "seq", json_object_new_uint64(k->seq));
-	json_object_object_add(o, "bytes", NULL); /* not read yet (docs/collectives.md) */
+	json_object_object_add(o, "bytes", k->bytes >= 0 ? json_object_new_int64(k->bytes) : NULL);
+	json_object_object_add(o, "dtype", k->dtype[0] ? json_object_new_string(k->dtype) : NULL);
 	for (i = 0; i < k->n; i++) {
 		const struct jr_coll_rank *x = &c->ranks[k->first + i];
 		json_object *e = json_object_new_object();

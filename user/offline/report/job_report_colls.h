@@ -23,6 +23,8 @@ struct jr_coll_rank {
 
 struct jr_coll {
 	const char *name, *pg;    /* interned in a manifest */
+	const char *dtype;        /* "" not known */
+	int64_t bytes;            /* the ranks' own (all agree), -1 not known or not agreed */
 	uint64_t seq;
 	size_t step;              /* in r->pairs.steps */
 	size_t first, n;          /* its ranks: jr_colls.ranks[first .. first + n) */

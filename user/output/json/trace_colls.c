@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 #include <inttypes.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "output/json/trace_colls.h"
 #include "pipeline/segment.h"
@@ -47,6 +48,21 @@ static void coll_args(struct obuf *f, const struct seg_output_ctx *c, const stru
 	}
 	ob_lit(f, ",\"Seq\":");
 	ob_u64(f, k->seq);
+	if (k->sized) {
+		const char *shortname = k->name ? coll_short_name(title) : "";
+
+		ob_lit(f, ",\"In msg nelems\":");
+		ob_u64(f, k->nelems);
+		/* in place: what comes out is what went in */
+		if (!strcmp(shortname, "all_reduce") || !strcmp(shortname, "broadcast")) {
+			ob_lit(f, ",\"Out msg nelems\":");
+			ob_u64(f, k->nelems);
+		}
+		ob_lit(f, ",\"dtype\":");
+		ob_json_string(f, coll_dtype_name(k->dtype));
+		ob_lit(f, ",\"bytes\":");
+		ob_u64(f, k->bytes);
+	}
 	ob_lit(f, ",\"arrival_us\":");
 	ob_us(f, k->arrive_ns);
 	ob_lit(f, ",\"arrival_tid\":");

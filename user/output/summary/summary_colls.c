@@ -34,6 +34,11 @@ static json_object *coll_json(const struct seg_output_ctx *c, const struct colle
 		json_object_object_add(o, "group_rank", json_object_new_int(k->group_rank));
 		json_object_object_add(o, "group_size", json_object_new_int(k->group_size));
 	}
+	json_object_object_add(o, "tensors", json_object_new_uint64(k->tensors));
+	json_object_object_add(o, "nelems", k->sized ? json_object_new_uint64(k->nelems) : NULL);
+	json_object_object_add(o, "bytes", k->sized ? json_object_new_uint64(k->bytes) : NULL);
+	json_object_object_add(o, "dtype", k->sized ? json_object_new_string(coll_dtype_name(k->dtype)) :
+						    NULL);
 	json_object_object_add(o, "arrive_us", seg_meta_us_json(k->arrive_ns));
 	json_object_object_add(o, "start_us", seg_meta_us_json(k->start_ns));
 	json_object_object_add(o, "end_us", seg_meta_us_json(k->end_ns));

@@ -29,6 +29,10 @@
 
 struct coll_work {
 	uint64_t work, pg, seq, arrive_ns, title;
+	uint64_t nelems, bytes;
+	uint32_t tensors;
+	uint8_t dtype;
+	bool sized;
 	uint64_t run_start, run_end;  /* ran before its queueing call returned */
 	uint32_t tid, op, run_tid;
 	bool live, ran;
@@ -251,6 +255,40 @@ static struct coll_work *work_find(struct coll_state *st, uint64_t work)
 	return NULL;
 }
 
+/* What BPF read of the work's input tensors (struct fvbpf_coll_tensors):
+ * believed whole only when every tensor was read, all of one known dtype. */
+static void sizes_of(struct coll_work *w, const struct api_call *c)
+{
+	struct fvbpf_coll_tensors ct;
+	uint64_t sum = 0, bytes;
+	unsigned int i, size;
+
+	w->tensors = 0;
+	w->nelems = w->bytes = 0;
+	w->dtype = COLL_DTYPE_UNKNOWN;
+	w->sized = false;
+	if (c->deref_len != sizeof(ct))
+		return;
+	memcpy(&ct, c->deref, sizeof(ct));
+	w->tensors = ct.count;
+	if (!ct.count || ct.read != ct.count || ct.read > FVBPF_COLL_TENSORS)
+		return;
+	for (i = 0; i < ct.read; i++) {
+		if (ct.dtype[i] != ct.dtype[0])
+			w->dtype = COLL_DTYPE_MIXED;
+		if (__builtin_add_overflow(sum, ct.numel[i], &sum) || ct.numel[i] > (1ull << 48))
+			return;
+	}
+	if (w->dtype != COLL_DTYPE_MIXED)
+		w->dtype = ct.dtype[0];
+	size = coll_dtype_size(w->dtype);
+	if (!size || __builtin_mul_overflow(sum, (uint64_t)size, &bytes))
+		return;
+	w->nelems = sum;
+	w->bytes = bytes;
+	w->sized = true;
+}
+
 static void on_made(struct coll_state *st, const struct api_call *c)
 {
 	struct coll_work *w = &st->works[st->next];
@@ -267,6 +305,7 @@ static void on_made(struct coll_state *st, const struct api_call *c)
 	w->pg = 0;
 	w->ran = false;
 	w->live = true;
+	sizes_of(w, c);
 }
 
 static uint64_t deref_ptr(const struct api_call *c)
@@ -293,6 +332,11 @@ static int finish(struct coll_state *st, struct coll_work *w, struct collective 
 	out->pg_desc = g->desc;
 	out->group_rank = g->rank;
 	out->group_size = g->size;
+	out->tensors = w->tensors;
+	out->nelems = w->nelems;
+	out->bytes = w->bytes;
+	out->dtype = w->dtype;
+	out->sized = w->sized;
 	st->n.joined++;
 	return 1;
 }
@@ -351,4 +395,28 @@ const char *coll_short_name(const char *title)
 	const char *colon = strchr(title, ':');
 
 	return colon ? colon + 1 : title;
+}
+
+/* c10::ScalarType, as torch numbers them (the TypeMeta index of the
+ * standard types) and as Kineto names them. */
+static const struct {
+	const char *name;
+	unsigned char size;
+} dtypes[] = {
+	{ "Byte", 1 }, { "Char", 1 }, { "Short", 2 }, { "Int", 4 }, { "Long", 8 },
+	{ "Half", 2 }, { "Float", 4 }, { "Double", 8 }, { "ComplexHalf", 4 },
+	{ "ComplexFloat", 8 }, { "ComplexDouble", 16 }, { "Bool", 1 }, { "QInt8", 1 },
+	{ "QUInt8", 1 }, { "QInt32", 4 }, { "BFloat16", 2 },
+};
+
+const char *coll_dtype_name(uint8_t dtype)
+{
+	if (dtype == COLL_DTYPE_MIXED)
+		return "mixed";
+	return dtype < sizeof(dtypes) / sizeof(dtypes[0]) ? dtypes[dtype].name : "unknown";
+}
+
+unsigned int coll_dtype_size(uint8_t dtype)
+{
+	return dtype < sizeof(dtypes) / sizeof(dtypes[0]) ? dtypes[dtype].size : 0;
 }

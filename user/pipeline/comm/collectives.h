@@ -28,7 +28,14 @@ struct collective {
 	uint32_t pg_name, pg_desc;  /* name table ids, 0: not read */
 	int32_t group_rank, group_size; /* -1: not read */
 	uint32_t op_type;           /* c10d::OpType */
+	uint32_t tensors;           /* its input tensors, 0: not read */
+	uint64_t nelems;            /* their elements, summed ("In msg nelems") */
+	uint64_t bytes;             /* ... times their element size; 0 with nelems: not known */
+	uint8_t dtype;              /* the first's ScalarType; COLL_DTYPE_MIXED, _UNKNOWN */
+	bool sized;                 /* every tensor read: nelems and bytes hold */
 };
+#define COLL_DTYPE_UNKNOWN 0xff
+#define COLL_DTYPE_MIXED 0xfe
 
 struct coll_counts {
 	uint64_t joined;            /* collectives whole */
@@ -57,5 +64,9 @@ bool coll_group(const struct coll_state *st, unsigned int i, uint32_t *name, uin
 /* c10d::OpType's name ("ALLREDUCE"), Kineto's "Collective name" ("allreduce")
  * comes from the title. */
 const char *coll_short_name(const char *title);
+/* Kineto's name of a ScalarType ("Float", "BFloat16"), "unknown"; its
+ * element size in bytes (0: not known). */
+const char *coll_dtype_name(uint8_t dtype);
+unsigned int coll_dtype_size(uint8_t dtype);
 
 #endif /* FVBPF_COLLECTIVES_H */
