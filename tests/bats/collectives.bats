@@ -180,3 +180,40 @@ print(sum(p.numel() for p in ddp_train.Block().parameters()))' "$(dirname "$DDP"
 	assert_line "unique=True"
 	assert_line "sizes=[('0', 4, 'Float'), ('0', $((params * 4)), 'Float'), ('1', 4000, 'Float')]"
 }
+
+# NCCL's calls from the CUDA wheel's libnccl (ctypes, no GPU: each returns
+# ncclInvalidArgument at once), decoded into the fields torch gives a
+# collective, under Kineto's names.
+@test "collectives: NCCL calls of the real libnccl carry Collective name, message sizes and dtype" {
+	local nccl
+	nccl=$("$PY214" -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib", "libnccl.so.2"))')
+	[ -e "$nccl" ] || fail "no libnccl.so.2 in the torch 2.14.1 venv: $nccl"
+	FVBPF_LIB=$BUILD/libfvbpf.so start_workload "$BATS_TEST_TMPDIR/nccl.log" "$PY214" \
+		"$ROOT/tests/workloads/py_nccl.py" "$nccl" 3
+	start_fvbpf -p "$WL_PID" -o "$OUT" -r training_forward -n 3
+	kill -USR1 "$WL_PID"
+	wait_fvbpf
+	[ "$FV_STATUS" -eq 0 ]
+	wait_for grep -q '^done' "$BATS_TEST_TMPDIR/nccl.log"
+	# every call failed fast (4: ncclInvalidArgument), as without a GPU
+	grep -q '^done rets=4$' "$BATS_TEST_TMPDIR/nccl.log"
+	run python3 - "$OUT" <<-'EOF'
+		import glob, json, os, sys
+		seen = {}
+		for f in glob.glob(os.path.join(sys.argv[1], "trace_*.json")):
+		    for e in json.load(open(f))["traceEvents"]:
+		        if e.get("cat") == "nccl" and e.get("ph") == "X":
+		            a = e["args"]
+		            seen.setdefault(e["name"], set()).add(
+		                (a.get("Collective name"), a.get("In msg nelems"), a.get("Out msg nelems"),
+		                 a.get("dtype"), a.get("bytes"), a["return"]))
+		for k in sorted(seen):
+		    print(k, sorted(seen[k]))
+	EOF
+	echo "$output"
+	assert_line "ncclAllReduce [('allreduce', 1000, 1000, 'Float', 4000, 'ncclInvalidArgument')]"
+	assert_line "ncclAllGather [('allgather', 256, None, 'Long', 2048, 'ncclInvalidArgument')]"
+	assert_line "ncclReduceScatter [('reduce_scatter', None, 64, 'BFloat16', 128, 'ncclInvalidArgument')]"
+	assert_line "ncclBroadcast [('broadcast', 10, 10, 'Double', 80, 'ncclInvalidArgument')]"
+	assert_line "ncclSend [('send', 5, None, 'Char', 5, 'ncclInvalidArgument')]"
+}

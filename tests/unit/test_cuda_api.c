@@ -163,15 +163,26 @@ static void test_nccl(void)
 	/* send, recv, count, datatype, op, comm, stream (7th on the stack) */
 	c.args[2] = 1000; c.args[3] = 7; c.args[4] = 0; c.args[5] = 0xc0; c.args[6] = 0x5;
 	CHECK_STR(args_json(&c), ",\"count\":1000,\"datatype\":\"float32\",\"op\":\"sum\","
-		  "\"comm\":\"0xc0\",\"stream\":\"0x5\"");
+		  "\"comm\":\"0xc0\",\"Collective name\":\"allreduce\",\"In msg nelems\":1000,"
+		  "\"Out msg nelems\":1000,\"dtype\":\"Float\",\"bytes\":4000,\"stream\":\"0x5\"");
 	c = call_of("ncclReduce");
 	c.args[2] = 10; c.args[3] = 9; c.args[4] = 2; c.args[5] = 3; c.args[6] = 0xc1; c.args[7] = 0x6;
 	CHECK_STR(args_json(&c), ",\"count\":10,\"datatype\":\"bfloat16\",\"op\":\"max\",\"root\":3,"
-		  "\"comm\":\"0xc1\",\"stream\":\"0x6\"");
+		  "\"comm\":\"0xc1\",\"Collective name\":\"reduce\",\"In msg nelems\":10,"
+		  "\"Out msg nelems\":10,\"dtype\":\"BFloat16\",\"bytes\":20,\"stream\":\"0x6\"");
 	c = call_of("ncclSend");
 	c.args[1] = 5; c.args[2] = 4; c.args[3] = 1; c.args[4] = 0xc2; c.args[5] = 0x7;
 	CHECK_STR(args_json(&c), ",\"count\":5,\"datatype\":\"int64\",\"peer\":1,\"comm\":\"0xc2\","
+		  "\"Collective name\":\"send\",\"In msg nelems\":5,\"dtype\":\"Long\",\"bytes\":40,"
 		  "\"stream\":\"0x7\"");
+	/* the target's numbers: a count whose bytes overflow has none, an
+	 * unknown datatype no dtype */
+	c = call_of("ncclReduceScatter");
+	c.args[2] = UINT64_MAX / 2; c.args[3] = 7; c.args[5] = 0xc3;
+	CHECK(strstr(args_json(&c), "\"Out msg nelems\":9223372036854775807,\"dtype\":\"Float\",\"stream"));
+	CHECK(!strstr(args_json(&c), "In msg nelems"));
+	c.args[3] = 99;
+	CHECK(!strstr(args_json(&c), "dtype"));
 	c.ret = 5;
 	CHECK_STR(cuda_api_ret_name(&c, buf, sizeof(buf)), "ncclInvalidUsage");
 }

@@ -2,6 +2,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "util/checked_math.h"
@@ -304,6 +305,63 @@ static const char *nccl_dtype(uint64_t t)
 	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
 }
 
+/* NCCL's ncclDataType_t as Kineto names torch's dtypes, and their sizes. */
+static const struct {
+	const char *name;
+	unsigned char size;
+} nccl_types[] = {
+	{ "Char", 1 }, { "Byte", 1 }, { "Int", 4 }, { "UInt32", 4 }, { "Long", 8 },
+	{ "UInt64", 8 }, { "Half", 2 }, { "Float", 4 }, { "Double", 8 }, { "BFloat16", 2 },
+	{ "Float8_e4m3fn", 1 }, { "Float8_e5m2", 1 },
+};
+
+/* Kineto's "Collective name" of an NCCL call, from its symbol. */
+static const char *nccl_coll_name(const char *symbol)
+{
+	static const struct { const char *sym, *name; } names[] = {
+		{ "ncclAllReduce", "allreduce" }, { "ncclAllGather", "allgather" },
+		{ "ncclReduceScatter", "reduce_scatter" }, { "ncclBroadcast", "broadcast" },
+		{ "ncclReduce", "reduce" }, { "ncclSend", "send" }, { "ncclRecv", "recv" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(symbol, names[i].sym))
+			return names[i].name;
+	return NULL;
+}
+
+/*
+ * The fields torch's record_param_comms gives a collective, from the
+ * call's own arguments, with Kineto's names: the count is the send
+ * buffer's (all-reduce, broadcast, reduce, all-gather, send) or the
+ * receive buffer's (reduce-scatter, recv); the other side needs the
+ * communicator's size, which the call does not say.
+ */
+static void nccl_kineto(struct obuf *f, const struct api_call *c, const struct api_row *r)
+{
+	const char *name = nccl_coll_name(r->symbol);
+	uint64_t count, type, bytes;
+	bool in_only, out_only;
+
+	if (!name)
+		return;
+	count = r->decoder == DEC_NCCL_P2P ? c->args[1] : c->args[2];
+	type = r->decoder == DEC_NCCL_P2P ? c->args[2] : c->args[3];
+	in_only = r->decoder == DEC_NCCL_GATHER || !strcmp(name, "send");
+	out_only = !strcmp(name, "reduce_scatter") || !strcmp(name, "recv");
+	ob_printf(f, ",\"Collective name\":\"%s\"", name);
+	if (!out_only)
+		ob_printf(f, ",\"In msg nelems\":%" PRIu64, count);
+	if (!in_only)
+		ob_printf(f, ",\"Out msg nelems\":%" PRIu64, count);
+	if (type >= sizeof(nccl_types) / sizeof(nccl_types[0]))
+		return;
+	ob_printf(f, ",\"dtype\":\"%s\"", nccl_types[type].name);
+	if (!__builtin_mul_overflow(count, (uint64_t)nccl_types[type].size, &bytes))
+		ob_printf(f, ",\"bytes\":%" PRIu64, bytes);
+}
+
 static const char *nccl_op(uint64_t op)
 {
 	static const char *const names[] = { "sum", "prod", "max", "min", "avg" };
@@ -436,6 +494,8 @@ void cuda_api_write_args(struct obuf *f, const struct api_call *c)
 	case DEC_GLOO_EXEC:
 		break;
 	}
+	if (r->layer == LAYER_NCCL)
+		nccl_kineto(f, c, r);
 	if (r->stream_arg >= 0 && r->stream_arg < FVBPF_API_ARGS) {
 		ob_lit(f, ",\"stream\":\"");
 		ob_hex(f, a[r->stream_arg]);
