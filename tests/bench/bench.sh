@@ -633,6 +633,8 @@ the_rest() {
 		die "the arming section failed (exit status $?, above)"
 	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/dump_bench.sh" "$BUILD" ||
 		die "the fvbpf dump section failed (exit status $?, above)"
+	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/coll_bench.sh" "$BUILD" ||
+		die "the collectives section failed (exit status $?, above)"
 	summary_table
 	exit 0
 }
