@@ -217,3 +217,62 @@ print(sum(p.numel() for p in ddp_train.Block().parameters()))' "$(dirname "$DDP"
 	assert_line "ncclBroadcast [('broadcast', 10, 10, 'Double', 80, 'ncclInvalidArgument')]"
 	assert_line "ncclSend [('send', 5, None, 'Char', 5, 'ncclInvalidArgument')]"
 }
+
+# Two attaches (one a rank, standing for two hosts), the second's
+# directory then made another host's whose realtime clock runs 750 ms
+# ahead: report finds the skew from the collectives' exits and applies it,
+# so that the straggler is named as on one clock.
+@test "collectives: another host's clock skew is estimated from the collectives' exits and applied" {
+	start_job 2 --late-rank 1 --late-ms "$LATE_MS"
+	local r1 a=$BATS_TEST_TMPDIR/a b=$BATS_TEST_TMPDIR/b at lead=20 pid
+	r1=$(cut -d' ' -f1 "$JOB/rank.1")
+	[ -n "${FVBPF_SANITIZED:-}" ] && lead=45
+	at=$(python3 -c 'import sys, time; print("%.3f" % (time.time() + int(sys.argv[1])))' "$lead")
+	"$FVBPF" attach -p "$RANK0" --start-at "$at" -n 4 -o "$a" >"$a.log" 2>&1 &
+	pid=$!
+	run timeout 150 "$FVBPF" attach -p "$r1" --start-at "$at" -n 4 -o "$b"
+	echo "$output"
+	assert_success
+	wait "$pid"
+	python3 - "$b/manifest.json" <<-'EOF'
+		import json, os, sys
+		m = json.load(open(sys.argv[1]))
+		m["hostname"] = "node-b"
+		for f in m["files"]:
+		    f["start_unix_us"] += 750000
+		    f["end_unix_us"] += 750000
+		for k in ("start", "end"):
+		    m["clock"][k]["realtime_ns"] += 750000000
+		json.dump(m, open(sys.argv[1], "w"))
+		d = os.path.dirname(sys.argv[1])
+		for f in m["files"]:  # the summaries say the same times
+		    p = os.path.join(d, f["summary_json"])
+		    s = json.load(open(p))
+		    s["metadata"]["start_unix_us"] += 750000
+		    s["metadata"]["end_unix_us"] += 750000
+		    json.dump(s, open(p, "w"))
+	EOF
+	"$FVBPF" report --json "$a" "$b" >"$BATS_TEST_TMPDIR/r.json"
+	run python3 - "$BATS_TEST_TMPDIR/r.json" "$LATE_MS" <<-'EOF'
+		import json, statistics, sys
+		r = json.load(open(sys.argv[1]))
+		c = r["clocks"][1]
+		print("skew_ok=%s (%s ns from %d)" % (abs(c["skew_from_collectives_ns"] + 750e6) < 3e6,
+		      c["skew_from_collectives_ns"], c["skew_collectives"]))
+		print("first=%s" % r["clocks"][0]["skew_from_collectives_ns"])
+		top = r["stragglers"][0]
+		colls = [x for g in r["regions"] for s in g["steps"] for x in s.get("collectives", [])]
+		waits = [e["waited_us"] for x in colls if x["last_rank_number"] == 1
+		         for e in x["ranks"] if e["rank_number"] == 0]
+		med = statistics.median(waits) if waits else 0
+		delay = float(sys.argv[2]) * 1e3
+		print("top=%s wait_ok=%s (median %.1f ms)" % (top["rank_number"], abs(med - delay) <= 0.25 * delay,
+		      med / 1e3))
+	EOF
+	echo "$output"
+	assert_line --regexp "^skew_ok=True "
+	assert_line "first=None"
+	assert_line --regexp "^top=1 wait_ok=True "
+	run "$FVBPF" report "$a" "$b"
+	assert_output --regexp "skew from [0-9]+ collective exits shared with the first directory: -75[0-9]\.[0-9]+ ms"
+}

@@ -12,6 +12,7 @@
 
 #include "cli/cli_export.h"
 #include "cli/cli_offline.h"
+#include "offline/clock_align.h"
 #include "offline/export/hta_export.h"
 #include "offline/manifest/manifest_read.h"
 #include "util/log.h"
@@ -109,6 +110,11 @@ static int load(const struct export_opts *o, struct mf_budget *b, struct manifes
 			log_error("%s", err);
 		else
 			offline_warn(&ms[i]);
+	}
+	/* steps paired on one clock: other hosts' by the collectives they share */
+	if (!ret && clock_align_collectives(ms, o->ndirs)) {
+		log_error("out of memory");
+		ret = -ENOMEM;
 	}
 	return ret;
 }

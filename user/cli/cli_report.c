@@ -9,6 +9,7 @@
 
 #include "cli/cli_offline.h"
 #include "cli/cli_report.h"
+#include "offline/clock_align.h"
 #include "offline/report/job_report.h"
 #include "util/log.h"
 #include "offline/manifest/manifest_read.h"
@@ -207,6 +208,11 @@ static int load(struct cli_opts *o, struct mf_budget *b, struct job_report *r,
 		}
 		if (ret)
 			log_error("%s", err);
+	}
+	/* other hosts' clocks, from the collectives they share with the first */
+	if (!ret && clock_align_collectives(ms, o->ndirs)) {
+		log_error("out of memory");
+		ret = -ENOMEM;
 	}
 	if (!ret && !o->merge) {
 		ret = job_report_finish(r, ms, o->ndirs);

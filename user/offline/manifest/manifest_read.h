@@ -124,6 +124,12 @@ struct manifest {
 	enum mf_clock_source clock_source;
 	struct mf_clock_pair clock_start, clock_end;
 	int64_t offset_ns;        /* realtime - monotonic used for this node */
+	/* Its clock against the first directory's, from the exits of the
+	 * collectives they share (offline/clock_align.c): added to every
+	 * wall-clock time of its segments; 0 when not estimated. */
+	int64_t skew_ns;
+	int64_t skew_spread_ns;   /* the estimate's interquartile range */
+	size_t skew_pairs;        /* exits it was estimated from (0: not estimated) */
 	int64_t uncertainty_ns;   /* |offset_end - offset_start| + read spans (manifest clock) */
 	bool clock_invalid;       /* "clock" was there but out of range: ignored */
 	struct mf_file *files;
@@ -172,6 +178,10 @@ void mf_free(struct manifest *m);
  */
 int mf_file_wallclock(const struct manifest *m, const struct mf_file *f, int64_t *start,
 		      int64_t *end);
+
+/* realtime - monotonic of @m's node with the skew the collectives gave
+ * (saturated: a sum past int64 is no real clock, and check_times refuses it). */
+int64_t mf_node_offset(const struct manifest *m);
 
 /* How mf_file_wallclock() puts @m's segments on the wall clock. */
 enum mf_applied {

@@ -3,6 +3,7 @@
  * step key, whether it counts, its wall-clock bounds), and what stands in
  * for them in directories written before them. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -105,12 +106,24 @@ int mf_file_wallclock(const struct manifest *m, const struct mf_file *f, int64_t
 	if (f->have_unix) {
 		*start = f->start_unix_ns;
 		*end = f->end_unix_ns;
-		return 0;
-	}
-	if (!f->have_times || m->clock_source == MF_CLOCK_NONE)
+	} else if (!f->have_times || m->clock_source == MF_CLOCK_NONE) {
 		return -ENOENT;
-	if (__builtin_add_overflow(f->start_ns, m->offset_ns, start) ||
-	    __builtin_add_overflow(f->end_ns, m->offset_ns, end))
+	} else if (__builtin_add_overflow(f->start_ns, m->offset_ns, start) ||
+		   __builtin_add_overflow(f->end_ns, m->offset_ns, end)) {
+		return -ERANGE;
+	}
+	/* another host's clock, as the collectives they share say */
+	if (__builtin_add_overflow(*start, m->skew_ns, start) ||
+	    __builtin_add_overflow(*end, m->skew_ns, end))
 		return -ERANGE;
 	return 0;
+}
+
+int64_t mf_node_offset(const struct manifest *m)
+{
+	int64_t v;
+
+	if (__builtin_add_overflow(m->offset_ns, m->skew_ns, &v))
+		return m->skew_ns > 0 ? INT64_MAX : INT64_MIN;
+	return v;
 }

@@ -114,8 +114,8 @@ static int check_times(struct manifest *ms, size_t n, const char *region, char *
 			const struct mf_file *f = &ms[i].files[j];
 
 			if (!in_region(f, region) ||
-			    (!__builtin_add_overflow(f->start_ns, ms[i].offset_ns, &s) &&
-			     !__builtin_add_overflow(f->end_ns, ms[i].offset_ns, &e)))
+			    (!__builtin_add_overflow(f->start_ns, mf_node_offset(&ms[i]), &s) &&
+			     !__builtin_add_overflow(f->end_ns, mf_node_offset(&ms[i]), &e)))
 				continue;
 			snprintf(name, sizeof(name), "%s/%s", ms[i].dir, f->summary_json);
 			snprintf(err, errlen, "%s: start_us and end_us with the node's clock offset "
@@ -236,12 +236,13 @@ static int plan_shifts(struct tm_plan *p, char *err, size_t errlen)
 	p->base_ns = INT64_MAX;
 	for (i = 0; i < p->n; i++) {
 		/* checked: check_times() */
-		start = p->picks[i].f->start_ns + p->picks[i].m->offset_ns;
+		start = p->picks[i].f->start_ns + mf_node_offset(p->picks[i].m);
 		if (start < p->base_ns)
 			p->base_ns = start;
 	}
 	for (i = 0; i < p->n; i++)
-		if (__builtin_sub_overflow(p->picks[i].m->offset_ns, p->base_ns, &p->picks[i].shift_ns)) {
+		if (__builtin_sub_overflow(mf_node_offset(p->picks[i].m), p->base_ns,
+					   &p->picks[i].shift_ns)) {
 			snprintf(err, errlen, "the clock offsets of the directories are too far apart "
 				 "to align (not a real job)");
 			return -ERANGE;

@@ -565,6 +565,16 @@ void jr_stream_label(const struct job_report *r, size_t i, char *buf, size_t len
 	jr_rank_label(&k, buf, len);
 }
 
+bool jr_any_skew(const struct job_report *r)
+{
+	size_t i;
+
+	for (i = 0; r->ms && i < r->ndirs; i++)
+		if (r->ms[i].skew_pairs)
+			return true;
+	return false;
+}
+
 int jr_stream_rank_number(const struct job_report *r, size_t i)
 {
 	const struct sp_stream *x = &r->pairs.streams[i];

@@ -141,6 +141,8 @@ void job_report_free(struct job_report *r);
 void jr_rank_label(const struct jr_rank *k, char *buf, size_t len);
 /* The label of stream @i of the steps (its rank, as jr_rank_label()). */
 void jr_stream_label(const struct job_report *r, size_t i, char *buf, size_t len);
+/* A directory's clock was moved by the collectives it shares with the first. */
+bool jr_any_skew(const struct job_report *r);
 /* The rank number of stream @i of the steps. */
 int jr_stream_rank_number(const struct job_report *r, size_t i);
 /* Segment @i of the steps (its rank's member of a step). */

@@ -9,6 +9,7 @@
 #define COLLS_TEXT_STEPS 20
 #define COLLS_TEXT_PER_STEP 3
 #define COLLS_TEXT_STRAGGLERS 8
+#define COLLS_TEXT_RANKS 8 /* ranks a step's line names (the JSON has all) */
 
 struct item {
 	const char *pg, *name, *dtype;
@@ -218,6 +219,43 @@ void jr_colls_free(struct jr_colls *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* A rank's time in a step's collectives: waiting for the last to arrive,
+ * then in transfer until its own exit. */
+struct rank_comm {
+	size_t stream;
+	int64_t wait_ns, transfer_ns;
+	size_t n;
+};
+
+static size_t step_comm(const struct jr_colls *c, size_t step, struct rank_comm *out, size_t max)
+{
+	size_t i, j, k, n = 0;
+
+	for (i = 0; i < c->n; i++) {
+		const struct jr_coll *x = &c->v[i];
+		int64_t last;
+
+		if (x->step != step)
+			continue;
+		last = c->ranks[x->first + x->last].arrive_ns;
+		for (j = 0; j < x->n; j++) {
+			const struct jr_coll_rank *e = &c->ranks[x->first + j];
+
+			for (k = 0; k < n && out[k].stream != e->stream; k++)
+				;
+			if (k == n) {
+				if (n == max)
+					continue;
+				out[n++] = (struct rank_comm){ e->stream, 0, 0, 0 };
+			}
+			out[k].wait_ns += last - e->arrive_ns;
+			out[k].transfer_ns += e->end_ns > last ? e->end_ns - last : 0;
+			out[k].n++;
+		}
+	}
+	return n;
+}
+
 static double ms(int64_t ns)
 {
 	return (double)ns / 1e6;
@@ -246,8 +284,18 @@ static void print_step(FILE *f, const struct job_report *r, const struct jr_coll
 {
 	size_t shown[COLLS_TEXT_PER_STEP], ns = 0, i, k, best;
 
-	fprintf(f, "  step %zu: %zu collective%s\n", r->pairs.steps[c->v[a].step].number, b - a,
+	struct rank_comm rc[COLLS_TEXT_RANKS];
+	char label[512];
+	size_t nr = step_comm(c, c->v[a].step, rc, COLLS_TEXT_RANKS);
+
+	fprintf(f, "  step %zu: %zu collective%s", r->pairs.steps[c->v[a].step].number, b - a,
 		b - a == 1 ? "" : "s");
+	for (i = 0; i < nr; i++) {
+		jr_stream_label(r, rc[i].stream, label, sizeof(label));
+		fprintf(f, "%s%s waited %.3f ms, transfer %.3f ms", i ? "; " : ": ", label,
+			ms(rc[i].wait_ns), ms(rc[i].transfer_ns));
+	}
+	fputc('\n', f);
 	while (ns < COLLS_TEXT_PER_STEP && ns < b - a) {
 		best = SIZE_MAX;
 		for (i = a; i < b; i++) {
@@ -343,6 +391,34 @@ json_object *jr_colls_step_json(const struct job_report *r, const struct jr_coll
 	for (i = 0; i < c->n; i++)
 		if (c->v[i].step == step)
 			json_object_array_add(a, coll_json(r, c, &c->v[i]));
+	return a;
+}
+
+#define STEP_RANKS_MAX 4096
+
+json_object *jr_colls_step_ranks_json(const struct job_report *r, const struct jr_colls *c,
+				      size_t step)
+{
+	json_object *a = json_object_new_array(), *o;
+	struct rank_comm *v = calloc(STEP_RANKS_MAX, sizeof(*v));
+	char label[512];
+	size_t i, n;
+
+	if (!v)
+		return a;
+	n = step_comm(c, step, v, STEP_RANKS_MAX);
+	for (i = 0; i < n; i++) {
+		o = json_object_new_object();
+		jr_stream_label(r, v[i].stream, label, sizeof(label));
+		json_object_object_add(o, "rank", json_object_new_string(label));
+		json_object_object_add(o, "rank_number",
+				       json_object_new_int(jr_stream_rank_number(r, v[i].stream)));
+		json_object_object_add(o, "collectives", json_object_new_uint64(v[i].n));
+		json_object_object_add(o, "waiting_us", us_json(v[i].wait_ns));
+		json_object_object_add(o, "transfer_us", us_json(v[i].transfer_ns));
+		json_object_array_add(a, o);
+	}
+	free(v);
 	return a;
 }
 

@@ -58,5 +58,9 @@ void jr_colls_print(FILE *f, const struct job_report *r, const struct jr_colls *
 /* Step @step's collectives as a JSON array; the stragglers list. */
 json_object *jr_colls_step_json(const struct job_report *r, const struct jr_colls *c, size_t step);
 json_object *jr_colls_stragglers_json(const struct job_report *r, const struct jr_colls *c);
+/* Step @step's ranks: their time waiting in its collectives and in
+ * transfer after the last arrival, summed. */
+json_object *jr_colls_step_ranks_json(const struct job_report *r, const struct jr_colls *c,
+				      size_t step);
 
 #endif /* FVBPF_JOB_REPORT_COLLS_H */

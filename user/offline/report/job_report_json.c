@@ -179,6 +179,12 @@ static json_object *clocks_json(const struct job_report *r)
 				       how == MF_APPLIED_MEAN ? json_object_new_int64(off) : NULL);
 		json_object_object_add(o, "moved_by_attach_end_ns", how == MF_APPLIED_ATTACH_START ?
 				       json_object_new_int64(moved) : NULL);
+		/* against the first directory's host, from shared collectives */
+		json_object_object_add(o, "skew_from_collectives_ns", r->ms[i].skew_pairs ?
+				       json_object_new_int64(r->ms[i].skew_ns) : NULL);
+		json_object_object_add(o, "skew_spread_ns", r->ms[i].skew_pairs ?
+				       json_object_new_int64(r->ms[i].skew_spread_ns) : NULL);
+		json_object_object_add(o, "skew_collectives", json_object_new_uint64(r->ms[i].skew_pairs));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -211,7 +217,9 @@ static json_object *root_json(const struct job_report *r, unsigned int top)
 	json_object_object_add(root, "top", json_object_new_int((int)top));
 	json_object_object_add(root, "incomplete_segments_excluded", json_object_new_boolean(1));
 	json_object_object_add(root, "clocks", clocks_json(r));
-	json_object_object_add(root, "offset_between_hosts", json_string_obj(
+	json_object_object_add(root, "offset_between_hosts", json_string_obj(jr_any_skew(r) ?
+		"from the collectives each host's ranks share with the first directory's: the median "
+		"difference of their exits (clocks[].skew_from_collectives_ns, applied)" :
 		"none applied: hosts' realtime clocks are taken as synchronised (NTP/PTP)"));
 	colls_root(root, r);
 	return root;
@@ -352,8 +360,11 @@ static json_object *step_json(const struct job_report *r, size_t s)
 	for (i = 0; i < r->nregions; i++)
 		if (r->regions[i].pairs && r->regions[i].pairs == &r->pairs.regions[t->region])
 			g = &r->regions[i];
-	if (g->colls)
+	if (g->colls) {
 		json_object_object_add(o, "collectives", jr_colls_step_json(r, g->colls, s));
+		json_object_object_add(o, "ranks_in_collectives",
+				       jr_colls_step_ranks_json(r, g->colls, s));
+	}
 	return o;
 }
 

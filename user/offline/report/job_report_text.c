@@ -240,7 +240,12 @@ static void print_clocks(FILE *f, const struct job_report *r)
 	char *host, *dir;
 	size_t i;
 
-	fputs("clocks: each directory's segments are placed on its host's wall clock "
+	fputs(jr_any_skew(r) ?
+	      "clocks: each directory's segments are placed on its host's wall clock "
+	      "(CLOCK_MONOTONIC + the offset below), another host's moved by the skew the "
+	      "collectives it shares with the first directory's say (the median difference of "
+	      "their exits)\n" :
+	      "clocks: each directory's segments are placed on its host's wall clock "
 	      "(CLOCK_MONOTONIC + the offset below); no offset is applied between hosts, whose "
 	      "realtime clocks are taken as synchronised (NTP/PTP)\n", f);
 	for (i = 0; r->ms && i < r->ndirs && i < JR_TEXT_CLOCKS; i++) {
@@ -263,6 +268,10 @@ static void print_clocks(FILE *f, const struct job_report *r)
 			fputs("the segments' own wall-clock times (no manifest clock)\n", f);
 		else
 			fputs("none: no clock, its segments are not placed in time\n", f);
+		if (m->skew_pairs)
+			fprintf(f, "    skew from %zu collective exits shared with the first directory: "
+				"%+.3f ms (interquartile range %.3f ms), applied\n", m->skew_pairs,
+				(double)m->skew_ns / 1e6, (double)m->skew_spread_ns / 1e6);
 		free(host);
 		free(dir);
 	}
