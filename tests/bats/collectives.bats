@@ -112,6 +112,20 @@ trace_check() {
 	run "$FVBPF" report "$OUT"
 	assert_output --regexp "Collectives: [0-9]+ matched across ranks by process group and sequence number"
 	assert_output --regexp "waited for: [^ ]+ rank 1: last in"
+	# the page: the stragglers, the step drawn per rank, parsed as XML
+	"$FVBPF" report --html "$BATS_TEST_TMPDIR/page.html" "$OUT"
+	run python3 - "$BATS_TEST_TMPDIR/page.html" <<-'EOF'
+		import re, sys, xml.dom.minidom
+		t = open(sys.argv[1]).read()
+		i = t.index("<h3>Collectives: who waits for whom</h3>")
+		svg = re.search(r"<svg .*?</svg>", t[i:], re.S).group(0)
+		xml.dom.minidom.parseString(svg)
+		print("waiting=%d transfer=%d rank1_first=%s" % (svg.count("<title>waiting"),
+		      svg.count("<title>transfer"),
+		      re.search(r'<tr class="slowest"><td class="name">[^<]* rank 1<', t[i:]) is not None))
+	EOF
+	echo "$output"
+	assert_output --regexp "^waiting=[1-9][0-9]* transfer=[1-9][0-9]* rank1_first=True$"
 	# HTA's communication analysis reads the exported step folders
 	[ -x "$HTA_PY" ] || fail "no HolisticTraceAnalysis venv at $HTA_PY: run \`make venv\`"
 	"$FVBPF" export "$OUT" -o "$BATS_TEST_TMPDIR/exp"

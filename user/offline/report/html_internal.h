@@ -61,6 +61,8 @@ void jr_file_label(const struct manifest *m, const struct mf_file *x, char *buf,
 /* Region @g's steps, every rank's segment of each side by side (one column
  * per rank up to JR_HTML_MATRIX_RANKS), the ranks without one marked. */
 void jr_html_steps(FILE *f, const struct job_report *r, const struct jr_region *g);
+/* The region's collectives across ranks (html_colls.c); nothing without. */
+void jr_html_colls(FILE *f, const struct job_report *r, const struct jr_region *g);
 /* Region @g's split into its sub-regions, a row per rank. */
 void jr_html_split(FILE *f, const struct jr_region *g);
 

@@ -317,6 +317,7 @@ static int region(struct page *pg, size_t idx)
 	fputs("<h3>Every complete segment, by step</h3>\n", pg->f);
 	jr_svg_segments(pg->f, pg->r, g, idx);
 	jr_html_steps(pg->f, pg->r, g);
+	jr_html_colls(pg->f, pg->r, g);
 	jr_html_split(pg->f, g);
 	fputs("<h3>Ranks</h3>\n", pg->f);
 	ranks_table(pg->f, g);
