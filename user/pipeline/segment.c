@@ -418,45 +418,48 @@ void seg_tracker_free(struct seg_tracker *t)
 	t->nthreads = t->capthreads = 0;
 }
 
+/* @elem appended to one of @seg's arrays (*@v, @n, @cap) while it holds
+ * fewer than @max and memory grants it; past either, counted in @dropped. */
+static int seg_append(struct segment *seg, void *v, size_t *n, size_t *cap, size_t max,
+		      uint64_t *dropped, const void *elem, size_t size, size_t first)
+{
+	int err;
+
+	if (*n >= max) {
+		(*dropped)++;
+		return -ENOSPC;
+	}
+	err = seg_grow(seg, v, *n, cap, size, first);
+	if (err == -ENOSPC)
+		(*dropped)++;
+	if (err)
+		return err;
+	memcpy((char *)*(void **)v + *n * size, elem, size);
+	(*n)++;
+	return 0;
+}
+
 int seg_add_call(struct seg_tracker *t, const struct api_call *c)
 {
 	struct segment *seg = t->cur;
-	int err;
 
 	if (!seg)
 		return -ENOENT;
-	if (seg->ncalls >= seg_limit(seg->limits.calls, SEG_MAX_CALLS)) {
-		seg->calls_dropped++;
-		return -ENOSPC;
-	}
-	err = seg_grow(seg, &seg->calls, seg->ncalls, &seg->capcalls, sizeof(*c), 64);
-	if (err == -ENOSPC)
-		seg->calls_dropped++;
-	if (err)
-		return err;
-	seg->calls[seg->ncalls++] = *c;
-	return 0;
+	return seg_append(seg, &seg->calls, &seg->ncalls, &seg->capcalls,
+			  seg_limit(seg->limits.calls, SEG_MAX_CALLS), &seg->calls_dropped, c,
+			  sizeof(*c), 64);
 }
 
 int seg_add_collective(struct seg_tracker *t, const struct collective *c)
 {
 	struct segment *seg = t->cur;
-	int err;
 
 	if (!seg)
 		return -ENOENT;
-	if (seg->ncolls >= SEG_MAX_COLLS) {
-		seg->colls_dropped++;
-		return -ENOSPC;
-	}
-	err = seg_grow(seg, &seg->colls, seg->ncolls, &seg->capcolls, sizeof(*c), 16);
-	if (err == -ENOSPC)
-		seg->colls_dropped++;
-	if (err)
-		return err;
-	seg->colls[seg->ncolls++] = *c;
-	return 0;
+	return seg_append(seg, &seg->colls, &seg->ncolls, &seg->capcolls, SEG_MAX_COLLS,
+			  &seg->colls_dropped, c, sizeof(*c), 16);
 }
+
 
 int seg_grow_array(struct segment *seg, void *v, size_t n, size_t *cap, size_t size, size_t first)
 {

@@ -94,10 +94,11 @@ static int one_row(struct sum_read *sr, json_object *row)
 	return json_object_array_add(sr->f->rows, json_object_get(row)) ? -ENOMEM : 0;
 }
 
-/* The rows, one at a time. */
-static int read_rows(struct js_reader *r, struct js_text *t, struct sum_read *sr)
+/* An array's elements, one at a time, each parsed and handed to @one. */
+static int read_each(struct js_reader *r, struct js_text *t, struct sum_read *sr,
+		     int (*one)(struct sum_read *sr, json_object *o))
 {
-	json_object *row;
+	json_object *o;
 	int ret;
 
 	ret = js_first(r, '[');
@@ -105,19 +106,29 @@ static int read_rows(struct js_reader *r, struct js_text *t, struct sum_read *sr
 		ret = js_value(r, t, JS_VALUE_MAX);
 		if (ret)
 			break;
-		row = js_parse(t);
-		ret = row ? one_row(sr, row) : -EINVAL;
-		json_object_put(row);
+		o = js_parse(t);
+		ret = o ? one(sr, o) : -EINVAL;
+		json_object_put(o);
 		if (!ret)
 			ret = js_next(r, ']');
 	}
-	sr->rows_done = true;
 	return ret < 0 ? ret : 0;
 }
 
-/* One of "collectives": kept when its fields are whole. */
-static int one_coll(struct manifest *m, struct mf_file *f, json_object *o)
+/* The rows, one at a time. */
+static int read_rows(struct js_reader *r, struct js_text *t, struct sum_read *sr)
 {
+	int ret = read_each(r, t, sr, one_row);
+
+	sr->rows_done = true;
+	return ret;
+}
+
+/* One of "collectives": kept when its fields are whole. */
+static int one_coll(struct sum_read *sr, json_object *o)
+{
+	struct manifest *m = sr->m;
+	struct mf_file *f = sr->f;
 	struct mf_coll c = { 0 };
 	json_object *seq = get(o, "seq");
 	const char *name = get_str(o, "name"), *pg = get_str(o, "pg");
@@ -149,25 +160,6 @@ static int one_coll(struct manifest *m, struct mf_file *f, json_object *o)
 	return 0;
 }
 
-/* "collectives", one at a time, with the metadata (its first pass). */
-static int read_colls(struct js_reader *r, struct js_text *t, struct sum_read *sr)
-{
-	json_object *o;
-	int ret;
-
-	ret = js_first(r, '[');
-	while (!ret) {
-		ret = js_value(r, t, JS_VALUE_MAX);
-		if (ret)
-			break;
-		o = js_parse(t);
-		ret = o ? one_coll(sr->m, sr->f, o) : -EINVAL;
-		json_object_put(o);
-		if (!ret)
-			ret = js_next(r, ']');
-	}
-	return ret < 0 ? ret : 0;
-}
 
 static int summary_member(struct js_reader *r, struct js_text *t, struct sum_read *sr,
 			  const char *key, bool rows_only)
@@ -191,7 +183,7 @@ static int summary_member(struct js_reader *r, struct js_text *t, struct sum_rea
 	if (!strcmp(key, "collectives") && !rows_only && !sr->f->ncolls) {
 		if (js_ws(r) != '[')
 			return -ENOTTY;
-		return read_colls(r, t, sr);
+		return read_each(r, t, sr, one_coll); /* with the metadata: its first pass */
 	}
 	if (strcmp(key, "rows"))
 		return js_value(r, NULL, 0);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "output/json/trace_colls.h"
+#include "output/json/trace_writer.h"
 #include "pipeline/segment.h"
 #include "util/checked_math.h"
 
@@ -17,16 +18,6 @@ static void put_name(struct obuf *f, const struct seg_output_ctx *c, uint32_t id
 	}
 	name_table_get(c->knames, id, buf, sizeof(buf));
 	ob_json_string(f, buf);
-}
-
-static void where(struct obuf *f, int64_t pid, uint32_t tid, uint64_t ts)
-{
-	ob_lit(f, ",\"pid\":");
-	ob_i64(f, pid);
-	ob_lit(f, ",\"tid\":");
-	ob_u64(f, tid);
-	ob_lit(f, ",\"ts\":");
-	ob_us(f, ts);
 }
 
 static void coll_args(struct obuf *f, const struct seg_output_ctx *c, const struct collective *k)
@@ -86,7 +77,7 @@ void trace_coll_slices(struct obuf *f, const struct seg_output_ctx *c)
 		k = &s->colls[i];
 		ob_lit(f, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
 		put_name(f, c, k->name, "gloo:unknown");
-		where(f, s->pid, k->tid, k->start_ns);
+		trace_where_when(f, s->pid, k->tid, k->start_ns);
 		ob_lit(f, ",\"dur\":");
 		ob_us(f, span_u64(k->start_ns, k->end_ns));
 		coll_args(f, c, k);
@@ -94,10 +85,10 @@ void trace_coll_slices(struct obuf *f, const struct seg_output_ctx *c)
 		/* the arrival on the calling thread -> the run */
 		ob_lit(f, ",\n{\"ph\":\"s\",\"cat\":\"collective\",\"name\":\"collective\",\"id\":");
 		ob_u64(f, COLL_FLOW_ID + i);
-		where(f, s->pid, k->arrive_tid, k->arrive_ns);
+		trace_where_when(f, s->pid, k->arrive_tid, k->arrive_ns);
 		ob_lit(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"collective\",\"name\":\"collective\",\"id\":");
 		ob_u64(f, COLL_FLOW_ID + i);
-		where(f, s->pid, k->tid, k->start_ns);
+		trace_where_when(f, s->pid, k->tid, k->start_ns);
 		ob_char(f, '}');
 	}
 }

@@ -50,7 +50,7 @@ static void meta_event(struct obuf *f, uint64_t ts, int64_t pid, uint32_t tid,
 }
 
 /* `,"pid":P,"tid":T,"ts":TS` of every event; `,"dur":D` after it for slices. */
-static void where_when(struct obuf *f, int64_t pid, uint64_t tid, uint64_t ts)
+void trace_where_when(struct obuf *f, int64_t pid, uint64_t tid, uint64_t ts)
 {
 	ob_lit(f, ",\"pid\":");
 	ob_i64(f, pid);
@@ -62,7 +62,7 @@ static void where_when(struct obuf *f, int64_t pid, uint64_t tid, uint64_t ts)
 
 static void slice_span(struct obuf *f, int64_t pid, uint64_t tid, uint64_t start, uint64_t end)
 {
-	where_when(f, pid, tid, start);
+	trace_where_when(f, pid, tid, start);
 	ob_lit(f, ",\"dur\":");
 	ob_us(f, span_u64(start, end));
 }
@@ -221,10 +221,10 @@ static void fwdbwd_flows(struct obuf *f, const struct seg_output_ctx *c)
 	for (i = 0; i < n; i++) {
 		ob_lit(f, ",\n{\"ph\":\"s\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":");
 		ob_u64(f, (uint64_t)i + 1);
-		where_when(f, s->pid, s->ops[p[i].fwd].tid, s->ops[p[i].fwd].start_ns);
+		trace_where_when(f, s->pid, s->ops[p[i].fwd].tid, s->ops[p[i].fwd].start_ns);
 		ob_lit(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":");
 		ob_u64(f, (uint64_t)i + 1);
-		where_when(f, s->pid, s->ops[p[i].bwd].tid, s->ops[p[i].bwd].start_ns);
+		trace_where_when(f, s->pid, s->ops[p[i].bwd].tid, s->ops[p[i].bwd].start_ns);
 		ob_char(f, '}');
 	}
 	free(p);
@@ -271,7 +271,7 @@ static void api_slices(struct obuf *f, const struct seg_output_ctx *c, struct ki
 		if (call->correlation && call->gpu_records) {
 			ob_lit(f, ",\n{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
 			ob_u64(f, call->correlation);
-			where_when(f, s->pid, call->tid, call->start_ns);
+			trace_where_when(f, s->pid, call->tid, call->start_ns);
 			ob_char(f, '}');
 		}
 	}
@@ -406,7 +406,7 @@ static void gpu_slices(struct obuf *f, const struct seg_output_ctx *c, struct ki
 		if (a->call >= 0 && a->correlation) {
 			ob_lit(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
 			ob_u64(f, a->correlation);
-			where_when(f, a->device, gpu_tid(a), a->start);
+			trace_where_when(f, a->device, gpu_tid(a), a->start);
 			ob_char(f, '}');
 		}
 	}

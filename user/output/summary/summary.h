@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <json-c/json.h>
+
 #include "util/pair_index.h"
 
 #include "output/seg_output.h"
@@ -55,5 +57,9 @@ int summary_build(struct summary *s, const struct seg_output_ctx *c);
 void summary_free(struct summary *s);
 int summary_write_text(FILE *f, const struct summary *s, const struct seg_output_ctx *c);
 int summary_write_json(FILE *f, const struct summary *s, const struct seg_output_ctx *c);
+
+/* @o (consumed) written as element @i of a JSON array, one a line: 0, or
+ * -ENOMEM when it could not be made or written as text. */
+int summary_put_item(FILE *f, json_object *o, size_t i);
 
 #endif /* FVBPF_SUMMARY_H */

@@ -3,6 +3,7 @@
 #include <json-c/json.h>
 
 #include "output/seg_meta.h"
+#include "output/summary/summary.h"
 #include "output/summary/summary_colls.h"
 #include "pipeline/segment.h"
 
@@ -50,24 +51,14 @@ static json_object *coll_json(const struct seg_output_ctx *c, const struct colle
 int summary_colls_json(FILE *f, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
-	const char *txt;
-	json_object *o;
 	size_t i;
 	int ret = 0;
 
 	if (!s->ncolls)
 		return 0;
 	fputs(",\n  \"collectives\": [", f);
-	for (i = 0; i < s->ncolls && !ret; i++) {
-		o = coll_json(c, &s->colls[i]);
-		txt = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							 JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
-		if (txt)
-			fprintf(f, "%s%s", i ? ",\n    " : "\n    ", txt);
-		else
-			ret = -ENOMEM;
-		json_object_put(o);
-	}
+	for (i = 0; i < s->ncolls && !ret; i++)
+		ret = summary_put_item(f, coll_json(c, &s->colls[i]), i);
 	fputs("\n  ]", f);
 	return ret;
 }

@@ -303,9 +303,20 @@ static json_object *row_json(const struct summary *s, const struct summary_row *
  * a row (9,000 rows: 70 MB at once), past --max-memory.  Only one row's
  * objects are alive at a time.
  */
+int summary_put_item(FILE *f, json_object *o, size_t i)
+{
+	const char *txt = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							   JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
+
+	if (txt)
+		fprintf(f, "%s%s", i ? ",\n    " : "\n    ", txt);
+	json_object_put(o);
+	return txt ? 0 : -ENOMEM;
+}
+
 int summary_write_json(FILE *f, const struct summary *s, const struct seg_output_ctx *c)
 {
-	json_object *meta = metadata_json(s, c), *o;
+	json_object *meta = metadata_json(s, c);
 	const char *txt;
 	size_t i;
 	int ret = 0;
@@ -320,16 +331,8 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 	else
 		ret = -ENOMEM;
 	json_object_put(meta);
-	for (i = 0; i < s->n && !ret; i++) {
-		o = row_json(s, &s->rows[i], c);
-		txt = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							 JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
-		if (txt)
-			fprintf(f, "%s%s", i ? ",\n    " : "\n    ", txt);
-		else
-			ret = -ENOMEM;
-		json_object_put(o);
-	}
+	for (i = 0; i < s->n && !ret; i++)
+		ret = summary_put_item(f, row_json(s, &s->rows[i], c), i);
 	if (ret)
 		return ret;
 	fputs(s->n ? "\n  ]" : "]", f);
