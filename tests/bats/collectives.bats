@@ -18,27 +18,18 @@ setup() {
 	need_torch "$PY214"
 	JOB=$BATS_TEST_TMPDIR/job
 	mkdir -p "$JOB"
-	TORCHRUN=$(dirname "$PY214")/torchrun
 }
 
 teardown() {
-	[ -n "${JOB:-}" ] && touch "$JOB/stop"
-	[ -n "${JOB_PGID:-}" ] && { wait_for_gone "$JOB_PGID" || kill -KILL -- "-$JOB_PGID" 2>/dev/null; }
+	stop_torchrun_job
 	common_teardown
 }
 
-# start_job N ARGS...: N ranks of ddp_train.py with ARGS; RANK0 is rank 0's pid.
+# start_job N ARGS...: N ranks of ddp_train.py with ARGS (RANK0, ..., JOB_PGID).
 start_job() {
-	local n=$1 r
+	local n=$1
 	shift
-	(cd "$JOB" && OMP_NUM_THREADS=1 exec setsid "$TORCHRUN" --standalone --nproc-per-node "$n" \
-		"$DDP" "$JOB" "$@" >"$JOB/job.log" 2>&1) &
-	disown
-	for r in $(seq 0 $((n - 1))); do
-		wait_long test -e "$JOB/rank.$r"
-	done
-	RANK0=$(cut -d' ' -f1 "$JOB/rank.0")
-	JOB_PGID=$(ps -o pgid= -p "$RANK0" | tr -d ' ')
+	start_torchrun_job "$n" "$DDP" "$@"
 }
 
 # coll_check DIR NRANKS LATE_RANK: what report --json says of the gradient
@@ -238,8 +229,7 @@ print(sum(p.numel() for p in ddp_train.Block().parameters()))' "$(dirname "$DDP"
 # so that the straggler is named as on one clock.
 @test "collectives: another host's clock skew is estimated from the collectives' exits and applied" {
 	start_job 2 --late-rank 1 --late-ms "$LATE_MS"
-	local r1 a=$BATS_TEST_TMPDIR/a b=$BATS_TEST_TMPDIR/b at lead=20 pid
-	r1=$(cut -d' ' -f1 "$JOB/rank.1")
+	local r1=$RANK1 a=$BATS_TEST_TMPDIR/a b=$BATS_TEST_TMPDIR/b at lead=20 pid
 	[ -n "${FVBPF_SANITIZED:-}" ] && lead=45
 	at=$(python3 -c 'import sys, time; print("%.3f" % (time.time() + int(sys.argv[1])))' "$lead")
 	"$FVBPF" attach -p "$RANK0" --start-at "$at" -n 4 -o "$a" >"$a.log" 2>&1 &

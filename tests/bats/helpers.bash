@@ -170,6 +170,32 @@ workload_ready() { # LOG: its pid= (and WL_READY) line is there; sets WL_PID
 	WL_PID=$(sed -n 's/^pid=//p' "$1" | head -n1)
 }
 
+# start_torchrun_job N SCRIPT ARGS...: N ranks of SCRIPT DIR ARGS under
+# torchrun, in their own session, DIR=$JOB; waits for each rank's
+# $JOB/rank.R ("pid ...") and sets RANK0..RANK<N-1>, LAUNCHER and
+# JOB_PGID (teardown: stop_torchrun_job).
+start_torchrun_job() {
+	local n=$1 script=$2 r
+	shift 2
+	(cd "$JOB" && OMP_NUM_THREADS=1 exec setsid "$(dirname "$PY214")/torchrun" --standalone \
+		--nproc-per-node "$n" "$script" "$JOB" "$@" >"$JOB/job.log" 2>&1) &
+	disown
+	for r in $(seq 0 $((n - 1))); do
+		wait_long test -e "$JOB/rank.$r"
+		eval "RANK$r=$(cut -d' ' -f1 "$JOB/rank.$r")"
+	done
+	LAUNCHER=$(ps -o ppid= -p "$RANK0" | tr -d ' ')
+	JOB_PGID=$(ps -o pgid= -p "$LAUNCHER" | tr -d ' ')
+}
+
+# stop_torchrun_job: the ranks leave together once rank 0 sees $JOB/stop;
+# the group is killed otherwise.
+stop_torchrun_job() {
+	[ -n "${JOB:-}" ] && touch "$JOB/stop"
+	[ -n "${JOB_PGID:-}" ] && { wait_for_gone "$JOB_PGID" || kill -KILL -- "-$JOB_PGID" 2>/dev/null; }
+	return 0
+}
+
 # Real PyTorch for the tests: the venvs `make venv` builds (CI builds them:
 # `make test` depends on it), or the interpreters FVBPF_TORCH_PY_214/_213 name.
 PY214=${FVBPF_TORCH_PY_214:-$BUILD/venv-torch214/bin/python3}

@@ -16,34 +16,17 @@ setup() {
 	need_torch "$PY214"
 	JOB=$BATS_TEST_TMPDIR/job
 	mkdir -p "$JOB"
-	TORCHRUN=$(dirname "$PY214")/torchrun
 }
 
 teardown() {
-	[ -n "${JOB:-}" ] && touch "$JOB/stop"
-	# the ranks leave together once rank 0 sees stop; the group otherwise
-	[ -n "${JOB_PGID:-}" ] && { wait_for_gone "$JOB_PGID" || kill -KILL -- "-$JOB_PGID" 2>/dev/null; }
+	stop_torchrun_job
 	common_teardown
 }
 
-# start_ddp [N]: torchrun with N ranks (3) in a session of its own, every
-# rank past its first step; LAUNCHER and RANK0..RANK{N-1} set.
 start_ddp() {
-	local n=${1:-3} r
-	(cd "$JOB" && OMP_NUM_THREADS=1 exec setsid "$TORCHRUN" --standalone --nproc-per-node "$n" \
-		"$DDP" "$JOB" >"$JOB/job.log" 2>&1) &
-	disown
-	for r in $(seq 0 $((n - 1))); do
-		wait_long test -e "$JOB/rank.$r"
-		eval "RANK$r=$(cut -d' ' -f1 "$JOB/rank.$r")"
-	done
-	LAUNCHER=$(ps -o ppid= -p "$RANK0" | tr -d ' ')
-	JOB_PGID=$(ps -o pgid= -p "$LAUNCHER" | tr -d ' ')
+	start_torchrun_job "${1:-3}" "$DDP"
 }
 
-# steps_check DIR... : every rank's segments, paired by number: prints
-# "ranks=R complete=N,N,N overlap=yes|no" and, for a pair that does not
-# overlap, which.
 steps_check() {
 	python3 - "$@" <<-'EOF'
 		import glob, json, os, re, sys

@@ -160,6 +160,31 @@ static int one_coll(struct jr_colls *c, const struct item *it, size_t n, size_t 
 	return 0;
 }
 
+/*
+ * A collective some of whose ranks are missing (a rank's record of it fell
+ * outside its segments) would name the wrong last rank: where the same
+ * group has collectives with more ranks in the report, those with fewer are
+ * counted (partial), not shown.  A report of some ranks only keeps its own.
+ */
+static void drop_partial(struct jr_colls *c)
+{
+	size_t i, j, a, k = 0, most;
+
+	/* c->v comes by group, then sequence number (one_coll()'s order) */
+	for (a = 0; a < c->n; a = j) {
+		most = 0;
+		for (j = a; j < c->n && !strcmp(c->v[j].pg, c->v[a].pg); j++)
+			most = c->v[j].n > most ? c->v[j].n : most;
+		for (i = a; i < j; i++) {
+			if (c->v[i].n < most)
+				c->partial++;
+			else
+				c->v[k++] = c->v[i];
+		}
+	}
+	c->n = k;
+}
+
 static int stragglers(const struct job_report *r, struct jr_colls *c)
 {
 	size_t i, j, s;
@@ -202,6 +227,8 @@ int jr_colls_build(const struct job_report *r, const struct jr_region *g, struct
 		ret = one_coll(c, &v[i], j - i, &rcap, &ccap);
 	}
 	free(v);
+	if (!ret)
+		drop_partial(c);
 	if (!ret && c->n)
 		qsort(c->v, c->n, sizeof(*c->v), cmp_coll);
 	if (!ret)
@@ -320,6 +347,9 @@ void jr_colls_print(FILE *f, const struct job_report *r, const struct jr_colls *
 		c->n);
 	if (c->alone)
 		fprintf(f, "; %llu seen by one rank only", (unsigned long long)c->alone);
+	if (c->partial)
+		fprintf(f, "; %llu missing a rank of their group (not shown)",
+			(unsigned long long)c->partial);
 	if (c->no_group)
 		fprintf(f, "; %llu without a readable process group", (unsigned long long)c->no_group);
 	fputc('\n', f);

@@ -47,6 +47,7 @@ struct jr_colls {
 	struct jr_strag *strag;   /* by wait caused, most first */
 	size_t nstrag;
 	uint64_t alone;           /* collectives that one rank only saw */
+	uint64_t partial;         /* ... fewer ranks than others of their group */
 	uint64_t no_group;        /* ... whose process group could not be read */
 };
 

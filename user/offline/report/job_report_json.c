@@ -284,6 +284,8 @@ static json_object *region_json(const struct job_report *r, const struct jr_regi
 		json_object_object_add(o, "collectives_matched", json_object_new_uint64(g->colls->n));
 		json_object_object_add(o, "collectives_one_rank_only",
 				       json_object_new_uint64(g->colls->alone));
+		json_object_object_add(o, "collectives_missing_a_rank",
+				       json_object_new_uint64(g->colls->partial));
 		json_object_object_add(o, "stragglers", jr_colls_stragglers_json(r, g->colls));
 	}
 	if (g->have_slowest) {
