@@ -22,6 +22,8 @@
 #include "pipeline/torch/callback_ops.h"
 #include "proc/torch/torch_version.h"
 #include "unit.h"
+#include "pipeline/segment.h"
+#include "pipeline/torch/torch_pairing.h"
 
 /* A memfd laid out as the library makes it; @seal: sealed at its size. */
 static int make_rings(bool seal, uint64_t bytes, uint8_t **map)

@@ -10,6 +10,7 @@
 #include "attach/cut_gate.h"
 #include "attach/target.h"
 #include "unit.h"
+#include "pipeline/segment.h"
 
 static struct session s;
 static struct session_target targets[3];

@@ -9,6 +9,7 @@
 
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
+#include "pipeline/windows.h"
 #include "pipeline/seg_close.h"
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
@@ -16,6 +17,8 @@
 #include "fvbpf_mem.h"
 #include "fvbpf_pystack.h"
 #include "unit.h"
+#include "pipeline/torch/callback_rings.h"
+#include "pipeline/torch/torch_pairing.h"
 
 #define PID 4242
 

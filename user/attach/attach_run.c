@@ -27,6 +27,7 @@
 #include "pipeline/pystack.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
+#include "pipeline/windows.h"
 #include "attach/follow.h"
 #include "pipeline/seg_close.h"
 #include "proc/inject/inject.h"
@@ -43,6 +44,8 @@
 #include "proc/elf/symbolizer.h"
 #include "proc/torch/torch_layout.h"
 #include "attach/target.h"
+#include "pipeline/py_status.h"
+#include "pipeline/torch/callback_ops.h"
 
 static volatile sig_atomic_t stop_requested;
 

@@ -25,6 +25,7 @@
 #include "proc/torch/torch_version.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "pipeline/torch/callback_ops.h"
 
 /* The library's watch thread looks every 250 ms; a loaded machine may take
  * a few ticks. */

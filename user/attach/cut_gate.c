@@ -10,6 +10,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/start_time.h"
+#include "pipeline/segment.h"
 
 /* How long ranks' first segments wait for each other at most. */
 #define ALIGN_WAIT_NS (30ull * 1000000000ull)

@@ -16,6 +16,7 @@
 #include "proc/control/shim_channel.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "pipeline/py_status.h"
 
 bool py_request_item(const char *item)
 {

@@ -10,6 +10,7 @@
 #include "probes/cuda_api.h"
 #include "proc/control/callback_channel.h"
 #include "util/log.h"
+#include "pipeline/torch/callback_ops.h"
 
 bool pystack_wanted(const struct attach_opts *o)
 {

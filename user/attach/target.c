@@ -20,6 +20,8 @@
 #include "pipeline/comm/collectives.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
+#include "pipeline/api_events.h"
+#include "pipeline/windows.h"
 #include "probes/bpf_setup.h"
 #include "pipeline/seg_close.h"
 #include "output/seg_output.h"
@@ -31,6 +33,12 @@
 #include "attach/cuda_hook_attach.h"
 #include "attach/callback_attach.h"
 #include "attach/marker_attach.h"
+#include "pipeline/api_pairing.h"
+#include "pipeline/memory/mem_events.h"
+#include "pipeline/py_status.h"
+#include "pipeline/schedule.h"
+#include "pipeline/torch/callback_ops.h"
+#include "pipeline/torch/torch_pairing.h"
 
 /* BPF's state of the process: 0, or -1 without a live BPF session. */
 static int bpf_state(const struct session_target *t, struct fvbpf_proc_state *st)

@@ -9,31 +9,26 @@
 #ifndef FVBPF_SESSION_H
 #define FVBPF_SESSION_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
+#include "fvbpf_events.h"
 #include "fvbpf_fast.h"
 #include "fvbpf_pyshim.h"
 
-#include "pipeline/api_pairing.h"
-#include "pipeline/drops.h"
-#include "pipeline/torch/callback_ops.h"
-#include "pipeline/gpu_join.h"
-#include "pipeline/py_status.h"
-#include "pipeline/schedule.h"
 #include "probes/cuda_probes.h"
+#include "util/budget.h"
 #include "util/clock.h"
 #include "util/name_table.h"
 #include "proc/proc_info.h"
 #include "pipeline/registry.h"
+#include "model/options.h"
 #include "model/session_meta.h"
-#include "pipeline/segment.h"
 #include "proc/control/control_page.h"
-#include "pipeline/torch/torch_pairing.h"
 #include "probes/torch_probes.h"
 #include "probes/mem_probes.h"
-#include "pipeline/memory/mem_events.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;

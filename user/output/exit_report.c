@@ -14,6 +14,11 @@
 #include "fvbpf_fast.h"
 #include "pipeline/py_status.h"
 #include "pipeline/comm/collectives.h"
+#include "pipeline/api_pairing.h"
+#include "pipeline/drops.h"
+#include "pipeline/memory/mem_events.h"
+#include "pipeline/torch/callback_ops.h"
+#include "pipeline/torch/torch_pairing.h"
 
 /* --inject: what became of it for this process. */
 /* Where the operators came from, and what the fast path lost. */

@@ -15,6 +15,11 @@
 #include "output/manifest.h"
 #include "util/file/output_files.h"
 #include "pipeline/over_limits.h"
+#include "pipeline/api_pairing.h"
+#include "pipeline/drops.h"
+#include "pipeline/memory/mem_events.h"
+#include "pipeline/py_status.h"
+#include "pipeline/torch/torch_pairing.h"
 
 /* cudaLaunchKernel through the library's hook (attach/cuda_hook_attach.c). */
 static json_object *launch_hook_json(const struct session_target *t)

@@ -14,6 +14,10 @@
 #include "pipeline/seg_close.h"
 #include "util/grow.h"
 #include "util/log.h"
+#include "pipeline/gpu_join.h"
+#include "pipeline/schedule.h"
+#include "pipeline/segment.h"
+#include "pipeline/torch/callback_ops.h"
 
 /* Only libfvbpf.so's agent sends GPU records: a process without the
  * library (operators and CUDA calls by uprobes alone) has none to wait for. */

@@ -26,13 +26,15 @@
 #include "fvbpf_pystack.h"
 #include "model/session.h"
 #include "pipeline/torch/callback_ops.h"
-#include "pipeline/events.h"
+#include "pipeline/api_events.h"
+#include "pipeline/windows.h"
 #include "pipeline/pystack.h"
 #include "pipeline/torch/torch_events.h"
 #include "pipeline/torch/torch_pairing.h"
 #include "probes/torch_ops.h"
 #include "probes/torch_probes.h"
 #include "util/clock.h"
+#include "pipeline/drops.h"
 
 #define SEALS_WANTED (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 

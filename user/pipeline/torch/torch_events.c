@@ -17,6 +17,8 @@
 #include "probes/torch_ops.h"
 #include "probes/torch_plans.h"
 #include "proc/control/callback_channel.h"
+#include "pipeline/torch/callback_rings.h"
+#include "pipeline/torch/torch_pairing.h"
 
 /* A scope that delimits segments, for the fast path's callbacks too: they
  * must be registered at a region scope's begin, and stepping starts at a
