@@ -18,6 +18,7 @@
 #include "probes/cuda_api.h"
 #include "proc/elf/symbolizer.h"
 #include "util/name_table.h"
+#include "proc/proc_info.h"
 
 /* The kernel a host function names, symbolised once per address. */
 static uint32_t kernel_of(struct session *s, struct session_target *t, uint64_t func)
@@ -28,7 +29,7 @@ static uint32_t kernel_of(struct session *s, struct session_target *t, uint64_t 
 	id = (uint32_t)addr_cache_get(&t->kernels, func);
 	if (id)
 		return id;
-	if (symbolizer_lookup(s->sym, t->proc.pid, func, name, sizeof(name)))
+	if (symbolizer_lookup(s->sym, t->proc->pid, func, name, sizeof(name)))
 		s->kernels_unknown++;
 	id = name_table_intern(&s->knames, name);
 	if (id)
@@ -54,7 +55,7 @@ void events_record_call(struct session *s, struct session_target *t, struct api_
 		struct collective coll;
 
 		/* joined, not shown as calls: a collective when the run ends */
-		if (coll_on_call(t->coll, t->proc.pid, &s->knames, c, &coll) != 1)
+		if (coll_on_call(t->coll, t->proc->pid, &s->knames, c, &coll) != 1)
 			return;
 		err = seg_add_collective(t->tracker, &coll);
 		if (err == -ENOENT)

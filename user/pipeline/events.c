@@ -24,6 +24,7 @@
 #include "pipeline/torch/callback_ops.h"
 #include "pipeline/windows.h"
 #include "pipeline/api_events.h"
+#include "proc/proc_info.h"
 
 #define SEC_NS 1000000000ull
 
@@ -33,7 +34,7 @@ static struct session_target *find_target(struct session *s, uint32_t tgid)
 
 	/* The newest first: a PID that exec'd may be a target again. */
 	for (i = s->ntargets; i-- > 0;)
-		if ((uint32_t)s->targets[i].proc.pid == tgid && !s->targets[i].superseded)
+		if ((uint32_t)s->targets[i].proc->pid == tgid && !s->targets[i].superseded)
 			return &s->targets[i];
 	return NULL;
 }
@@ -64,7 +65,7 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 		t->agent->active = true;
 		t->agent->clock = ev->detail;
 		snprintf(t->agent->status, sizeof(t->agent->status), "cupti");
-		log_info("PID %d: GPU activity on: %s, clock %s", t->proc.pid, msg,
+		log_info("PID %d: GPU activity on: %s, clock %s", t->proc->pid, msg,
 			 ev->detail == FVBPF_CLOCK_CALLBACK ? "CLOCK_MONOTONIC callback" :
 			 ev->detail == FVBPF_CLOCK_SIMULATED ? "simulated (a test double)" :
 			 "calibrated against cuptiGetTimestamp");
@@ -87,7 +88,7 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 	/* One warning per kind of trouble and process. */
 	if (ev->code < 32 && !(t->agent->status_warned & (1u << ev->code))) {
 		t->agent->status_warned |= 1u << ev->code;
-		log_warn("PID %d: %s%s", t->proc.pid, msg, ev->code == FVBPF_AGENT_DROPPED ? "" :
+		log_warn("PID %d: %s%s", t->proc->pid, msg, ev->code == FVBPF_AGENT_DROPPED ? "" :
 			 "; no GPU time, CUDA calls are still traced");
 	}
 }
@@ -103,16 +104,16 @@ static int handle_sync(struct session *s, struct session_target *t,
 	if (ev->depth > ev->nnames && !t->deep_stack_warned) {
 		t->deep_stack_warned = true;
 		log_warn("PID %d thread %u had %u regions open when fvbpf attached; only the outer %u "
-			 "are known", t->proc.pid, ev->hdr.tid, ev->depth, ev->nnames);
+			 "are known", t->proc->pid, ev->hdr.tid, ev->depth, ev->nnames);
 	}
 	for (i = 0; i < ev->nnames && i < FVBPF_SYNC_NAMES; i++) {
 		memcpy(name, ev->names[i], FVBPF_NAME_LEN);
 		name[FVBPF_NAME_LEN] = '\0';
-		idx = registry_find(&s->reg, name);
-		if (idx < 0 || !s->reg.defs[idx].enabled)
+		idx = registry_find(s->reg, name);
+		if (idx < 0 || !s->reg->defs[idx].enabled)
 			continue;
-		log_debug("pid %d: thread %u was inside %s when fvbpf attached", t->proc.pid,
-			  ev->hdr.tid, s->reg.defs[idx].name);
+		log_debug("pid %d: thread %u was inside %s when fvbpf attached", t->proc->pid,
+			  ev->hdr.tid, s->reg->defs[idx].name);
 		err = seg_on_open_before_attach(t->tracker, ev->hdr.tid, (uint32_t)idx, t->attach_ns);
 		if (err)
 			return err;
@@ -127,7 +128,7 @@ static int handle_region(struct session *s, struct session_target *t,
 	int err;
 
 	if (re->hdr.type == FVBPF_EV_REGION_BEGIN) {
-		s->reg.defs[re->region_id].entered++;
+		s->reg->defs[re->region_id].entered++;
 		if (t->pystk)
 			stack = pystack_take(t->pystk, re->hdr.tid, re->hdr.ts_ns);
 	}
@@ -179,7 +180,7 @@ static int on_region(struct session *s, struct session_target *t, const void *da
 	const struct fvbpf_region_event *re = data;
 
 	(void)size;
-	return re->region_id < s->reg.count ? handle_region(s, t, re) : EV_BAD;
+	return re->region_id < s->reg->count ? handle_region(s, t, re) : EV_BAD;
 }
 
 static int on_api_enter(struct session *s, struct session_target *t, const void *data,
@@ -221,7 +222,7 @@ static int on_gpu_chunk(struct session *s, struct session_target *t, const void 
 		gpu_join_batch_start(t->gpu);
 	if (gpu_join_chunk(t->gpu, gc->data, gc->len, gc->last) == -EINVAL)
 		log_warn("PID %d: GPU record stream out of step (a ring-buffer drop?); "
-			 "the rest of that batch is skipped", t->proc.pid);
+			 "the rest of that batch is skipped", t->proc->pid);
 	return 0;
 }
 
@@ -354,7 +355,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 		return 0;
 	}
 	if (err)
-		log_warn("pid %d: cannot record region event: %s", t->proc.pid, strerror(-err));
+		log_warn("pid %d: cannot record region event: %s", t->proc->pid, strerror(-err));
 	/* Where a segment that lost its end is cut: after this record, which
 	 * may have been the first after the gap.  GPU batches are flushed
 	 * after their segment, so they do not count. */

@@ -8,6 +8,7 @@
 #include "pipeline/windows.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "proc/proc_info.h"
 
 void window_cut_until(struct session *s, struct session_target *t, uint64_t ts)
 {
@@ -23,10 +24,10 @@ void window_cut_until(struct session *s, struct session_target *t, uint64_t ts)
 	}
 	while (t->next_cut && ts >= t->next_cut && !t->finished) {
 		/* consecutive: one window's end is the next one's start */
-		if (seg_on_end(t->tracker, (uint32_t)t->proc.pid, r, t->next_cut) ||
-		    seg_on_begin(t->tracker, (uint32_t)t->proc.pid, r, t->next_cut))
-			log_warn("pid %d: cannot cut a time window", t->proc.pid);
-		s->reg.defs[r].entered++;
+		if (seg_on_end(t->tracker, (uint32_t)t->proc->pid, r, t->next_cut) ||
+		    seg_on_begin(t->tracker, (uint32_t)t->proc->pid, r, t->next_cut))
+			log_warn("pid %d: cannot cut a time window", t->proc->pid);
+		s->reg->defs[r].entered++;
 		t->next_cut += s->window_ns;
 	}
 }
