@@ -37,6 +37,8 @@
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
 #include "attach/session_wiring.h"
+#include "pipeline/registry.h"
+#include "probes/torch_probes.h"
 #include "util/clock.h"
 
 static uint64_t rusage_ns(void)
@@ -54,8 +56,12 @@ static int setup(struct session *s, const char *dir, enum trace_format fmt)
 
 	memset(s, 0, sizeof(*s));
 	s->epfd = -1;
-	registry_init(&s->reg);
-	if (registry_enable_list(&s->reg, "training_train_one_step,training_forward", NULL, NULL) < 0)
+	s->reg = registry__new();
+	s->torch = torch_table__new();
+	if (!s->reg || !s->torch)
+		return -ENOMEM;
+	registry_init(s->reg);
+	if (registry_enable_list(s->reg, "training_train_one_step,training_forward", NULL, NULL) < 0)
 		return -EINVAL;
 	name_table_init(&s->knames);
 	s->sym = symbolizer_new();
@@ -68,7 +74,7 @@ static int setup(struct session *s, const char *dir, enum trace_format fmt)
 		return -ENOMEM;
 	t->session = s;
 	t->pidfd = -1;
-	if (proc_target_init(&t->proc, getpid()))
+	if (proc_target_init(t->proc, getpid()))
 		return -ESRCH;
 	target_init(t, 0);
 	/* As live for a process without CUDA: no GPU records to wait for. */
@@ -136,8 +142,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "replay_bench: setup failed\n");
 		return 1;
 	}
-	step = (uint32_t)registry_find(&s.reg, "training_train_one_step");
-	fwd = (uint32_t)registry_find(&s.reg, "training_forward");
+	step = (uint32_t)registry_find(s.reg, "training_train_one_step");
+	fwd = (uint32_t)registry_find(s.reg, "training_forward");
 	n = 2 * pairs * threads + 2;
 	recs = calloc(n, sizeof(*recs));
 	if (!recs)

@@ -24,6 +24,9 @@
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
 #include "attach/session_wiring.h"
+#include "pipeline/registry.h"
+#include "probes/torch_probes.h"
+#include "proc/proc_info.h"
 
 #define TARGET_PID 0x3ffffff0 /* above any pid_max */
 
@@ -33,8 +36,12 @@ static void setup(struct session *s)
 
 	memset(s, 0, sizeof(*s));
 	s->epfd = -1;
-	registry_init(&s->reg);
-	registry_enable_list(&s->reg, "training_train_one_step,training_forward,training_backward",
+	s->reg = registry__new();
+	s->torch = torch_table__new();
+	if (!s->reg || !s->torch)
+		abort();
+	registry_init(s->reg);
+	registry_enable_list(s->reg, "training_train_one_step,training_forward,training_backward",
 			     NULL, NULL);
 	name_table_init(&s->knames);
 	s->sym = symbolizer_new();
@@ -47,7 +54,7 @@ static void setup(struct session *s)
 		abort();
 	t->session = s;
 	t->pidfd = -1;
-	t->proc.pid = TARGET_PID;
+	t->proc->pid = TARGET_PID;
 	target_init(t, 3);
 	if (session_writer_start(s, "/nonexistent/fvbpf-fuzz", &(struct seg_writer_opts){ 0 }))
 		abort();

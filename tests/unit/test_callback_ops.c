@@ -22,6 +22,10 @@
 #include "pipeline/torch/callback_ops.h"
 #include "proc/torch/torch_version.h"
 #include "unit.h"
+#include "pipeline/segment.h"
+#include "pipeline/torch/torch_pairing.h"
+#include "probes/torch_probes.h"
+#include "proc/proc_info.h"
 
 /* A memfd laid out as the library makes it; @seal: sealed at its size. */
 static int make_rings(bool seal, uint64_t bytes, uint8_t **map)
@@ -444,12 +448,15 @@ static void test_records_before_the_attach(void)
 
 	memset(&s, 0, sizeof(s));
 	s.epfd = -1;
-	registry_init(&s.reg);
-	s.window_region = registry_add(&s.reg, "window", "time window");
+	s.reg = registry__new();
+	s.torch = torch_table__new();
+	CHECK(s.reg != NULL && s.torch != NULL);
+	registry_init(s.reg);
+	s.window_region = registry_add(s.reg, "window", "time window");
 	CHECK(s.window_region >= 0);
-	s.reg.defs[s.window_region].enabled = true;
+	s.reg->defs[s.window_region].enabled = true;
 	name_table_init(&s.knames);
-	torch_table_init(&s.torch, &s.knames);
+	torch_table_init(s.torch, &s.knames);
 	s.targets = calloc(1, sizeof(*s.targets));
 	CHECK(s.targets != NULL);
 	s.ntargets = 1;
@@ -457,7 +464,7 @@ static void test_records_before_the_attach(void)
 	CHECK_EQ(target_states_alloc(t), 0);
 	t->session = &s;
 	t->pidfd = -1;
-	t->proc.pid = getpid();
+	t->proc->pid = getpid();
 	target_init(t, 0);
 	fd = open_rings(t->fast, &map);
 	put_begin(map, 0, FVBPF_FAST_OP, 7, 900, "aten::early"); /* the library ran ahead */

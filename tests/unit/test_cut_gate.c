@@ -10,6 +10,8 @@
 #include "attach/cut_gate.h"
 #include "attach/target.h"
 #include "unit.h"
+#include "pipeline/segment.h"
+#include "proc/proc_info.h"
 
 static struct session s;
 static struct session_target targets[3];
@@ -36,7 +38,7 @@ static void firsts(const unsigned int (*ms)[2])
 		targets[i].session = &s;
 		targets[i].align_seg = &segs[i];
 		targets[i].tracker->counted = 1;
-		targets[i].proc.pid = 100 + i;
+		targets[i].proc->pid = 100 + i;
 	}
 	cut_gate_end(&s);
 }

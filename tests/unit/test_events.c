@@ -9,6 +9,7 @@
 
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
+#include "pipeline/windows.h"
 #include "pipeline/seg_close.h"
 #include "proc/elf/symbolizer.h"
 #include "attach/target.h"
@@ -16,6 +17,10 @@
 #include "fvbpf_mem.h"
 #include "fvbpf_pystack.h"
 #include "unit.h"
+#include "pipeline/torch/callback_rings.h"
+#include "pipeline/torch/torch_pairing.h"
+#include "probes/torch_probes.h"
+#include "proc/proc_info.h"
 
 #define PID 4242
 
@@ -25,12 +30,17 @@ static uint32_t STEP, FWD;
 
 static void session_setup(void)
 {
+	registry__free(s.reg);
+	torch_table__free(s.torch);
 	memset(&s, 0, sizeof(s));
 	s.epfd = -1;
-	registry_init(&s.reg);
-	registry_enable_list(&s.reg, "training_train_one_step,training_forward", NULL, NULL);
-	STEP = (uint32_t)registry_find(&s.reg, "training_train_one_step");
-	FWD = (uint32_t)registry_find(&s.reg, "training_forward");
+	s.reg = registry__new();
+	s.torch = torch_table__new();
+	CHECK(s.reg != NULL && s.torch != NULL);
+	registry_init(s.reg);
+	registry_enable_list(s.reg, "training_train_one_step,training_forward", NULL, NULL);
+	STEP = (uint32_t)registry_find(s.reg, "training_train_one_step");
+	FWD = (uint32_t)registry_find(s.reg, "training_forward");
 	name_table_init(&s.knames);
 	s.sym = symbolizer_new();
 	s.targets = calloc(1, sizeof(*s.targets));
@@ -39,7 +49,7 @@ static void session_setup(void)
 	CHECK_EQ(target_states_alloc(t), 0);
 	t->session = &s;
 	t->pidfd = -1;
-	t->proc.pid = PID;
+	t->proc->pid = PID;
 	t->has_markers = true; /* region records come from the marker library */
 	target_init(t, 0);
 }
@@ -113,7 +123,7 @@ static void test_region_records_make_a_segment(void)
 	CHECK_EQ(t->held->segs[0].seg->start_ns, 1000);
 	CHECK_EQ(t->held->segs[0].seg->end_ns, 4000);
 	CHECK_EQ(s.bad_records, 0);
-	CHECK_EQ(s.reg.defs[STEP].entered, 1);
+	CHECK_EQ(s.reg->defs[STEP].entered, 1);
 	session_free(&s);
 }
 
@@ -130,7 +140,7 @@ static void test_malformed_records_are_counted(void)
 	e = region(FVBPF_EV_REGION_BEGIN, STEP, 1, 1);
 	e.hdr.tgid = PID + 1;                          /* no such target */
 	feed(&e, sizeof(e));
-	e = region(FVBPF_EV_REGION_BEGIN, s.reg.count, 1, 1); /* no such region */
+	e = region(FVBPF_EV_REGION_BEGIN, s.reg->count, 1, 1); /* no such region */
 	feed(&e, sizeof(e));
 	e = region(FVBPF_EV_REGION_BEGIN, STEP, 1, 1);
 	e.hdr.size = sizeof(e) + 1;                    /* claims more than it has */
@@ -190,7 +200,7 @@ static void test_every_short_kind_is_counted(void)
 	CHECK_EQ(nchecked, nknown - 1);
 	CHECK(t->tracker->cur == NULL);
 	CHECK_EQ(t->calls, 0);
-	CHECK_EQ(s.reg.defs[STEP].entered, 0);
+	CHECK_EQ(s.reg->defs[STEP].entered, 0);
 	session_free(&s);
 }
 
@@ -379,14 +389,14 @@ static void torch_setup(void)
 
 	session_setup();
 	s.step_by = "Optimizer.step*";
-	s.step_region = registry_add(&s.reg, "step", "--step-by");
+	s.step_region = registry_add(s.reg, "step", "--step-by");
 	CHECK(s.step_region >= 0);
-	s.reg.defs[s.step_region].enabled = true;
-	torch_table_init(&s.torch, &s.knames);
-	s.torch.ids = calloc(1, sizeof(*s.torch.ids));
-	CHECK(s.torch.ids != NULL);
-	id = &s.torch.ids[0];
-	s.torch.n = s.torch.cap = 1;
+	s.reg->defs[s.step_region].enabled = true;
+	torch_table_init(s.torch, &s.knames);
+	s.torch->ids = calloc(1, sizeof(*s.torch->ids));
+	CHECK(s.torch->ids != NULL);
+	id = &s.torch->ids[0];
+	s.torch->n = s.torch->cap = 1;
 	id->name = name_table_intern(&s.knames, "aten::mm");
 	id->kind = TORCH_OP;
 }
@@ -598,7 +608,7 @@ static void test_windows_are_cut_up_to_the_clock_at_most(void)
 	t->next_cut = now - 4000000;
 	window_cut_until(&s, t, UINT64_MAX / 2);
 	CHECK(t->next_cut > now && t->next_cut < mono_ns() + 2000000);
-	CHECK(s.reg.defs[STEP].entered < 1000);
+	CHECK(s.reg->defs[STEP].entered < 1000);
 	session_free(&s);
 }
 

@@ -16,6 +16,8 @@
 #include "model/session.h"
 #include "pipeline/py_status.h"
 #include "unit.h"
+#include "pipeline/registry.h"
+#include "proc/proc_info.h"
 
 static struct session s;
 static struct session_target t;
@@ -23,12 +25,15 @@ static struct session_target t;
 static void reset(void)
 {
 	target_states_free(&t);
+	registry__free(s.reg);
 	memset(&s, 0, sizeof(s));
 	memset(&t, 0, sizeof(t));
-	registry_init(&s.reg);
+	s.reg = registry__new();
+	CHECK(s.reg != NULL);
+	registry_init(s.reg);
 	CHECK_EQ(target_states_alloc(&t), 0);
 	t.session = &s;
-	t.proc.pid = 4242;
+	t.proc->pid = 4242;
 }
 
 static void test_items(void)
@@ -51,10 +56,10 @@ static void test_items(void)
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		CHECK(py_request_item(good[i]));
 		CHECK_EQ(py_request_add(&s, good[i]), 0);
-		idx = registry_find(&s.reg, good[i]);
+		idx = registry_find(s.reg, good[i]);
 		CHECK(idx >= 0);
 		if (idx >= 0)
-			CHECK(s.reg.defs[idx].enabled);
+			CHECK(s.reg->defs[idx].enabled);
 	}
 	CHECK_EQ(s.npy_specs, 3);
 	CHECK_STR(s.py_specs[0], "transformers.trainer:Trainer.training_step");

@@ -27,6 +27,7 @@
 #include "pipeline/pystack.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
+#include "pipeline/windows.h"
 #include "attach/follow.h"
 #include "pipeline/seg_close.h"
 #include "proc/inject/inject.h"
@@ -43,6 +44,9 @@
 #include "proc/elf/symbolizer.h"
 #include "proc/torch/torch_layout.h"
 #include "attach/target.h"
+#include "pipeline/py_status.h"
+#include "pipeline/torch/callback_ops.h"
+#include "probes/torch_probes.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -89,10 +93,10 @@ static bool exempt_from_n(const struct session *s, const struct session_target *
 {
 	int i;
 
-	if (t->proc.rank_from_env || t->tracker->counted || t->tracker->cur || t->tracker->held_child)
+	if (t->proc->rank_from_env || t->tracker->counted || t->tracker->cur || t->tracker->held_child)
 		return false;
 	for (i = 0; i < s->ntargets; i++)
-		if (s->targets[i].proc.rank_from_env)
+		if (s->targets[i].proc->rank_from_env)
 			return true;
 	return false;
 }
@@ -155,7 +159,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 			t = &s->targets[evs[i].data.u32];
 			/* The target is gone: its last events are already in the ring. */
 			ring_buffer__consume(s->rb);
-			log_info("PID %d exited", t->proc.pid);
+			log_info("PID %d exited", t->proc->pid);
 			t->exited = true;
 			follow_target_exited(s, t);
 			target_finish(s, t, "exited");
@@ -211,14 +215,14 @@ static void finish_measurements(struct session *s)
 		for (i = 0; i < s->ntargets; i++) {
 			struct session_target *t = &s->targets[i];
 
-			if (!t->torchp.plans_job || t->exited)
+			if (!t->torchp->plans_job || t->exited)
 				continue;
 			if (!said)
 				log_info("finishing the torch build's layout measurement for the next "
 					 "attach's cache (Ctrl-C again to skip it)");
 			said = true;
 			target_shapes_tick(s, t);
-			any |= t->torchp.plans_job != NULL;
+			any |= t->torchp->plans_job != NULL;
 		}
 		if (!any)
 			return;
@@ -273,13 +277,16 @@ void session_free(struct session *s)
 	free(s->targets);
 	if (s->sym)
 		symbolizer_free(s->sym);
-	torch_table_free(&s->torch);
+	torch_table__free(s->torch);
+	s->torch = NULL;
 	torch_layout_end(); /* no measurement outlives the session */
 	addr_cache_free(&s->fast_ids);
 	pystack_session_free(s);
 	name_table_free(&s->knames);
 	free(s->region_list);
 	free(s->torch_copy);
+	registry__free(s->reg);
+	s->reg = NULL;
 }
 
 /*
@@ -383,7 +390,7 @@ static int leave_out(struct session *s, struct session_target *t)
 	int i;
 
 	t->finished = true;
-	t->exited = !proc_alive(t->proc.pid);
+	t->exited = !proc_alive(t->proc->pid);
 	target_detach(t);
 	for (i = 0; i < s->ntargets; i++)
 		if (!s->targets[i].finished)
@@ -395,7 +402,7 @@ static int leave_out(struct session *s, struct session_target *t)
 		return -1;
 	}
 	log_warn("PID %d (%s) is left out: it could not be armed (the error above); the other "
-		 "processes are traced", t->proc.pid, t->proc.comm);
+		 "processes are traced", t->proc->pid, t->proc->comm);
 	return 0;
 }
 
@@ -403,7 +410,7 @@ static int leave_out(struct session *s, struct session_target *t)
  * takes what it needs of them; the session keeps what it made. */
 static int session_bpf_setup(struct session *s, const struct attach_opts *o)
 {
-	struct bpf_setup_region *regions = calloc(s->reg.count ? s->reg.count : 1, sizeof(*regions));
+	struct bpf_setup_region *regions = calloc(s->reg->count ? s->reg->count : 1, sizeof(*regions));
 	struct bpf_setup_opts bo = {
 		.ringbuf_mb = o->ringbuf_mb, .tree = o->children || o->match,
 		.report_all_execs = o->match != NULL,
@@ -418,10 +425,10 @@ static int session_bpf_setup(struct session *s, const struct attach_opts *o)
 		log_error("out of memory");
 		return -ENOMEM;
 	}
-	for (i = 0; i < s->reg.count; i++)
-		if (s->reg.defs[i].enabled)
+	for (i = 0; i < s->reg->count; i++)
+		if (s->reg->defs[i].enabled)
 			regions[bo.nregions++] = (struct bpf_setup_region){
-				.hash = s->reg.defs[i].hash, .id = i, .name = s->reg.defs[i].name };
+				.hash = s->reg->defs[i].hash, .id = i, .name = s->reg->defs[i].name };
 	err = bpf_setup(&bo, &r);
 	free(regions);
 	s->skel = r.skel;
@@ -466,7 +473,13 @@ int attach_run(const struct attach_opts *given)
 	budget_tune_malloc();
 	bpf_setup_log();
 	name_table_init(&s.knames);
-	torch_table_init(&s.torch, &s.knames);
+	s.reg = registry__new();
+	s.torch = torch_table__new();
+	if (!s.reg || !s.torch) {
+		log_error("out of memory");
+		goto cleanup;
+	}
+	torch_table_init(s.torch, &s.knames);
 	s.torch_ops = !o->no_torch_ops;
 	s.op_source = o->op_source;
 	s.launch_source = o->launch_source;

@@ -25,6 +25,8 @@
 #include "proc/torch/torch_version.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "pipeline/torch/callback_ops.h"
+#include "pipeline/registry.h"
 
 /* The library's watch thread looks every 250 ms; a loaded machine may take
  * a few ticks. */
@@ -42,24 +44,24 @@ static const char *not_for(struct session *s, struct session_target *t, unsigned
 		return "--op-source uprobes";
 	if (!s->torch_ops)
 		return "--no-torch-ops";
-	*say = s->torch_ops && torch_probes_mapped(t->proc.pid, lib, sizeof(lib));
+	*say = s->torch_ops && torch_probes_mapped(t->proc->pid, lib, sizeof(lib));
 	if (s->record_shapes || s->with_flops)
 		return "--record-shapes and --with-flops read operator arguments from uprobes";
 	if (s->profile_memory)
 		return "--profile-memory attributes allocations through the operator uprobes";
-	if (!torch_probes_mapped(t->proc.pid, lib, sizeof(lib)))
+	if (!torch_probes_mapped(t->proc->pid, lib, sizeof(lib)))
 		return "libtorch_cpu.so was not mapped at attach";
 	*say = true;
-	if (torch_version_read(t->proc.pid, lib, t->fast->version, sizeof(t->fast->version)))
+	if (torch_version_read(t->proc->pid, lib, t->fast->version, sizeof(t->fast->version)))
 		return "its torch/version.py could not be read";
 	*layout = torch_version_layout(t->fast->version);
 	if (!*layout)
 		return "its torch version's callback layout is not one fvbpf checked (2.13, 2.14)";
-	if (!t->proc.marker.syms[MARKER_SCOPE_END].found)
+	if (!t->proc->marker.syms[MARKER_SCOPE_END].found)
 		return "its libfvbpf.so predates the operator fast path";
-	if (s->pystacks && !t->proc.marker.syms[MARKER_PY_STACK].found)
+	if (s->pystacks && !t->proc->marker.syms[MARKER_PY_STACK].found)
 		return "its libfvbpf.so predates --with-stack through the operator fast path";
-	w = callback_channel_watched(&t->ctl);
+	w = callback_channel_watched(t->ctl);
 	if (w <= 0)
 		return "no thread of libfvbpf.so watches for fvbpf in it (a C++ job with markers: "
 		       "its operators come from uprobes)";
@@ -72,11 +74,11 @@ static int refuse(struct session *s, struct session_target *t, const char *why, 
 	if (s->op_source != OP_SOURCE_CALLBACKS) {
 		if (say)
 			log_info("PID %d: PyTorch operators through uprobes, not its own callbacks: %s",
-				 t->proc.pid, why);
+				 t->proc->pid, why);
 		return 0;
 	}
 	log_error("PID %d (%s): --op-source callbacks cannot be had: %s; use --op-source auto",
-		  t->proc.pid, t->proc.comm, why);
+		  t->proc->pid, t->proc->comm, why);
 	return -EINVAL;
 }
 
@@ -97,15 +99,15 @@ int callback_attach_request(struct session *s, struct session_target *t)
 	why = not_for(s, t, &layout, &say);
 	if (why)
 		return refuse(s, t, why, say);
-	for (i = 0; i < s->reg.count; i++) {
-		if (!s->reg.defs[i].enabled)
+	for (i = 0; i < s->reg->count; i++) {
+		if (!s->reg->defs[i].enabled)
 			continue;
 		if (tb.nregions == FVBPF_FAST_REGIONS)
 			return refuse(s, t, "more regions are enabled than the callbacks follow (64)",
 				      true);
-		regions[tb.nregions++] = s->reg.defs[i].hash;
+		regions[tb.nregions++] = s->reg->defs[i].hash;
 	}
-	if (callback_channel_request(&t->ctl, layout, &tb, &t->fast->gen))
+	if (callback_channel_request(t->ctl, layout, &tb, &t->fast->gen))
 		return refuse(s, t, "its control page could not be written", true);
 	return 0;
 }
@@ -127,13 +129,13 @@ static const char *answer_text(const struct channel_answer *a)
  * callbacks registered every operator runs end(), and would trap. */
 static int scope_end_attach(struct session *s, struct session_target *t)
 {
-	const struct marker_lib *m = &t->proc.marker;
+	const struct marker_lib *m = &t->proc->marker;
 	uint64_t slot = (uint64_t)(t - s->targets);
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = slot << FVBPF_COOKIE_SLOT_SHIFT);
 	LIBBPF_OPTS(bpf_uprobe_opts, us, .bpf_cookie = slot);
 
 	t->links[MARKER_SCOPE_END] = bpf_program__attach_uprobe_opts(
-		bpf_setup_prog(s->skel, FVBPF_PROG_SCOPE_END), t->proc.pid, m->open_path,
+		bpf_setup_prog(s->skel, FVBPF_PROG_SCOPE_END), t->proc->pid, m->open_path,
 		m->syms[MARKER_SCOPE_END].file_off, &uo);
 	if (!t->links[MARKER_SCOPE_END])
 		return -errno;
@@ -141,7 +143,7 @@ static int scope_end_attach(struct session *s, struct session_target *t)
 		return 0;
 	/* --with-stack: BPF walks the Python frames when the library asks */
 	t->links[MARKER_PY_STACK] = bpf_program__attach_uprobe_opts(
-		bpf_setup_prog(s->skel, FVBPF_PROG_PY_STACK), t->proc.pid, m->open_path,
+		bpf_setup_prog(s->skel, FVBPF_PROG_PY_STACK), t->proc->pid, m->open_path,
 		m->syms[MARKER_PY_STACK].file_off, &us);
 	return t->links[MARKER_PY_STACK] ? 0 : -errno;
 }
@@ -155,7 +157,7 @@ int callback_attach_finish(struct session *s, struct session_target *t)
 
 	if (!t->fast->gen)
 		return 0;
-	while ((r = channel_answered(&t->ctl, CHANNEL_FAST, t->fast->gen, &a)) == 0 &&
+	while ((r = channel_answered(t->ctl, CHANNEL_FAST, t->fast->gen, &a)) == 0 &&
 	       clock_ns(CLOCK_MONOTONIC) < deadline)
 		nanosleep(&tick, NULL);
 	t->fast->gen = 0;
@@ -165,7 +167,7 @@ int callback_attach_finish(struct session *s, struct session_target *t)
 		return refuse(s, t, "the library did not answer within 3 s", true);
 	if (a.state != FVBPF_FAST_READY)
 		return refuse(s, t, answer_text(&a), true);
-	err = callback_ops_open(t->fast, t->proc.pid, a.fd, a.bytes);
+	err = callback_ops_open(t->fast, t->proc->pid, a.fd, a.bytes);
 	if (err)
 		return refuse(s, t, "its shared rings could not be mapped (not a sealed memfd of "
 				    "the expected size)", true);
@@ -175,9 +177,9 @@ int callback_attach_finish(struct session *s, struct session_target *t)
 		return refuse(s, t, "the library's probe functions could not be probed", true);
 	}
 	t->ops = OPS_CALLBACKS;
-	t->torchp.ops_via_callbacks = true;
+	t->torchp->ops_via_callbacks = true;
 	log_info("PID %d: PyTorch %s operators through its own callbacks (libfvbpf.so in the "
-		 "process), no operator uprobes", t->proc.pid, t->fast->version);
+		 "process), no operator uprobes", t->proc->pid, t->fast->version);
 	return 0;
 }
 

@@ -25,13 +25,15 @@
 #include "proc/control/channel.h"
 #include "proc/control/cuda_hook_channel.h"
 #include "util/log.h"
+#include "probes/cuda_probes.h"
+#include "pipeline/registry.h"
 
 /* Why the hook is not for @t, or NULL when it may be asked for. */
 static const char *not_for(const struct session *s, const struct session_target *t)
 {
 	if (s->launch_source == LAUNCH_SOURCE_UPROBES)
 		return "--launch-source uprobes";
-	if (!s->api_probes || !t->cuda.attached)
+	if (!s->api_probes || !t->cuda->attached)
 		return "no CUDA function is probed in it";
 	if (t->fast->launch_id < 0)
 		return "cudaLaunchKernel is not in fvbpf's call table";
@@ -67,16 +69,16 @@ void cuda_hook_request(struct session *s, struct session_target *t)
 		refuse(t, why);
 		return;
 	}
-	for (i = 0; i < s->reg.count; i++) {
-		if (!s->reg.defs[i].enabled)
+	for (i = 0; i < s->reg->count; i++) {
+		if (!s->reg->defs[i].enabled)
 			continue;
 		if (tb.nregions == FVBPF_FAST_REGIONS) {
 			refuse(t, "more regions are enabled than the library follows (64)");
 			return;
 		}
-		regions[tb.nregions++] = s->reg.defs[i].hash;
+		regions[tb.nregions++] = s->reg->defs[i].hash;
 	}
-	if (cuda_hook_channel_request(&t->ctl, &tb, &t->fast->hook_gen)) {
+	if (cuda_hook_channel_request(t->ctl, &tb, &t->fast->hook_gen)) {
 		t->fast->hook_gen = 0;
 		refuse(t, "its control page could not be written");
 	}
@@ -113,7 +115,7 @@ void cuda_hook_check(struct session *s, struct session_target *t)
 	(void)s;
 	if (!t->fast->hook_gen || t->exited || t->finished || !t->epoch)
 		return;
-	r = channel_answered(&t->ctl, CHANNEL_CUDA, t->fast->hook_gen, &a);
+	r = channel_answered(t->ctl, CHANNEL_CUDA, t->fast->hook_gen, &a);
 	if (r == 0)
 		return;
 	t->fast->hook_gen = 0;
@@ -123,21 +125,21 @@ void cuda_hook_check(struct session *s, struct session_target *t)
 	}
 	if (a.state != FVBPF_HOOK_READY) {
 		refuse(t, answer_text(a.state));
-		log_info("PID %d: CUDA launches through uprobes: %s", t->proc.pid, t->fast->hook_why);
+		log_info("PID %d: CUDA launches through uprobes: %s", t->proc->pid, t->fast->hook_why);
 		return;
 	}
 	t->fast->hook_slots = a.slots;
-	if (!t->fast->map && callback_ops_open(t->fast, t->proc.pid, a.fd, a.bytes)) {
+	if (!t->fast->map && callback_ops_open(t->fast, t->proc->pid, a.fd, a.bytes)) {
 		refuse(t, "its shared rings could not be mapped (not a sealed memfd of the "
 			  "expected size)");
-		log_info("PID %d: CUDA launches through uprobes: %s", t->proc.pid, t->fast->hook_why);
+		log_info("PID %d: CUDA launches through uprobes: %s", t->proc->pid, t->fast->hook_why);
 		return;
 	}
-	if (cuda_hook_channel_set_live(&t->ctl, t->epoch)) {
+	if (cuda_hook_channel_set_live(t->ctl, t->epoch)) {
 		refuse(t, "its control page could not be written");
 		return;
 	}
 	t->fast->hook_live = t->fast->hook_used = true;
 	log_info("PID %d: cudaLaunchKernel inside segments through libfvbpf.so's hook (%u call "
-		 "site%s), no trap per launch", t->proc.pid, a.slots, a.slots == 1 ? "" : "s");
+		 "site%s), no trap per launch", t->proc->pid, a.slots, a.slots == 1 ? "" : "s");
 }

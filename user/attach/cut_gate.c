@@ -10,6 +10,9 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/start_time.h"
+#include "pipeline/segment.h"
+#include "probes/torch_probes.h"
+#include "proc/proc_info.h"
 
 /* How long ranks' first segments wait for each other at most. */
 #define ALIGN_WAIT_NS (30ull * 1000000000ull)
@@ -48,7 +51,7 @@ static uint64_t start_at_mono(const struct attach_opts *o, uint64_t mono, uint64
 /* Ranks armed together whose firsts are compared: rank, not finished. */
 static bool aligns(const struct session_target *t)
 {
-	return t->proc.rank_from_env && t->armed && !t->finished;
+	return t->proc->rank_from_env && t->armed && !t->finished;
 }
 
 /* Marks @s's ranks' first segments when there are two or more of them. */
@@ -103,7 +106,7 @@ static void align_decide(struct session *s)
 			if (t->tracker->counted)
 				t->tracker->counted--;
 			log_info("PID %d: its first step began a step before the other ranks' first; "
-				 "that segment is not counted", t->proc.pid);
+				 "that segment is not counted", t->proc->pid);
 		}
 	}
 	s->align_until_ns = 0;
@@ -128,7 +131,7 @@ static bool shapes_pending(const struct session *s)
 	int i;
 
 	for (i = 0; i < s->ntargets; i++)
-		if (s->targets[i].torchp.plans_job && !s->targets[i].finished)
+		if (s->targets[i].torchp->plans_job && !s->targets[i].finished)
 			return true;
 	return false;
 }
@@ -149,9 +152,9 @@ static void open_now(struct session *s)
 
 		t->tracker->cut_from_ns = s->cut_from_ns;
 		if (target_go_live(s, t))
-			log_warn("PID %d: cannot turn its markers on: %s", t->proc.pid, strerror(errno));
+			log_warn("PID %d: cannot turn its markers on: %s", t->proc->pid, strerror(errno));
 		if (t->window_pending && target_window_start(s, t, s->cut_from_ns))
-			log_warn("pid %d: cannot start its time windows", t->proc.pid);
+			log_warn("pid %d: cannot start its time windows", t->proc->pid);
 	}
 	align_start(s);
 	/* the user was told segments wait: say when they no longer do (last:

@@ -21,6 +21,7 @@
 #include "proc/proc_scan.h"
 #include "proc/proc_tree.h"
 #include "attach/target.h"
+#include "proc/proc_info.h"
 
 #define RESCAN_NS 1000000000ull
 #define WAIT_POLL_US 50000
@@ -305,20 +306,20 @@ static bool tree_ancestor(struct proc_tree *tree, pid_t anc, pid_t pid)
 static bool launches(struct session *s, const struct session_target *l,
 		     const struct session_target *w)
 {
-	return l->proc.rank_from_env && task_wide_source(l->proc.ri.source) && !l->segments &&
-	       w->proc.rank_from_env && !task_wide_source(w->proc.ri.source) &&
-	       tree_ancestor(&s->follow->tree, l->proc.pid, w->proc.pid);
+	return l->proc->rank_from_env && task_wide_source(l->proc->ri.source) && !l->segments &&
+	       w->proc->rank_from_env && !task_wide_source(w->proc->ri.source) &&
+	       tree_ancestor(&s->follow->tree, l->proc->pid, w->proc->pid);
 }
 
 /* @t launches @w (launches()): a launcher, named by PID. */
 static void unrank(struct session_target *t, const struct session_target *w)
 {
 	log_info("PID %d (%s) launches PID %d, whose rank comes from %s: its %s is its "
-		 "task's, not a rank; named by PID", t->proc.pid, t->proc.comm, w->proc.pid,
-		 rank_source_name(w->proc.ri.source), rank_source_name(t->proc.ri.source));
-	t->proc.rank = PROC_NO_RANK;
-	t->proc.rank_from_env = false;
-	t->proc.name_by_pid = true;
+		 "task's, not a rank; named by PID", t->proc->pid, t->proc->comm, w->proc->pid,
+		 rank_source_name(w->proc->ri.source), rank_source_name(t->proc->ri.source));
+	t->proc->rank = PROC_NO_RANK;
+	t->proc->rank_from_env = false;
+	t->proc->name_by_pid = true;
 }
 
 /*
@@ -333,28 +334,28 @@ static void name_target(struct session *s, struct session_target *t)
 {
 	int i, others = 0;
 
-	t->proc.restart = 0;
+	t->proc->restart = 0;
 	for (i = 0; i < s->ntargets; i++) {
 		others += &s->targets[i] != t && !s->targets[i].finished;
 		if (&s->targets[i] != t && !s->targets[i].finished && launches(s, t, &s->targets[i]))
 			unrank(t, &s->targets[i]);
 	}
-	if (!t->proc.rank_from_env) {
+	if (!t->proc->rank_from_env) {
 		if (others || tree_has_ranks(s, false)) {
-			t->proc.rank = PROC_NO_RANK;
-			t->proc.name_by_pid = true;
+			t->proc->rank = PROC_NO_RANK;
+			t->proc->name_by_pid = true;
 		}
 		return;
 	}
 	for (i = 0; i < s->ntargets; i++) {
-		struct proc_target *o = &s->targets[i].proc;
+		struct proc_target *o = s->targets[i].proc;
 
 		if (&s->targets[i] == t)
 			continue;
 		if (!s->targets[i].finished && launches(s, &s->targets[i], t))
 			unrank(&s->targets[i], t);
-		if (o->rank_from_env && o->rank == t->proc.rank)
-			t->proc.restart++;
+		if (o->rank_from_env && o->rank == t->proc->rank)
+			t->proc->restart++;
 		else if (!o->rank_from_env && !o->name_by_pid && !s->targets[i].segments) {
 			o->rank = PROC_NO_RANK;
 			o->name_by_pid = true;

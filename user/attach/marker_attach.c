@@ -35,8 +35,8 @@ static bool marker_ts_wanted(const struct marker_lib *m)
 
 int marker_ts_choose(struct session_target *t)
 {
-	t->marker_ts = marker_ts_wanted(&t->proc.marker);
-	return control_page_set_marker_ts(&t->ctl, t->marker_ts ? t->epoch : 0) ? -1 : 0;
+	t->marker_ts = marker_ts_wanted(&t->proc->marker);
+	return control_page_set_marker_ts(t->ctl, t->marker_ts ? t->epoch : 0) ? -1 : 0;
 }
 
 /* The region probe the library calls for @sym under this attach. */
@@ -66,7 +66,7 @@ static struct bpf_program *marker_prog(struct session *s, enum marker_sym sym)
 
 int marker_probes_attach(struct session *s, struct session_target *t, uint32_t key)
 {
-	const struct marker_lib *m = &t->proc.marker;
+	const struct marker_lib *m = &t->proc->marker;
 	/* The cookie takes BPF straight to this process's slot. */
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = m->syms[MARKER_SEMAPHORE].file_off,
 		    .bpf_cookie = key);
@@ -78,7 +78,7 @@ int marker_probes_attach(struct session *s, struct session_target *t, uint32_t k
 		sym = marker_sym_called(t, marker_probes[i]);
 		if (s->marker_multi) {
 			err = uprobe_multi_attach_one(bpf_program__fd(marker_prog(s, sym)),
-						      m->open_path, t->proc.pid, m->syms[sym].file_off,
+						      m->open_path, t->proc->pid, m->syms[sym].file_off,
 						      m->syms[MARKER_SEMAPHORE].file_off, key);
 			if (err < 0) {
 				errno = -err;
@@ -87,7 +87,7 @@ int marker_probes_attach(struct session *s, struct session_target *t, uint32_t k
 			t->marker_fds[sym] = err;
 			continue;
 		}
-		t->links[sym] = bpf_program__attach_uprobe_opts(marker_prog(s, sym), t->proc.pid,
+		t->links[sym] = bpf_program__attach_uprobe_opts(marker_prog(s, sym), t->proc->pid,
 								m->open_path, m->syms[sym].file_off, &uo);
 		if (!t->links[sym])
 			return -1;

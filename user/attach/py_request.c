@@ -16,6 +16,8 @@
 #include "proc/control/shim_channel.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "pipeline/py_status.h"
+#include "pipeline/registry.h"
 
 bool py_request_item(const char *item)
 {
@@ -69,12 +71,12 @@ int py_request_add(struct session *s, const char *item)
 		log_error("more than %d py: items in -r", FVBPF_PY_SPECS_MAX);
 		return -EINVAL;
 	}
-	idx = registry_add(&s->reg, item, "Python function (-r py:)");
+	idx = registry_add(s->reg, item, "Python function (-r py:)");
 	if (idx < 0) {
 		log_error("'%.100s' cannot be a region: %s", item, strerror(-idx));
 		return idx;
 	}
-	s->reg.defs[idx].enabled = true;
+	s->reg->defs[idx].enabled = true;
 	s->py_specs[s->npy_specs++] = spec;
 	return 0;
 }
@@ -106,22 +108,22 @@ void py_request_send(struct session *s, struct session_target *t)
 
 	if (!s->py_fastvideo && !s->npy_specs)
 		return;
-	err = shim_channel_capable(&t->ctl);
+	err = shim_channel_capable(t->ctl);
 	if (err <= 0) {
 		if (s->npy_specs)
 			log_warn("PID %d (%s) has no CPython fvbpf can run its shim in: the py: "
-				 "regions stay empty", t->proc.pid, t->proc.comm);
+				 "regions stay empty", t->proc->pid, t->proc->comm);
 		return;
 	}
 	len = build(s, req, sizeof(req));
 	if (len < 0) {
 		log_warn("PID %d: the py: items do not fit the %d bytes of the request; "
-			 "Python regions are off", t->proc.pid, FVBPF_PY_REQ_MAX);
+			 "Python regions are off", t->proc->pid, FVBPF_PY_REQ_MAX);
 		return;
 	}
-	err = shim_channel_request(&t->ctl, req, (size_t)len, &t->py->gen);
+	err = shim_channel_request(t->ctl, req, (size_t)len, &t->py->gen);
 	if (err) {
-		log_warn("PID %d: cannot write the Python shim's request: %s", t->proc.pid,
+		log_warn("PID %d: cannot write the Python shim's request: %s", t->proc->pid,
 			 strerror(-err));
 		return;
 	}

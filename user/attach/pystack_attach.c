@@ -10,6 +10,7 @@
 #include "probes/cuda_api.h"
 #include "proc/control/callback_channel.h"
 #include "util/log.h"
+#include "pipeline/torch/callback_ops.h"
 
 bool pystack_wanted(const struct attach_opts *o)
 {
@@ -53,7 +54,7 @@ static int put_cfg(struct session *s, struct session_target *t, unsigned int slo
 {
 	const struct py_layout *L = t->pystk->rt.lay;
 	struct fvbpf_py_cfg cfg = {
-		.tgid = (uint32_t)t->proc.pid, .depth = FVBPF_PY_DEPTH_MAX,
+		.tgid = (uint32_t)t->proc->pid, .depth = FVBPF_PY_DEPTH_MAX,
 		.interp_head = t->pystk->rt.runtime + L->rt_interp_head,
 		.interp_threads = L->interp_threads, .ts_next = L->ts_next,
 		.ts_native_tid = L->ts_native_tid, .ts_cframe = L->ts_cframe,
@@ -84,9 +85,9 @@ static int put_cfg(struct session *s, struct session_target *t, unsigned int slo
 #endif
 	/* not 3.10's PyFrameObjects, which the library's walk does not know:
 	 * it calls its probe and BPF walks them */
-	if (t->ops == OPS_CALLBACKS && !cfg.mode && callback_channel_py(&t->ctl, &cfg, sizeof(cfg)))
+	if (t->ops == OPS_CALLBACKS && !cfg.mode && callback_channel_py(t->ctl, &cfg, sizeof(cfg)))
 		log_warn("pid %d: --with-stack: the library cannot be told where the frames are; "
-			 "BPF walks them", t->proc.pid);
+			 "BPF walks them", t->proc->pid);
 	return 0;
 }
 
@@ -129,7 +130,7 @@ void pystack_attach_target(struct session *s, struct session_target *t)
 	t->pystk = calloc(1, sizeof(*t->pystk));
 	if (!t->pystk)
 		return;
-	err = pystack_target_init(t->pystk, t->proc.pid);
+	err = pystack_target_init(t->pystk, t->proc->pid);
 	r = &t->pystk->rt;
 	if (!err)
 		err = put_cfg(s, t, slot);
@@ -140,17 +141,17 @@ void pystack_attach_target(struct session *s, struct session_target *t)
 	t->pystk->status = err;
 	if (err == -ENOENT)
 		log_warn("pid %d: --with-stack: no CPython (libpython3*/python3* exporting "
-			 "_PyRuntime) is mapped; its operators get no Python stacks", t->proc.pid);
+			 "_PyRuntime) is mapped; its operators get no Python stacks", t->proc->pid);
 	else if (err == -ENOTSUP)
 		log_warn("pid %d: --with-stack: CPython %lu.%lu in %s is not supported (3.10 to 3.13 are); "
-			 "its operators get no Python stacks", t->proc.pid, (r->version >> 24) & 0xff,
+			 "its operators get no Python stacks", t->proc->pid, (r->version >> 24) & 0xff,
 			 (r->version >> 16) & 0xff, r->path);
 	else if (err)
 		log_warn("pid %d: --with-stack: CPython in %s does not look as fvbpf expects "
-			 "(%s); its operators get no Python stacks", t->proc.pid, r->path,
+			 "(%s); its operators get no Python stacks", t->proc->pid, r->path,
 			 strerror(-err));
 	else
-		log_found(t->proc.pid, r);
+		log_found(t->proc->pid, r);
 }
 
 void pystack_target_release(struct session *s, struct session_target *t)
@@ -175,7 +176,7 @@ void pystack_target_release(struct session *s, struct session_target *t)
 			 "line tables too big, %llu unreadable, %llu refused (bounds, --max-memory); walked in the "
 			 "process by libfvbpf.so: %llu; BPF (all "
 			 "processes): %llu stacks, %llu lost to a full ring, %llu thread lookups "
-			 "without a Python thread, %llu unreadable", t->proc.pid,
+			 "without a Python thread, %llu unreadable", t->proc->pid,
 			 (unsigned long long)n->records,
 			 (unsigned long long)n->matched, (unsigned long long)n->same,
 			 (unsigned long long)n->same_lost, (unsigned long long)n->stacks,

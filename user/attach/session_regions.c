@@ -12,6 +12,7 @@
 #include "attach/py_request.h"
 #include "attach/session_regions.h"
 #include "util/log.h"
+#include "pipeline/registry.h"
 
 static void warn_registry(const char *msg, void *ctx)
 {
@@ -72,11 +73,11 @@ static int split_torch_items(struct session *s, const char *list)
  */
 static int default_step_by(struct session *s)
 {
-	int idx = registry_add(&s->reg, "step", "torch step (--step-by)");
+	int idx = registry_add(s->reg, "step", "torch step (--step-by)");
 
 	if (idx < 0)
 		return idx;
-	s->reg.defs[idx].enabled = true;
+	s->reg->defs[idx].enabled = true;
 	s->step_region = idx;
 	s->step_by = STEP_BY_DEFAULT;
 	s->step_by_default = true;
@@ -94,8 +95,8 @@ int session_regions_setup(struct session *s, const struct attach_opts *o)
 	unsigned int i;
 	int idx;
 
-	registry_init(&s->reg);
-	if (o->region_file && registry_load_file(&s->reg, o->region_file, err, sizeof(err))) {
+	registry_init(s->reg);
+	if (o->region_file && registry_load_file(s->reg, o->region_file, err, sizeof(err))) {
 		log_error("%s", err);
 		return -EINVAL;
 	}
@@ -104,10 +105,10 @@ int session_regions_setup(struct session *s, const struct attach_opts *o)
 	s->step_region = -1;
 	s->window_region = -1;
 	if (o->window_s > 0) {
-		idx = registry_add(&s->reg, "window", "time window (--window)");
+		idx = registry_add(s->reg, "window", "time window (--window)");
 		if (idx < 0)
 			return idx;
-		s->reg.defs[idx].enabled = true;
+		s->reg->defs[idx].enabled = true;
 		s->window_region = idx;
 		s->window_ns = (uint64_t)(o->window_s * 1e9);
 	}
@@ -116,10 +117,10 @@ int session_regions_setup(struct session *s, const struct attach_opts *o)
 	if (list)
 		list = s->region_list;
 	if (o->step_by) {
-		idx = registry_add(&s->reg, "step", "torch step (--step-by)");
+		idx = registry_add(s->reg, "step", "torch step (--step-by)");
 		if (idx < 0)
 			return idx;
-		s->reg.defs[idx].enabled = true;
+		s->reg->defs[idx].enabled = true;
 		s->step_region = idx;
 	}
 	if ((!list || !*list) && (s->ntorch_globs || s->npy_specs || o->step_by || o->window_s > 0))
@@ -132,14 +133,14 @@ int session_regions_setup(struct session *s, const struct attach_opts *o)
 			  "--window SECONDS");
 		return -EINVAL;
 	}
-	if (registry_enable_list(&s->reg, list, warn_registry, NULL) == 0) {
-		registry_names(&s->reg, names, sizeof(names));
+	if (registry_enable_list(s->reg, list, warn_registry, NULL) == 0) {
+		registry_names(s->reg, names, sizeof(names));
 		log_error("no valid region in '%s'; known regions: %s", list, names);
 		return -EINVAL;
 	}
 done:
-	for (i = 0; i < s->reg.count; i++)
-		if (s->reg.defs[i].enabled)
+	for (i = 0; i < s->reg->count; i++)
+		if (s->reg->defs[i].enabled)
 			s->requested[s->nrequested++] = i;
 	return 0;
 }

@@ -14,7 +14,7 @@ static int write_segment(struct session *s, struct segment *seg, struct proc_tar
 
 int session_writer_start(struct session *s, const char *outdir, const struct seg_writer_opts *o)
 {
-	s->writer = seg_writer__new(outdir, &s->reg, &s->meta, &s->knames, o);
+	s->writer = seg_writer__new(outdir, s->reg, &s->meta, &s->knames, o);
 	if (!s->writer)
 		return -(errno ? errno : ENOMEM);
 	s->hooks.write_segment = write_segment;

@@ -96,12 +96,12 @@ static void take(struct session *s, int first, uint64_t now)
 		return;
 	for (i = 0; i < s->ntargets; i++)
 		if (!s->targets[i].exited && !s->targets[i].superseded)
-			pids[req.npids++] = s->targets[i].proc.pid;
+			pids[req.npids++] = s->targets[i].proc->pid;
 	req.pids = pids;
 	sd = &w->dumps[w->ndumps++];
 	snprintf(sd->name, sizeof(sd->name), "dump_stall%04u", w->ndumps - 1);
-	sd->pid = s->targets[first].proc.pid;
-	seg_output_rank_text(&s->targets[first].proc, sd->who, sizeof(sd->who));
+	sd->pid = s->targets[first].proc->pid;
+	seg_output_rank_text(s->targets[first].proc, sd->who, sizeof(sd->who));
 	sd->closed = w->t[first].closed;
 	sd->stalled_ns = now - w->t[first].since_ns;
 	sd->err = dump_take(&req, &d);

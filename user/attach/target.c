@@ -20,6 +20,8 @@
 #include "pipeline/comm/collectives.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
+#include "pipeline/api_events.h"
+#include "pipeline/windows.h"
 #include "probes/bpf_setup.h"
 #include "pipeline/seg_close.h"
 #include "output/seg_output.h"
@@ -31,6 +33,16 @@
 #include "attach/cuda_hook_attach.h"
 #include "attach/callback_attach.h"
 #include "attach/marker_attach.h"
+#include "pipeline/api_pairing.h"
+#include "pipeline/memory/mem_events.h"
+#include "pipeline/py_status.h"
+#include "pipeline/schedule.h"
+#include "pipeline/torch/callback_ops.h"
+#include "pipeline/torch/torch_pairing.h"
+#include "probes/cuda_probes.h"
+#include "probes/mem_probes.h"
+#include "probes/torch_probes.h"
+#include "proc/control/control_page.h"
 
 /* BPF's state of the process: 0, or -1 without a live BPF session. */
 static int bpf_state(const struct session_target *t, struct fvbpf_proc_state *st)
@@ -72,7 +84,7 @@ static void target_no_links(struct session_target *t)
 
 	for (i = 0; i < MARKER_NSYMS; i++)
 		t->marker_fds[i] = -1;
-	t->memp.link = -1;
+	t->memp->link = -1;
 }
 
 /* Whether @pid can be traced: fvbpf markers, or libtorch_cpu with torch
@@ -95,9 +107,16 @@ int target_traceable(struct session *s, pid_t pid, struct marker_lib *marker, bo
 }
 
 /* Each stage's state of @t, in the order target_free() has always freed
- * them; NULL after. */
+ * them (its probes first, its /proc facts and control page last); NULL
+ * after. */
 void target_states_free(struct session_target *t)
 {
+	torch_probes__free(t->torchp);
+	t->torchp = NULL;
+	cuda_probes__free(t->cuda);
+	t->cuda = NULL;
+	mem_probes__free(t->memp);
+	t->memp = NULL;
 	seg_tracker__free(t->tracker);
 	t->tracker = NULL;
 	api_pairing__free(t->pairing);
@@ -122,6 +141,10 @@ void target_states_free(struct session_target *t)
 	t->loss = NULL;
 	coll_state__free(t->coll);
 	t->coll = NULL;
+	proc_target__free(t->proc);
+	t->proc = NULL;
+	control_page__free(t->ctl);
+	t->ctl = NULL;
 }
 
 int target_states_alloc(struct session_target *t)
@@ -131,7 +154,10 @@ int target_states_alloc(struct session_target *t)
 	    !(t->held = held_queue__new()) || !(t->agent = agent_state__new()) ||
 	    !(t->fast = callback_ops__new()) || !(t->tpair = torch_pairing__new()) ||
 	    !(t->torch = torch_state__new()) || !(t->py = py_state__new()) ||
-	    !(t->mem = mem_state__new()) || !(t->coll = coll_state__new())) {
+	    !(t->mem = mem_state__new()) || !(t->coll = coll_state__new()) ||
+	    !(t->proc = proc_target__new()) || !(t->ctl = control_page__new()) ||
+	    !(t->cuda = cuda_probes__new()) || !(t->torchp = torch_probes__new()) ||
+	    !(t->memp = mem_probes__new())) {
 		target_states_free(t);
 		return -ENOMEM;
 	}
@@ -145,9 +171,9 @@ static int open_target(struct session *s, struct session_target *t, pid_t pid)
 
 	t->session = s;
 	t->pidfd = -1;
-	t->ctl.lock_fd = -1;
+	t->ctl->lock_fd = -1;
 	target_no_links(t);
-	err = proc_target_init(&t->proc, pid);
+	err = proc_target_init(t->proc, pid);
 	if (err == -ESRCH || err == -ENOENT) {
 		log_error("no process with PID %d: check the PID (ps -p %d)", pid, pid);
 		return -ESRCH;
@@ -156,20 +182,20 @@ static int open_target(struct session *s, struct session_target *t, pid_t pid)
 		log_error("cannot read /proc/%d: %s", pid, strerror(-err));
 		return err;
 	}
-	torch_probes_init(&t->torchp, pid, (unsigned int)(t - s->targets));
-	mem_probes_init(&t->memp, pid, (unsigned int)(t - s->targets));
+	torch_probes_init(t->torchp, pid, (unsigned int)(t - s->targets));
+	mem_probes_init(t->memp, pid, (unsigned int)(t - s->targets));
 	inject_for_target(s, t, pid); /* --inject: load the library first */
-	err = target_traceable(s, pid, &t->proc.marker, &t->has_markers);
+	err = target_traceable(s, pid, &t->proc->marker, &t->has_markers);
 	if (err == -ENOENT && !s->follow && launcher_hint(pid, s->torch_ops, hint, sizeof(hint)) > 0) {
 		log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu%s", pid,
-			  t->proc.comm, hint);
+			  t->proc->comm, hint);
 		return err;
 	}
 	if (err == -ENOENT) {
 		log_error("PID %d (%s) has no fvbpf markers mapped and no libtorch_cpu: link it "
 			  "with -lfvbpf, start it with LD_PRELOAD=libfvbpf.so, import fvbpf in "
-			  "Python before attaching, or cut time windows with --window", t->proc.pid,
-			  t->proc.comm);
+			  "Python before attaching, or cut time windows with --window", t->proc->pid,
+			  t->proc->comm);
 		return err;
 	}
 	if (err) {
@@ -178,12 +204,12 @@ static int open_target(struct session *s, struct session_target *t, pid_t pid)
 	}
 	t->opened = true;
 	inject_hint(s, t);
-	err = control_page_open(&t->ctl, &t->proc, t->has_markers);
+	err = control_page_open(t->ctl, t->proc, t->has_markers);
 	if (err)
 		return err;
 	if (!t->has_markers)
-		log_info("PID %d (%s): no fvbpf markers; segments come from %s", t->proc.pid,
-			 t->proc.comm, s->window_ns ? "time windows (--window)" : "torch scopes");
+		log_info("PID %d (%s): no fvbpf markers; segments come from %s", t->proc->pid,
+			 t->proc->comm, s->window_ns ? "time windows (--window)" : "torch scopes");
 	return 0;
 }
 
@@ -206,11 +232,11 @@ static int target_default_ok(struct session *s, const struct session_target *t)
 {
 	char path[PATH_MAX];
 
-	if (s->torch_ops && torch_probes_mapped(t->proc.pid, path, sizeof(path)))
+	if (s->torch_ops && torch_probes_mapped(t->proc->pid, path, sizeof(path)))
 		return 0;
 	log_error("no regions given: use -r REGIONS (the markers PID %d (%s) enters: see 'fvbpf "
 		  "regions') or --window SECONDS; it maps no libtorch_cpu, so the default for "
-		  "PyTorch jobs, --step-by '%s', cannot cut its segments", t->proc.pid, t->proc.comm,
+		  "PyTorch jobs, --step-by '%s', cannot cut its segments", t->proc->pid, t->proc->comm,
 		  STEP_BY_DEFAULT);
 	return -EINVAL;
 }
@@ -228,7 +254,7 @@ int targets_check(struct session *s, const struct attach_opts *o)
 		return 0; /* the followed tree fills them (follow.c) */
 	for (i = 0; i < o->npids; i++) {
 		for (j = 0; j < s->ntargets; j++)
-			if (s->targets[j].proc.pid == o->pids[i])
+			if (s->targets[j].proc->pid == o->pids[i])
 				break;
 		if (j < s->ntargets)
 			continue; /* the same PID twice */
@@ -241,30 +267,30 @@ int targets_check(struct session *s, const struct attach_opts *o)
 			return err;
 	}
 	/* A launcher given alone (torchrun maps torch): its ranks are below. */
-	if (s->ntargets == 1 && !s->targets[0].proc.rank_from_env &&
-	    launcher_hint(s->targets[0].proc.pid, s->torch_ops, hint, sizeof(hint)) > 0)
+	if (s->ntargets == 1 && !s->targets[0].proc->rank_from_env &&
+	    launcher_hint(s->targets[0].proc->pid, s->torch_ops, hint, sizeof(hint)) > 0)
 		log_warn("PID %d (%s) has no rank in its environment and is traced alone as rank 0%s",
-			 s->targets[0].proc.pid, s->targets[0].proc.comm, hint);
+			 s->targets[0].proc->pid, s->targets[0].proc->comm, hint);
 	/* Beside other targets, one without a rank (a launcher) takes none. */
 	for (i = 0; s->ntargets > 1 && i < s->ntargets; i++)
-		if (!s->targets[i].proc.rank_from_env) {
-			s->targets[i].proc.rank = PROC_NO_RANK;
-			s->targets[i].proc.name_by_pid = true;
+		if (!s->targets[i].proc->rank_from_env) {
+			s->targets[i].proc->rank = PROC_NO_RANK;
+			s->targets[i].proc->name_by_pid = true;
 		}
 	/* Two targets with one rank would overwrite each other's files. */
 	for (i = 0; i < s->ntargets; i++)
 		for (j = 0; j < s->ntargets; j++)
-			if (i != j && s->targets[i].proc.rank == s->targets[j].proc.rank)
-				s->targets[i].proc.name_by_pid = true;
+			if (i != j && s->targets[i].proc->rank == s->targets[j].proc->rank)
+				s->targets[i].proc->name_by_pid = true;
 	return 0;
 }
 
 int target_window_start(struct session *s, struct session_target *t, uint64_t ts)
 {
 	t->window_pending = false;
-	if (seg_on_begin(t->tracker, (uint32_t)t->proc.pid, (uint32_t)s->window_region, ts))
+	if (seg_on_begin(t->tracker, (uint32_t)t->proc->pid, (uint32_t)s->window_region, ts))
 		return -ENOMEM;
-	s->reg.defs[s->window_region].entered++;
+	s->reg->defs[s->window_region].entered++;
 	t->next_cut = ts + s->window_ns;
 	return 0;
 }
@@ -307,7 +333,7 @@ static void attach_rank_text(const struct proc_target *p, char *buf, size_t len)
 /* A process without markers: its torch (and CUDA) probes only. */
 static int attach_unmarked(struct session *s, struct session_target *t, int fd, uint32_t key)
 {
-	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
+	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc->pid };
 	char rank[96];
 
 	if (s->api_probes)
@@ -316,54 +342,54 @@ static int attach_unmarked(struct session *s, struct session_target *t, int fd, 
 		return -ENOMEM;
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		return -errno;
-	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
+	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc->pid, 0);
 	if (t->pidfd < 0) {
-		log_error("PID %d exited while fvbpf was attaching", t->proc.pid);
+		log_error("PID %d exited while fvbpf was attaching", t->proc->pid);
 		return -ESRCH;
 	}
-	if (!s->window_ns && (!t->torchp.found || t->torchp.links[0] < 0)) {
-		log_error("PID %d (%s): no torch operator probes could be attached", t->proc.pid,
-			  t->proc.comm);
+	if (!s->window_ns && (!t->torchp->found || t->torchp->links[0] < 0)) {
+		log_error("PID %d (%s): no torch operator probes could be attached", t->proc->pid,
+			  t->proc->comm);
 		return -ENOENT;
 	}
-	attach_rank_text(&t->proc, rank, sizeof(rank));
-	log_info("attached to PID %d (%s, %s): %s%s", t->proc.pid, t->proc.comm, rank,
-		 t->torchp.found ? "torch in " : "no markers, no torch", t->torchp.path);
+	attach_rank_text(t->proc, rank, sizeof(rank));
+	log_info("attached to PID %d (%s, %s): %s%s", t->proc->pid, t->proc->comm, rank,
+		 t->torchp->found ? "torch in " : "no markers, no torch", t->torchp->path);
 	return 0;
 }
 
 static int attach_fail(struct session_target *t)
 {
-	const struct marker_lib *m = &t->proc.marker;
+	const struct marker_lib *m = &t->proc->marker;
 	int err = -errno;
 
-	if (!proc_alive(t->proc.pid)) {
-		log_error("PID %d exited while fvbpf was attaching: start it again and re-run", t->proc.pid);
+	if (!proc_alive(t->proc->pid)) {
+		log_error("PID %d exited while fvbpf was attaching: start it again and re-run", t->proc->pid);
 		return -ESRCH;
 	}
 	if (err == -EINVAL)
 		log_error("cannot attach to PID %d (%s): another tracer (bpftrace?) probes the fvbpf "
-			  "markers without their semaphore; stop it and retry", t->proc.pid, m->path);
+			  "markers without their semaphore; stop it and retry", t->proc->pid, m->path);
 	else
-		log_error("cannot attach to PID %d (%s): %s", t->proc.pid, m->path, strerror(-err));
+		log_error("cannot attach to PID %d (%s): %s", t->proc->pid, m->path, strerror(-err));
 	return err;
 }
 
 int target_attach_begin(struct session *s, struct session_target *t)
 {
 	uint32_t key = (uint32_t)(t - s->targets);
-	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
+	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc->pid };
 	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS), err;
 
 	if (bpf_map_update_elem(fd, &key, &st, BPF_ANY))
 		return -errno;
-	err = target_index_slot(s, t->proc.pid, key);
+	err = target_index_slot(s, t->proc->pid, key);
 	if (err)
 		return err;
 	if (!t->has_markers && s->op_source == OP_SOURCE_CALLBACKS) {
 		log_error("PID %d (%s): --op-source callbacks cannot be had: libfvbpf.so is not in "
-			  "the process (--inject loads it); or use --op-source auto", t->proc.pid,
-			  t->proc.comm);
+			  "the process (--inject loads it); or use --op-source auto", t->proc->pid,
+			  t->proc->comm);
 		return -EINVAL;
 	}
 	if (!t->has_markers) {
@@ -379,8 +405,8 @@ int target_attach_begin(struct session *s, struct session_target *t)
 	 * its open regions (a sync) before its first region event, and is
 	 * what fvbpf_attached() waits for.
 	 */
-	t->epoch = control_page_fresh_epoch(&t->ctl);
-	if (control_page_set_epoch(&t->ctl, t->epoch - 1))
+	t->epoch = control_page_fresh_epoch(t->ctl);
+	if (control_page_set_epoch(t->ctl, t->epoch - 1))
 		return attach_fail(t);
 	/* before the epoch turns odd: no marker can see a half-made choice */
 	if (marker_ts_choose(t))
@@ -401,9 +427,9 @@ int target_attach_begin(struct session *s, struct session_target *t)
  */
 int target_attach_end(struct session *s, struct session_target *t)
 {
-	const struct marker_lib *m = &t->proc.marker;
+	const struct marker_lib *m = &t->proc->marker;
 	uint32_t key = (uint32_t)(t - s->targets);
-	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc.pid };
+	struct fvbpf_proc_state st = { .tgid = (uint32_t)t->proc->pid };
 	int fd = bpf_setup_map_fd(s->skel, FVBPF_MAP_PROCS);
 	char rank[96];
 
@@ -426,11 +452,11 @@ int target_attach_end(struct session *s, struct session_target *t)
 	t->live_pending = true;
 	if (!s->cut_waiting && target_go_live(s, t))
 		return attach_fail(t);
-	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc.pid, 0);
+	t->pidfd = (int)syscall(SYS_pidfd_open, t->proc->pid, 0);
 	if (t->pidfd < 0 && errno == ESRCH)
 		return attach_fail(t);
-	attach_rank_text(&t->proc, rank, sizeof(rank));
-	log_info("attached to PID %d (%s, %s): markers in %s", t->proc.pid, t->proc.comm, rank,
+	attach_rank_text(t->proc, rank, sizeof(rank));
+	log_info("attached to PID %d (%s, %s): markers in %s", t->proc->pid, t->proc->comm, rank,
 		 m->path);
 	t->armed = true;
 	return 0;
@@ -449,7 +475,7 @@ int target_go_live(struct session *s, struct session_target *t)
 	t->attach_ns = clock_ns(CLOCK_MONOTONIC);
 	t->py->asked_ns = t->attach_ns;
 	(void)s;
-	return control_page_set_epoch(&t->ctl, t->epoch) ? -errno : 0;
+	return control_page_set_epoch(t->ctl, t->epoch) ? -errno : 0;
 }
 
 int target_attach(struct session *s, struct session_target *t)
@@ -465,13 +491,13 @@ void target_detach(struct session_target *t)
 
 	/* Even again first: markers stop calling the probes before they go. */
 	if (t->epoch && !t->exited)
-		control_page_set_epoch(&t->ctl, t->epoch + 1);
+		control_page_set_epoch(t->ctl, t->epoch + 1);
 	t->epoch = 0;
 	cuda_hook_stop(t);
 	callback_attach_stop(t->session, t);
-	cuda_probes_detach(&t->cuda);
-	torch_probes_detach(&t->torchp);
-	mem_probes_detach(&t->memp);
+	cuda_probes_detach(t->cuda);
+	torch_probes_detach(t->torchp);
+	mem_probes_detach(t->memp);
 	for (i = 0; i < MARKER_NSYMS; i++) {
 		bpf_link__destroy(t->links[i]);
 		t->links[i] = NULL;
@@ -533,10 +559,10 @@ void target_quiet(struct session_target *t)
 {
 	t->quiet = true;
 	if (t->epoch && !t->exited)
-		control_page_set_epoch(&t->ctl, t->epoch + 1);
-	cuda_probes_detach(&t->cuda);
-	torch_probes_detach(&t->torchp);
-	mem_probes_detach(&t->memp);
+		control_page_set_epoch(t->ctl, t->epoch + 1);
+	cuda_probes_detach(t->cuda);
+	torch_probes_detach(t->torchp);
+	mem_probes_detach(t->memp);
 }
 
 void target_finish(struct session *s, struct session_target *t, const char *why)
@@ -561,8 +587,8 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 	if (have_st && seg && (int)seg->region != s->window_region)
 		drops_finish(t->loss, t->tracker, &st, (int)seg->region == s->step_region);
 	if (t->tracker->cur && why)
-		log_warn("PID %d %s inside segment %u (%s): written as incomplete", t->proc.pid, why,
-			 t->tracker->cur->seq, s->reg.defs[t->tracker->cur->region].name);
+		log_warn("PID %d %s inside segment %u (%s): written as incomplete", t->proc->pid, why,
+			 t->tracker->cur->seq, s->reg->defs[t->tracker->cur->region].name);
 	/* Calls still open when the target left: in the segment, cut off. */
 	while (api_pairing_drain(t->pairing, now, &call))
 		events_record_call(s, t, &call);
@@ -579,7 +605,7 @@ void target_init(struct session_target *t, unsigned int max_segments)
 
 	if (!t->opened)
 		target_no_links(t); /* built by hand (tests): no target_open() */
-	seg_tracker_init(t->tracker, (uint32_t)t->proc.pid, &s->reg, seg_close_segment, t);
+	seg_tracker_init(t->tracker, (uint32_t)t->proc->pid, s->reg, seg_close_segment, t);
 	t->tracker->max_segments = max_segments;
 	if (s->schedule.set)
 		t->tracker->max_segments = (unsigned int)schedule_total(&s->schedule);
@@ -590,7 +616,7 @@ void target_init(struct session_target *t, unsigned int max_segments)
 	gpu_join_init(t->gpu, &s->knames, seg_close_find, t);
 	if (!t->opened || t->has_markers)
 		snprintf(t->agent->status, sizeof(t->agent->status), "no word from the in-process agent");
-	else if ((inject_cuda_maps(t->proc.pid) & (CUDA_MAPS_TORCH | CUDA_MAPS_DRIVER)) ==
+	else if ((inject_cuda_maps(t->proc->pid) & (CUDA_MAPS_TORCH | CUDA_MAPS_DRIVER)) ==
 		 CUDA_MAPS_TORCH)
 		snprintf(t->agent->status, sizeof(t->agent->status),
 			 "none: the process has not initialised CUDA (no libcuda.so loaded)");
@@ -604,12 +630,8 @@ void target_free(struct session_target *t)
 	target_detach(t);
 	/* --with-stack's counts are said before the states go */
 	pystack_target_release(t->session, t);
-	torch_probes_free(&t->torchp);
-	cuda_probes_free(&t->cuda);
-	target_states_free(t);
 	addr_cache_free(&t->kernels);
-	proc_target_free(&t->proc);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
-	control_page_close(&t->ctl);
+	target_states_free(t); /* the probes, its /proc facts and control page too */
 }

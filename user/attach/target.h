@@ -15,6 +15,7 @@ int targets_check(struct session *s, const struct attach_opts *o);
  * 0 or -errno, already reported; -ENOENT: nothing to trace in it. */
 int target_open(struct session *s, struct session_target *t, pid_t pid);
 /* Markers or torch (or --window) in @pid: 0, -ENOENT, -errno. */
+struct marker_lib;
 int target_traceable(struct session *s, pid_t pid, struct marker_lib *marker, bool *has_markers);
 /* Every stage's state of @t (a zeroed slot of s->targets), each empty as
  * its stage makes it: target_open() calls it; a session built by hand
@@ -23,7 +24,7 @@ int target_states_alloc(struct session_target *t);
 /* Those states freed (target_free() does it; a test that built @t by hand
  * and frees no session does it itself). */
 void target_states_free(struct session_target *t);
-/* The per-process state the ring records feed.  t->session and t->proc.pid
+/* The per-process state the ring records feed.  t->session and t->proc->pid
  * must be set and t->pidfd be -1 or open; needs no BPF, so a session built
  * by hand (tests, fuzzing) can decode records too. */
 void target_init(struct session_target *t, unsigned int max_segments);

@@ -13,6 +13,8 @@
 #include "probes/torch_plans.h"
 #include "proc/elf/symbolizer.h"
 #include "util/log.h"
+#include "probes/cuda_probes.h"
+#include "proc/proc_info.h"
 
 /* PyTorch's operators, nodes and scopes, once libtorch_cpu is mapped. */
 static void target_scan_torch(struct session *s, struct session_target *t)
@@ -27,27 +29,27 @@ static void target_scan_torch(struct session *s, struct session_target *t)
 		.end_prog = bpf_setup_prog(s->skel, FVBPF_PROG_SCOPE_END),
 	};
 
-	torch_probes_scan(&t->torchp, &s->torch, &pr);
-	torch_probes_note_libs(&t->torchp);
+	torch_probes_scan(t->torchp, s->torch, &pr);
+	torch_probes_note_libs(t->torchp);
 }
 
 /* A collective's tensors are read by the layout the shapes use, while it
  * holds (installed and not refused). */
 static void coll_layout_sync(struct session *s, struct session_target *t)
 {
-	bool want = t->torchp.lay_state == LAYOUT_CHECKING || t->torchp.lay_state == LAYOUT_TRUSTED;
+	bool want = t->torchp->lay_state == LAYOUT_CHECKING || t->torchp->lay_state == LAYOUT_TRUSTED;
 	struct fvbpf_coll_layout cl = { 0 };
 	uint32_t slot = (uint32_t)(t - s->targets);
 
 	/* a slot's last process may have left its layout there: cleared once */
-	if ((want == t->coll_layout_set && t->coll_layout_init) || !t->cuda.gloo)
+	if ((want == t->coll_layout_set && t->coll_layout_init) || !t->cuda->gloo)
 		return;
 	t->coll_layout_init = true;
 	if (want) {
 		cl.ok = 1;
-		cl.numel_at = t->torchp.lay.numel_at;
-		cl.dtype_at = t->torchp.lay.dtype_at;
-		cl.vptr_dense = t->torchp.lay.vptr_dense;
+		cl.numel_at = t->torchp->lay.numel_at;
+		cl.dtype_at = t->torchp->lay.dtype_at;
+		cl.vptr_dense = t->torchp->lay.vptr_dense;
 	}
 	if (!bpf_map_update_elem(bpf_setup_map_fd(s->skel, FVBPF_MAP_COLL_LAYOUT), &slot, &cl, BPF_ANY))
 		t->coll_layout_set = want;
@@ -56,13 +58,13 @@ static void coll_layout_sync(struct session *s, struct session_target *t)
 void target_shapes_tick(struct session *s, struct session_target *t)
 {
 	coll_layout_sync(s, t);
-	if (!t->torchp.plans_job)
+	if (!t->torchp->plans_job)
 		return;
 	if (t->finished)
-		torch_plans_stop(&t->torchp, "the process ended before its torch build was measured "
+		torch_plans_stop(t->torchp, "the process ended before its torch build was measured "
 				 "(the measurement was killed)");
 	else
-		torch_plans_poll(&t->torchp, &s->torch);
+		torch_plans_poll(t->torchp, s->torch);
 }
 
 /* Attach to CUDA/NCCL functions mapped since the last look. */
@@ -71,20 +73,20 @@ void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 	int n;
 
 	if (first)
-		cuda_probes_init(&t->cuda, t->proc.pid, (unsigned int)(t - s->targets),
+		cuda_probes_init(t->cuda, t->proc->pid, (unsigned int)(t - s->targets),
 				 bpf_setup_prog_fd(s->skel, FVBPF_PROG_API_CALL));
 	if (s->torch_ops)
 		target_scan_torch(s, t);
 	pystack_attach_target(s, t); /* --with-stack: once, after torch's probes */
 	/* with --no-torch-ops too: records then belong to no operator */
 	if (s->profile_memory)
-		mem_probes_scan(&t->memp, bpf_setup_prog_fd(s->skel, FVBPF_PROG_MEM_CALL));
-	n = cuda_probes_scan(&t->cuda);
+		mem_probes_scan(t->memp, bpf_setup_prog_fd(s->skel, FVBPF_PROG_MEM_CALL));
+	n = cuda_probes_scan(t->cuda);
 	if (n > 0)
-		symbolizer_forget_pid(s->sym, t->proc.pid); /* new mappings */
-	if (first && !t->cuda.attached && !t->cuda.warned_none) {
-		t->cuda.warned_none = true;
+		symbolizer_forget_pid(s->sym, t->proc->pid); /* new mappings */
+	if (first && !t->cuda->attached && !t->cuda->warned_none) {
+		t->cuda->warned_none = true;
 		log_warn("PID %d (%s) has no CUDA library mapped: regions are traced, and fvbpf "
-			 "looks again every second", t->proc.pid, t->proc.comm);
+			 "looks again every second", t->proc->pid, t->proc->comm);
 	}
 }

@@ -3,37 +3,28 @@
  * The data model of one `fvbpf attach` run: the session and its targets,
  * which every live stage reads.  Data only (structs, tiny inlines): what
  * runs it is attach/attach_run.c, which wires the stages together.  Each
- * stage's own state is a struct of its own, embedded here (the segment
- * tracker, drop recovery, call pairing, GPU join, torch pairing).
+ * stage's own state is a handle: a pointer to a type declared here and
+ * defined by its stage, which makes and frees it (xxx__new(), xxx__free());
+ * this header includes no stage's header.
  */
 #ifndef FVBPF_SESSION_H
 #define FVBPF_SESSION_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
+#include "fvbpf_events.h"
 #include "fvbpf_fast.h"
 #include "fvbpf_pyshim.h"
 
-#include "pipeline/api_pairing.h"
-#include "pipeline/drops.h"
-#include "pipeline/torch/callback_ops.h"
-#include "pipeline/gpu_join.h"
-#include "pipeline/py_status.h"
-#include "pipeline/schedule.h"
-#include "probes/cuda_probes.h"
+#include "util/budget.h"
 #include "util/clock.h"
 #include "util/name_table.h"
-#include "proc/proc_info.h"
-#include "pipeline/registry.h"
+#include "model/marker_syms.h"
+#include "model/options.h"
 #include "model/session_meta.h"
-#include "pipeline/segment.h"
-#include "proc/control/control_page.h"
-#include "pipeline/torch/torch_pairing.h"
-#include "probes/torch_probes.h"
-#include "probes/mem_probes.h"
-#include "pipeline/memory/mem_events.h"
 
 struct fvbpf_bpf;
 struct ring_buffer;
@@ -57,12 +48,18 @@ enum op_source { OPS_UPROBES = 0, OPS_CALLBACKS = 1 };
 struct seg_writer;
 struct segment;
 struct proc_target;
+struct control_page;
+struct region_registry;
+struct torch_table;
+struct cuda_probes;
+struct torch_probes;
+struct mem_probes;
 
 struct coll_state;
 
 struct session_target {
 	struct session *session;
-	struct proc_target proc;
+	struct proc_target *proc;         /* proc/proc_info.c */
 	struct seg_tracker *tracker;      /* pipeline/segment.c */
 	struct bpf_link *links[MARKER_NSYMS];  /* uprobes on the marker library, or */
 	int marker_fds[MARKER_NSYMS];          /* ... their uprobe_multi links (-1 none) */
@@ -76,7 +73,7 @@ struct session_target {
 	uint64_t closed;            /* segments closed, written or not (--schedule's k) */
 	uint64_t schedule_skipped;  /* closed in a wait or warmup step: not written */
 	struct drop_state *loss;    /* ring-buffer drops (pipeline/drops.c) */
-	struct control_page ctl;    /* lock, control page, probe text */
+	struct control_page *ctl;   /* lock, control page, probe text (proc/control/) */
 	uint32_t epoch;         /* odd value written to the target's control page */
 	uint64_t attach_ns;     /* when the probes went live (CLOCK_MONOTONIC) */
 	bool armed;             /* probes live and answered (target_attach_end) */
@@ -89,7 +86,7 @@ struct session_target {
 	uint64_t marker_ts_fixed; /* region times from the library out of range (events.c) */
 	bool marker_ts;         /* the markers call the _ts region probes (target.c) */
 	bool deep_stack_warned;
-	struct cuda_probes cuda;
+	struct cuda_probes *cuda;   /* probes/cuda_probes.c */
 	struct api_pairing *pairing; /* CUDA calls (pipeline/api_pairing.c) */
 	struct addr_cache kernels;  /* launch function address -> kernel name id */
 	uint64_t calls;             /* recorded inside segments */
@@ -106,7 +103,7 @@ struct session_target {
 	struct agent_state *agent;  /* what the agent said (events.c) */
 	/* PyTorch */
 	bool has_markers;           /* the fvbpf marker library is mapped */
-	struct torch_probes torchp;
+	struct torch_probes *torchp; /* probes/torch_probes.c */
 	enum op_source ops;         /* where its operators come from */
 	struct callback_ops *fast;  /* ... the callbacks' rings (pipeline/torch/callback_ops.c) */
 	uint64_t callback_lost_charged; /* ... their losses charged to closed segments */
@@ -115,7 +112,7 @@ struct session_target {
 	struct py_state *py;        /* the Python shim (py_status.c) */
 	struct pystack_target *pystk; /* --with-stack: its interpreter (pipeline/pystack.c) */
 	uint64_t pystk_refused;       /* ... its stacks and code objects not kept, once it is freed */
-	struct mem_probes memp;     /* --profile-memory: libc10's allocator */
+	struct mem_probes *memp;    /* --profile-memory: libc10's allocator (probes/) */
 	struct mem_state *mem;      /* ... its live CPU allocations (mem_events.c) */
 	uint64_t next_cut;          /* --window: end of the open window, 0: no windows */
 };
@@ -153,7 +150,7 @@ struct session {
 	struct fvbpf_bpf *skel;
 	struct ring_buffer *rb;
 	int epfd;
-	struct region_registry reg;
+	struct region_registry *reg;      /* pipeline/registry.c */
 	unsigned int requested[FVBPF_MAX_REGIONS];
 	unsigned int nrequested;
 	struct session_target *targets;   /* SESSION_MAX_TARGETS slots */
@@ -180,7 +177,7 @@ struct session {
 	bool record_shapes;         /* --record-shapes */
 	bool with_flops;            /* --with-flops */
 	bool profile_memory;        /* --profile-memory: probe libc10's allocator too */
-	struct torch_table torch;   /* cookie id -> names (in knames) */
+	struct torch_table *torch;  /* cookie id -> names (in knames) (probes/torch_probes.c) */
 	struct addr_cache fast_ids; /* fast path: name id << 8 | kind -> torch id + 1 */
 	int op_source;              /* --op-source: OP_SOURCE_* */
 	int launch_source;          /* --launch-source: LAUNCH_SOURCE_* */

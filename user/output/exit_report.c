@@ -14,6 +14,13 @@
 #include "fvbpf_fast.h"
 #include "pipeline/py_status.h"
 #include "pipeline/comm/collectives.h"
+#include "pipeline/api_pairing.h"
+#include "pipeline/drops.h"
+#include "pipeline/memory/mem_events.h"
+#include "pipeline/torch/callback_ops.h"
+#include "pipeline/torch/torch_pairing.h"
+#include "probes/cuda_probes.h"
+#include "probes/mem_probes.h"
 
 /* --inject: what became of it for this process. */
 /* Where the operators came from, and what the fast path lost. */
@@ -43,7 +50,7 @@ static void report_collectives(const struct session_target *st)
 	printf("    collectives: %u gloo functions probed, %llu collectives joined (%llu outside "
 	       "segments); lost: %llu past a segment's limit, %llu runs without their work, %llu "
 	       "works never whole (table full), %llu process groups unread, %llu names cleaned or "
-	       "cut\n", st->cuda.gloo,
+	       "cut\n", st->cuda->gloo,
 	       (unsigned long long)n->joined, (unsigned long long)st->colls_outside,
 	       (unsigned long long)st->colls_dropped,
 	       (unsigned long long)n->no_work, (unsigned long long)n->evicted,
@@ -54,7 +61,7 @@ static void report_launch_hook(const struct session_target *st)
 {
 	const struct callback_ops *f = st->fast;
 
-	if (!st->cuda.attached)
+	if (!st->cuda->attached)
 		return;
 	if (!f->hook_used) {
 		printf("    launches: uprobes%s%s%s\n", f->hook_why[0] ? " (libfvbpf.so's hook not used: " : "",
@@ -70,7 +77,7 @@ static void report_launch_hook(const struct session_target *st)
 /* --record-shapes: plans and the layout's check on the job's tensors, or why none. */
 static void report_shapes(const struct session *s, const struct session_target *st)
 {
-	const struct torch_probes *tp = &st->torchp;
+	const struct torch_probes *tp = st->torchp;
 
 	if (!(s->record_shapes || s->with_flops) || !tp->found)
 		return;
@@ -84,7 +91,7 @@ static void report_shapes(const struct session *s, const struct session_target *
 
 static void report_agent_library(const struct session_target *st)
 {
-	const struct inject_info *in = &st->proc.inject;
+	const struct inject_info *in = &st->proc->inject;
 	char when[48];
 
 	switch (in->state) {
@@ -198,11 +205,11 @@ void report_print(struct session *s, const struct attach_opts *o)
 
 		char restart[32] = "", rank[48];
 
-		if (st->proc.restart)
-			snprintf(restart, sizeof(restart), " restart %u", st->proc.restart);
-		seg_output_rank_text(&st->proc, rank, sizeof(rank));
+		if (st->proc->restart)
+			snprintf(restart, sizeof(restart), " restart %u", st->proc->restart);
+		seg_output_rank_text(st->proc, rank, sizeof(rank));
 		printf("  pid %d (%s%s): %u segment%s, %u incomplete, %llu unbalanced region ends%s%s\n",
-		       st->proc.pid, rank, restart, st->segments, st->segments == 1 ? "" : "s",
+		       st->proc->pid, rank, restart, st->segments, st->segments == 1 ? "" : "s",
 		       st->incomplete, (unsigned long long)st->tracker->unbalanced,
 		       st->exited ? ", exited" : "", st->superseded ? ", exec'd another program" : "");
 		if (st->marker_ts_fixed)
@@ -221,32 +228,32 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       st->loss->lost_begins == 1 ? "its" : "their");
 		if (s->api_probes)
 			printf("    CUDA: %u functions probed, %llu calls in segments, %llu returns "
-			       "without entry, %llu entries without return\n", st->cuda.attached,
+			       "without entry, %llu entries without return\n", st->cuda->attached,
 			       (unsigned long long)st->calls,
 			       (unsigned long long)st->pairing->unmatched_exits,
 			       (unsigned long long)st->pairing->lost_returns);
 		if (s->api_probes)
 			report_launch_hook(st);
-		if (st->cuda.gloo)
+		if (st->cuda->gloo)
 			report_collectives(st);
-		if (st->torchp.found)
+		if (st->torchp->found)
 			report_op_source(st);
-		if (st->torchp.found && st->ops != OPS_CALLBACKS)
+		if (st->torchp->found && st->ops != OPS_CALLBACKS)
 			printf("    torch: %u operators, %u nodes probed%s (read %.0f ms, attach %.0f ms); "
 			       "%llu returns lost (exceptions), %llu unmatched, %llu too deep, %llu scopes "
-			       "untracked, %llu scope names cut\n", st->torchp.nops, st->torchp.nnodes,
-			       st->torchp.scopes ? ", scopes" : ", NO scopes",
-			       (double)st->torchp.discover_ns / 1e6, (double)st->torchp.attach_ns / 1e6,
+			       "untracked, %llu scope names cut\n", st->torchp->nops, st->torchp->nnodes,
+			       st->torchp->scopes ? ", scopes" : ", NO scopes",
+			       (double)st->torchp->discover_ns / 1e6, (double)st->torchp->attach_ns / 1e6,
 			       (unsigned long long)st->tpair->lost_returns,
 			       (unsigned long long)st->tpair->unmatched,
 			       (unsigned long long)st->tpair->too_deep,
 			       (unsigned long long)st->torch->scopes_untracked,
 			       (unsigned long long)st->torch->scopes_cut);
-		if (st->torchp.found && st->ops == OPS_CALLBACKS)
+		if (st->torchp->found && st->ops == OPS_CALLBACKS)
 			printf("    torch: scopes%s probed (read %.0f ms, attach %.0f ms); %llu returns "
 			       "lost (exceptions), %llu unmatched, %llu too deep, %llu scopes untracked, "
-			       "%llu scope names cut\n", st->torchp.scopes ? "" : " NOT",
-			       (double)st->torchp.discover_ns / 1e6, (double)st->torchp.attach_ns / 1e6,
+			       "%llu scope names cut\n", st->torchp->scopes ? "" : " NOT",
+			       (double)st->torchp->discover_ns / 1e6, (double)st->torchp->attach_ns / 1e6,
 			       (unsigned long long)st->tpair->lost_returns,
 			       (unsigned long long)st->tpair->unmatched,
 			       (unsigned long long)st->tpair->too_deep,
@@ -254,9 +261,9 @@ void report_print(struct session *s, const struct attach_opts *o)
 			       (unsigned long long)st->torch->scopes_cut);
 		report_shapes(s, st);
 		report_agent_library(st);
-		if (st->memp.tried)
+		if (st->memp->tried)
 			printf("    profile memory: %u allocator functions probed in %s; %llu records in "
-			       "segments, %llu with none open\n", st->memp.nprobed, st->memp.path,
+			       "segments, %llu with none open\n", st->memp->nprobed, st->memp->path,
 			       (unsigned long long)st->mem->records, (unsigned long long)st->mem->outside);
 		if (st->py->asked)
 			printf("    python shim: %s; %u py: functions wrapped, %u waiting for their "
@@ -282,15 +289,15 @@ void report_print(struct session *s, const struct attach_opts *o)
 	over_limits_session_print(stdout, s);
 	report_memory(s);
 	for (i = 0; i < s->nrequested; i++) {
-		if (s->reg.defs[s->requested[i]].entered ||
-		    refused_by_shim(s, s->reg.defs[s->requested[i]].hash))
+		if (s->reg->defs[s->requested[i]].entered ||
+		    refused_by_shim(s, s->reg->defs[s->requested[i]].hash))
 			continue;
 		if ((int)s->requested[i] == s->step_region && s->step_by) {
 			torch_step_glob_report(s);
 			continue;
 		}
 		log_warn("region '%s' was never entered while attached: check the name and that "
-			 "the target runs that code", s->reg.defs[s->requested[i]].name);
+			 "the target runs that code", s->reg->defs[s->requested[i]].name);
 	}
 	torch_globs_report(s);
 	log_report_suppressed();

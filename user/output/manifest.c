@@ -15,6 +15,13 @@
 #include "output/manifest.h"
 #include "util/file/output_files.h"
 #include "pipeline/over_limits.h"
+#include "pipeline/api_pairing.h"
+#include "pipeline/drops.h"
+#include "pipeline/memory/mem_events.h"
+#include "pipeline/py_status.h"
+#include "pipeline/torch/torch_pairing.h"
+#include "probes/cuda_probes.h"
+#include "probes/mem_probes.h"
 
 /* cudaLaunchKernel through the library's hook (attach/cuda_hook_attach.c). */
 static json_object *launch_hook_json(const struct session_target *t)
@@ -36,18 +43,18 @@ static json_object *cuda_json(const struct session_target *t)
 	json_object *o = json_object_new_object(), *files = json_object_new_array(), *f;
 	size_t i;
 
-	for (i = 0; i < t->cuda.nfiles; i++) {
-		if (!t->cuda.files[i].nsyms)
+	for (i = 0; i < t->cuda->nfiles; i++) {
+		if (!t->cuda->files[i].nsyms)
 			continue;
 		f = json_object_new_object();
-		json_object_object_add(f, "path", json_string_obj(t->cuda.files[i].path));
-		json_object_object_add(f, "functions", json_object_new_int((int)t->cuda.files[i].nsyms));
-		json_object_object_add(f, "failed", json_object_new_int((int)t->cuda.files[i].failed));
+		json_object_object_add(f, "path", json_string_obj(t->cuda->files[i].path));
+		json_object_object_add(f, "functions", json_object_new_int((int)t->cuda->files[i].nsyms));
+		json_object_object_add(f, "failed", json_object_new_int((int)t->cuda->files[i].failed));
 		json_object_array_add(files, f);
 	}
 	json_object_object_add(o, "libraries", files);
-	json_object_object_add(o, "functions_probed", json_object_new_int((int)t->cuda.attached));
-	json_object_object_add(o, "functions_failed", json_object_new_int((int)t->cuda.failed));
+	json_object_object_add(o, "functions_probed", json_object_new_int((int)t->cuda->attached));
+	json_object_object_add(o, "functions_failed", json_object_new_int((int)t->cuda->failed));
 	json_object_object_add(o, "calls_in_segments", json_object_new_uint64(t->calls));
 	json_object_object_add(o, "calls_after_segment_closed", json_object_new_uint64(t->calls_outside));
 	json_object_object_add(o, "returns_without_entry", json_object_new_uint64(t->pairing->unmatched_exits));
@@ -79,12 +86,12 @@ static json_object *gpu_json(const struct session_target *t)
 /* How libfvbpf.so (markers, agent) came into the process: --inject. */
 static json_object *agent_library_json(const struct session_target *t)
 {
-	const struct inject_info *in = &t->proc.inject;
+	const struct inject_info *in = &t->proc->inject;
 	json_object *o = json_object_new_object();
 	char when[48];
 
 	inject_wallclock(in, when, sizeof(when));
-	json_object_object_add(o, "how", json_string_obj(inject_origin(in, t->proc.marker.path[0])));
+	json_object_object_add(o, "how", json_string_obj(inject_origin(in, t->proc->marker.path[0])));
 	json_object_object_add(o, "injected_at", json_string_obj(when));
 	json_object_object_add(o, "stopped_us", json_object_new_uint64(in->stopped_ns / 1000));
 	json_object_object_add(o, "stops", json_object_new_int((int)in->tries));
@@ -127,7 +134,7 @@ static json_object *torch_json(const struct session_target *t)
 	json_object *o = json_object_new_object(), *libs = json_object_new_array();
 	size_t i;
 
-	json_object_object_add(o, "libtorch_cpu", json_string_obj(t->torchp.found ? t->torchp.path : ""));
+	json_object_object_add(o, "libtorch_cpu", json_string_obj(t->torchp->found ? t->torchp->path : ""));
 	json_object_object_add(o, "op_source",
 			       json_string_obj(t->ops == OPS_CALLBACKS ? "callbacks" : "uprobes"));
 	json_object_object_add(o, "op_source_why", json_string_obj(t->fast->why));
@@ -143,14 +150,14 @@ static json_object *torch_json(const struct session_target *t)
 				       json_object_new_uint64(t->fast->outside));
 	}
 	json_object_object_add(o, "operators_probed",
-			       json_object_new_uint64(t->ops == OPS_CALLBACKS ? 0 : t->torchp.nops));
+			       json_object_new_uint64(t->ops == OPS_CALLBACKS ? 0 : t->torchp->nops));
 	json_object_object_add(o, "nodes_probed",
-			       json_object_new_uint64(t->ops == OPS_CALLBACKS ? 0 : t->torchp.nnodes));
-	json_object_object_add(o, "scopes_probed", json_object_new_boolean(t->torchp.scopes));
+			       json_object_new_uint64(t->ops == OPS_CALLBACKS ? 0 : t->torchp->nnodes));
+	json_object_object_add(o, "scopes_probed", json_object_new_boolean(t->torchp->scopes));
 	json_object_object_add(o, "evaluate_function_classes",
-			       json_object_new_uint64(t->torchp.eval_classes));
-	json_object_object_add(o, "discover_ms", json_object_new_double((double)t->torchp.discover_ns / 1e6));
-	json_object_object_add(o, "attach_ms", json_object_new_double((double)t->torchp.attach_ns / 1e6));
+			       json_object_new_uint64(t->torchp->eval_classes));
+	json_object_object_add(o, "discover_ms", json_object_new_double((double)t->torchp->discover_ns / 1e6));
+	json_object_object_add(o, "attach_ms", json_object_new_double((double)t->torchp->attach_ns / 1e6));
 	json_object_object_add(o, "returns_lost", json_object_new_uint64(t->tpair->lost_returns));
 	json_object_object_add(o, "returns_unmatched", json_object_new_uint64(t->tpair->unmatched));
 	json_object_object_add(o, "too_deep", json_object_new_uint64(t->tpair->too_deep));
@@ -158,16 +165,16 @@ static json_object *torch_json(const struct session_target *t)
 	json_object_object_add(o, "scope_ends_lost", json_object_new_uint64(t->tpair->scope_ends_lost));
 	json_object_object_add(o, "scope_names_cut", json_object_new_uint64(t->torch->scopes_cut));
 	/* --record-shapes: operators and autograd nodes with a plan, or why none */
-	json_object_object_add(o, "operators_with_shapes", json_object_new_uint64(t->torchp.plans_ops));
-	json_object_object_add(o, "nodes_with_shapes", json_object_new_uint64(t->torchp.plans_nodes));
-	if (t->torchp.shapes_why[0])
-		json_object_object_add(o, "shapes_unavailable", json_string_obj(t->torchp.shapes_why));
-	json_object_object_add(o, "shapes_layout_check", layout_check_json(&t->torchp));
-	for (i = 0; i < t->torchp.nlibs; i++)
-		json_object_array_add(libs, json_string_obj(t->torchp.libs[i]));
+	json_object_object_add(o, "operators_with_shapes", json_object_new_uint64(t->torchp->plans_ops));
+	json_object_object_add(o, "nodes_with_shapes", json_object_new_uint64(t->torchp->plans_nodes));
+	if (t->torchp->shapes_why[0])
+		json_object_object_add(o, "shapes_unavailable", json_string_obj(t->torchp->shapes_why));
+	json_object_object_add(o, "shapes_layout_check", layout_check_json(t->torchp));
+	for (i = 0; i < t->torchp->nlibs; i++)
+		json_object_array_add(libs, json_string_obj(t->torchp->libs[i]));
 	json_object_object_add(o, "libraries", libs);
 	json_object_object_add(o, "libraries_list_full",
-			       json_object_new_boolean(t->torchp.nlibs == TORCH_LIBS_MAX));
+			       json_object_new_boolean(t->torchp->nlibs == TORCH_LIBS_MAX));
 	return o;
 }
 
@@ -176,8 +183,8 @@ static json_object *profile_memory_json(const struct session_target *t)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "libc10", json_string_obj(t->memp.tried ? t->memp.path : ""));
-	json_object_object_add(o, "functions_probed", json_object_new_uint64(t->memp.nprobed));
+	json_object_object_add(o, "libc10", json_string_obj(t->memp->tried ? t->memp->path : ""));
+	json_object_object_add(o, "functions_probed", json_object_new_uint64(t->memp->nprobed));
 	json_object_object_add(o, "records", json_object_new_uint64(t->mem->records));
 	json_object_object_add(o, "records_outside_segments", json_object_new_uint64(t->mem->outside));
 	return o;
@@ -192,21 +199,21 @@ static json_object *processes_json(struct session *s)
 	for (i = 0; i < s->ntargets; i++) {
 		t = &s->targets[i];
 		o = json_object_new_object();
-		json_object_object_add(o, "pid", json_object_new_int(t->proc.pid));
-		json_object_object_add(o, "rank", json_object_new_int(t->proc.rank));
-		json_object_object_add(o, "rank_from_env", json_object_new_boolean(t->proc.rank_from_env));
-		json_object_object_add(o, "rank_source", json_string_obj(rank_source_name(t->proc.ri.source)));
-		json_object_object_add(o, "local_rank", json_object_new_int(t->proc.ri.local_rank));
-		json_object_object_add(o, "node_rank", json_object_new_int(t->proc.ri.node_rank));
-		json_object_object_add(o, "world_size", json_object_new_int(t->proc.ri.world_size));
-		json_object_object_add(o, "restart", json_object_new_int((int)t->proc.restart));
-		json_object_object_add(o, "ppid", json_object_new_int(t->proc.ppid));
-		json_object_object_add(o, "pid_in_namespace", json_object_new_int(t->proc.ns_pid));
+		json_object_object_add(o, "pid", json_object_new_int(t->proc->pid));
+		json_object_object_add(o, "rank", json_object_new_int(t->proc->rank));
+		json_object_object_add(o, "rank_from_env", json_object_new_boolean(t->proc->rank_from_env));
+		json_object_object_add(o, "rank_source", json_string_obj(rank_source_name(t->proc->ri.source)));
+		json_object_object_add(o, "local_rank", json_object_new_int(t->proc->ri.local_rank));
+		json_object_object_add(o, "node_rank", json_object_new_int(t->proc->ri.node_rank));
+		json_object_object_add(o, "world_size", json_object_new_int(t->proc->ri.world_size));
+		json_object_object_add(o, "restart", json_object_new_int((int)t->proc->restart));
+		json_object_object_add(o, "ppid", json_object_new_int(t->proc->ppid));
+		json_object_object_add(o, "pid_in_namespace", json_object_new_int(t->proc->ns_pid));
 		json_object_object_add(o, "exec_replaced", json_object_new_boolean(t->superseded));
-		json_object_object_add(o, "files_named_by_pid", json_object_new_boolean(t->proc.name_by_pid));
-		json_object_object_add(o, "comm", json_string_obj(t->proc.comm));
-		json_object_object_add(o, "command", json_string_obj(t->proc.cmdline));
-		json_object_object_add(o, "marker_library", json_string_obj(t->proc.marker.path));
+		json_object_object_add(o, "files_named_by_pid", json_object_new_boolean(t->proc->name_by_pid));
+		json_object_object_add(o, "comm", json_string_obj(t->proc->comm));
+		json_object_object_add(o, "command", json_string_obj(t->proc->cmdline));
+		json_object_object_add(o, "marker_library", json_string_obj(t->proc->marker.path));
 		json_object_object_add(o, "agent_library", agent_library_json(t));
 		json_object_object_add(o, "python_shim", python_shim_json(t));
 		json_object_object_add(o, "segments", json_object_new_uint64(t->segments));
@@ -353,7 +360,7 @@ static json_object *regions_json(struct session *s, json_object **never)
 
 	*never = json_object_new_array();
 	for (i = 0; i < s->nrequested; i++) {
-		d = &s->reg.defs[s->requested[i]];
+		d = &s->reg->defs[s->requested[i]];
 		json_object_array_add(arr, json_string_obj(d->name));
 		if (!d->entered)
 			json_object_array_add(*never, json_string_obj(d->name));

@@ -10,18 +10,21 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "probes/cuda_api.h"
 #include "util/checked_math.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "pipeline/py_status.h"
 #include "pipeline/pystack.h"
 #include "util/log.h"
-#include "proc/elf/symbolizer.h"
 #include "util/text_sanitize.h"
 #include "pipeline/torch/torch_events.h"
 #include "pipeline/memory/mem_handle.h"
 #include "fvbpf_mem.h"
+#include "pipeline/api_pairing.h"
+#include "pipeline/torch/callback_ops.h"
+#include "pipeline/windows.h"
+#include "pipeline/api_events.h"
+#include "proc/proc_info.h"
 
 #define SEC_NS 1000000000ull
 
@@ -31,7 +34,7 @@ static struct session_target *find_target(struct session *s, uint32_t tgid)
 
 	/* The newest first: a PID that exec'd may be a target again. */
 	for (i = s->ntargets; i-- > 0;)
-		if ((uint32_t)s->targets[i].proc.pid == tgid && !s->targets[i].superseded)
+		if ((uint32_t)s->targets[i].proc->pid == tgid && !s->targets[i].superseded)
 			return &s->targets[i];
 	return NULL;
 }
@@ -62,7 +65,7 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 		t->agent->active = true;
 		t->agent->clock = ev->detail;
 		snprintf(t->agent->status, sizeof(t->agent->status), "cupti");
-		log_info("PID %d: GPU activity on: %s, clock %s", t->proc.pid, msg,
+		log_info("PID %d: GPU activity on: %s, clock %s", t->proc->pid, msg,
 			 ev->detail == FVBPF_CLOCK_CALLBACK ? "CLOCK_MONOTONIC callback" :
 			 ev->detail == FVBPF_CLOCK_SIMULATED ? "simulated (a test double)" :
 			 "calibrated against cuptiGetTimestamp");
@@ -85,7 +88,7 @@ static void handle_status(struct session_target *t, const struct fvbpf_agent_sta
 	/* One warning per kind of trouble and process. */
 	if (ev->code < 32 && !(t->agent->status_warned & (1u << ev->code))) {
 		t->agent->status_warned |= 1u << ev->code;
-		log_warn("PID %d: %s%s", t->proc.pid, msg, ev->code == FVBPF_AGENT_DROPPED ? "" :
+		log_warn("PID %d: %s%s", t->proc->pid, msg, ev->code == FVBPF_AGENT_DROPPED ? "" :
 			 "; no GPU time, CUDA calls are still traced");
 	}
 }
@@ -101,82 +104,21 @@ static int handle_sync(struct session *s, struct session_target *t,
 	if (ev->depth > ev->nnames && !t->deep_stack_warned) {
 		t->deep_stack_warned = true;
 		log_warn("PID %d thread %u had %u regions open when fvbpf attached; only the outer %u "
-			 "are known", t->proc.pid, ev->hdr.tid, ev->depth, ev->nnames);
+			 "are known", t->proc->pid, ev->hdr.tid, ev->depth, ev->nnames);
 	}
 	for (i = 0; i < ev->nnames && i < FVBPF_SYNC_NAMES; i++) {
 		memcpy(name, ev->names[i], FVBPF_NAME_LEN);
 		name[FVBPF_NAME_LEN] = '\0';
-		idx = registry_find(&s->reg, name);
-		if (idx < 0 || !s->reg.defs[idx].enabled)
+		idx = registry_find(s->reg, name);
+		if (idx < 0 || !s->reg->defs[idx].enabled)
 			continue;
-		log_debug("pid %d: thread %u was inside %s when fvbpf attached", t->proc.pid,
-			  ev->hdr.tid, s->reg.defs[idx].name);
+		log_debug("pid %d: thread %u was inside %s when fvbpf attached", t->proc->pid,
+			  ev->hdr.tid, s->reg->defs[idx].name);
 		err = seg_on_open_before_attach(t->tracker, ev->hdr.tid, (uint32_t)idx, t->attach_ns);
 		if (err)
 			return err;
 	}
 	return 0;
-}
-
-/* The kernel a host function names, symbolised once per address. */
-static uint32_t kernel_of(struct session *s, struct session_target *t, uint64_t func)
-{
-	char name[512];
-	uint32_t id;
-
-	id = (uint32_t)addr_cache_get(&t->kernels, func);
-	if (id)
-		return id;
-	if (symbolizer_lookup(s->sym, t->proc.pid, func, name, sizeof(name)))
-		s->kernels_unknown++;
-	id = name_table_intern(&s->knames, name);
-	if (id)
-		addr_cache_put(&t->kernels, func, id);
-	return id;
-}
-
-void events_record_call(struct session *s, struct session_target *t, struct api_call *c)
-{
-	const struct api_row *r = cuda_api_row(c->api_id);
-	uint32_t id;
-	int err;
-
-	if (r && r->decoder == DEC_GET_KERNEL) {
-		/* Plumbing, not shown: remember what the handle stands for. */
-		if (c->out && !c->no_return && (id = kernel_of(s, t, c->args[1]))) {
-			addr_cache_put(&t->kernels, c->out, id);
-			t->kernel_handles++;
-		}
-		return;
-	}
-	if (r && r->layer == LAYER_GLOO) {
-		struct collective coll;
-
-		/* joined, not shown as calls: a collective when the run ends */
-		if (coll_on_call(t->coll, t->proc.pid, &s->knames, c, &coll) != 1)
-			return;
-		err = seg_add_collective(t->tracker, &coll);
-		if (err == -ENOENT)
-			t->colls_outside++;
-		else if (err)
-			t->colls_dropped++; /* the segment's limit or memory */
-		return;
-	}
-	if (r && (r->decoder == DEC_LAUNCH_RT || r->decoder == DEC_LAUNCH_RT_EXC))
-		c->kernel = kernel_of(s, t, cuda_api_launch_func(c));
-	err = seg_add_call(t->tracker, c);
-	if (err) {
-		if (err == -ENOENT)
-			t->calls_outside++; /* -ENOSPC: the segment counts it */
-		return;
-	}
-	t->calls++;
-	if (c->correlation)
-		gpu_join_note_call(t->gpu, c->correlation, t->tracker->cur->seq,
-				   t->tracker->cur->ncalls - 1);
-	if (c->correlation2)
-		gpu_join_note_call(t->gpu, c->correlation2, t->tracker->cur->seq,
-				   t->tracker->cur->ncalls - 1);
 }
 
 static int handle_region(struct session *s, struct session_target *t,
@@ -186,7 +128,7 @@ static int handle_region(struct session *s, struct session_target *t,
 	int err;
 
 	if (re->hdr.type == FVBPF_EV_REGION_BEGIN) {
-		s->reg.defs[re->region_id].entered++;
+		s->reg->defs[re->region_id].entered++;
 		if (t->pystk)
 			stack = pystack_take(t->pystk, re->hdr.tid, re->hdr.ts_ns);
 	}
@@ -194,38 +136,6 @@ static int handle_region(struct session *s, struct session_target *t,
 	if (!err && stack)
 		seg_slice_set_stack(t->tracker->cur, re->hdr.tid, re->hdr.ts_ns, stack);
 	return err;
-}
-
-void window_cut_until(struct session *s, struct session_target *t, uint64_t ts)
-{
-	uint32_t r = (uint32_t)s->window_region;
-	uint64_t now;
-
-	/* A time from the target (the fast path's rings) may lie far ahead:
-	 * windows are cut up to the clock at most. */
-	if (t->next_cut && ts >= t->next_cut) {
-		now = clock_ns(CLOCK_MONOTONIC);
-		if (ts > now)
-			ts = now;
-	}
-	while (t->next_cut && ts >= t->next_cut && !t->finished) {
-		/* consecutive: one window's end is the next one's start */
-		if (seg_on_end(t->tracker, (uint32_t)t->proc.pid, r, t->next_cut) ||
-		    seg_on_begin(t->tracker, (uint32_t)t->proc.pid, r, t->next_cut))
-			log_warn("pid %d: cannot cut a time window", t->proc.pid);
-		s->reg.defs[r].entered++;
-		t->next_cut += s->window_ns;
-	}
-}
-
-void window_idle_cut(struct session *s, struct session_target *t)
-{
-	/* Records are drained every 20 ms: a window is cut by the clock only
-	 * once its late records must have come, so none lands after its end. */
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-
-	if (t->next_cut && now > t->next_cut + 200000000ull)
-		window_cut_until(s, t, now - 200000000ull);
 }
 
 /*
@@ -251,30 +161,6 @@ static const void *region_ts_checked(struct session *s, struct session_target *t
 	return fixed;
 }
 
-int events_api_enter(struct session *s, struct session_target *t, const struct fvbpf_api_enter *e)
-{
-	int err;
-
-	(void)s; /* as events_api_exit(), which records the call */
-	/* Calls still open from before this segment lost their return to a
-	 * drop: do not let them parent everything after. */
-	if (t->loss->drops_seen && t->tracker->cur)
-		api_pairing_drop_before(t->pairing, e->hdr.tid, t->tracker->cur->start_ns);
-	err = api_pairing_enter(t->pairing, e);
-	if (!err && t->pystk) /* --with-stack: a launch's stack came just before */
-		api_pairing_set_stack(t->pairing, e->hdr.tid,
-				      pystack_take(t->pystk, e->hdr.tid, e->hdr.ts_ns));
-	return err;
-}
-
-void events_api_exit(struct session *s, struct session_target *t, const struct fvbpf_api_exit *x)
-{
-	struct api_call call;
-
-	if (api_pairing_exit(t->pairing, x, &call) == 1)
-		events_record_call(s, t, &call);
-}
-
 /* A handler's word for a record that fails its own check (beyond its
  * size): counted bad.  Handlers otherwise return 0 or -errno. */
 #define EV_BAD INT_MAX
@@ -294,7 +180,7 @@ static int on_region(struct session *s, struct session_target *t, const void *da
 	const struct fvbpf_region_event *re = data;
 
 	(void)size;
-	return re->region_id < s->reg.count ? handle_region(s, t, re) : EV_BAD;
+	return re->region_id < s->reg->count ? handle_region(s, t, re) : EV_BAD;
 }
 
 static int on_api_enter(struct session *s, struct session_target *t, const void *data,
@@ -336,7 +222,7 @@ static int on_gpu_chunk(struct session *s, struct session_target *t, const void 
 		gpu_join_batch_start(t->gpu);
 	if (gpu_join_chunk(t->gpu, gc->data, gc->len, gc->last) == -EINVAL)
 		log_warn("PID %d: GPU record stream out of step (a ring-buffer drop?); "
-			 "the rest of that batch is skipped", t->proc.pid);
+			 "the rest of that batch is skipped", t->proc->pid);
 	return 0;
 }
 
@@ -469,7 +355,7 @@ int events_handle(struct session *s, const void *data, size_t size)
 		return 0;
 	}
 	if (err)
-		log_warn("pid %d: cannot record region event: %s", t->proc.pid, strerror(-err));
+		log_warn("pid %d: cannot record region event: %s", t->proc->pid, strerror(-err));
 	/* Where a segment that lost its end is cut: after this record, which
 	 * may have been the first after the gap.  GPU batches are flushed
 	 * after their segment, so they do not count. */

@@ -12,8 +12,10 @@
 #include "fvbpf_pyshim.h"
 #include "model/session.h"
 #include "pipeline/py_status.h"
+#include "fvbpf_canon.h"
 #include "util/log.h"
 #include "util/text_sanitize.h"
+#include "proc/proc_info.h"
 
 static void ready(struct session_target *t, const struct fvbpf_agent_status_event *ev,
 		  const char *msg)
@@ -26,7 +28,7 @@ static void ready(struct session_target *t, const struct fvbpf_agent_status_even
 	if (ev->value > 0 && ev->value < 1000000)
 		py->funcs = (unsigned int)ev->value;
 	snprintf(py->status, sizeof(py->status), "%s", msg);
-	log_info("PID %d: Python shim %s: %s%s", t->proc.pid, late ? "ran at last" : "ran", msg,
+	log_info("PID %d: Python shim %s: %s%s", t->proc->pid, late ? "ran at last" : "ran", msg,
 		 late ? "; Python regions from now on" : "");
 }
 
@@ -68,38 +70,38 @@ void py_status_event(struct session_target *t, const struct fvbpf_agent_status_e
 	case FVBPF_PY_FASTVIDEO:
 		py->fastvideo = ev->detail;
 		snprintf(py->status, sizeof(py->status), "%s", msg);
-		log_info("PID %d: %s: FastVideo's regions are fvbpf regions now", t->proc.pid, msg);
+		log_info("PID %d: %s: FastVideo's regions are fvbpf regions now", t->proc->pid, msg);
 		return;
 	case FVBPF_PY_FUNC:
-		log_info("PID %d: %s is a region now%s", t->proc.pid, msg,
+		log_info("PID %d: %s is a region now%s", t->proc->pid, msg,
 			 ev->detail ? "" : " (wrapped by an earlier attach)");
 		return;
 	case FVBPF_PY_WAITING:
 		py->waiting++;
-		log_warn("PID %d: %s", t->proc.pid, msg);
+		log_warn("PID %d: %s", t->proc->pid, msg);
 		return;
 	case FVBPF_PY_UNRESOLVED:
 		if (ev->detail == FVBPF_PY_NOT_A_REGION) {
 			py->refused++;
 			note_refused(py, raw);
-			log_warn("PID %d: %s", t->proc.pid, msg);
+			log_warn("PID %d: %s", t->proc->pid, msg);
 			return;
 		}
 		py->unresolved++;
 		log_warn("PID %d: %s; check the name (module:Class.method) against the job's code",
-			 t->proc.pid, msg);
+			 t->proc->pid, msg);
 		return;
 	case FVBPF_PY_REFUSED:
 		py->heard = true;
 		snprintf(py->status, sizeof(py->status), "refused: %s", msg);
 		log_warn("PID %d: %s; operators, CUDA calls and markers are still traced",
-			 t->proc.pid, msg);
+			 t->proc->pid, msg);
 		return;
 	default:
 		py->heard = true;
 		snprintf(py->status, sizeof(py->status), "error: %s", msg);
 		log_warn("PID %d: the Python shim failed (%s); Python regions are off, the job runs "
-			 "on", t->proc.pid, msg);
+			 "on", t->proc->pid, msg);
 		return;
 	}
 }
@@ -115,7 +117,7 @@ void py_status_tick(struct session_target *t, uint64_t now_ns)
 	snprintf(py->status, sizeof(py->status), "waiting for the main thread");
 	log_warn("PID %d: its Python main thread has not run Python code for %llu s (blocked in C "
 		 "code or a long sleep?): FastVideo and py: regions start when it does",
-		 t->proc.pid, PY_WAIT_NS / 1000000000ULL);
+		 t->proc->pid, PY_WAIT_NS / 1000000000ULL);
 }
 
 struct py_state *py_state__new(void)

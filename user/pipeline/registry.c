@@ -375,3 +375,13 @@ void registry_names(const struct region_registry *reg, char *buf, size_t len)
 		off += (size_t)n;
 	}
 }
+
+struct region_registry *registry__new(void)
+{
+	return calloc(1, sizeof(struct region_registry));
+}
+
+void registry__free(struct region_registry *reg)
+{
+	free(reg);
+}

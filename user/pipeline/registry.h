@@ -51,4 +51,9 @@ bool registry_enabled_parent(const struct region_registry *reg, unsigned int idx
 /* "a, b, c" of every registered name, for error messages. */
 void registry_names(const struct region_registry *reg, char *buf, size_t len);
 
+/* The session's registry, empty until registry_init() (NULL: out of
+ * memory); registry__free() frees it (NULL is fine). */
+struct region_registry *registry__new(void);
+void registry__free(struct region_registry *reg);
+
 #endif /* FVBPF_REGISTRY_H */

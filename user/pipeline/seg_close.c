@@ -14,6 +14,11 @@
 #include "pipeline/seg_close.h"
 #include "util/grow.h"
 #include "util/log.h"
+#include "pipeline/gpu_join.h"
+#include "pipeline/schedule.h"
+#include "pipeline/segment.h"
+#include "pipeline/torch/callback_ops.h"
+#include "proc/proc_info.h"
 
 /* Only libfvbpf.so's agent sends GPU records: a process without the
  * library (operators and CUDA calls by uprobes alone) has none to wait for. */
@@ -40,8 +45,8 @@ static void submit_segment(struct session_target *t, struct segment *seg)
 		return;
 	}
 	/* A spill that failed has said why (seg_writer.c). */
-	if (s->hooks.write_segment(s, seg, &t->proc) == -ENOMEM)
-		log_warn("out of memory queueing segment of pid %d", t->proc.pid);
+	if (s->hooks.write_segment(s, seg, t->proc) == -ENOMEM)
+		log_warn("out of memory queueing segment of pid %d", t->proc->pid);
 }
 
 static int hold_segment(struct session_target *t, struct segment *seg)
@@ -116,7 +121,7 @@ void seg_close_segment(struct segment *seg, void *ctx)
 	if (seg->incomplete)
 		t->incomplete++;
 	log_debug("pid %d: segment %u (%s) closed, %zu slices%s", seg->pid, seg->seq,
-		  t->session->reg.defs[seg->region].name, seg->nslices,
+		  t->session->reg->defs[seg->region].name, seg->nslices,
 		  seg->incomplete ? ", incomplete" : "");
 	/* A rank's first, to be compared with the other ranks' firsts. */
 	if (t->align_first && !seg->not_counted && !seg->incomplete) {

@@ -297,3 +297,16 @@ void cuda_probes_free(struct cuda_probes *cp)
 	cp->files = NULL;
 	cp->nfiles = 0;
 }
+
+struct cuda_probes *cuda_probes__new(void)
+{
+	return calloc(1, sizeof(struct cuda_probes));
+}
+
+void cuda_probes__free(struct cuda_probes *cp)
+{
+	if (!cp)
+		return;
+	cuda_probes_free(cp);
+	free(cp);
+}

@@ -42,4 +42,9 @@ int cuda_probes_scan(struct cuda_probes *cp);
 void cuda_probes_detach(struct cuda_probes *cp);
 void cuda_probes_free(struct cuda_probes *cp);
 
+/* A target's CUDA probes, zeroed until cuda_probes_init() (NULL: out of
+ * memory); cuda_probes__free() detaches and frees them (NULL is fine). */
+struct cuda_probes *cuda_probes__new(void);
+void cuda_probes__free(struct cuda_probes *cp);
+
 #endif /* FVBPF_CUDA_PROBES_H */

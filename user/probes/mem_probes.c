@@ -150,3 +150,20 @@ void mem_probes_detach(struct mem_probes *mp)
 		close(mp->link);
 	mp->link = -1;
 }
+
+struct mem_probes *mem_probes__new(void)
+{
+	struct mem_probes *mp = malloc(sizeof(*mp));
+
+	if (mp)
+		mem_probes_init(mp, 0, 0); /* no link */
+	return mp;
+}
+
+void mem_probes__free(struct mem_probes *mp)
+{
+	if (!mp)
+		return;
+	mem_probes_detach(mp);
+	free(mp);
+}

@@ -28,4 +28,10 @@ void mem_probes_detach(struct mem_probes *mp);
 /* Is @path a libc10.so? */
 bool mem_is_libc10(const char *path);
 
+/* A target's allocator probes, holding no link until mem_probes_init()
+ * with its process (NULL: out of memory); mem_probes__free() detaches
+ * them (NULL is fine). */
+struct mem_probes *mem_probes__new(void);
+void mem_probes__free(struct mem_probes *mp);
+
 #endif /* FVBPF_MEM_PROBES_H */

@@ -452,3 +452,33 @@ void torch_probes_detach(struct torch_probes *tp)
 	bpf_link__destroy(tp->end_link);
 	tp->end_link = NULL;
 }
+
+struct torch_probes *torch_probes__new(void)
+{
+	struct torch_probes *tp = malloc(sizeof(*tp));
+
+	if (tp)
+		torch_probes_init(tp, 0, 0); /* no links, no map fds */
+	return tp;
+}
+
+void torch_probes__free(struct torch_probes *tp)
+{
+	if (!tp)
+		return;
+	torch_probes_free(tp);
+	free(tp);
+}
+
+struct torch_table *torch_table__new(void)
+{
+	return calloc(1, sizeof(struct torch_table));
+}
+
+void torch_table__free(struct torch_table *tt)
+{
+	if (!tt)
+		return;
+	torch_table_free(tt);
+	free(tt);
+}

@@ -108,4 +108,15 @@ void torch_probes_detach(struct torch_probes *tp);
 void torch_probes_note_libs(struct torch_probes *tp);
 void torch_probes_free(struct torch_probes *tp);
 
+/* A target's torch probes, holding nothing until torch_probes_init() with
+ * its process (NULL: out of memory); torch_probes__free() detaches and
+ * frees them (NULL is fine). */
+struct torch_probes *torch_probes__new(void);
+void torch_probes__free(struct torch_probes *tp);
+
+/* The session's operator table, empty until torch_table_init() (NULL: out
+ * of memory); torch_table__free() frees what it holds too (NULL is fine). */
+struct torch_table *torch_table__new(void);
+void torch_table__free(struct torch_table *tt);
+
 #endif /* FVBPF_TORCH_PROBES_H */

@@ -205,3 +205,16 @@ void proc_target_free(struct proc_target *t)
 	t->threads = NULL;
 	t->nthreads = 0;
 }
+
+struct proc_target *proc_target__new(void)
+{
+	return calloc(1, sizeof(struct proc_target));
+}
+
+void proc_target__free(struct proc_target *t)
+{
+	if (!t)
+		return;
+	proc_target_free(t);
+	free(t);
+}

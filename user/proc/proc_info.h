@@ -14,22 +14,7 @@
 #include "proc/proc_maps.h"
 #include "proc/proc_read.h"
 #include "proc/proc_rank.h"
-
-enum marker_sym {
-	MARKER_BEGIN,
-	MARKER_END,
-	MARKER_SEMAPHORE,
-	MARKER_SYNC,
-	MARKER_CONTROL,
-	MARKER_CORRELATION,
-	MARKER_GPU_BATCH,
-	MARKER_AGENT_STATUS,
-	MARKER_SCOPE_END,       /* optional from here on (libraries since the operator fast path) */
-	MARKER_PY_STACK,
-	MARKER_BEGIN_TS,        /* the region probes with the library's timestamp, since 2026-12 */
-	MARKER_END_TS,
-	MARKER_NSYMS,
-};
+#include "model/marker_syms.h"
 
 struct marker_lib {
 	char path[PATH_MAX];      /* as the target maps it */
@@ -77,5 +62,10 @@ int proc_write_u32(pid_t pid, uint64_t addr, uint32_t val);
 bool proc_control_ready(pid_t pid, const struct marker_lib *lib);
 const char *proc_thread_name(struct proc_target *t, uint32_t tid);
 void proc_target_free(struct proc_target *t);
+
+/* A target's /proc facts, zeroed until proc_target_init() (NULL: out of
+ * memory); proc_target__free() frees what it holds too (NULL is fine). */
+struct proc_target *proc_target__new(void);
+void proc_target__free(struct proc_target *t);
 
 #endif /* FVBPF_PROC_INFO_H */

@@ -26,13 +26,16 @@
 #include "fvbpf_pystack.h"
 #include "model/session.h"
 #include "pipeline/torch/callback_ops.h"
-#include "pipeline/events.h"
+#include "pipeline/api_events.h"
+#include "pipeline/windows.h"
 #include "pipeline/pystack.h"
 #include "pipeline/torch/torch_events.h"
 #include "pipeline/torch/torch_pairing.h"
 #include "probes/torch_ops.h"
 #include "probes/torch_probes.h"
 #include "util/clock.h"
+#include "pipeline/drops.h"
+#include "proc/proc_info.h"
 
 #define SEALS_WANTED (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
@@ -224,7 +227,7 @@ static int fast_id(struct session *s, const struct fvbpf_fast_rec *rec, const ch
 		*id = (uint32_t)(v - 1);
 		return 0;
 	}
-	err = torch_table_add(&s->torch, name, kind, id);
+	err = torch_table_add(s->torch, name, kind, id);
 	if (!err)
 		err = addr_cache_put(&s->fast_ids, key, (uint64_t)*id + 1);
 	return err == -ENOSPC ? 0 : err;
@@ -273,7 +276,7 @@ static void deliver(struct session *s, struct session_target *t, const struct fv
 	memset(&ev, 0, sizeof(ev));
 	ev.hdr.version = FVBPF_EVENT_VERSION;
 	ev.hdr.size = sizeof(ev);
-	ev.hdr.tgid = (uint32_t)t->proc.pid;
+	ev.hdr.tgid = (uint32_t)t->proc->pid;
 	ev.hdr.tid = rec->tid;
 	ev.hdr.ts_ns = rec->ts_ns;
 	ev.drops = (uint32_t)t->loss->drops_seen; /* the BPF ring's: no new gap */
@@ -317,7 +320,7 @@ static void deliver_api(struct session *s, struct session_target *t, const union
 	memset(&en, 0, sizeof(en));
 	memset(&ex, 0, sizeof(ex));
 	h->version = FVBPF_EVENT_VERSION;
-	h->tgid = (uint32_t)t->proc.pid;
+	h->tgid = (uint32_t)t->proc->pid;
 	h->tid = a->e.tid;
 	h->ts_ns = a->e.ts_ns;
 	t->fast->api_records++;
@@ -359,7 +362,7 @@ static void take_stack(struct session *s, struct session_target *t, uint32_t i)
 	struct callback_ops *f = t->fast;
 	struct fvbpf_pystack_event *ev = &f->stack[i];
 
-	ev->hdr.tgid = (uint32_t)t->proc.pid;
+	ev->hdr.tgid = (uint32_t)t->proc->pid;
 	f->stacks++;
 	if (t->pystk && s->pystacks)
 		pystack_record(s->pystacks, t->pystk, ev, ev->hdr.size);

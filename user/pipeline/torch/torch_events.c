@@ -17,6 +17,8 @@
 #include "probes/torch_ops.h"
 #include "probes/torch_plans.h"
 #include "proc/control/callback_channel.h"
+#include "pipeline/torch/callback_rings.h"
+#include "pipeline/torch/torch_pairing.h"
 
 /* A scope that delimits segments, for the fast path's callbacks too: they
  * must be registered at a region scope's begin, and stepping starts at a
@@ -38,7 +40,7 @@ static void fast_gate_add(struct session *s, uint64_t hash, uint32_t kind)
 	tb.nsteps = s->nfast_steps;
 	for (i = 0; i < s->ntargets; i++)
 		if (s->targets[i].fast->map)
-			callback_channel_scopes(&s->targets[i].ctl, &tb);
+			callback_channel_scopes(s->targets[i].ctl, &tb);
 }
 
 static void gate_put(struct session *s, const char *name, uint32_t len, uint32_t kind)
@@ -113,9 +115,9 @@ static int scope_region(struct session *s, const char *name)
 			  c == '.' || c == '-' ? c : '_';
 	}
 	safe[i] = '\0';
-	idx = registry_add(&s->reg, safe, "torch scope");
+	idx = registry_add(s->reg, safe, "torch scope");
 	if (idx >= 0)
-		s->reg.defs[idx].enabled = true;
+		s->reg->defs[idx].enabled = true;
 	else if (!s->torch_regions_warned++)
 		log_warn("torch scope '%s' cannot become a region (%s): its segments are not written",
 			 safe, strerror(-idx));
@@ -140,10 +142,10 @@ static void layout_evidence(struct session_target *t, const void *data, size_t s
 {
 	unsigned int fit, misfit;
 
-	if (t->torchp.lay_state != LAYOUT_CHECKING)
+	if (t->torchp->lay_state != LAYOUT_CHECKING)
 		return;
 	torch_shapes_tally(data, size, &fit, &misfit);
-	if (torch_plans_check(&t->torchp, fit, misfit))
+	if (torch_plans_check(t->torchp, fit, misfit))
 		forget_shapes(t->tracker->cur);
 }
 
@@ -163,7 +165,7 @@ static void op_shapes(struct session *s, struct session_target *t, const struct 
 	if (ev->hdr.type != FVBPF_EV_TORCH_ENTER_SHAPES || !id->sig)
 		return;
 	layout_evidence(t, data, size);
-	if (t->torchp.lay_state == LAYOUT_REFUSED)
+	if (t->torchp->lay_state == LAYOUT_REFUSED)
 		return; /* sent before BPF lost its plans */
 	rec = malloc(TORCH_SHAPES_MAX);
 	if (!rec)
@@ -226,7 +228,7 @@ static int on_op(struct session *s, struct session_target *t, const struct fvbpf
 	bool same = (ev->hdr.type == FVBPF_EV_TORCH_ENTER ||
 		     ev->hdr.type == FVBPF_EV_TORCH_ENTER_SHAPES) && (ev->id & FVBPF_TORCH_SAME_STACK);
 	uint32_t op_id = same ? ev->id & ~FVBPF_TORCH_SAME_STACK : ev->id;
-	const struct torch_id *id = torch_table_get(&s->torch, op_id);
+	const struct torch_id *id = torch_table_get(s->torch, op_id);
 	struct torch_call op = { 0 };
 
 	if (!id) {
@@ -294,14 +296,14 @@ static void step_glob_watch(struct session *s, uint32_t name)
 {
 	unsigned int i;
 
-	if (!(s->step_by && s->step_region >= 0 && !s->reg.defs[s->step_region].entered) &&
+	if (!(s->step_by && s->step_region >= 0 && !s->reg->defs[s->step_region].entered) &&
 	    !torch_glob_unmatched(s))
 		return;
 	for (i = 0; i < s->nscopes_seen && s->scopes_seen[i] != name; i++)
 		;
 	if (i == s->nscopes_seen && i < STEP_SCOPES_SHOWN)
 		s->scopes_seen[s->nscopes_seen++] = name;
-	if (!s->step_by || s->step_region < 0 || s->reg.defs[s->step_region].entered)
+	if (!s->step_by || s->step_region < 0 || s->reg->defs[s->step_region].entered)
 		return;
 	if (++s->scopes_unmatched == STEP_GLOB_PATIENCE && !s->step_glob_warned) {
 		s->step_glob_warned = true;
@@ -385,7 +387,7 @@ static int on_scope_begin(struct session *s, struct session_target *t,
 	if (ev->flags & FVBPF_SCOPE_GATED) {
 		region = scope_region(s, name);
 		if (region >= 0) {
-			s->reg.defs[region].entered++;
+			s->reg->defs[region].entered++;
 			err = gated(t, ev, FVBPF_EV_REGION_BEGIN, region, ev->hdr.tid);
 			if (err)
 				return err;
@@ -422,7 +424,7 @@ static int on_scope_end(struct session *s, struct session_target *t,
 		if (t->torch->stepping)
 			err = seg_on_end(t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
 		t->torch->stepping = true;
-		s->reg.defs[s->step_region].entered++;
+		s->reg->defs[s->step_region].entered++;
 		if (!err)
 			err = seg_on_begin(t->tracker, tid, (uint32_t)s->step_region, ev->hdr.ts_ns);
 	}

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -340,4 +341,21 @@ uint32_t control_page_fresh_epoch(const struct control_page *c)
 void control_page_close(struct control_page *c)
 {
 	unlock_target(c);
+}
+
+struct control_page *control_page__new(void)
+{
+	struct control_page *c = calloc(1, sizeof(*c));
+
+	if (c)
+		c->lock_fd = -1;
+	return c;
+}
+
+void control_page__free(struct control_page *c)
+{
+	if (!c)
+		return;
+	control_page_close(c);
+	free(c);
 }

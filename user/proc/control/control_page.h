@@ -46,4 +46,9 @@ void control_page_close(struct control_page *c);
  * repaired), 0 equal, -errno.  (Exposed for tests.) */
 int text_check_bytes(pid_t pid, uint64_t addr, const uint8_t *want, size_t len, bool repair);
 
+/* A target's control page, holding no lock until control_page_open() (NULL:
+ * out of memory); control_page__free() closes it first (NULL is fine). */
+struct control_page *control_page__new(void);
+void control_page__free(struct control_page *c);
+
 #endif /* FVBPF_CONTROL_PAGE_H */
