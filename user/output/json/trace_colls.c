@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "output/json/trace_colls.h"
-#include "output/json/trace_writer.h"
+#include "output/json/trace_where.h"
 #include "pipeline/segment.h"
 #include "util/checked_math.h"
 

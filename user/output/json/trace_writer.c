@@ -9,6 +9,7 @@
 #include "util/json_writer.h"
 #include "output/json/fwdbwd.h"
 #include "output/json/trace_colls.h"
+#include "output/json/trace_where.h"
 #include "output/memory/mem_output.h"
 #include "output/seg_meta.h"
 #include "output/seg_tids.h"
@@ -49,16 +50,6 @@ static void meta_event(struct obuf *f, uint64_t ts, int64_t pid, uint32_t tid,
 	ob_char(f, '}');
 }
 
-/* `,"pid":P,"tid":T,"ts":TS` of every event; `,"dur":D` after it for slices. */
-void trace_where_when(struct obuf *f, int64_t pid, uint64_t tid, uint64_t ts)
-{
-	ob_lit(f, ",\"pid\":");
-	ob_i64(f, pid);
-	ob_lit(f, ",\"tid\":");
-	ob_u64(f, tid);
-	ob_lit(f, ",\"ts\":");
-	ob_us(f, ts);
-}
 
 static void slice_span(struct obuf *f, int64_t pid, uint64_t tid, uint64_t start, uint64_t end)
 {

@@ -5,7 +5,6 @@
 #include <stdio.h>
 
 #include "output/seg_output.h"
-#include "util/text_out.h"
 
 /*
  * One segment as a Chrome Trace Event Format object (Perfetto UI,
@@ -19,8 +18,5 @@ const char *trace_copy_kind(uint8_t kind);
 void trace_gpu_name(const struct seg_output_ctx *c, const struct gpu_activity *a, char *name,
 		    size_t len);
 const char *trace_gpu_cat(uint16_t kind);
-
-/* `,"pid":P,"tid":T,"ts":TS` of an event (ts: CLOCK_MONOTONIC ns, written in µs). */
-void trace_where_when(struct obuf *f, int64_t pid, uint64_t tid, uint64_t ts);
 
 #endif /* FVBPF_TRACE_WRITER_H */
