@@ -90,11 +90,22 @@ san_check() {
 	return $found
 }
 
+# descendants PID: its children, theirs, ... (pids, one a line)
+descendants() {
+	local c
+	for c in $(pgrep -P "$1" 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
 common_teardown() {
 	local p
 	[ -n "${FV_PID:-}" ] && kill -KILL "$FV_PID" 2>/dev/null
+	# a workload's forked children too: one left behind holds the test's
+	# output pipe, and bats waits for it for good
 	for p in "${WL_PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -KILL "$p" 2>/dev/null
+		[ -n "$p" ] && kill -KILL $(descendants "$p") "$p" 2>/dev/null
 	done
 	san_check
 }

@@ -324,6 +324,8 @@ static void answer(struct fvbpf_control *c, uint32_t gen, uint32_t state, int er
 		.state = state, .err = err, .fd = fd, .bytes = bytes });
 }
 
+static void atfork_prepare(void);
+static void atfork_parent(void);
 static void atfork_child(void);
 
 static void serve_locked(struct fvbpf_control *c, uint32_t gen, uint32_t layout)
@@ -336,7 +338,7 @@ static void serve_locked(struct fvbpf_control *c, uint32_t gen, uint32_t layout)
 
 	served_gen = gen;
 	if (!atfork_done)
-		atfork_done = pthread_atfork(NULL, NULL, atfork_child) == 0;
+		atfork_done = pthread_atfork(atfork_prepare, atfork_parent, atfork_child) == 0;
 	if (env && !strcmp(env, "off")) {
 		answer(c, gen, FVBPF_FAST_OFF, 0, -1, 0);
 		return;
@@ -436,6 +438,24 @@ void torch_fast_stack(const uint64_t *hashes, uint32_t n)
  * control page (MADV_WIPEONFORK) and record nothing (their handles stay
  * ours, so a later attach to the child reuses them); its lock starts
  * afresh, and a request to it gets rings of its own, never its parent's. */
+/*
+ * Our callbacks are added and removed only under @lock, and torch's
+ * registry takes its own mutex inside those calls: a fork while the watch
+ * thread was in one left the child that mutex held, and the child hung for
+ * good at its first RecordFunction (a forked worker of the stress test,
+ * 23 min in futex).  Holding @lock across the fork, no thread of ours is
+ * inside torch's registry when it happens.
+ */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
 static void atfork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
