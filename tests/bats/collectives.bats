@@ -181,7 +181,8 @@ print(sum(p.numel() for p in ddp_train.Block().parameters()))' "$(dirname "$DDP"
 		print("unique=%s" % all(len({c["seq"] for c in v}) == len(v) for v in by.values()))
 		# sizes: the pair's 1000 floats, the world's gradient bucket and
 		# the 1-float stop flag, each the same on every rank
-		sizes = sorted({(c["pg"], c["bytes"], c["dtype"]) for c in colls})
+		sizes = sorted({(c["pg"], c["bytes"], c["dtype"]) for c in colls},
+		               key=lambda x: (x[0], -1 if x[1] is None else x[1], str(x[2])))
 		print("sizes=%s" % sizes)
 	EOF
 	echo "$output"

@@ -65,6 +65,7 @@ void target_shapes_tick(struct session *s, struct session_target *t)
 				 "(the measurement was killed)");
 	else
 		torch_plans_poll(t->torchp, s->torch);
+	coll_layout_sync(s, t); /* in the tick it was installed: before the cut opens */
 }
 
 /* Attach to CUDA/NCCL functions mapped since the last look. */

@@ -47,11 +47,12 @@ static void report_collectives(const struct session_target *st)
 {
 	const struct coll_counts *n = coll_counts(st->coll);
 
-	printf("    collectives: %u gloo functions probed, %llu collectives joined (%llu outside "
-	       "segments); lost: %llu past a segment's limit, %llu runs without their work, %llu "
+	printf("    collectives: %u gloo functions probed, %llu collectives joined (%llu with their "
+	       "sizes, %llu outside segments); lost: %llu past a segment's limit, %llu runs without their work, %llu "
 	       "works never whole (table full), %llu process groups unread, %llu names cleaned or "
 	       "cut\n", st->cuda->gloo,
-	       (unsigned long long)n->joined, (unsigned long long)st->colls_outside,
+	       (unsigned long long)n->joined, (unsigned long long)n->sized,
+	       (unsigned long long)st->colls_outside,
 	       (unsigned long long)st->colls_dropped,
 	       (unsigned long long)n->no_work, (unsigned long long)n->evicted,
 	       (unsigned long long)n->pg_unread, (unsigned long long)n->name_cut);

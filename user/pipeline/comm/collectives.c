@@ -338,6 +338,7 @@ static int finish(struct coll_state *st, struct coll_work *w, struct collective 
 	out->dtype = w->dtype;
 	out->sized = w->sized;
 	st->n.joined++;
+	st->n.sized += w->sized;
 	return 1;
 }
 

@@ -39,6 +39,7 @@ struct collective {
 
 struct coll_counts {
 	uint64_t joined;            /* collectives whole */
+	uint64_t sized;             /* ... with their tensors' sizes read */
 	uint64_t no_work;           /* runs whose work was never seen made */
 	uint64_t evicted;           /* works forgotten before they were whole (table full) */
 	uint64_t pg_unread;         /* process groups whose name could not be read */
