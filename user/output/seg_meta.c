@@ -55,7 +55,40 @@ GET(start_unix_us) { UNUSED_BUF; v->u = seg_output_realtime_ns(c->meta, c->seg->
 GET(end_unix_us) { UNUSED_BUF; v->u = seg_output_realtime_ns(c->meta, c->seg->end_ns); }
 /* Equal on every rank for the same training step; "" where the job gives
  * none (the offline commands then pair ranks by time overlap). */
-GET(step_key) { (void)c; UNUSED_BUF; v->s = ""; }
+/*
+ * The step's identity, equal on every rank: the default process group's
+ * sequence number of the first collective that arrived in it ("pg0:53";
+ * collectives.h).  Every rank takes part in each of the default group's
+ * collectives in the same order, so the k-th step's first is the same
+ * collective everywhere; "" where none arrived inside the segment.
+ */
+static bool default_group(const struct seg_output_ctx *c, const struct collective *k)
+{
+	char name[64];
+
+	if (k->pg_desc) {
+		name_table_get(c->knames, k->pg_desc, name, sizeof(name));
+		return !strcmp(name, "default_pg");
+	}
+	return false;
+}
+
+GET(step_key)
+{
+	const struct segment *s = c->seg;
+	uint64_t first = UINT64_MAX;
+	size_t i;
+
+	v->s = "";
+	for (i = 0; c->knames && i < s->ncolls; i++)
+		if (s->colls[i].seq < first && s->colls[i].arrive_ns >= s->start_ns &&
+		    s->colls[i].arrive_ns <= s->end_ns && default_group(c, &s->colls[i]))
+			first = s->colls[i].seq;
+	if (first == UINT64_MAX)
+		return;
+	snprintf(buf, len, "pg0:%llu", (unsigned long long)first);
+	v->s = buf;
+}
 /* Whether it counts toward -n and is shown by report and export by default. */
 GET(counted) { UNUSED_BUF; v->b = !c->seg->not_counted; }
 GET(not_counted_why) { UNUSED_BUF; v->s = seg_not_counted_why(c->seg->not_counted); }
