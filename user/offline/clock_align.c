@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "offline/clock_align.h"
+#include "util/grow.h"
 
 struct exit_at {
 	const char *pg;
@@ -32,29 +33,21 @@ static int cmp_i64(const void *x, const void *y)
 static int exits_of(const struct manifest *m, struct exit_at **out, size_t *n)
 {
 	size_t i, j, cap = 0;
-	int64_t ws, we, at;
-	struct exit_at *v = NULL, *q;
+	struct exit_at *v = NULL;
+	int64_t at;
 
 	*n = 0;
 	for (i = 0; i < m->nfiles; i++) {
 		const struct mf_file *f = &m->files[i];
 
-		if (!f->ncolls || mf_file_wallclock(m, f, &ws, &we))
-			continue;
 		for (j = 0; j < f->ncolls; j++) {
 			const struct mf_coll *k = &f->colls[j];
 
-			if (!k->pg[0] || __builtin_sub_overflow(k->end_ns, f->start_ns, &at) ||
-			    __builtin_add_overflow(at, ws, &at))
+			if (!k->pg[0] || mf_file_at(m, f, k->end_ns, &at))
 				continue;
-			if (*n == cap) {
-				cap = cap ? cap * 2 : 256;
-				q = cap < SIZE_MAX / sizeof(*v) ? realloc(v, cap * sizeof(*v)) : NULL;
-				if (!q) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = q;
+			if (grow_one(&v, *n, &cap, sizeof(*v), 256)) {
+				free(v);
+				return -ENOMEM;
 			}
 			v[(*n)++] = (struct exit_at){ k->pg, k->seq, at };
 		}

@@ -179,6 +179,10 @@ void mf_free(struct manifest *m);
 int mf_file_wallclock(const struct manifest *m, const struct mf_file *f, int64_t *start,
 		      int64_t *end);
 
+/* A CLOCK_MONOTONIC instant @mono_ns of segment @f on the wall clock, as
+ * mf_file_wallclock() places the segment: 0, -ENOENT, or -ERANGE. */
+int mf_file_at(const struct manifest *m, const struct mf_file *f, int64_t mono_ns, int64_t *real_ns);
+
 /* realtime - monotonic of @m's node with the skew the collectives gave
  * (saturated: a sum past int64 is no real clock, and check_times refuses it). */
 int64_t mf_node_offset(const struct manifest *m);

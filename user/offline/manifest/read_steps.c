@@ -119,6 +119,18 @@ int mf_file_wallclock(const struct manifest *m, const struct mf_file *f, int64_t
 	return 0;
 }
 
+int mf_file_at(const struct manifest *m, const struct mf_file *f, int64_t mono_ns, int64_t *real_ns)
+{
+	int64_t ws, we, d;
+	int ret = mf_file_wallclock(m, f, &ws, &we);
+
+	if (ret)
+		return ret;
+	if (__builtin_sub_overflow(mono_ns, f->start_ns, &d) || __builtin_add_overflow(d, ws, real_ns))
+		return -ERANGE;
+	return 0;
+}
+
 int64_t mf_node_offset(const struct manifest *m)
 {
 	int64_t v;

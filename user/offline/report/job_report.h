@@ -163,6 +163,8 @@ struct jr_step_stats {
 	bool have;                /* at least one complete */
 };
 void jr_step_stats(const struct job_report *r, size_t step, struct jr_step_stats *st);
+/* Microseconds from ns as a JSON number, exactly (3 decimals, any sign). */
+json_object *jr_json_us(int64_t ns);
 /* "2026-01-01T00:00:00.000000Z" for CLOCK_REALTIME ns. */
 void jr_wallclock(int64_t ns, char *buf, size_t len);
 /* The steps and the split of @g as text (job_report_steps.c). */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "offline/report/job_report_colls.h"
+#include "util/grow.h"
 
 /* Steps listed in text with their heaviest collectives, and how many each. */
 #define COLLS_TEXT_STEPS 20
@@ -51,34 +52,15 @@ static int cmp_strag(const void *x, const void *y)
 	return a->stream < b->stream ? -1 : a->stream > b->stream;
 }
 
-static int grow(void *v, size_t n, size_t *cap, size_t size)
-{
-	void **p = v, *q;
-	size_t c = *cap ? *cap * 2 : 64;
-
-	if (n < *cap)
-		return 0;
-	if (c > SIZE_MAX / size)
-		return -ENOMEM;
-	q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* A segment's collectives on the wall clock, placed as the segment is. */
 static int add_file(const struct job_report *r, const struct sp_seg *sg, size_t step,
 		    struct item **v, size_t *n, size_t *cap, struct jr_colls *c)
 {
 	const struct manifest *m = &r->ms[sg->m];
 	const struct mf_file *f = &m->files[sg->f];
-	int64_t ws, we, a, e;
+	int64_t a, e;
 	size_t i;
 
-	if (!f->ncolls || mf_file_wallclock(m, f, &ws, &we))
-		return 0;
 	for (i = 0; i < f->ncolls; i++) {
 		const struct mf_coll *k = &f->colls[i];
 
@@ -86,12 +68,9 @@ static int add_file(const struct job_report *r, const struct sp_seg *sg, size_t 
 			c->no_group++;
 			continue;
 		}
-		if (__builtin_sub_overflow(k->arrive_ns, f->start_ns, &a) ||
-		    __builtin_add_overflow(a, ws, &a) ||
-		    __builtin_sub_overflow(k->end_ns, f->start_ns, &e) ||
-		    __builtin_add_overflow(e, ws, &e))
+		if (mf_file_at(m, f, k->arrive_ns, &a) || mf_file_at(m, f, k->end_ns, &e))
 			continue;
-		if (grow(v, *n, cap, sizeof(**v)))
+		if (grow_one(v, *n, cap, sizeof(**v), 64))
 			return -ENOMEM;
 		(*v)[(*n)++] = (struct item){ k->pg, k->name, k->dtype, k->bytes, k->seq, sg->stream,
 					      step, a, e };
@@ -129,7 +108,7 @@ static int one_coll(struct jr_colls *c, const struct item *it, size_t n, size_t 
 	for (i = 0; i < n; i++) {
 		if (i && it[i].stream == it[i - 1].stream)
 			continue; /* one rank's twice (a step key reused): its first */
-		if (grow(&c->ranks, c->nranks, rcap, sizeof(*c->ranks)))
+		if (grow_one(&c->ranks, c->nranks, rcap, sizeof(*c->ranks), 64))
 			return -ENOMEM;
 		c->ranks[c->nranks++] = (struct jr_coll_rank){ it[i].stream, it[i].arrive, it[i].end };
 		if (it[i].step < k.step)
@@ -154,7 +133,7 @@ static int one_coll(struct jr_colls *c, const struct item *it, size_t n, size_t 
 			first_exit = c->ranks[k.first + i].end_ns;
 	}
 	k.transfer_ns = first_exit > last ? first_exit - last : 0;
-	if (grow(&c->v, c->n, ccap, sizeof(*c->v)))
+	if (grow_one(&c->v, c->n, ccap, sizeof(*c->v), 64))
 		return -ENOMEM;
 	c->v[c->n++] = k;
 	return 0;
@@ -368,15 +347,6 @@ void jr_colls_print(FILE *f, const struct job_report *r, const struct jr_colls *
 		fprintf(f, "  (%zu more collectives in later steps: --json has them all)\n", c->n - i);
 }
 
-static json_object *us_json(int64_t ns)
-{
-	char text[40];
-
-	snprintf(text, sizeof(text), "%lld.%03lld", (long long)(ns / 1000),
-		 (long long)((ns < 0 ? -ns : ns) % 1000));
-	return json_object_new_double_s((double)ns / 1000.0, text);
-}
-
 static json_object *coll_json(const struct job_report *r, const struct jr_colls *c,
 			      const struct jr_coll *k)
 {
@@ -397,10 +367,10 @@ static json_object *coll_json(const struct job_report *r, const struct jr_colls 
 		json_object_object_add(e, "rank", json_object_new_string(label));
 		json_object_object_add(e, "rank_number",
 				       json_object_new_int(jr_stream_rank_number(r, x->stream)));
-		json_object_object_add(e, "arrive_unix_us", us_json(x->arrive_ns));
-		json_object_object_add(e, "exit_unix_us", us_json(x->end_ns));
+		json_object_object_add(e, "arrive_unix_us", jr_json_us(x->arrive_ns));
+		json_object_object_add(e, "exit_unix_us", jr_json_us(x->end_ns));
 		json_object_object_add(e, "waited_us",
-				       us_json(c->ranks[k->first + k->last].arrive_ns - x->arrive_ns));
+				       jr_json_us(c->ranks[k->first + k->last].arrive_ns - x->arrive_ns));
 		json_object_array_add(ranks, e);
 	}
 	json_object_object_add(o, "ranks", ranks);
@@ -408,8 +378,8 @@ static json_object *coll_json(const struct job_report *r, const struct jr_colls 
 	json_object_object_add(o, "last_rank", json_object_new_string(label));
 	json_object_object_add(o, "last_rank_number",
 			       json_object_new_int(jr_stream_rank_number(r, c->ranks[k->first + k->last].stream)));
-	json_object_object_add(o, "wait_us", us_json(k->wait_ns));
-	json_object_object_add(o, "transfer_us", us_json(k->transfer_ns));
+	json_object_object_add(o, "wait_us", jr_json_us(k->wait_ns));
+	json_object_object_add(o, "transfer_us", jr_json_us(k->transfer_ns));
 	return o;
 }
 
@@ -444,8 +414,8 @@ json_object *jr_colls_step_ranks_json(const struct job_report *r, const struct j
 		json_object_object_add(o, "rank_number",
 				       json_object_new_int(jr_stream_rank_number(r, v[i].stream)));
 		json_object_object_add(o, "collectives", json_object_new_uint64(v[i].n));
-		json_object_object_add(o, "waiting_us", us_json(v[i].wait_ns));
-		json_object_object_add(o, "transfer_us", us_json(v[i].transfer_ns));
+		json_object_object_add(o, "waiting_us", jr_json_us(v[i].wait_ns));
+		json_object_object_add(o, "transfer_us", jr_json_us(v[i].transfer_ns));
 		json_object_array_add(a, o);
 	}
 	free(v);
@@ -465,7 +435,7 @@ json_object *jr_colls_stragglers_json(const struct job_report *r, const struct j
 		json_object_object_add(o, "rank_number",
 				       json_object_new_int(jr_stream_rank_number(r, c->strag[i].stream)));
 		json_object_object_add(o, "times_last", json_object_new_uint64(c->strag[i].times_last));
-		json_object_object_add(o, "wait_caused_us", us_json(c->strag[i].wait_caused_ns));
+		json_object_object_add(o, "wait_caused_us", jr_json_us(c->strag[i].wait_caused_ns));
 		json_object_array_add(a, o);
 	}
 	return a;

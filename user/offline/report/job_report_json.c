@@ -27,8 +27,7 @@ static json_object *jdouble(double v, int decimals)
 	return json_object_new_double_s(v, text);
 }
 
-/* Microseconds from ns, exactly (3 decimals). */
-static json_object *jus(int64_t ns)
+json_object *jr_json_us(int64_t ns)
 {
 	char text[40];
 	uint64_t a = ns < 0 ? (uint64_t)-(ns + 1) + 1 : (uint64_t)ns;
@@ -339,8 +338,8 @@ static json_object *step_json(const struct job_report *r, size_t s)
 
 	jr_step_stats(r, s, &st);
 	json_object_object_add(o, "step", json_object_new_uint64(t->number));
-	json_object_object_add(o, "start_unix_us", jus(t->start));
-	json_object_object_add(o, "end_unix_us", jus(t->end));
+	json_object_object_add(o, "start_unix_us", jr_json_us(t->start));
+	json_object_object_add(o, "end_unix_us", jr_json_us(t->end));
 	if (r->pairs.regions[t->region].by_key)
 		json_object_object_add(o, "step_key", json_string_obj(jr_step_file(r, t->first)->step_key));
 	json_object_object_add(o, "ranks", json_object_new_uint64(st.members));
