@@ -9,7 +9,9 @@
 # sanitized_pass_only in tests/bats/helpers.bash say which tests skip where).
 # Files run $BATS_JOBS at a time (GNU parallel), both passes of a file
 # among them, the longest first (their times in the last run, kept in
-# $BUILD/bats-times); a file tagged `# bats file_tags=serial` (it stops
+# $BUILD/bats-times; on a fresh clone those of tests/bats/times, a CI run's,
+# so that a short file with a long test, soak.bats, does not start last
+# and run alone at the end); a file tagged `# bats file_tags=serial` (it stops
 # targets, counts against time or rates: its header says why) runs alone
 # afterwards, one pass after the other.  Tests within a file run in order.
 #
@@ -24,6 +26,23 @@ BUILD=${BUILD:-build}
 export BUILD FVBPF_ROOT=$PWD
 BATS_JOBS=${BATS_JOBS:-4}
 TIMES=$BUILD/bats-times
+DEFAULT_TIMES=tests/bats/times
+
+# cpu_secs FILE: the user + system seconds of the waited-for children in
+# FILE, the output of the shell's `times` (run in that shell: in a pipe or
+# $(...) it counts a new subshell's).
+cpu_secs() {
+	awk 'NR == 2 {
+		split($1, u, /[ms]/); split($2, s, /[ms]/)
+		printf "%.1f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"
+	rm -f "$1"
+}
+
+# busy_ticks: the machine's busy CPU time in clock ticks (not idle or
+# iowait), all CPUs, from /proc/stat.
+busy_ticks() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 }' /proc/stat
+}
 
 # one PASS FILE: the file's tests in that pass, their lines labelled.
 one() {
@@ -44,7 +63,16 @@ one() {
 		else
 			printf '# %s: %s\n' "$name" "${line#\# }"
 		fi
-	done < <(bats --timing --tap "$file" 2>&1; echo $? >"$rcf")
+	done < <(
+		start=$SECONDS
+		bats --timing --tap "$file" 2>&1
+		echo $? >"$rcf"
+		# the CPU its tests and what they started used (the waited-for
+		# children's, in seconds), against its time: where the suite's
+		# two CPUs go
+		times >"$rcf.cpu"
+		echo "# $(cpu_secs "$rcf.cpu") s of CPU in $((SECONDS - start)) s"
+	)
 	rc=$(cat "$rcf")
 	rm -f "$rcf"
 	if [ "$seen" -ne "$planned" ] || { [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; }; then
@@ -61,7 +89,10 @@ fi
 
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(tests/bats/*.bats)
-parallel_jobs=() serial=() total=0
+parallel_jobs=() serial=() total=0 time_files=()
+for t in "$TIMES" "$DEFAULT_TIMES"; do
+	[ -r "$t" ] && time_files+=("$t")
+done
 for f in "${files[@]}"; do
 	n=$(grep -c '^@test ' "$f")
 	total=$((total + 2 * n))
@@ -70,8 +101,10 @@ for f in "${files[@]}"; do
 		continue
 	fi
 	for p in plain asan; do
-		# the last run's seconds, else the file's size: longest first
-		s=$(awk -v p="$p" -v f="$(basename "$f")" '$1 == p && $2 == f { print $3 }' "$TIMES" 2>/dev/null)
+		# the last run's seconds, else a CI run's, else the file's size:
+		# longest first
+		s=$(awk -v p="$p" -v f="$(basename "$f")" '$1 == p && $2 == f { print $3; exit }' \
+			"${time_files[@]}" /dev/null)
 		parallel_jobs+=("${s:-$(($(wc -c <"$f") / 100))} $p $f")
 	done
 done
@@ -104,20 +137,46 @@ renumber() {
 	mv "$TIMES.new" "$TIMES"
 }
 
+# phase NAME CMD...: CMD's lines, "PASS FILE", run BATS_JOBS at a time
+# (serial_files: one at a time, in order), then how long it took and how
+# busy the machine's CPUs were meanwhile (this suite and anything else).
+phase() {
+	local name=$1 t0=$SECONDS b0 rc=0 hz
+	shift
+	b0=$(busy_ticks)
+	if [ "$1" = serial_files ]; then
+		serial_files || rc=1
+	else
+		"$@" | sort -rn | cut -d' ' -f2- |
+			parallel --will-cite --line-buffer --colsep ' ' -j "$BATS_JOBS" "$0" --one {1} {2} || rc=1
+	fi
+	hz=$(getconf CLK_TCK)
+	echo "# $name: $((SECONDS - t0)) s, the machine's $(nproc) CPUs busy" \
+		"$(( ($(busy_ticks) - b0) / hz )) s of them"
+	return $rc
+}
+
+serial_files() {
+	local f p rc=0
+	for f in "${serial[@]}"; do
+		for p in plain asan; do
+			"$0" --one "$p" "$f" || rc=1
+		done
+	done
+	return $rc
+}
+
 mkdir -p "$(dirname "$TIMES")"
 echo "1..$total"
 echo "# ${#parallel_jobs[@]} file passes $BATS_JOBS at a time, then ${#serial[@]} serial files alone, each pass"
 status=0
 {
 	if [ ${#parallel_jobs[@]} -gt 0 ]; then
-		printf '%s\n' "${parallel_jobs[@]}" | sort -rn | cut -d' ' -f2- |
-			parallel --will-cite --line-buffer --colsep ' ' -j "$BATS_JOBS" "$0" --one {1} {2} || status=1
+		phase "files side by side" printf '%s\n' "${parallel_jobs[@]}" || status=1
 	fi
-	for f in "${serial[@]}"; do
-		for p in plain asan; do
-			"$0" --one "$p" "$f" || status=1
-		done
-	done
+	if [ ${#serial[@]} -gt 0 ]; then
+		phase "serial files" serial_files || status=1
+	fi
 	exit $status
 } | renumber
 exit "${PIPESTATUS[0]}"
