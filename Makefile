@@ -34,29 +34,32 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 SAN_OBJS  := $(CORE_SRCS:%.c=$(BUILD)/asan/%.o)
 LIB_SRCS  := $(wildcard user/lib/*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.pic.o)
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%) \
-             $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/asan/%)
-WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(wildcard tests/workloads/*.c))
+# Unit tests in a folder per stage of the code they test (tests/unit/proc/,
+# ...), built and run by name: build/tests/test_NAME, build/tests/asan/.
+UNIT_SRCS := $(wildcard tests/unit/*/test_*.c)
+UNIT_NAMES := $(basename $(notdir $(UNIT_SRCS)))
+UNIT_BINS := $(UNIT_NAMES:%=$(BUILD)/tests/%) $(UNIT_NAMES:%=$(BUILD)/tests/asan/%)
+vpath test_%.c $(sort $(dir $(UNIT_SRCS)))
+WORKLOADS := $(patsubst tests/workloads/c/%.c,$(BUILD)/tests/%,$(wildcard tests/workloads/c/*.c))
 
 # CUDA workloads: need the toolkit (headers, libcudart, nvcc), not a GPU.
 CUDA      ?= /usr/local/cuda
 NVCC      ?= $(CUDA)/bin/nvcc
 ifneq ($(wildcard $(CUDA)/include/cuda_runtime_api.h),)
-CUDA_C_SRCS := $(wildcard tests/workloads/cuda_*.c)
+CUDA_C_SRCS := $(wildcard tests/workloads/c/cuda_*.c)
 else
 CUDA_C_SRCS :=
 endif
-WORKLOADS := $(filter-out $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(wildcard tests/workloads/cuda_*.c)),$(WORKLOADS)) \
-             $(CUDA_C_SRCS:tests/workloads/%.c=$(BUILD)/tests/%)
+WORKLOADS := $(filter-out $(patsubst tests/workloads/c/%.c,$(BUILD)/tests/%,$(wildcard tests/workloads/c/cuda_*.c)),$(WORKLOADS)) \
+             $(CUDA_C_SRCS:tests/workloads/c/%.c=$(BUILD)/tests/%)
 # The simulated-GPU workload builds CUPTI activity records from the real
 # cupti_activity.h: it needs the headers, not libcudart.
 WORKLOADS := $(filter-out $(BUILD)/tests/gpu_sim,$(WORKLOADS)) \
              $(if $(CUDA_C_SRCS),$(BUILD)/tests/gpu_sim $(BUILD)/tests/gpu_sim_lazy)
 ifneq ($(wildcard $(NVCC)),)
-CU_SRCS   := $(wildcard tests/workloads/*.cu)
-WORKLOADS += $(CU_SRCS:tests/workloads/%.cu=$(BUILD)/tests/%_shared) \
-             $(CU_SRCS:tests/workloads/%.cu=$(BUILD)/tests/%_static)
+CU_SRCS   := $(wildcard tests/workloads/c/*.cu)
+WORKLOADS += $(CU_SRCS:tests/workloads/c/%.cu=$(BUILD)/tests/%_shared) \
+             $(CU_SRCS:tests/workloads/c/%.cu=$(BUILD)/tests/%_static)
 endif
 # One BPF object: fvbpf.bpf.c includes the probe families (bpf/*.bpf.c).
 BPF_SRCS  := bpf/fvbpf.bpf.c
@@ -259,18 +262,18 @@ $(BUILD)/old-lib/libfvbpf.so: $(OLD_LIB_OBJS)
 
 # The headers -MMD listed are prerequisites too: kept off the command line,
 # where one since moved or removed would stop the build.
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
+$(BUILD)/tests/test_%: test_%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $(filter-out %.h,$^) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(filter %.o,$^) $(LDLIBS)
 
-$(BUILD)/tests/asan/test_%: tests/unit/test_%.c $(SAN_OBJS)
+$(BUILD)/tests/asan/test_%: test_%.c $(SAN_OBJS)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) -Itests/unit -o $@ $(filter-out %.h,$^) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) -Itests/unit -o $@ $< $(filter %.o,$^) $(LDLIBS)
 
 # Workloads link the library by path so they find it without installing.
-$(BUILD)/tests/%: tests/workloads/%.c $(BUILD)/libfvbpf.so
+$(BUILD)/tests/%: tests/workloads/c/%.c $(BUILD)/libfvbpf.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..' -lpthread -lm
@@ -282,20 +285,20 @@ $(BUILD)/tests/lib/libslow_init.so: tests/workloads/lib/slow_init.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $<
 
-$(BUILD)/tests/slow_start: tests/workloads/slow_start.c $(BUILD)/libfvbpf.so $(BUILD)/tests/lib/libslow_init.so
+$(BUILD)/tests/slow_start: tests/workloads/c/slow_start.c $(BUILD)/libfvbpf.so $(BUILD)/tests/lib/libslow_init.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -Wl,--no-as-needed -L$(BUILD) -lfvbpf \
 		-L$(BUILD)/tests/lib -lslow_init -Wl,-rpath,'$$ORIGIN/..' -Wl,-rpath,'$$ORIGIN/lib'
 
 # Workloads for --inject are started without fvbpf: not linked with it.
-$(BUILD)/tests/inject_%: tests/workloads/inject_%.c
+$(BUILD)/tests/inject_%: tests/workloads/c/inject_%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -lpthread
 
 # Workloads that call libcudart directly link the toolkit's copy.
-$(BUILD)/tests/cuda_%: tests/workloads/cuda_%.c $(BUILD)/libfvbpf.so
+$(BUILD)/tests/cuda_%: tests/workloads/c/cuda_%.c $(BUILD)/libfvbpf.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD) -lfvbpf -Wl,-rpath,'$$ORIGIN/..' \
@@ -323,7 +326,7 @@ $(BUILD)/tests/fakepy/libpython3.11.so.1.0: tests/workloads/lib/fake_python.c
 
 $(BUILD)/tests/py_hostile: $(BUILD)/tests/fakepy/libpython3.11.so.1.0 $(BUILD)/tests/faketorch/libtorch_cpu.so
 
-$(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so $(BUILD)/tests/faketorch/libtorch_cpu.so
+$(BUILD)/tests/gpu_sim: tests/workloads/c/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so $(BUILD)/tests/faketorch/libtorch_cpu.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(CUDA)/include -o $@ $< -L$(BUILD)/test-lib -lfvbpf \
@@ -331,19 +334,19 @@ $(BUILD)/tests/gpu_sim: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so 
 
 # The same, not linked with the library: for --inject (it finds the
 # injected test library by name once told to go).
-$(BUILD)/tests/gpu_sim_lazy: tests/workloads/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so $(BUILD)/tests/faketorch/libtorch_cpu.so
+$(BUILD)/tests/gpu_sim_lazy: tests/workloads/c/gpu_sim.c $(BUILD)/test-lib/libfvbpf.so $(BUILD)/tests/faketorch/libtorch_cpu.so
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -DGPU_SIM_LAZY -I$(CUDA)/include -o $@ $< -ldl
 
 # Real <<<>>> launches, with libcudart.so and with cudart linked in.
-$(BUILD)/tests/%_shared: tests/workloads/%.cu $(BUILD)/libfvbpf.so
+$(BUILD)/tests/%_shared: tests/workloads/c/%.cu $(BUILD)/libfvbpf.so
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) -cudart shared -Iinclude -o $@ $< -L$(BUILD) -lfvbpf \
 		-Xlinker -rpath='$$ORIGIN/..' -Xlinker -rpath=$(CUDA)/lib64
 
-$(BUILD)/tests/%_static: tests/workloads/%.cu $(BUILD)/libfvbpf.so
+$(BUILD)/tests/%_static: tests/workloads/c/%.cu $(BUILD)/libfvbpf.so
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) -cudart static -Iinclude -o $@ $< -L$(BUILD) -lfvbpf -Xlinker -rpath='$$ORIGIN/..'
@@ -351,12 +354,12 @@ $(BUILD)/tests/%_static: tests/workloads/%.cu $(BUILD)/libfvbpf.so
 # The CUPTI record decoder is library code: its tests build it from source
 # with the toolkit's headers and run it against the real libcupti.
 UNIT_BINS := $(filter-out %/test_cupti_decode,$(UNIT_BINS)) $(if $(CUPTI_INC),$(BUILD)/tests/test_cupti_decode $(BUILD)/tests/asan/test_cupti_decode)
-$(BUILD)/tests/test_cupti_decode: tests/unit/test_cupti_decode.c user/lib/cupti_decode.c
+$(BUILD)/tests/test_cupti_decode: tests/unit/lib/test_cupti_decode.c user/lib/cupti_decode.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LIB_CFLAGS) -Iuser/lib -Itests/unit -o $@ $(filter %.c,$^) -ldl
 
-$(BUILD)/tests/asan/test_cupti_decode: tests/unit/test_cupti_decode.c user/lib/cupti_decode.c
+$(BUILD)/tests/asan/test_cupti_decode: tests/unit/lib/test_cupti_decode.c user/lib/cupti_decode.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN) $(LIB_CFLAGS) -Iuser/lib -Itests/unit -o $@ $(filter %.c,$^) -ldl
@@ -458,3 +461,8 @@ clean:
 # the harnesses included: a header change rebuilds all that include it.
 # The venvs are pruned: thousands of files, none of them ours.
 -include $(shell find $(BUILD) -path '$(BUILD)/venv-*' -prune -o -name '*.d' -type f -print 2>/dev/null)
+# Sources since moved into folders (tests/unit/STAGE/, tests/workloads/c/):
+# an older build's .d files still name them where they were; nothing to
+# make there (the rules above find them where they are now).
+$(addprefix tests/unit/,$(notdir $(UNIT_SRCS))) \
+$(patsubst tests/workloads/c/%,tests/workloads/%,$(wildcard tests/workloads/c/*.c tests/workloads/c/*.cu)): ;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 # GPU activity through the in-process CUPTI agent.  Without a GPU, CUPTI
-# cannot enable activity; tests/workloads/gpu_sim.c stands in for what needs
+# cannot enable activity; tests/workloads/c/gpu_sim.c stands in for what needs
 # a driver (CUPTI's API callback and its completed buffers, built from the
 # real cupti_activity.h structs), and everything after that is real: the
 # agent's decoding with the real libcupti, its probes, BPF, the ring

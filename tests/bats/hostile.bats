@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
-# A target that sends hostile bytes and numbers (tests/workloads/hostile_target.c):
+# A target that sends hostile bytes and numbers (tests/workloads/c/hostile_target.c):
 # its comm forges an "fvbpf:" line, a thread's name and the agent's status
 # text and kernel names hold escape sequences, control characters and invalid
 # UTF-8, its GPU records sit at the edges of their types.  Every JSON file

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 # HolisticTraceAnalysis 0.5.0 (its own venv, `make venv`) reads fvbpf's JSON
 # traces as it reads Kineto's: a 2-rank job of the simulated-GPU workload
-# (tests/workloads/gpu_sim.c: real CUPTI record structs through the real
+# (tests/workloads/c/gpu_sim.c: real CUPTI record structs through the real
 # agent, no driver), exported with `fvbpf export` into one folder per step.
 
 load helpers

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 # `fvbpf attach --inject`: libfvbpf.so loaded into processes started
-# without it (tests/workloads/inject_target.c, inject_py.py: not linked,
+# without it (tests/workloads/c/inject_target.c, inject_py.py: not linked,
 # no LD_PRELOAD, no import), which check their own behaviour as they run
 # and must print exactly what they would have printed without fvbpf.
 

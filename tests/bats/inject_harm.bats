@@ -3,7 +3,7 @@
 # `fvbpf attach --inject` must never harm its target: fvbpf killed midway,
 # a tiny stack, seccomp, signals (held, queued, fatal), blocking calls and
 # their restart, an exec during the injection, the register state.  The
-# targets (tests/workloads/inject_victim.c, inject_target.c) are started
+# targets (tests/workloads/c/inject_victim.c, inject_target.c) are started
 # without fvbpf and check their own behaviour as they run.
 # This file holds the tests with a deadline; the blocking calls that wait
 # only on conditions are inject_blocked.bats, beside other files.

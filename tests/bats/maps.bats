@@ -4,7 +4,7 @@
 # names a FIFO or another file by the time fvbpf looks, a deleted file.
 # fvbpf must read the mapped file itself, never block, never crash.
 #
-# The workload (tests/workloads/hostile_elf.c) maps a file it crafted,
+# The workload (tests/workloads/c/hostile_elf.c) maps a file it crafted,
 # which defines __cudaGetKernel and 300 stub functions; it calls
 # __cudaGetKernel on 8 stubs.  kernel_handles_mapped=8 with no kernel
 # without a symbol says that the probe went into the mapped file and that

@@ -4,7 +4,7 @@
 # interpreter's frames.  Real PyTorch against torch.profiler(with_stack=True)
 # on the same step (tests/workloads/torch_stack.py, tests/lib/pystack_check.py),
 # two threads with their own stacks, and a stand-in interpreter holding
-# hostile frames (tests/workloads/py_hostile.c).
+# hostile frames (tests/workloads/c/py_hostile.c).
 
 load helpers
 

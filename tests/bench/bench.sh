@@ -7,7 +7,7 @@
 # workload that died, a trace that recorded nothing).
 #
 # Method
-#   Workload: build/tests/bench_markers (tests/workloads/bench_markers.c).  One
+#   Workload: build/tests/bench_markers (tests/workloads/c/bench_markers.c).  One
 #   round opens the enabled outer region "training_train", runs HITS/2
 #   begin/end pairs of the enabled inner region "training_forward" (each call
 #   a marker hit inside a segment), then closes the outer region.  Only the
@@ -45,7 +45,7 @@
 #   5. cudaLaunchKernel on the real libcudart (the CUDA toolkit's
 #      libcudart.so.13; no GPU needed: without a driver every call returns 35
 #      quickly, but is entered, so the uprobes fire).  Workload:
-#      build/tests/cuda_bench_launch (tests/workloads/cuda_bench_launch.c),
+#      build/tests/cuda_bench_launch (tests/workloads/c/cuda_bench_launch.c),
 #      LAUNCH_CALLS calls per round, median ns per call over LAUNCH_ROUNDS
 #      rounds; with --inside each round is one training_train_one_step region.
 #      A  not attached, --inside (no tool: the markers are idle);

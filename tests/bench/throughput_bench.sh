@@ -4,7 +4,7 @@
 # nothing lost, what each costs fvbpf, how far the files lag, how much
 # memory it holds; and the consumer and writer alone (replay).
 #
-# Live: build/tests/event_flood (tests/workloads/event_flood.c) with 1, 2
+# Live: build/tests/event_flood (tests/workloads/c/event_flood.c) with 1, 2
 # and 4 producer threads, each step one segment of about 20,000 events
 # (10,000 training_forward pairs over the threads), for FLOOD_SECONDS after
 # fvbpf has attached (the workload waits for SIGUSR1 and counts only what

@@ -7,8 +7,9 @@
 // are checked twice: against the header's layout (the private members
 // named through an explicit instantiation, which may name them), and
 // against what libtorch_cpu's own code writes there, in callbacks of a
-// real forward and backward.  -DABI_CHECK_WRONG_OFFSET moves one offset
-// by 8 bytes: the check must then fail.
+// real forward and backward.  --wrong-offset moves one offset by 8 bytes:
+// the check must then fail (a flag, not a second build: torch's headers
+// take a compile of many seconds).
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
 
@@ -25,10 +26,8 @@ extern "C" {
 #undef _Bool
 }
 
-#ifdef ABI_CHECK_WRONG_OFFSET
-#undef FVBPF_RF_OFF_SEQ_NR
-#define FVBPF_RF_OFF_SEQ_NR (200 + 8)
-#endif
+// The library's offset of RecordFunction::sequence_nr_, or 8 bytes off.
+static size_t off_seq_nr = FVBPF_RF_OFF_SEQ_NR;
 
 // A pointer to a private member, through an explicit instantiation.
 template <typename Tag, typename Tag::type M> struct Expose {
@@ -87,7 +86,7 @@ static void check_header_offsets()
 	alignas(at::RecordFunction) static char buf[sizeof(at::RecordFunction)];
 	const auto *rf = reinterpret_cast<const at::RecordFunction *>(buf);
 
-	check(header_offset(&(rf->*member(SeqNr())), rf) == FVBPF_RF_OFF_SEQ_NR,
+	check(header_offset(&(rf->*member(SeqNr())), rf) == off_seq_nr,
 	      "offset of RecordFunction::sequence_nr_ (seqNr())");
 	check(header_offset(&(rf->*member(FwdTid())), rf) == FVBPF_RF_OFF_FWD_THREAD_ID,
 	      "offset of RecordFunction::fwd_thread_id_ (forwardThreadId())");
@@ -118,7 +117,7 @@ static uint64_t at_offset(const at::RecordFunction &rf, unsigned int off)
 
 static std::unique_ptr<at::ObserverContext> observe(const at::RecordFunction &rf)
 {
-	struct seen s = { (int)rf.scope(), (int64_t)at_offset(rf, FVBPF_RF_OFF_SEQ_NR),
+	struct seen s = { (int)rf.scope(), (int64_t)at_offset(rf, off_seq_nr),
 			  at_offset(rf, FVBPF_RF_OFF_THREAD_ID),
 			  at_offset(rf, FVBPF_RF_OFF_FWD_THREAD_ID), false };
 
@@ -164,8 +163,10 @@ static void check_live_values()
 	      "paired with a forward op of its number on its forward thread)");
 }
 
-int main()
+int main(int argc, char **argv)
 {
+	if (argc == 2 && std::strcmp(argv[1], "--wrong-offset") == 0)
+		off_seq_nr += 8;
 	check(sizeof(at::RecordFunctionCallback) == sizeof(struct fvbpf_rf_callback),
 	      "sizeof(RecordFunctionCallback)");
 	check(std::is_trivially_copyable<at::RecordFunctionCallback>::value &&

@@ -6,7 +6,7 @@
  * "metadata" and the text summary's "segment metadata:" block are all
  * written from this table, so they carry the same keys; the manifest's
  * record of a segment takes the values of the keys it lists from it
- * (tests/unit/test_seg_meta.c checks all of them on the written files).
+ * (tests/unit/output/test_seg_meta.c checks all of them on the written files).
  * A row added here appears in every one of those files.
  */
 #ifndef FVBPF_SEG_META_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * A stand-in libpython3.11.so for --with-stack's hostile tests
- * (tests/workloads/py_hostile.c fills it): the symbols fvbpf looks for,
+ * (tests/workloads/c/py_hostile.c fills it): the symbols fvbpf looks for,
  * with room for the structs it reads.  Nothing here is a real interpreter.
  */
 #define PUB __attribute__((visibility("default")))

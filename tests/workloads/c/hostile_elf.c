@@ -41,7 +41,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../unit/elf_craft.h"
+#include "../../unit/elf_craft.h"
 #include "fvbpf/fvbpf.h"
 #include "workload.h"
 
