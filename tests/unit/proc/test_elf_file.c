@@ -516,6 +516,50 @@ static void test_lookups_not_code(void)
 	craft_free(&c);
 }
 
+/* A search of names with a shared start passes over a table whose names
+ * never hold it, and never one that does, even where the only place the
+ * start occurs straddles two of the chunks the string table is read in. */
+static void test_find_passes_over(void)
+{
+	static const char *const absent[] = { "fvy_one", "fvy_two" };
+	static const char *const straddled[] = { "fvx_one", "fvx_two" };
+	static const char *const short_start[] = { "fv_last", "fw_last" };
+	const size_t at = 256 * 1024 - 2; /* "fvx_" from here in .strtab */
+	struct craft_sym sym = { .type = STT_FUNC, .bind = STB_GLOBAL, .off = 0x100,
+				 .size = 8, .shndx = CRAFT_TEXT_SEC };
+	struct elf_sym_info info[2];
+	struct elf_file_stats st;
+	struct elf_file *ef = NULL;
+	struct craft c;
+	char *name;
+
+	/* .strtab: "\0", then the name from offset 1 */
+	name = malloc(at + 16);
+	CHECK(name != NULL);
+	if (!name)
+		return;
+	memset(name, 'a', at - 1);
+	strcpy(name + at - 1, "fvx_end");
+	sym.name = name;
+	if (craft_build(&c, &sym, 1) == 0 && elf_file_open_mem(c.img, c.len, &ef) == 0) {
+		CHECK_EQ(elf_find_symbols(ef, straddled, 2, info), 0);
+		elf_file_stats(ef, &st);
+		CHECK_EQ(st.tables_unnamed, 0);
+		CHECK_EQ(elf_find_symbols(ef, absent, 2, info), 0);
+		elf_file_stats(ef, &st);
+		CHECK_EQ(st.tables_unnamed, 1);
+		/* a start of two bytes passes nothing over */
+		CHECK_EQ(elf_find_symbols(ef, short_start, 2, info), 0);
+		elf_file_stats(ef, &st);
+		CHECK_EQ(st.tables_unnamed, 1);
+		elf_file_close(ef);
+	} else {
+		CHECK(!"crafted");
+	}
+	craft_free(&c);
+	free(name);
+}
+
 int main(void)
 {
 	RUN(test_valid);
@@ -527,6 +571,7 @@ int main(void)
 	RUN(test_sym_cap);
 	RUN(test_file_truncated);
 	RUN(test_find_symbols);
+	RUN(test_find_passes_over);
 	RUN(test_for_each_function);
 	RUN(test_probe_off);
 	RUN(test_lookups_not_code);

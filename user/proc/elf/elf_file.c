@@ -5,6 +5,7 @@
  * crafted section count or program header table cannot make libelf (or
  * us) allocate or read what the file does not hold.
  */
+#define _GNU_SOURCE /* memmem */
 #include <endian.h>
 #include <errno.h>
 #include <gelf.h>
@@ -452,7 +453,55 @@ static int walk_table(struct elf_file *ef, size_t idx, Elf_Scn *scn, const GElf_
 	return 0;
 }
 
-int elf_file_symbols(struct elf_file *ef, elf_symbol_fn fn, void *ctx)
+/* Chunks a string table is scanned in by strtab_holds(). */
+#define SCAN_CHUNK (256u << 10)
+#define SCAN_PART_MAX 64
+
+/* Whether the string table with header @sh holds @part's bytes anywhere,
+ * read in chunks of our own, never kept.  A table that cannot be read
+ * "may": the walk that follows decides as it would have. */
+static bool strtab_holds(const struct elf_file *ef, const GElf_Shdr *sh, const char *part)
+{
+	size_t plen = strlen(part), have = 0, len, total;
+	uint64_t off = sh->sh_offset, left = sh->sh_size;
+	bool hit = false;
+	char *buf;
+
+	if (sh->sh_type != SHT_STRTAB || !plen || plen > SCAN_PART_MAX ||
+	    !(buf = malloc(SCAN_CHUNK + SCAN_PART_MAX)))
+		return true;
+	while (left && !hit) {
+		len = left < SCAN_CHUNK ? (size_t)left : SCAN_CHUNK;
+		if (src_read(&ef->src, off, buf + have, len)) {
+			hit = true;
+			break;
+		}
+		off += len;
+		left -= len;
+		total = have + len;
+		hit = memmem(buf, total, part, plen) != NULL;
+		/* the last plen - 1 bytes may begin a match the next chunk ends */
+		have = total < plen - 1 ? total : plen - 1;
+		memmove(buf, buf + total - have, have);
+	}
+	free(buf);
+	return hit;
+}
+
+/* Whether symbol table @sh (at @self) may name a symbol with @part. */
+static bool table_may_name(struct elf_file *ef, size_t self, const GElf_Shdr *sh, const char *part)
+{
+	Elf_Scn *scn;
+	GElf_Shdr str;
+
+	if (!part || sh->sh_link == self || !section(ef, sh->sh_link, &scn, &str) ||
+	    strtab_holds(ef, &str, part))
+		return true;
+	ef->st.tables_unnamed++;
+	return false;
+}
+
+int elf_file_symbols_with(struct elf_file *ef, const char *part, elf_symbol_fn fn, void *ctx)
 {
 	static const Elf64_Word tables[] = { SHT_DYNSYM, SHT_SYMTAB };
 	Elf_Scn *scn;
@@ -464,9 +513,15 @@ int elf_file_symbols(struct elf_file *ef, elf_symbol_fn fn, void *ctx)
 	ef->capped = false;
 	for (t = 0; t < 2 && !ret && !ef->capped; t++)
 		for (i = 1; i < ef->shnum && !ret && !ef->capped; i++)
-			if (section(ef, i, &scn, &sh) && sh.sh_type == tables[t])
+			if (section(ef, i, &scn, &sh) && sh.sh_type == tables[t] &&
+			    table_may_name(ef, i, &sh, part))
 				ret = walk_table(ef, i, scn, &sh, fn, ctx);
 	return ret;
+}
+
+int elf_file_symbols(struct elf_file *ef, elf_symbol_fn fn, void *ctx)
+{
+	return elf_file_symbols_with(ef, NULL, fn, ctx);
 }
 
 void elf_file_stats(const struct elf_file *ef, struct elf_file_stats *out)

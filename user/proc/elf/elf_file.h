@@ -48,6 +48,7 @@ struct elf_file_stats {
 	uint64_t bad_names;       /* st_name outside its table, or not terminated */
 	uint64_t syms_capped;     /* walks stopped at ELF_FILE_MAX_SYMS */
 	uint64_t not_code;        /* probe sites refused by elf_file_probe_off() */
+	uint64_t tables_unnamed;  /* tables passed over: no name with the part asked */
 };
 
 /*
@@ -93,6 +94,15 @@ int elf_file_section_end(const struct elf_file *ef, uint16_t shndx, uint64_t *en
  */
 typedef int (*elf_symbol_fn)(const struct elf_symbol *sym, void *ctx);
 int elf_file_symbols(struct elf_file *ef, elf_symbol_fn fn, void *ctx);
+/*
+ * The same, but a table whose string table does not hold @part's bytes
+ * anywhere is passed over (counted in tables_unnamed): no symbol there can
+ * have a name containing @part.  For a search of a few names (the
+ * markers: "fvbpf_"): libtorch_cpu's .symtab is 546k symbols and 78 MiB of
+ * names, which the search then scans once, in chunks, instead of reading
+ * and walking it whole.  @part: 1 to 64 bytes, else no table is passed over.
+ */
+int elf_file_symbols_with(struct elf_file *ef, const char *part, elf_symbol_fn fn, void *ctx);
 
 void elf_file_stats(const struct elf_file *ef, struct elf_file_stats *out);
 /* A lower symbol cap than ELF_FILE_MAX_SYMS for @ef's walks (0: the default). */

@@ -4,6 +4,9 @@
 
 #include "proc/elf/elf_symbols.h"
 
+/* A shared start shorter than this is too common to pass a table over. */
+#define COMMON_START_MIN 3
+
 static bool defined(const struct elf_symbol *sym)
 {
 	return sym->shndx != SHN_UNDEF && sym->value;
@@ -76,13 +79,33 @@ static int find_cb(const struct elf_symbol *sym, void *arg)
 	return fc->found == fc->n;
 }
 
+/* The longest start all @n names share, into @buf (at most @len - 1
+ * bytes): a table none of whose names holds it holds none of @names. */
+static const char *common_start(const char *const *names, size_t n, char *buf, size_t len)
+{
+	size_t k = 0, j;
+
+	if (!n || !len)
+		return NULL;
+	for (; k + 1 < len && names[0][k]; k++) {
+		for (j = 1; j < n && names[j][k] == names[0][k]; j++)
+			;
+		if (j < n)
+			break;
+	}
+	memcpy(buf, names[0], k);
+	buf[k] = '\0';
+	return k >= COMMON_START_MIN ? buf : NULL;
+}
+
 int elf_find_symbols_code(struct elf_file *ef, const char *const *names, const bool *code,
 			  size_t n, struct elf_sym_info *out)
 {
 	struct find_ctx fc = { .ef = ef, .names = names, .code = code, .n = n, .out = out };
+	char start[64];
 
 	memset(out, 0, n * sizeof(*out));
-	elf_file_symbols(ef, find_cb, &fc);
+	elf_file_symbols_with(ef, common_start(names, n, start, sizeof(start)), find_cb, &fc);
 	return (int)fc.found;
 }
 
