@@ -66,11 +66,14 @@ static void sym_table(struct elf_file *ef)
 static void exercise(struct elf_file *ef)
 {
 	static const char *const names[] = { "fvbpf_semaphore", "cudaLaunchKernel", "main" };
+	/* a shared start: string tables searched for it (strtab_holds) */
+	static const char *const markers[] = { "fvbpf_semaphore", "fvbpf_control" };
 	struct elf_sym_info info[3];
 	struct elf_file_stats st;
 
 	elf_file_symbols(ef, on_symbol, ef);
 	elf_find_symbols(ef, names, 3, info);
+	elf_find_symbols(ef, markers, 2, info);
 	elf_for_each_function(ef, NULL, on_function, NULL);
 	sym_table(ef);
 	elf_file_stats(ef, &st);
