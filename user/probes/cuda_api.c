@@ -130,6 +130,12 @@ int cuda_api_find(const char *symbol)
 	size_t i, v, len;
 
 	for (i = 0; i < NROWS; i++) {
+		/* Every function of every mapped library is asked (libtorch_cpu:
+		 * 600k, most of them "_Z..."): two bytes rule out nearly all rows
+		 * before a strlen and strncmp each.  symbol[1] is read only when
+		 * symbol[0] matched a row's first byte, never the NUL. */
+		if (rows[i].symbol[0] != symbol[0] || rows[i].symbol[1] != symbol[1])
+			continue;
 		len = strlen(rows[i].symbol);
 		if (strncmp(symbol, rows[i].symbol, len))
 			continue;
