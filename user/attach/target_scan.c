@@ -14,6 +14,7 @@
 #include "proc/elf/symbolizer.h"
 #include "util/log.h"
 #include "probes/cuda_probes.h"
+#include "probes/dl_probes.h"
 #include "proc/proc_info.h"
 
 /* PyTorch's operators, nodes and scopes, once libtorch_cpu is mapped. */
@@ -82,6 +83,9 @@ void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 	/* with --no-torch-ops too: records then belong to no operator */
 	if (s->profile_memory)
 		mem_probes_scan(t->memp, bpf_setup_prog_fd(s->skel, FVBPF_PROG_MEM_CALL));
+	/* DataLoader workers: no flag, any CPython process (issue 38) */
+	dl_probes_scan(t->dlp, t->proc->pid, (unsigned int)(t - s->targets),
+		       bpf_setup_prog_fd(s->skel, FVBPF_PROG_DL_PICKLE));
 	n = cuda_probes_scan(t->cuda);
 	if (n > 0)
 		symbolizer_forget_pid(s->sym, t->proc->pid); /* new mappings */

@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# DataLoader workers (issue 38): a trainer's workers, forked long before
+# the attach, traced with it by `attach -p TRAINER` alone: each batch on
+# the worker that loaded it, its fetch and collate times, a flow to the
+# trainer's receipt, the trainer's wait in its summary.
+
+load helpers
+
+DL=$ROOT/tests/workloads/dl_train.py
+DLCHECK=$ROOT/tests/lib/dl_check.py
+SLOW_MS=60
+
+setup() { common_setup; }
+teardown() {
+	[ -n "${BATS_TEST_TMPDIR:-}" ] && touch "$BATS_TEST_TMPDIR/stop"
+	common_teardown
+}
+
+# start_dl OPTION...: the trainer, running epochs until $BATS_TEST_TMPDIR/stop.
+start_dl() {
+	need_torch "$PY214" || return 1
+	WL_READY='loader running' start_workload "$WL_LOG" "$PY214" "$DL" "$@" \
+		--slow-ms "$SLOW_MS" "$BATS_TEST_TMPDIR"
+}
+
+# The job ends by itself once told: its workers were never harmed.
+stop_dl() {
+	touch "$BATS_TEST_TMPDIR/stop"
+	wait_long grep -q '^epochs=' "$WL_LOG"
+	assert_file_contains "$WL_LOG" 'workers_bad=0$'
+}
+
+@test "dataloader: 2 persistent workers forked before the attach, -p TRAINER alone: batches, fetch, waits, flows" {
+	start_dl --workers 2 --persistent
+	local workers
+	workers=$(sed -n 's/^workers=//p' "$WL_LOG")
+	[ -n "$workers" ]
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 16
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	grep -q 'DataLoader queues probed in .*_pickle' "$FV_ERR"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 "$DLCHECK" "$OUT" "$WL_PID" "$workers" 1 "$SLOW_MS"
+	echo "$output"
+	assert_success
+	stop_dl
+}
+
+@test "dataloader: num_workers=0: nothing changes (no dataloader object, slice or flow)" {
+	start_dl --workers 0
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 4
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 "$DLCHECK" --none "$OUT"
+	echo "$output"
+	assert_success
+	run grep -i 'warning' "$FV_ERR"
+	refute_output --partial 'DataLoader'
+	stop_dl
+}
