@@ -48,6 +48,35 @@ stop_dl() {
 	stop_dl
 }
 
+@test "dataloader: workers forked every epoch (not persistent): each epoch's on its own tracks, same worker_ids" {
+	start_dl --workers 2
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 20
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 "$DLCHECK" "$OUT" "$WL_PID" - 1 "$SLOW_MS"
+	echo "$output"
+	assert_success
+	stop_dl
+}
+
+@test "dataloader: a pin-memory thread: the trainer receives there, flows end there" {
+	start_dl --workers 2 --persistent --pin-memory
+	# torch starts the thread only where an accelerator is (not on CI)
+	grep -q '^pin_memory_thread=1$' "$WL_LOG" ||
+		skip "torch runs no pin-memory thread without an accelerator (GPU machines only)"
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 16
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 "$DLCHECK" --pin "$OUT" "$WL_PID" "$(sed -n 's/^workers=//p' "$WL_LOG")" 1 "$SLOW_MS"
+	echo "$output"
+	assert_success
+	stop_dl
+}
+
 @test "dataloader: num_workers=0: nothing changes (no dataloader object, slice or flow)" {
 	start_dl --workers 0
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 4

@@ -11,6 +11,12 @@ dataloader slices and flows.
       half of it; prints "slow=S fast=F waited=W flows=L" and exits 1 on
       the first thing wrong.
   dl_check.py --none DIR   no dataloader object, slice or flow anywhere
+
+  WORKER_PIDS "-": workers forked every epoch: each batch's worker is a
+  child of the trainer's seen under one worker_id only, and more than N
+  of them took part (re-forked).  --pin before DIR: the trainer receives
+  on its pin-memory thread, not its main thread: each flow ends there,
+  within the __next__ that waited for the batch.
 """
 import glob
 import json
@@ -42,8 +48,9 @@ def none(d):
     print("none ok")
 
 
-def check(d, trainer, workers, slow_worker, slow_ms):
-    n = len(workers)
+def check(d, trainer, workers, slow_worker, slow_ms, pin, nworkers):
+    n = nworkers
+    ids = {}
     slow = fast = waited = flows = 0
     sentences = []
     seen = False
@@ -60,13 +67,15 @@ def check(d, trainer, workers, slow_worker, slow_ms):
         if sum(b["wait_us"] for b in per) > dl["wait_us"] + 0.001:
             fail("%s: batch waits past the total" % f)
         for w in dl["workers"]:
-            if w["worker_id"] is None or workers[w["worker_id"]] != w["pid"]:
+            if w["worker_id"] is None or (workers and workers[w["worker_id"]] != w["pid"]):
                 fail("%s: worker %s is not pid %s" % (f, w["worker_id"], w["pid"]))
+            if ids.setdefault(w["pid"], w["worker_id"]) != w["worker_id"]:
+                fail("%s: pid %s was worker %s before" % (f, w["pid"], ids[w["pid"]]))
             if w["name"] != "rank 0 worker %d" % w["worker_id"]:
                 fail("%s: worker named %r" % (f, w["name"]))
         for b in per:
             want = b["batch"] % n
-            if b["worker_id"] != want or b["worker_pid"] != workers[want]:
+            if b["worker_id"] != want or (workers and b["worker_pid"] != workers[want]):
                 fail("%s: batch %d on worker %s (pid %s), not %d" %
                      (f, b["batch"], b["worker_id"], b["worker_pid"], want))
             if b["samples"] != 4:
@@ -91,16 +100,18 @@ def check(d, trainer, workers, slow_worker, slow_ms):
             fail("%s: no DataLoader lines in the text summary" % f)
         if dl["bottleneck"] and "bottleneck: " + dl["bottleneck"] not in text:
             fail("%s: the sentence is not in the text summary" % f)
-        flows += check_trace(f.replace("summary_", "trace_"), trainer, workers, per)
+        flows += check_trace(f.replace("summary_", "trace_"), trainer, per, pin)
     if not sentences or not all(
             ("from worker %d, which spent" % slow_worker) in x for x in sentences):
         fail("bottleneck sentences: %s" % sentences)
     if slow < 2 or fast < 2 or waited < 1:
         fail("slow=%d fast=%d waited=%d: too few" % (slow, fast, waited))
-    print("slow=%d fast=%d waited=%d flows=%d" % (slow, fast, waited, flows))
+    if not workers and len(ids) <= n:
+        fail("workers %s: never forked again" % ids)
+    print("slow=%d fast=%d waited=%d flows=%d workers=%d" % (slow, fast, waited, flows, len(ids)))
 
 
-def check_trace(path, trainer, workers, per):
+def check_trace(path, trainer, per, pin):
     ev = load(path)["traceEvents"]
     names = {e["pid"]: e["args"]["name"] for e in ev
              if e.get("ph") == "M" and e.get("name") == "process_name"}
@@ -115,7 +126,7 @@ def check_trace(path, trainer, workers, per):
     n = 0
     for e in sl:
         wid = e["args"]["worker_id"]
-        if e["pid"] != workers[wid] or names.get(e["pid"]) != "rank 0 worker %d" % wid:
+        if e["pid"] != e["args"]["worker_pid"] or names.get(e["pid"]) != "rank 0 worker %d" % wid:
             fail("%s: slice %s on track %s" % (path, e, names.get(e["pid"])))
         # its flow: out of the slice's end, into the trainer
         st = [s for s in starts.values() if s["pid"] == e["pid"] and
@@ -125,8 +136,12 @@ def check_trace(path, trainer, workers, per):
         f = ends[st[0]["id"]]
         if f["pid"] != trainer or f["ts"] < e["ts"] + e["dur"] - 0.002:
             fail("%s: flow of batch %s ends at %s" % (path, e["args"]["batch"], f))
+        if pin and f["tid"] == trainer:
+            fail("%s: batch %s received on the main thread, not the pin-memory thread" %
+                 (path, e["args"]["batch"]))
         if e["args"]["wait_us"] > 0 and not any(
-                w["tid"] == f["tid"] and w["ts"] <= f["ts"] <= w["ts"] + w["dur"] for w in waits):
+                (pin or w["tid"] == f["tid"]) and w["ts"] <= f["ts"] <= w["ts"] + w["dur"]
+                for w in waits):
             fail("%s: batch %s received outside the trainer's __next__" %
                  (path, e["args"]["batch"]))
         n += 1
@@ -136,6 +151,8 @@ def check_trace(path, trainer, workers, per):
 if __name__ == "__main__":
     if sys.argv[1] == "--none":
         none(sys.argv[2])
-    else:
-        check(sys.argv[1], int(sys.argv[2]), [int(x) for x in sys.argv[3].split(",")],
-              int(sys.argv[4]), float(sys.argv[5]))
+        sys.exit(0)
+    pin = sys.argv[1] == "--pin"
+    a = sys.argv[2:] if pin else sys.argv[1:]
+    pids = [] if a[2] == "-" else [int(x) for x in a[2].split(",")]
+    check(a[0], int(a[1]), pids, int(a[3]), float(a[4]), pin, len(pids) or 2)

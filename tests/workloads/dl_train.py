@@ -16,7 +16,7 @@ __next__) inside it.
 
 prints "pid=N", then "loader running" and "workers=P,Q" (their pids in
 fork order) once the first batch arrived (its workers are forked by
-then), runs E epochs of K batches (E=0: until DIR/stop exists, looked
+then) and "pin_memory_thread=0|1", runs E epochs of K batches (E=0: until DIR/stop exists, looked
 at after each epoch), prints "epochs=E batches=M workers_bad=X" and
 exits 0.  workers_bad counts workers of ended epochs whose exit code
 was not 0 (a worker crashed by a probe makes the DataLoader raise first).
@@ -86,6 +86,9 @@ def main():
             if not said:
                 pids = [p.pid for p in getattr(it, "_workers", [])]
                 print("workers=%s" % ",".join(map(str, pids)), flush=True)
+                # torch runs no pin-memory thread without an accelerator
+                pin = getattr(it, "_pin_memory_thread", None) is not None
+                print("pin_memory_thread=%d" % pin, flush=True)
                 print("loader running", flush=True)
                 said = True
         if not a.persistent:
