@@ -102,6 +102,7 @@ struct session_target {
 	bool coll_layout_set;       /* its TensorImpl layout is in BPF's coll_layout */
 	struct dl_probes *dlp;      /* DataLoader queues' probes (probes/dl_probes.c) */
 	struct dl_join *dl;         /* its workers' batches (pipeline/loader/dl_join.c) */
+	bool dl_warned;             /* said that its workers cannot be traced */
 	bool coll_layout_init;      /* ... its slot's entry written once */
 	struct held_queue *held;    /* closed, waiting for their GPU records (seg_close.c) */
 	struct agent_state *agent;  /* what the agent said (events.c) */

@@ -41,6 +41,7 @@ static const struct dl_site sites[] = {
 struct dl_probes {
 	int link[DL_SITES];       /* -1: none */
 	char path[PATH_MAX];      /* the queues' file */
+	char unprobed[PATH_MAX];  /* a queues' candidate without the symbols */
 	struct { unsigned long long dev, ino; } seen[DL_FILES_SEEN];
 	unsigned int nseen;
 };
@@ -80,7 +81,12 @@ bool dl_probes_attached(const struct dl_probes *dp)
 
 const char *dl_probes_file(const struct dl_probes *dp)
 {
-	return dp && dp->link[0] >= 0 ? dp->path : "";
+	return dp ? dp->path : ""; /* kept after the detach, for the manifest */
+}
+
+const char *dl_probes_unprobed(const struct dl_probes *dp)
+{
+	return dp && dp->link[0] < 0 ? dp->unprobed : "";
 }
 
 /* The site whose functions @path may hold, not attached yet; -1. */
@@ -141,8 +147,11 @@ static int attach_file(struct scan_ctx *c, const struct proc_map *m, const struc
 		elf_file_close(ef);
 	}
 	close(fd);
-	if (n != 2)
+	if (n != 2) {
+		if (site == &sites[0] && !c->dp->unprobed[0])
+			snprintf(c->dp->unprobed, sizeof(c->dp->unprobed), "%s", m->path);
 		return 0;
+	}
 	offs[0] = info[0].file_off;
 	offs[1] = info[1].file_off;
 	cookies[0] = site->fn[0] << 32 | c->slot;

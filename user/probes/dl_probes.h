@@ -26,8 +26,11 @@ void dl_probes__free(struct dl_probes *dp);
 int dl_probes_scan(struct dl_probes *dp, pid_t pid, unsigned int slot, int prog_fd);
 /* Close the link. */
 void dl_probes_detach(struct dl_probes *dp);
-/* Attached; the file ("" none). */
+/* Attached now; the queues' file it was attached in ("" never). */
 bool dl_probes_attached(const struct dl_probes *dp);
 const char *dl_probes_file(const struct dl_probes *dp);
+/* A file that may hold _pickle but has no symbol table for it (a
+ * stripped interpreter), "" none: why the queues could not be probed. */
+const char *dl_probes_unprobed(const struct dl_probes *dp);
 
 #endif /* FVBPF_DL_PROBES_H */

@@ -44,23 +44,14 @@ static bool earlier(const struct child *a, const struct child *b)
 	return a->start < b->start || (a->start == b->start && a->pid < b->pid);
 }
 
-int proc_child_rank(pid_t parent, pid_t child)
+/* @parent's children listed by its threads into @v (CHILDREN_MAX). */
+static size_t list_children(pid_t parent, struct child *v)
 {
-	struct child *v, me = { .pid = child };
 	char path[48];
-	size_t n = 0, i;
 	struct dirent *de;
-	pid_t ppid;
-	int rank = 0;
-	bool found = false;
+	size_t n = 0;
 	DIR *d;
 
-	if (proc_read_stat_ppid(child, &ppid, &me.start) || ppid != parent ||
-	    proc_same_image(parent, child) != 1)
-		return -1;
-	v = calloc(CHILDREN_MAX, sizeof(*v));
-	if (!v)
-		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/task", parent);
 	d = opendir(path);
 	while (d && (de = readdir(d)))
@@ -68,6 +59,39 @@ int proc_child_rank(pid_t parent, pid_t child)
 			add_children(parent, de->d_name, v, &n);
 	if (d)
 		closedir(d);
+	return n;
+}
+
+int proc_forked_children(pid_t parent)
+{
+	struct child *v = calloc(CHILDREN_MAX, sizeof(*v));
+	size_t n, i;
+	int k = 0;
+
+	if (!v)
+		return 0;
+	n = list_children(parent, v);
+	for (i = 0; i < n; i++)
+		k += proc_same_image(parent, v[i].pid) == 1;
+	free(v);
+	return k;
+}
+
+int proc_child_rank(pid_t parent, pid_t child)
+{
+	struct child *v, me = { .pid = child };
+	size_t n, i;
+	pid_t ppid;
+	int rank = 0;
+	bool found = false;
+
+	if (proc_read_stat_ppid(child, &ppid, &me.start) || ppid != parent ||
+	    proc_same_image(parent, child) != 1)
+		return -1;
+	v = calloc(CHILDREN_MAX, sizeof(*v));
+	if (!v)
+		return -1;
+	n = list_children(parent, v);
 	for (i = 0; i < n; i++) {
 		if (v[i].pid == child) {
 			found = true;

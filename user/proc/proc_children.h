@@ -14,4 +14,8 @@
  */
 int proc_child_rank(pid_t parent, pid_t child);
 
+/* How many of @parent's live children run its image without an exec
+ * (0 on any error). */
+int proc_forked_children(pid_t parent);
+
 #endif /* FVBPF_PROC_CHILDREN_H */

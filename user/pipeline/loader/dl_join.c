@@ -244,6 +244,11 @@ const struct dl_counts *dl_counts(const struct dl_join *j)
 	return &j->counts;
 }
 
+unsigned int dl_nworkers(const struct dl_join *j)
+{
+	return j->nworkers;
+}
+
 uint64_t dl_fetch_ns(const struct dl_batch *b)
 {
 	if (!b->end_ns)

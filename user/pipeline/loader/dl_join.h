@@ -86,6 +86,8 @@ void dl_wait(struct dl_join *j, uint64_t start_ns, uint64_t end_ns);
 size_t dl_nbatches(const struct dl_join *j);
 const struct dl_batch *dl_batch_at(const struct dl_join *j, size_t i);
 const struct dl_counts *dl_counts(const struct dl_join *j);
+/* Worker processes seen (at most DL_WORKERS). */
+unsigned int dl_nworkers(const struct dl_join *j);
 
 /* One worker's part of a span [from, to] of its trainer (a segment). */
 struct dl_worker_sum {
