@@ -40,11 +40,24 @@ stop_dl() {
 	wait_fvbpf 60
 	[ "$FV_STATUS" -eq 0 ]
 	grep -q 'DataLoader queues probed in .*_pickle' "$FV_ERR"
+	# its workers are traced with it: no hint to attach to them
+	run grep -c 'its children .* map libtorch_cpu' "$FV_ERR"
+	assert_output "0"
 	run python3 "$CHECK" "$OUT"
 	assert_success
 	run python3 "$DLCHECK" "$OUT" "$WL_PID" "$workers" 1 "$SLOW_MS"
 	echo "$output"
 	assert_success
+	# the totals and losses in the exit report and the manifest
+	grep -q '^    dataloader: 2 workers, [1-9][0-9]* batches, [1-9][0-9]* received' "$FV_OUT"
+	run python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]["dataloader"]
+assert p["workers"] == 2 and p["batches"] >= p["received"] > 0, p
+assert p["probed_in"].split("/")[-1].startswith("_pickle."), p
+assert p["unfinished"] == p["workers_over"] == p["bad"] == 0, p
+print("ok")' "$OUT/manifest.json"
+	assert_output "ok"
 	stop_dl
 }
 
@@ -89,5 +102,21 @@ stop_dl() {
 	assert_success
 	run grep -i 'warning' "$FV_ERR"
 	refute_output --partial 'DataLoader'
+	run grep 'dataloader' "$FV_OUT" "$OUT/manifest.json"
+	assert_failure
 	stop_dl
+}
+
+@test "dataloader: an interpreter without _pickle's symbols: its forked children said untraced, one line" {
+	local py=/usr/bin/python3
+	[ -x "$py" ] || skip "no $py"
+	nm "$(readlink -f "$py")" 2>/dev/null | grep -q ' _pickle_loads$' &&
+		skip "$py has _pickle's symbols"
+	start_workload "$WL_LOG" "$py" "$ROOT/tests/workloads/dl_fork_plain.py" "$BATS_TEST_TMPDIR"
+	start_fvbpf -p "$WL_PID" -o "$OUT" --window 0.2 -n 2
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run grep -c "PID $WL_PID: its forked children (DataLoader workers) are not traced: .* has no symbol table for CPython's _pickle; use a Python built with its symbols" "$FV_ERR"
+	assert_output "1"
+	touch "$BATS_TEST_TMPDIR/stop"
 }
