@@ -14,6 +14,7 @@ SLOW_MS=60
 setup() { common_setup; }
 teardown() {
 	[ -n "${BATS_TEST_TMPDIR:-}" ] && touch "$BATS_TEST_TMPDIR/stop"
+	stop_torchrun_job
 	common_teardown
 }
 
@@ -88,6 +89,49 @@ print("ok")' "$OUT/manifest.json"
 	echo "$output"
 	assert_success
 	stop_dl
+}
+
+@test "dataloader: a 2-rank torchrun job, -p LAUNCHER --children: each rank's workers under that rank, none a target" {
+	need_torch "$PY214"
+	JOB=$BATS_TEST_TMPDIR/job
+	mkdir -p "$JOB"
+	start_torchrun_job 2 "$DL" --workers 2 --persistent --slow-ms "$SLOW_MS"
+	start_fvbpf -p "$LAUNCHER" --children -o "$OUT" --step-by train_step -n 10
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 - "$OUT" "$JOB" <<-'EOF'
+		import glob, json, os, sys
+		out, job = sys.argv[1:]
+		seen = {}
+		for r in (0, 1):
+		    pid, workers = open(os.path.join(job, "rank.%d" % r)).read().split()
+		    workers = [int(w) for w in workers.split(",")]
+		    for f in glob.glob(os.path.join(out, "summary_rank%d_segment*.json" % r)):
+		        dl = json.load(open(f)).get("dataloader") or {"workers": []}
+		        for w in dl["workers"]:
+		            assert w["pid"] == workers[w["worker_id"]], (f, w, workers)
+		            assert w["name"] == "rank %d worker %d" % (r, w["worker_id"]), (f, w)
+		            seen.setdefault(r, set()).add(w["worker_id"])
+		    for f in glob.glob(os.path.join(out, "trace_rank%d_segment*.json" % r)):
+		        for e in json.load(open(f))["traceEvents"]:
+		            if e.get("cat") == "dataloader" and e["ph"] == "X":
+		                assert e["pid"] in workers, (f, e)
+		            if e.get("cat") == "dataloader" and e["ph"] == "f":
+		                assert e["pid"] == int(pid), (f, e)
+		print(sorted((r, sorted(v)) for r, v in seen.items()))
+	EOF
+	echo "$output"
+	assert_output "[(0, [0, 1]), (1, [0, 1])]"
+	# the workers are traced with their rank, none as a process of its own
+	run python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+print(sorted(p["pid"] for p in m["processes"] if p["segments"]) == sorted(map(int, sys.argv[2:])))
+' "$OUT" "$RANK0" "$RANK1"
+	assert_output "True"
+	stop_torchrun_job
 }
 
 @test "dataloader: num_workers=0: nothing changes (no dataloader object, slice or flow)" {

@@ -14,12 +14,14 @@ __next__) inside it.
   dl_train.py [--workers N] [--persistent] [--pin-memory] [--epochs E]
               [--batches K] [--slow-worker W] [--slow-ms MS] DIR
 
-prints "pid=N", then "loader running" and "workers=P,Q" (their pids in
-fork order) once the first batch arrived (its workers are forked by
-then) and "pin_memory_thread=0|1", runs E epochs of K batches (E=0: until DIR/stop exists, looked
-at after each epoch), prints "epochs=E batches=M workers_bad=X" and
-exits 0.  workers_bad counts workers of ended epochs whose exit code
-was not 0 (a worker crashed by a probe makes the DataLoader raise first).
+prints "pid=N", then "workers=P,Q" (their pids in fork order),
+"pin_memory_thread=0|1" and "loader running" once the first batch
+arrived (its workers are forked by then); under torchrun (RANK set) it
+also writes DIR/rank.R, "PID WORKER_PIDS", then.  It runs E epochs of K
+batches (E=0: until DIR/stop exists, looked at after each epoch), prints
+"epochs=E batches=M workers_bad=X" and exits 0.  workers_bad counts
+workers of ended epochs whose exit code was not 0 (a worker crashed by a
+probe makes the DataLoader raise first).
 """
 import argparse
 import os
@@ -89,6 +91,12 @@ def main():
                 # torch runs no pin-memory thread without an accelerator
                 pin = getattr(it, "_pin_memory_thread", None) is not None
                 print("pin_memory_thread=%d" % pin, flush=True)
+                if "RANK" in os.environ:
+                    # under torchrun: DIR/rank.R says "PID WORKER_PIDS"
+                    rf = os.path.join(a.dir, "rank.%s" % os.environ["RANK"])
+                    with open(rf + ".tmp", "w") as f:
+                        f.write("%d %s\n" % (os.getpid(), ",".join(map(str, pids))))
+                    os.rename(rf + ".tmp", rf)
                 print("loader running", flush=True)
                 said = True
         if not a.persistent:
