@@ -25,6 +25,11 @@ start_dl() {
 		--slow-ms "$SLOW_MS" "$BATS_TEST_TMPDIR"
 }
 
+# A summary with a batch of 10 ms or more (worker 1's) is written.
+slow_batch_written() {
+	grep -lqs '"fetch_us":[0-9]\{5\}' "$OUT"/summary_rank0_segment*_step.json
+}
+
 # The job ends by itself once told: its workers were never harmed.
 stop_dl() {
 	touch "$BATS_TEST_TMPDIR/stop"
@@ -132,6 +137,30 @@ print(sorted(p["pid"] for p in m["processes"] if p["segments"]) == sorted(map(in
 ' "$OUT" "$RANK0" "$RANK1"
 	assert_output "True"
 	stop_torchrun_job
+}
+
+@test "dataloader: a worker killed mid-batch is counted unfinished (exit report, manifest, summary)" {
+	start_dl --workers 2 --persistent
+	local w1
+	w1=$(sed -n 's/^workers=//p' "$WL_LOG" | cut -d, -f2)
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step
+	# batches are being joined: a segment with worker 1's slow batch is out
+	wait_long slow_batch_written
+	# worker 1 spends all but microseconds of each batch asleep in
+	# __getitem__: killed now, it dies mid-batch; its trainer then fails
+	kill -KILL "$w1"
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	# (worker 0, stopped by its failing trainer, may leave one too)
+	grep -q '^    dataloader: 2 workers, .* lost: [12] unfinished (worker gone mid-batch)' "$FV_OUT"
+	run python3 -c '
+import glob, json, sys
+p = json.load(open(sys.argv[1] + "/manifest.json"))["processes"][0]["dataloader"]
+last = sorted(glob.glob(sys.argv[1] + "/summary_rank0_segment*_step.json"))[-1]
+# the trainer'"'"'s last segment says so too
+print(p["unfinished"] in (1, 2), json.load(open(last))["dataloader"]["lost"]["unfinished"] == p["unfinished"])' "$OUT"
+	assert_output "True True"
+	wait_long grep -q 'exited unexpectedly\|killed by signal' "$WL_LOG"
 }
 
 @test "dataloader: num_workers=0: nothing changes (no dataloader object, slice or flow)" {
