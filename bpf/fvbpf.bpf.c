@@ -12,6 +12,7 @@
  *   torch.bpf.c    PyTorch operators, autograd nodes, RecordFunction scopes
  *   memory.bpf.c   allocator events (--profile-memory)
  *   tree.bpf.c     process trees (--children, --match)
+ *   dataloader.bpf.c  DataLoader queue messages (trainers and their workers)
  *
  * fvbpf_common.bpf.h holds what they share: the ring buffer, the process
  * tables, the lookups and the record helpers.
@@ -27,3 +28,4 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "torch.bpf.c"
 #include "memory.bpf.c"
 #include "tree.bpf.c"
+#include "dataloader.bpf.c"

@@ -40,6 +40,7 @@ enum fvbpf_event_type {
 	FVBPF_EV_SCOPE_END = 12,
 	FVBPF_EV_PROC = 13,
 	FVBPF_EV_TORCH_ENTER_SHAPES = 14, /* a torch entry and its shapes (fvbpf_shapes.h) */
+	FVBPF_EV_DL = 15,                 /* a DataLoader queue message (struct fvbpf_dl_event) */
 };
 
 /*
@@ -354,6 +355,33 @@ static inline __u64 fvbpf_scope_hash(const char *name, __u32 len)
  * process's slot, which every probe of that process carries in its uprobe
  * cookie (an array lookup is inlined; a hash lookup per hit was measurable).
  */
+/*
+ * A DataLoader message seen where CPython's _pickle module turns it into
+ * an object or back (bpf/dataloader.bpf.c): hdr.tgid is the trainer's,
+ * whichever of its workers (forked children) sent it; hdr.tid the thread
+ * that did.  The loader joins them (pipeline/loader/dl_join.h).
+ */
+enum fvbpf_dl_kind {
+	FVBPF_DL_START = 1,   /* a worker's main thread unpickled (idx, indices) */
+	FVBPF_DL_END = 2,     /* a worker pickles (idx, data) to send it */
+	FVBPF_DL_RECV = 3,    /* the trainer unpickled (idx, data) */
+	FVBPF_DL_COLLATE = 4, /* a worker's main thread made shared storage (collate) */
+};
+
+struct fvbpf_dl_event {
+	struct fvbpf_event_hdr hdr;
+	__u32 worker;       /* the worker's tgid; 0: the trainer itself */
+	__u8 kind;          /* enum fvbpf_dl_kind */
+	__u8 pad[3];
+	__s64 idx;          /* the batch index, as the tuple's int held it */
+	__u64 samples;      /* START: the indices list's length (1: not a list) */
+};
+
+/* The _pickle functions probed (the uprobe cookie's bits 32..39). */
+#define FVBPF_DL_FN_LOADS 1   /* _pickle_loads: session uprobe, its return read */
+#define FVBPF_DL_FN_DUMP 2    /* _pickle_Pickler_dump(self, obj): the entry */
+#define FVBPF_DL_FN_SHARED 3  /* torch's new shared CPU storage (fd or file name) */
+
 struct fvbpf_proc_state {
 	__s32 depth;        /* open enabled regions in this process */
 	__u32 flags;        /* FVBPF_PROC_* */
@@ -431,6 +459,7 @@ _Static_assert(sizeof(struct fvbpf_sync_event) == 544, "sync event layout");
 _Static_assert(sizeof(struct fvbpf_api_enter) == 24 + 8 + 80 + 48, "api enter layout");
 _Static_assert(sizeof(struct fvbpf_api_exit) == 40, "api exit layout");
 _Static_assert(sizeof(struct fvbpf_api_cfg) == 8, "api cfg layout");
+_Static_assert(sizeof(struct fvbpf_dl_event) == 48, "dataloader event layout");
 _Static_assert(sizeof(struct fvbpf_coll_tensors) == FVBPF_API_DEREF, "coll tensors fill deref");
 _Static_assert(sizeof(struct fvbpf_coll_layout) == 16, "coll layout");
 _Static_assert(sizeof(struct fvbpf_torch_event) == 32, "torch event layout");

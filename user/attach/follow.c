@@ -486,10 +486,13 @@ static void look_at(struct session *s, struct tree_proc *p)
 	 * during the read included: it found that program's libraries). */
 	p->checked_ns = mono_now();
 	/* Found alive at attach under a traced parent, with the parent's
-	 * program image: a fork, e.g. a DataLoader worker. */
+	 * program image: a fork, e.g. a DataLoader worker (traced with its
+	 * parent, docs/dataloader.md).  A parent still being attached (its
+	 * slot taken, the batch's attach not finished) counts as traced. */
 	parent = proc_tree_find(&f->tree, p->ppid);
 	if (p->origin != TREE_FORKED && p->origin != TREE_EXECD && parent &&
-	    (parent->state == TREE_TRACED || parent->state == TREE_FORK_COPY) &&
+	    (parent->state == TREE_TRACED || parent->state == TREE_FORK_COPY ||
+	     (parent->state == TREE_CANDIDATE && parent->slot >= 0)) &&
 	    proc_same_image(p->ppid, p->pid) == 1) {
 		p->state = TREE_FORK_COPY;
 		f->copies++;

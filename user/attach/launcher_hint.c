@@ -129,9 +129,11 @@ int launcher_hint(pid_t pid, bool torch_ops, char *buf, size_t len)
 		if (!kind[i])
 			continue;
 		/* a fork of a traceable process (a DataLoader worker) is a
-		 * copy that --children lists, not one to name */
+		 * copy that --children lists, not one to name; the given
+		 * process's own are traced with it (docs/dataloader.md) */
 		parent = find_index(all, (size_t)n, all[i].ppid);
-		if (parent >= 0 && kind[parent] && proc_same_image(all[parent].pid, all[i].pid) == 1)
+		if (parent >= 0 && (kind[parent] || all[parent].pid == pid) &&
+		    proc_same_image(all[parent].pid, all[i].pid) == 1)
 			continue;
 		if (found < HINT_NAMED_MAX)
 			named[found] = all[i].pid;

@@ -18,6 +18,8 @@
 #include "attach/py_request.h"
 #include "attach/pystack_attach.h"
 #include "pipeline/comm/collectives.h"
+#include "pipeline/loader/dl_join.h"
+#include "probes/dl_probes.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
 #include "pipeline/api_events.h"
@@ -141,6 +143,10 @@ void target_states_free(struct session_target *t)
 	t->loss = NULL;
 	coll_state__free(t->coll);
 	t->coll = NULL;
+	dl_probes__free(t->dlp);
+	t->dlp = NULL;
+	dl_join__free(t->dl);
+	t->dl = NULL;
 	proc_target__free(t->proc);
 	t->proc = NULL;
 	control_page__free(t->ctl);
@@ -157,7 +163,8 @@ int target_states_alloc(struct session_target *t)
 	    !(t->mem = mem_state__new()) || !(t->coll = coll_state__new()) ||
 	    !(t->proc = proc_target__new()) || !(t->ctl = control_page__new()) ||
 	    !(t->cuda = cuda_probes__new()) || !(t->torchp = torch_probes__new()) ||
-	    !(t->memp = mem_probes__new())) {
+	    !(t->memp = mem_probes__new()) || !(t->dlp = dl_probes__new()) ||
+	    !(t->dl = dl_join__new())) {
 		target_states_free(t);
 		return -ENOMEM;
 	}
@@ -496,6 +503,7 @@ void target_detach(struct session_target *t)
 	cuda_hook_stop(t);
 	callback_attach_stop(t->session, t);
 	cuda_probes_detach(t->cuda);
+	dl_probes_detach(t->dlp);
 	torch_probes_detach(t->torchp);
 	mem_probes_detach(t->memp);
 	for (i = 0; i < MARKER_NSYMS; i++) {
@@ -561,6 +569,7 @@ void target_quiet(struct session_target *t)
 	if (t->epoch && !t->exited)
 		control_page_set_epoch(t->ctl, t->epoch + 1);
 	cuda_probes_detach(t->cuda);
+	dl_probes_detach(t->dlp);
 	torch_probes_detach(t->torchp);
 	mem_probes_detach(t->memp);
 }

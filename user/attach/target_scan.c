@@ -14,6 +14,8 @@
 #include "proc/elf/symbolizer.h"
 #include "util/log.h"
 #include "probes/cuda_probes.h"
+#include "probes/dl_probes.h"
+#include "proc/proc_children.h"
 #include "proc/proc_info.h"
 
 /* PyTorch's operators, nodes and scopes, once libtorch_cpu is mapped. */
@@ -68,6 +70,22 @@ void target_shapes_tick(struct session *s, struct session_target *t)
 	coll_layout_sync(s, t); /* in the tick it was installed: before the cut opens */
 }
 
+/* DataLoader workers (issue 38): no flag, any CPython process.  Where the
+ * interpreter has no symbols for _pickle, forked children are said to be
+ * untraced rather than left out silently. */
+static void target_scan_dl(struct session *s, struct session_target *t)
+{
+	dl_probes_scan(t->dlp, t->proc->pid, (unsigned int)(t - s->targets),
+		       bpf_setup_prog_fd(s->skel, FVBPF_PROG_DL_PICKLE));
+	if (t->dl_warned || dl_probes_attached(t->dlp) || !dl_probes_unprobed(t->dlp)[0] ||
+	    proc_forked_children(t->proc->pid) <= 0)
+		return;
+	t->dl_warned = true;
+	log_warn("PID %d: its forked children (DataLoader workers) are not traced: %s has no "
+		 "symbol table for CPython's _pickle; use a Python built with its symbols "
+		 "(pyenv, python.org, conda)", t->proc->pid, dl_probes_unprobed(t->dlp));
+}
+
 /* Attach to CUDA/NCCL functions mapped since the last look. */
 void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 {
@@ -82,6 +100,7 @@ void target_scan_cuda(struct session *s, struct session_target *t, bool first)
 	/* with --no-torch-ops too: records then belong to no operator */
 	if (s->profile_memory)
 		mem_probes_scan(t->memp, bpf_setup_prog_fd(s->skel, FVBPF_PROG_MEM_CALL));
+	target_scan_dl(s, t);
 	n = cuda_probes_scan(t->cuda);
 	if (n > 0)
 		symbolizer_forget_pid(s->sym, t->proc->pid); /* new mappings */

@@ -56,6 +56,8 @@ struct torch_probes;
 struct mem_probes;
 
 struct coll_state;
+struct dl_probes;
+struct dl_join;
 
 struct session_target {
 	struct session *session;
@@ -98,6 +100,9 @@ struct session_target {
 	uint64_t colls_outside;     /* collectives that ended outside every segment */
 	uint64_t colls_dropped;     /* ... inside one that could hold no more */
 	bool coll_layout_set;       /* its TensorImpl layout is in BPF's coll_layout */
+	struct dl_probes *dlp;      /* DataLoader queues' probes (probes/dl_probes.c) */
+	struct dl_join *dl;         /* its workers' batches (pipeline/loader/dl_join.c) */
+	bool dl_warned;             /* said that its workers cannot be traced */
 	bool coll_layout_init;      /* ... its slot's entry written once */
 	struct held_queue *held;    /* closed, waiting for their GPU records (seg_close.c) */
 	struct agent_state *agent;  /* what the agent said (events.c) */

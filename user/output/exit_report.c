@@ -21,6 +21,7 @@
 #include "pipeline/torch/torch_pairing.h"
 #include "probes/cuda_probes.h"
 #include "probes/mem_probes.h"
+#include "output/dl_report.h"
 
 /* --inject: what became of it for this process. */
 /* Where the operators came from, and what the fast path lost. */
@@ -237,6 +238,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 			report_launch_hook(st);
 		if (st->cuda->gloo)
 			report_collectives(st);
+		dl_report_line(st);
 		if (st->torchp->found)
 			report_op_source(st);
 		if (st->torchp->found && st->ops != OPS_CALLBACKS)

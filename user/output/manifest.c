@@ -11,6 +11,7 @@
 #include "probes/torch_plans.h"
 #include "util/json_writer.h"
 #include "util/log.h"
+#include "output/dl_report.h"
 #include "output/seg_writer.h"
 #include "output/manifest.h"
 #include "util/file/output_files.h"
@@ -192,7 +193,7 @@ static json_object *profile_memory_json(const struct session_target *t)
 
 static json_object *processes_json(struct session *s)
 {
-	json_object *arr = json_object_new_array(), *o;
+	json_object *arr = json_object_new_array(), *o, *dl;
 	struct session_target *t;
 	int i;
 
@@ -216,6 +217,9 @@ static json_object *processes_json(struct session *s)
 		json_object_object_add(o, "marker_library", json_string_obj(t->proc->marker.path));
 		json_object_object_add(o, "agent_library", agent_library_json(t));
 		json_object_object_add(o, "python_shim", python_shim_json(t));
+		dl = dl_report_json(t); /* only where there were DataLoader records */
+		if (dl)
+			json_object_object_add(o, "dataloader", dl);
 		json_object_object_add(o, "segments", json_object_new_uint64(t->segments));
 		json_object_object_add(o, "segments_skipped_by_schedule",
 				       json_object_new_uint64(t->schedule_skipped));

@@ -23,6 +23,7 @@
 #include "pipeline/api_pairing.h"
 #include "pipeline/torch/callback_ops.h"
 #include "pipeline/windows.h"
+#include "pipeline/loader/dl_events.h"
 #include "pipeline/api_events.h"
 #include "proc/proc_info.h"
 
@@ -243,6 +244,13 @@ static int on_pystack(struct session *s, struct session_target *t, const void *d
 	return 0;
 }
 
+static int on_dl(struct session *s, struct session_target *t, const void *data, size_t size)
+{
+	(void)s;
+	(void)size;
+	return dl_events_handle(t, data) ? 0 : EV_BAD;
+}
+
 static int on_sync(struct session *s, struct session_target *t, const void *data, size_t size)
 {
 	(void)size;
@@ -290,6 +298,7 @@ static const struct ev_kind ev_kinds[] = {
 	[FVBPF_EV_SCOPE_END] = { sizeof(struct fvbpf_scope_event), torch_events_handle, EV_LIVE },
 	[FVBPF_EV_PYSTACK] = { 0, on_pystack, EV_LIVE },
 	[FVBPF_EV_MEM] = { sizeof(struct fvbpf_mem_event), mem_events_handle, EV_LIVE },
+	[FVBPF_EV_DL] = { sizeof(struct fvbpf_dl_event), on_dl, EV_LIVE },
 };
 #define EV_NKINDS (sizeof(ev_kinds) / sizeof(ev_kinds[0]))
 

@@ -15,6 +15,7 @@
 #include "util/grow.h"
 #include "util/log.h"
 #include "pipeline/gpu_join.h"
+#include "pipeline/loader/dl_seg.h"
 #include "pipeline/schedule.h"
 #include "pipeline/segment.h"
 #include "pipeline/torch/callback_ops.h"
@@ -40,6 +41,7 @@ static void submit_segment(struct session_target *t, struct segment *seg)
 	seg->gpu_missing = gpu_join_missing(seg);
 	t->agent->gpu_missing += seg->gpu_missing;
 	gpu_join_forget(t->gpu, seg);
+	dl_seg_attach(s, t, seg);
 	if (!s->hooks.write_segment) {
 		segment_free(seg); /* no writer (a session built by hand) */
 		return;

@@ -34,6 +34,7 @@ void segment_free(struct segment *seg)
 		free(seg->slices);
 	free(seg->calls);
 	free(seg->colls);
+	dl_seg_free(seg->dl);
 	free(seg->gpu);
 	free(seg->ops);
 	seg_memory_free(seg->memory);

@@ -14,6 +14,7 @@
 
 #include "probes/cuda_api.h"
 #include "pipeline/comm/collectives.h"
+#include "pipeline/loader/dl_join.h"
 #include "pipeline/gpu_join.h"
 #include "util/budget.h"
 #include "pipeline/registry.h"
@@ -97,6 +98,7 @@ struct segment {
 	struct collective *colls; /* gloo collectives that ended inside it (comm/collectives.h) */
 	size_t ncolls, capcolls;
 	uint64_t colls_dropped;   /* past SEG_MAX_COLLS or memory */
+	struct dl_seg *dl;        /* DataLoader batches received in it (loader/dl_join.h), NULL none */
 	struct gpu_activity *gpu; /* GPU work those calls caused (the agent) */
 	size_t ngpu, capgpu;
 	uint64_t gpu_missing;     /* calls whose GPU record never came */

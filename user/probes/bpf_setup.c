@@ -40,7 +40,7 @@ static int open_load(struct bpf_setup_result *r, const struct bpf_setup_opts *o,
 	/* The session programs: CUDA calls, torch operators, scopes, evaluate_function. */
 	struct bpf_program *session_progs[] = {
 		r->skel->progs.api_call, r->skel->progs.torch_call, r->skel->progs.scope_enter,
-		r->skel->progs.torch_eval, r->skel->progs.mem_call,
+		r->skel->progs.torch_eval, r->skel->progs.mem_call, r->skel->progs.dl_pickle,
 	};
 	size_t i;
 
@@ -217,6 +217,7 @@ struct bpf_program *bpf_setup_prog(const struct fvbpf_bpf *skel, enum fvbpf_prog
 	case FVBPF_PROG_MEM_CALL: return skel->progs.mem_call;
 	case FVBPF_PROG_REGION_BEGIN_TS: return skel->progs.region_begin_ts;
 	case FVBPF_PROG_REGION_END_TS: return skel->progs.region_end_ts;
+	case FVBPF_PROG_DL_PICKLE: return skel->progs.dl_pickle;
 	default: return NULL;
 	}
 }

@@ -86,6 +86,7 @@ enum fvbpf_prog_id {
 	FVBPF_PROG_MEM_CALL,     /* allocator events (--profile-memory) */
 	FVBPF_PROG_REGION_BEGIN_TS, /* the region probes with the library's timestamp */
 	FVBPF_PROG_REGION_END_TS,
+	FVBPF_PROG_DL_PICKLE,    /* DataLoader queue messages (_pickle) */
 };
 /* The program; NULL without an object. */
 struct bpf_program *bpf_setup_prog(const struct fvbpf_bpf *skel, enum fvbpf_prog_id id);

@@ -16,6 +16,7 @@
 #include "probes/torch_ops.h"
 #include "fvbpf_mem.h"
 #include "fvbpf_pystack.h"
+#include "pipeline/loader/dl_join.h"
 #include "unit.h"
 #include "pipeline/torch/callback_rings.h"
 #include "pipeline/torch/torch_pairing.h"
@@ -164,7 +165,7 @@ static void test_every_short_kind_is_counted(void)
 		FVBPF_EV_API_ENTER, FVBPF_EV_API_EXIT, FVBPF_EV_CORRELATION,
 		FVBPF_EV_GPU_CHUNK, FVBPF_EV_AGENT_STATUS, FVBPF_EV_TORCH_ENTER,
 		FVBPF_EV_TORCH_EXIT, FVBPF_EV_SCOPE_BEGIN, FVBPF_EV_SCOPE_END, FVBPF_EV_PROC,
-		FVBPF_EV_TORCH_ENTER_SHAPES, FVBPF_EV_PYSTACK, FVBPF_EV_MEM,
+		FVBPF_EV_TORCH_ENTER_SHAPES, FVBPF_EV_PYSTACK, FVBPF_EV_MEM, FVBPF_EV_DL,
 	};
 	static unsigned char buf[4096];
 	struct fvbpf_event_hdr *h = (struct fvbpf_event_hdr *)buf;
@@ -201,6 +202,44 @@ static void test_every_short_kind_is_counted(void)
 	CHECK(t->tracker->cur == NULL);
 	CHECK_EQ(t->calls, 0);
 	CHECK_EQ(s.reg->defs[STEP].entered, 0);
+	session_free(&s);
+}
+
+static void dl(uint8_t kind, uint32_t worker, uint32_t tid, int64_t idx, uint64_t ts)
+{
+	struct fvbpf_dl_event e = {
+		.hdr = { .type = FVBPF_EV_DL, .version = FVBPF_EVENT_VERSION, .size = sizeof(e),
+			 .tgid = PID, .tid = tid, .ts_ns = ts },
+		.worker = worker, .kind = kind, .idx = idx, .samples = 4,
+	};
+
+	feed(&e, sizeof(e));
+}
+
+/* DataLoader records (issue 38) reach the trainer's join: a worker's
+ * batch and the trainer's receipt; a record no message makes is bad. */
+static void test_dataloader_records(void)
+{
+	const struct dl_batch *b;
+
+	session_setup();
+	dl(FVBPF_DL_START, 9001, 9001, 3, 1000);
+	dl(FVBPF_DL_COLLATE, 9001, 9001, 0, 5000);
+	dl(FVBPF_DL_END, 9001, 9002, 3, 6000);
+	dl(FVBPF_DL_RECV, 0, PID, 3, 7000);
+	CHECK_EQ(s.bad_records, 0);
+	CHECK_EQ(dl_nbatches(t->dl), 1);
+	b = dl_batch_at(t->dl, 0);
+	CHECK(b && b->pid == 9001 && b->recv_ns == 7000 && dl_fetch_ns(b) == 4000 &&
+	      dl_collate_ns(b) == 1000 && b->recv_tid == PID);
+	dl(FVBPF_DL_START, 0, PID, 4, 8000);       /* the trainer is no worker */
+	dl(FVBPF_DL_END, PID, PID, 4, 8000);
+	dl(FVBPF_DL_COLLATE, 0, PID, 0, 8000);
+	dl(FVBPF_DL_RECV, 9001, 9001, 4, 8000);    /* receipts are the trainer's */
+	dl(0, 9001, 9001, 4, 8000);
+	dl(99, 9001, 9001, 4, 8000);
+	CHECK_EQ(s.bad_records, 6);
+	CHECK_EQ(dl_nbatches(t->dl), 1);
 	session_free(&s);
 }
 
@@ -657,5 +696,6 @@ int main(void)
 	RUN(test_region_times_out_of_range_are_pulled_in);
 	RUN(test_windows_are_cut_up_to_the_clock_at_most);
 	RUN(test_callback_losses_per_segment);
+	RUN(test_dataloader_records);
 	UNIT_DONE();
 }

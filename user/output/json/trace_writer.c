@@ -9,6 +9,7 @@
 #include "util/json_writer.h"
 #include "output/json/fwdbwd.h"
 #include "output/json/trace_colls.h"
+#include "output/json/trace_dl.h"
 #include "output/json/trace_where.h"
 #include "output/memory/mem_output.h"
 #include "output/seg_meta.h"
@@ -487,6 +488,7 @@ int trace_write(FILE *out, const struct seg_output_ctx *c)
 	pystack_trace_slices(f, c);
 	api_slices(f, c, &k);
 	trace_coll_slices(f, c);
+	trace_dl_events(f, c);
 	gpu_metadata(f, c->seg);
 	gpu_slices(f, c, &k);
 	kineto_gpu_annotations(f, c);

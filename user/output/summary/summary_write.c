@@ -13,6 +13,7 @@
 #include "output/seg_output.h"
 #include "output/summary/summary.h"
 #include "output/summary/summary_colls.h"
+#include "output/summary/summary_dl.h"
 #include "util/text_copy.h"
 #include "util/text_sanitize.h"
 #include "output/summary/torch_summary.h"
@@ -175,6 +176,7 @@ int summary_write_text(FILE *f, const struct summary *s, const struct seg_output
 		row_line(f, s, &s->rows[i]);
 	if (s->has_memory)
 		mem_text_table(f, s);
+	summary_dl_text(f, c);
 	/* The same keys as the trace and the summary JSON, from seg_meta's table. */
 	fputs("\nsegment metadata:\n", f);
 	seg_meta_each(c, seg_meta_trace_order, SMG_COUNT, meta_line, f);
@@ -337,6 +339,8 @@ int summary_write_json(FILE *f, const struct summary *s, const struct seg_output
 		return ret;
 	fputs(s->n ? "\n  ]" : "]", f);
 	ret = summary_colls_json(f, c);
+	if (!ret)
+		ret = summary_dl_json(f, c);
 	if (ret)
 		return ret;
 	fputs("\n}\n", f);

@@ -1,0 +1,195 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+# DataLoader workers (issue 38): a trainer's workers, forked long before
+# the attach, traced with it by `attach -p TRAINER` alone: each batch on
+# the worker that loaded it, its fetch and collate times, a flow to the
+# trainer's receipt, the trainer's wait in its summary.
+
+load helpers
+
+DL=$ROOT/tests/workloads/dl_train.py
+DLCHECK=$ROOT/tests/lib/dl_check.py
+SLOW_MS=60
+
+setup() { common_setup; }
+teardown() {
+	[ -n "${BATS_TEST_TMPDIR:-}" ] && touch "$BATS_TEST_TMPDIR/stop"
+	stop_torchrun_job
+	common_teardown
+}
+
+# start_dl OPTION...: the trainer, running epochs until $BATS_TEST_TMPDIR/stop.
+start_dl() {
+	need_torch "$PY214" || return 1
+	WL_READY='loader running' start_workload "$WL_LOG" "$PY214" "$DL" "$@" \
+		--slow-ms "$SLOW_MS" "$BATS_TEST_TMPDIR"
+}
+
+# A summary with a batch of 10 ms or more (worker 1's) is written.
+slow_batch_written() {
+	grep -lqs '"fetch_us":[0-9]\{5\}' "$OUT"/summary_rank0_segment*_step.json
+}
+
+# The job ends by itself once told: its workers were never harmed.
+stop_dl() {
+	touch "$BATS_TEST_TMPDIR/stop"
+	wait_long grep -q '^epochs=' "$WL_LOG"
+	assert_file_contains "$WL_LOG" 'workers_bad=0$'
+}
+
+@test "dataloader: 2 persistent workers forked before the attach, -p TRAINER alone: batches, fetch, waits, flows" {
+	start_dl --workers 2 --persistent
+	local workers
+	workers=$(sed -n 's/^workers=//p' "$WL_LOG")
+	[ -n "$workers" ]
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 16
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	grep -q 'DataLoader queues probed in .*_pickle' "$FV_ERR"
+	# its workers are traced with it: no hint to attach to them
+	run grep -c 'its children .* map libtorch_cpu' "$FV_ERR"
+	assert_output "0"
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 "$DLCHECK" "$OUT" "$WL_PID" "$workers" 1 "$SLOW_MS"
+	echo "$output"
+	assert_success
+	# the totals and losses in the exit report and the manifest
+	grep -q '^    dataloader: 2 workers, [1-9][0-9]* batches, [1-9][0-9]* received' "$FV_OUT"
+	run python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"][0]["dataloader"]
+assert p["workers"] == 2 and p["batches"] >= p["received"] > 0, p
+assert p["probed_in"].split("/")[-1].startswith("_pickle."), p
+assert p["unfinished"] == p["workers_over"] == p["bad"] == 0, p
+print("ok")' "$OUT/manifest.json"
+	assert_output "ok"
+	stop_dl
+}
+
+@test "dataloader: workers forked every epoch (not persistent): each epoch's on its own tracks, same worker_ids" {
+	start_dl --workers 2
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 20
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 "$DLCHECK" "$OUT" "$WL_PID" - 1 "$SLOW_MS"
+	echo "$output"
+	assert_success
+	stop_dl
+}
+
+@test "dataloader: a pin-memory thread: the trainer receives there, flows end there" {
+	start_dl --workers 2 --persistent --pin-memory
+	# torch starts the thread only where an accelerator is (not on CI)
+	grep -q '^pin_memory_thread=1$' "$WL_LOG" ||
+		skip "torch runs no pin-memory thread without an accelerator (GPU machines only)"
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 16
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 "$DLCHECK" --pin "$OUT" "$WL_PID" "$(sed -n 's/^workers=//p' "$WL_LOG")" 1 "$SLOW_MS"
+	echo "$output"
+	assert_success
+	stop_dl
+}
+
+@test "dataloader: a 2-rank torchrun job, -p LAUNCHER --children: each rank's workers under that rank, none a target" {
+	need_torch "$PY214"
+	JOB=$BATS_TEST_TMPDIR/job
+	mkdir -p "$JOB"
+	start_torchrun_job 2 "$DL" --workers 2 --persistent --slow-ms "$SLOW_MS"
+	start_fvbpf -p "$LAUNCHER" --children -o "$OUT" --step-by train_step -n 10
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 - "$OUT" "$JOB" <<-'EOF'
+		import glob, json, os, sys
+		out, job = sys.argv[1:]
+		seen = {}
+		for r in (0, 1):
+		    pid, workers = open(os.path.join(job, "rank.%d" % r)).read().split()
+		    workers = [int(w) for w in workers.split(",")]
+		    for f in glob.glob(os.path.join(out, "summary_rank%d_segment*.json" % r)):
+		        dl = json.load(open(f)).get("dataloader") or {"workers": []}
+		        for w in dl["workers"]:
+		            assert w["pid"] == workers[w["worker_id"]], (f, w, workers)
+		            assert w["name"] == "rank %d worker %d" % (r, w["worker_id"]), (f, w)
+		            seen.setdefault(r, set()).add(w["worker_id"])
+		    for f in glob.glob(os.path.join(out, "trace_rank%d_segment*.json" % r)):
+		        for e in json.load(open(f))["traceEvents"]:
+		            if e.get("cat") == "dataloader" and e["ph"] == "X":
+		                assert e["pid"] in workers, (f, e)
+		            if e.get("cat") == "dataloader" and e["ph"] == "f":
+		                assert e["pid"] == int(pid), (f, e)
+		print(sorted((r, sorted(v)) for r, v in seen.items()))
+	EOF
+	echo "$output"
+	assert_output "[(0, [0, 1]), (1, [0, 1])]"
+	# the workers are traced with their rank, none as a process of its own
+	run python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+print(sorted(p["pid"] for p in m["processes"] if p["segments"]) == sorted(map(int, sys.argv[2:])))
+' "$OUT" "$RANK0" "$RANK1"
+	assert_output "True"
+	stop_torchrun_job
+}
+
+@test "dataloader: a worker killed mid-batch is counted unfinished (exit report, manifest, summary)" {
+	start_dl --workers 2 --persistent
+	local w1
+	w1=$(sed -n 's/^workers=//p' "$WL_LOG" | cut -d, -f2)
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step
+	# batches are being joined: a segment with worker 1's slow batch is out
+	wait_long slow_batch_written
+	# worker 1 spends all but microseconds of each batch asleep in
+	# __getitem__: killed now, it dies mid-batch; its trainer then fails
+	kill -KILL "$w1"
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	# (worker 0, stopped by its failing trainer, may leave one too)
+	grep -q '^    dataloader: 2 workers, .* lost: [12] unfinished (worker gone mid-batch)' "$FV_OUT"
+	run python3 -c '
+import glob, json, sys
+p = json.load(open(sys.argv[1] + "/manifest.json"))["processes"][0]["dataloader"]
+last = sorted(glob.glob(sys.argv[1] + "/summary_rank0_segment*_step.json"))[-1]
+# the trainer'"'"'s last segment says so too
+print(p["unfinished"] in (1, 2), json.load(open(last))["dataloader"]["lost"]["unfinished"] == p["unfinished"])' "$OUT"
+	assert_output "True True"
+	wait_long grep -q 'exited unexpectedly\|killed by signal' "$WL_LOG"
+}
+
+@test "dataloader: num_workers=0: nothing changes (no dataloader object, slice or flow)" {
+	start_dl --workers 0
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 4
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run python3 "$CHECK" "$OUT"
+	assert_success
+	run python3 "$DLCHECK" --none "$OUT"
+	echo "$output"
+	assert_success
+	run grep -i 'warning' "$FV_ERR"
+	refute_output --partial 'DataLoader'
+	run grep 'dataloader' "$FV_OUT" "$OUT/manifest.json"
+	assert_failure
+	stop_dl
+}
+
+@test "dataloader: an interpreter without _pickle's symbols: its forked children said untraced, one line" {
+	local py=/usr/bin/python3
+	[ -x "$py" ] || skip "no $py"
+	nm "$(readlink -f "$py")" 2>/dev/null | grep -q ' _pickle_loads$' &&
+		skip "$py has _pickle's symbols"
+	start_workload "$WL_LOG" "$py" "$ROOT/tests/workloads/dl_fork_plain.py" "$BATS_TEST_TMPDIR"
+	start_fvbpf -p "$WL_PID" -o "$OUT" --window 0.2 -n 2
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run grep -c "PID $WL_PID: its forked children (DataLoader workers) are not traced: .* has no symbol table for CPython's _pickle; use a Python built with its symbols" "$FV_ERR"
+	assert_output "1"
+	touch "$BATS_TEST_TMPDIR/stop"
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
+#include <dirent.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "proc/proc_children.h"
+#include "proc/proc_read.h"
+#include "proc/proc_scan.h"
+
+#define CHILDREN_MAX 4096   /* children looked at */
+#define CHILDREN_TEXT 65536 /* bytes of one thread's children file read */
+
+struct child {
+	pid_t pid;
+	unsigned long long start;
+};
+
+/* The children listed by thread @tid of @parent, added to @v. */
+static void add_children(pid_t parent, const char *tid, struct child *v, size_t *n)
+{
+	char path[PATH_MAX], *text, *p, *end;
+	ssize_t len;
+	long pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/children", parent, tid);
+	text = malloc(CHILDREN_TEXT);
+	if (!text)
+		return;
+	len = proc_read_file(path, text, CHILDREN_TEXT);
+	for (p = text; len > 0 && *n < CHILDREN_MAX; p = end) {
+		pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (pid > 0 && pid <= 0x7fffffff)
+			v[(*n)++].pid = (pid_t)pid;
+	}
+	free(text);
+}
+
+static bool earlier(const struct child *a, const struct child *b)
+{
+	return a->start < b->start || (a->start == b->start && a->pid < b->pid);
+}
+
+/* @parent's children listed by its threads into @v (CHILDREN_MAX). */
+static size_t list_children(pid_t parent, struct child *v)
+{
+	char path[48];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", parent);
+	d = opendir(path);
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			add_children(parent, de->d_name, v, &n);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+int proc_forked_children(pid_t parent)
+{
+	struct child *v = calloc(CHILDREN_MAX, sizeof(*v));
+	size_t n, i;
+	int k = 0;
+
+	if (!v)
+		return 0;
+	n = list_children(parent, v);
+	for (i = 0; i < n; i++)
+		k += proc_same_image(parent, v[i].pid) == 1;
+	free(v);
+	return k;
+}
+
+int proc_child_rank(pid_t parent, pid_t child)
+{
+	struct child *v, me = { .pid = child };
+	size_t n, i;
+	pid_t ppid;
+	int rank = 0;
+	bool found = false;
+
+	if (proc_read_stat_ppid(child, &ppid, &me.start) || ppid != parent ||
+	    proc_same_image(parent, child) != 1)
+		return -1;
+	v = calloc(CHILDREN_MAX, sizeof(*v));
+	if (!v)
+		return -1;
+	n = list_children(parent, v);
+	for (i = 0; i < n; i++) {
+		if (v[i].pid == child) {
+			found = true;
+			continue;
+		}
+		if (proc_read_stat_ppid(v[i].pid, &ppid, &v[i].start) || ppid != parent)
+			continue;
+		if (earlier(&v[i], &me) && proc_same_image(parent, v[i].pid) == 1)
+			rank++;
+	}
+	free(v);
+	return found ? rank : -1;
+}

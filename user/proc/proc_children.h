@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only) */
+/* A process's forked children, in the order it forked them. */
+#ifndef FVBPF_PROC_CHILDREN_H
+#define FVBPF_PROC_CHILDREN_H
+
+#include <sys/types.h>
+
+/*
+ * @child's place (0, 1, ...) among @parent's live children that run its
+ * program image without an exec (forked copies: DataLoader workers),
+ * ordered by start time, then PID; -1 when it is not one.  A DataLoader
+ * forks its workers in worker_id order, so this is their worker_id while
+ * one loader's workers live at a time.
+ */
+int proc_child_rank(pid_t parent, pid_t child);
+
+/* How many of @parent's live children run its image without an exec
+ * (0 on any error). */
+int proc_forked_children(pid_t parent);
+
+#endif /* FVBPF_PROC_CHILDREN_H */
