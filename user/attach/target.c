@@ -19,6 +19,7 @@
 #include "attach/pystack_attach.h"
 #include "pipeline/comm/collectives.h"
 #include "pipeline/loader/dl_join.h"
+#include "proc/proc_read.h"
 #include "probes/dl_probes.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
@@ -603,6 +604,11 @@ void target_finish(struct session *s, struct session_target *t, const char *why)
 		events_record_call(s, t, &call);
 	/* Drops since its last region record hit the segment still open. */
 	drops_charge(t->loss, t->tracker, have_st ? st.drops : target_drops(t));
+	/* DataLoader workers that died mid-batch after the last segment that
+	 * closed (a trainer waits for a batch between its steps): counted now,
+	 * for the segment still open and the exit report. */
+	if (t->dl)
+		dl_reap(t->dl, proc_alive);
 	seg_tracker_finish(t->tracker, now);
 	t->finished = true;
 }
