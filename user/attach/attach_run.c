@@ -29,6 +29,7 @@
 #include "pipeline/events.h"
 #include "pipeline/windows.h"
 #include "attach/follow.h"
+#include "pipeline/ring_consume.h"
 #include "pipeline/seg_close.h"
 #include "proc/inject/inject.h"
 #include "util/log.h"
@@ -124,6 +125,10 @@ static bool all_done(struct session *s, const struct attach_opts *o)
 	return !s->follow || s->ntargets || follow_tree_gone(s);
 }
 
+/* The longest the ends of a target and of the session read the ring for
+ * (ring_drain()): their last records, unless fvbpf fell behind. */
+#define RING_END_NS 2000000000ull
+
 /* How long before a consume its BPF records are surely all in the ring. */
 #define FAST_SETTLE_NS 2000000ull
 
@@ -134,18 +139,20 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 	uint64_t deadline = o->duration_s > 0 ?
 		clock_ns(CLOCK_MONOTONIC) + (uint64_t)(o->duration_s * 1e9) : 0;
 	struct epoll_event evs[16];
+	bool behind = false;
 	uint64_t settled;
 	int n, i;
 
 	progress_start();
 	while (!stop_requested) {
-		n = epoll_wait(s->epfd, evs, 16, 20);
+		/* a pass that left records in the ring: the next one at once */
+		n = epoll_wait(s->epfd, evs, 16, behind ? 0 : 20);
 		/* The fast path's records go after BPF's, and only as far as
 		 * BPF's are surely in the ring: a record is stamped a few µs
 		 * before its submit.  One newer than that could overtake the
 		 * region begin that holds it (the next tick takes it). */
 		settled = clock_ns(CLOCK_MONOTONIC) - FAST_SETTLE_NS;
-		ring_buffer__consume(s->rb);
+		behind = !ring_pass(s);
 		for (i = 0; i < s->ntargets; i++) {
 			cuda_hook_check(s, &s->targets[i]);
 			callback_ops_drain(s, &s->targets[i], settled);
@@ -158,7 +165,7 @@ static void run_loop(struct session *s, const struct attach_opts *o)
 				continue;
 			t = &s->targets[evs[i].data.u32];
 			/* The target is gone: its last events are already in the ring. */
-			ring_buffer__consume(s->rb);
+			ring_drain(s, RING_END_NS);
 			log_info("PID %d exited", t->proc->pid);
 			t->exited = true;
 			follow_target_exited(s, t);
@@ -569,13 +576,16 @@ int attach_run(const struct attach_opts *given)
 
 	/* Cut what is still open; GPU records of closed segments may still be
 	 * on their way, so the probes stay until they came or the wait ends. */
-	ring_buffer__consume(s.rb);
+	s.ring_unread = !ring_drain(&s, RING_END_NS);
 	for (i = 0; i < s.ntargets; i++)
 		target_finish(&s, &s.targets[i], "was still");
 	cut_gate_end(&s);
 	seg_close_wait(&s);
 	targets_detach_all(&s);
-	ring_buffer__consume(s.rb);
+	s.ring_unread |= !ring_drain(&s, RING_END_NS);
+	if (s.ring_unread)
+		log_warn("fvbpf fell behind its targets: records still in the ring when it stopped "
+			 "were not read; the last segments may lack their ends");
 	/* Drops after the last segment closed: between segments. */
 	for (i = 0; i < s.ntargets; i++)
 		drops_settle(s.targets[i].loss, s.targets[i].tracker, target_drops(&s.targets[i]));

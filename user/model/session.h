@@ -154,6 +154,8 @@ struct session_hooks {
 struct session {
 	struct fvbpf_bpf *skel;
 	struct ring_buffer *rb;
+	unsigned int ring_left;           /* records the ring pass may still hand (ring_consume.c); 0: no pass */
+	bool ring_unread;                 /* the session ended with records in the ring not read */
 	int epfd;
 	struct region_registry *reg;      /* pipeline/registry.c */
 	unsigned int requested[FVBPF_MAX_REGIONS];

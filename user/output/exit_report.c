@@ -289,6 +289,9 @@ void report_print(struct session *s, const struct attach_opts *o)
 	       "without symbol\n", (unsigned long long)bc.ringbuf_drops,
 	       (unsigned long long)s->bad_records, seg_writer_write_errors(s->writer),
 	       (unsigned long long)s->kernels_unknown);
+	if (s->ring_unread)
+		printf("  loss: records still in the ring when fvbpf stopped were not read (it fell "
+		       "behind the targets)\n");
 	over_limits_session_print(stdout, s);
 	report_memory(s);
 	for (i = 0; i < s->nrequested; i++) {

@@ -400,6 +400,7 @@ int manifest_write(struct session *s, const struct attach_opts *o)
 	json_object_object_add(loss, "ringbuf_drops", json_object_new_uint64(bc.ringbuf_drops));
 	json_object_object_add(loss, "unbalanced_region_ends", json_object_new_uint64(bc.unbalanced_ends));
 	json_object_object_add(loss, "bad_records", json_object_new_uint64(s->bad_records));
+	json_object_object_add(loss, "ring_unread_at_end", json_object_new_boolean(s->ring_unread));
 	json_object_object_add(loss, "write_errors", json_object_new_int((int)seg_writer_write_errors(s->writer)));
 	json_object_object_add(loss, "kernels_without_symbol", json_object_new_uint64(s->kernels_unknown));
 	json_object_object_add(loss, "cuda_call_probes", json_object_new_boolean(s->api_probes));

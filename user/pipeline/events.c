@@ -375,5 +375,12 @@ int events_handle(struct session *s, const void *data, size_t size)
 
 int events_ring_cb(void *ctx, void *data, size_t size)
 {
-	return events_handle(ctx, data, size);
+	struct session *s = ctx;
+
+	events_handle(s, data, size);
+	/* the end of a bounded pass (ring_consume.c): libbpf stops at a
+	 * negative return, this record consumed */
+	if (s->ring_left && !--s->ring_left)
+		return -EAGAIN;
+	return 0;
 }

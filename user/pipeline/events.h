@@ -16,7 +16,9 @@ int events_handle(struct session *s, const void *data, size_t size);
 /* Whether events_handle() knows record type @type, and the size below
  * which it counts one bad (0: its handler checks). */
 bool events_kind(uint16_t type, size_t *min_size);
-/* events_handle() as a libbpf ring_buffer_sample_fn, @ctx the session. */
+/* events_handle() as a libbpf ring_buffer_sample_fn, @ctx the session;
+ * -EAGAIN, which stops libbpf, at the end of a bounded pass
+ * (ring_consume.c). */
 int events_ring_cb(void *ctx, void *data, size_t size);
 
 #endif /* FVBPF_RING_EVENTS_H */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pipeline/memory/mem_events.h"
+#include "pipeline/ring_consume.h"
 #include "pipeline/seg_close.h"
 #include "util/grow.h"
 #include "util/log.h"
@@ -150,7 +151,7 @@ void seg_close_wait(struct session *s)
 	int i;
 
 	do {
-		ring_buffer__consume(s->rb);
+		ring_pass(s);
 		any = false;
 		for (i = 0; i < s->ntargets; i++) {
 			seg_close_release(&s->targets[i], false);
