@@ -184,7 +184,7 @@ $(BUILD)/fvbpf: $(BUILD)/user/cli/fvbpf.o $(CORE_OBJS)
 # measurement, a pause inside fvbpf dump.  The production binary has none.
 HOOK_SRCS := user/proc/inject/inject.c user/output/writer_delay.c user/proc/torch/torch_version.c \
 	user/attach/pystack_attach.c user/attach/marker_attach.c user/proc/torch/torch_layout.c \
-	user/util/serial_arm.c user/dump/dump.c
+	user/util/serial_arm.c user/dump/dump.c user/pipeline/ring_consume.c
 HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/test-cli/%.o)
 SAN_HOOK_OBJS := $(HOOK_SRCS:%.c=$(BUILD)/asan/test-cli/%.o)
 $(BUILD)/test-cli/user/%.o: user/%.c | $(SKELS)

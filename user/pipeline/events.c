@@ -13,6 +13,7 @@
 #include "util/checked_math.h"
 #include "pipeline/drops.h"
 #include "pipeline/events.h"
+#include "pipeline/ring_consume.h"
 #include "pipeline/py_status.h"
 #include "pipeline/pystack.h"
 #include "util/log.h"
@@ -378,6 +379,7 @@ int events_ring_cb(void *ctx, void *data, size_t size)
 	struct session *s = ctx;
 
 	events_handle(s, data, size);
+	ring_record_delay();
 	/* the end of a bounded pass (ring_consume.c): libbpf stops at a
 	 * negative return, this record consumed */
 	if (s->ring_left && !--s->ring_left)

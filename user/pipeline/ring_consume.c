@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* Bounded passes over the ring buffer (see ring_consume.h). */
 #include <bpf/libbpf.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pipeline/ring_consume.h"
 #include "util/clock.h"
@@ -26,4 +28,24 @@ bool ring_drain(struct session *s, uint64_t max_ns)
 		if (clock_ns(CLOCK_MONOTONIC) >= until)
 			return false;
 	return true;
+}
+
+/* The most a test may slow each record by. */
+#define RING_DELAY_MAX_US 10000L
+
+void ring_record_delay(void)
+{
+#ifdef FVBPF_TEST_HOOKS
+	static long delay_us = -1;
+	const char *e;
+
+	if (delay_us < 0) {
+		e = getenv("FVBPF_TEST_RING_DELAY_US");
+		delay_us = e ? strtol(e, NULL, 10) : 0;
+		if (delay_us < 0 || delay_us > RING_DELAY_MAX_US)
+			delay_us = 0;
+	}
+	if (delay_us)
+		usleep((useconds_t)delay_us);
+#endif
 }

@@ -27,4 +27,9 @@ bool ring_pass(struct session *s);
  * in the ring are the last ones that count. */
 bool ring_drain(struct session *s, uint64_t max_ns);
 
+/* After each record, in the test build (fvbpf-test) only: sleeps
+ * FVBPF_TEST_RING_DELAY_US, a consumer slower than its target on demand
+ * (tests/bats/overload.bats).  Nothing in fvbpf itself. */
+void ring_record_delay(void);
+
 #endif /* FVBPF_RING_CONSUME_H */
