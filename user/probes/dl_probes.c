@@ -49,7 +49,6 @@ struct dl_probes {
 struct dl_probes *dl_probes__new(void)
 {
 	struct dl_probes *dp = calloc(1, sizeof(*dp));
-
 	size_t i;
 
 	for (i = 0; dp && i < DL_SITES; i++)
@@ -187,9 +186,8 @@ static int scan_cb(const struct proc_map *m, void *arg)
 int dl_probes_scan(struct dl_probes *dp, pid_t pid, unsigned int slot, int prog_fd)
 {
 	struct scan_ctx c = { .dp = dp, .pid = pid, .slot = slot, .prog_fd = prog_fd };
-	int ret;
-
 	size_t i, missing = 0;
+	int ret;
 
 	for (i = 0; dp && i < DL_SITES; i++)
 		missing += dp->link[i] < 0;
