@@ -66,7 +66,7 @@ PY
 # A consumer slower than its target: libbpf drains the ring until it is
 # empty, which a target that fills it faster never lets happen; fvbpf
 # must still read its signals and -d between passes (ring_consume.c).
-# The test build's consumer sleeps 50 us a record: slower than the flood
+# The test build's consumer sleeps 5 us a record: slower than the flood
 # on any machine (the case seen: the ASan build with --record-shapes on
 # three busy ranks, beside two busy loops, ran on for 10 minutes).
 @test "overload: a target that outruns the consumer: fvbpf still stops on Ctrl-C and at -d" {
@@ -74,7 +74,7 @@ PY
 	fvt=$(dirname "$FVBPF")/fvbpf-test
 	[ -x "$fvt" ] || skip "no $fvt"
 	start_workload "$WL_LOG" "$flood" --threads 2 --pairs 2000 --seconds 120
-	FVBPF=$fvt FVBPF_TEST_RING_DELAY_US=50 start_fvbpf -p "$WL_PID" -o "$OUT" \
+	FVBPF=$fvt FVBPF_TEST_RING_DELAY_US=5 start_fvbpf -p "$WL_PID" -o "$OUT" \
 		-r training_train_one_step,training_forward
 	kill -INT "$FV_PID"
 	wait_fvbpf 30
@@ -82,7 +82,7 @@ PY
 	[ "$FV_STATUS" -eq 0 ]
 	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$OUT/manifest.json"
 	# the same with a duration
-	FVBPF_TEST_RING_DELAY_US=50 run timeout -k 5 40 "$fvt" attach -p "$WL_PID" -o "$OUT.d" \
+	FVBPF_TEST_RING_DELAY_US=5 run timeout -k 5 40 "$fvt" attach -p "$WL_PID" -o "$OUT.d" \
 		-r training_train_one_step,training_forward -d 1
 	echo "$output" | tail -n 5
 	assert_success

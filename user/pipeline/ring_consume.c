@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* Bounded passes over the ring buffer (see ring_consume.h). */
 #include <bpf/libbpf.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +45,9 @@ void ring_record_delay(void)
 		delay_us = e ? strtol(e, NULL, 10) : 0;
 		if (delay_us < 0 || delay_us > RING_DELAY_MAX_US)
 			delay_us = 0;
+		/* the default 50 us of timer slack would be most of a short delay */
+		if (delay_us)
+			prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	}
 	if (delay_us)
 		usleep((useconds_t)delay_us);
