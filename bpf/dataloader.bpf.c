@@ -7,7 +7,8 @@
  * its batch: default_collate stacks into one).  The
  * link has no PID filter, since a worker forked before or after the attach
  * must be seen without being attached to: a hit counts only in the slot's
- * trainer or a process it forked (its real parent), everything else
+ * trainer or a process it or a child of it started (its real parent or
+ * grandparent: the spawn and forkserver start methods), everything else
  * returns at once.  What is read is the target's: a 2-tuple whose first
  * item is a small non-negative int, told by its type's name; anything
  * else is not a DataLoader message and sends nothing.
@@ -15,7 +16,8 @@
 
 #define DL_COOKIE_FN(c) ((__u32)((c) >> 32) & 0xff)
 
-/* The trainer in @cookie's slot when this process is it or one it forked;
+/* The trainer in @cookie's slot when this process is it, one it started or
+ * one its forkserver started;
  * *@worker: 0 for the trainer, else the worker's tgid. */
 static __always_inline struct fvbpf_proc_state *dl_owner(__u64 cookie, __u32 *worker)
 {
@@ -28,7 +30,10 @@ static __always_inline struct fvbpf_proc_state *dl_owner(__u64 cookie, __u32 *wo
 	*worker = 0;
 	if (ps->tgid == tgid)
 		return ps;
-	if (task->real_parent->tgid != ps->tgid)
+	/* a fork of the trainer, a process the spawn method started, or one
+	 * its forkserver (a child of the trainer) forked */
+	if (task->real_parent->tgid != ps->tgid &&
+	    task->real_parent->real_parent->tgid != ps->tgid)
 		return NULL;
 	*worker = tgid;
 	return ps;

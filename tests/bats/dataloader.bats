@@ -73,6 +73,30 @@ print("ok")' "$OUT/manifest.json"
 	stop_dl
 }
 
+# The spawn and forkserver start methods: the workers are a new program
+# (spawn) or the forks of a forkserver the trainer started; found by
+# their command line and parents, numbered as the loader numbered them.
+@test "dataloader: spawn and forkserver workers: each batch on the worker that loaded it, worker_ids as the loader's" {
+	local m workers
+	for m in spawn forkserver; do
+		rm -f "$BATS_TEST_TMPDIR/stop"
+		start_dl --workers 2 --persistent --start-method "$m"
+		workers=$(sed -n 's/^workers=//p' "$WL_LOG")
+		[ -n "$workers" ]
+		start_fvbpf -p "$WL_PID" -o "$OUT.$m" --step-by train_step -n 12
+		wait_fvbpf 60
+		[ "$FV_STATUS" -eq 0 ]
+		run python3 "$CHECK" "$OUT.$m"
+		assert_success
+		# the slow batches on worker 1, by pid and worker_id
+		run python3 "$DLCHECK" "$OUT.$m" "$WL_PID" "$workers" 1 "$SLOW_MS"
+		echo "$m: $output"
+		assert_success
+		stop_dl
+		wait_long test ! -e "/proc/$WL_PID"
+	done
+}
+
 @test "dataloader: workers forked every epoch (not persistent): each epoch's on its own tracks, same worker_ids" {
 	start_dl --workers 2
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 20
@@ -142,6 +166,54 @@ m = json.load(open(sys.argv[1] + "/manifest.json"))
 print(sorted(p["pid"] for p in m["processes"] if p["segments"]) == sorted(map(int, sys.argv[2:])))
 ' "$OUT" "$RANK0" "$RANK1"
 	assert_output "True"
+	# report: the loader's share per rank, each the sum of that rank's
+	# complete counted segments' summaries (their wait, batches, time)
+	run "$FVBPF" report --json "$OUT"
+	assert_success
+	echo "$output" >"$BATS_TEST_TMPDIR/report.json"
+	run "$FVBPF" report "$OUT"
+	assert_success
+	echo "$output" >"$BATS_TEST_TMPDIR/report.txt"
+	run "$FVBPF" report --html "$BATS_TEST_TMPDIR/report.html" "$OUT"
+	assert_success
+	run python3 - "$OUT" "$BATS_TEST_TMPDIR/report.json" "$BATS_TEST_TMPDIR/report.txt" \
+		"$BATS_TEST_TMPDIR/report.html" <<-'EOF'
+		import json, os, re, sys
+		out, rj, rt, rh = sys.argv[1:]
+		html = open(rh).read()
+		assert "<th>DataLoader wait ms</th><th>its share</th>" in html
+		m = json.load(open(os.path.join(out, "manifest.json")))
+		want = {}
+		for f in m["files"]:
+		    s = json.load(open(os.path.join(out, f["summary_json"])))
+		    meta, dl = s["metadata"], s.get("dataloader")
+		    if meta["incomplete"] or not f.get("counted", True) or not dl:
+		        continue
+		    w = want.setdefault(meta["rank"], [0, 0.0, 0, 0.0])
+		    w[0] += 1
+		    w[1] += dl["wait_us"] / 1e3
+		    w[2] += dl["batches"]
+		    w[3] += (meta["end_us"] - meta["start_us"]) / 1e3
+		assert sorted(want) == [0, 1], want
+		regions = json.load(open(rj))["regions"]
+		with_dl = [g for g in regions if any("dataloader" in k for k in g["ranks"])]
+		assert len(with_dl) == 1, [(g["region"], g["ranks"]) for g in regions]
+		region = with_dl[0]
+		text = open(rt).read()
+		for k in region["ranks"]:
+		    n, wait, batches, seg = want[k["rank"]]
+		    d = k["dataloader"]
+		    assert d["segments"] == n and d["batches"] == batches, (k["rank"], d, want)
+		    assert abs(d["wait_ms"] - wait) < 0.01 and abs(d["share_pct"] - 100 * wait / seg) < 0.1, (d, want)
+		    line = r"^ +%d +%.3f +%.1f%% +%d  .*rank %d\b" % (n, d["wait_ms"], d["share_pct"], batches, k["rank"])
+		    assert re.search(line, text, re.M), (line, text)
+		    cells = "<td>%.3f</td><td>%.1f%%</td></tr>" % (d["wait_ms"], d["share_pct"])
+		    assert cells in html, cells
+		assert "DataLoader: the trainer's wait for batches from its workers, per rank" in text
+		print("ok")
+	EOF
+	echo "$output"
+	assert_output "ok"
 	stop_torchrun_job
 }
 

@@ -146,6 +146,20 @@ smallest_max_memory() {
 	[ "$(manifest memory max_memory)" -eq $(( def << 20 )) ]
 	grep -q "^  memory: max $def.0 MiB, budget for segments " "$FV_OUT"
 	no_spill_files
+	# hundreds of segments: the exit report names the first 16 (and any
+	# marked ones), then how many more the manifest lists
+	run python3 - "$OUT/manifest.json" "$FV_OUT" <<'PY'
+import json, re, sys
+files = [f["trace"] for f in json.load(open(sys.argv[1]))["files"]]
+text = open(sys.argv[2]).read()
+listed = re.findall(r"^  (trace_\S+)", text, re.M)
+more = re.findall(r"^  \.\.\. and (\d+) more \(.*/manifest\.json lists every file\)$", text, re.M)
+assert len(files) > 100 and 16 <= len(listed) <= 32, (len(files), len(listed))
+assert len(more) == 1 and len(listed) + int(more[0]) == len(files), (len(listed), more, len(files))
+assert set(listed) <= set(files) and listed[:16] == files[:16], listed
+print("ok")
+PY
+	assert_output "ok"
 }
 
 @test "memory: a writer that falls behind spills, nothing is lost, RSS under a small bound" {

@@ -110,6 +110,10 @@
 #      --inject and for 1, 4 and 8 with the library, serial (as before
 #      issue 35, build/fvbpf-test's FVBPF_TEST_SERIAL_ARM) and now.
 #
+#  18. DataLoader workers (tests/bench/dl_bench.sh, which says how): the
+#      workers' CPU per batch and per sample not attached and what fvbpf
+#      adds to it, with the trainer's wall time per batch.
+#
 #  10. Trace size (tests/bench/formats_bench.sh): bytes per event for
 #      --format json, json.gz and pftrace on the marker workload and on
 #      region_storm.
@@ -635,6 +639,8 @@ the_rest() {
 		die "the fvbpf dump section failed (exit status $?, above)"
 	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/coll_bench.sh" "$BUILD" ||
 		die "the collectives section failed (exit status $?, above)"
+	BENCH_RESULTS=$TMP/results "$ROOT/tests/bench/dl_bench.sh" "$BUILD" ||
+		die "the DataLoader section failed (exit status $?, above)"
 	summary_table
 	exit 0
 }

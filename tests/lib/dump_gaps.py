@@ -12,7 +12,9 @@ The gap between two step ends of a rank is "during" when it overlaps the
 dumps' span, else the job's own.  Prints the dumps' times and the gaps, and
 "ok" unless more than half of the dumps each overlap a gap of every rank
 longer than the job's own spread allows (its longest gap before and
-after, a tenth more and 5 ms of timer slack): then "stalled" (exit 1).
+after, a tenth more and 5 ms of timer slack), or the median gap during
+the dumps is half as long again as the job's own median (and 5 ms): then
+"stalled" (exit 1).
 A dumper that stops the job lengthens a gap of every rank at every dump;
 noise lengthens one gap of one rank now and then, the more of them the
 longer the dumps take (SCHED_IDLE dumps beside two busy loops took up to
@@ -104,9 +106,15 @@ def main():
     hit = sum(all(any(ga < b and gb > a for ga, gb in long_gaps[r]) for r in range(ranks))
               for a, b in spans)
     print("dumps with a long gap of every rank: %d of %d" % (hit, dumps))
-    if 2 * hit > dumps:
+    # One outlier of the job's own (a loaded machine: 870 ms among 68 ms
+    # steps) lifts `allow` past a stop; the medians do not move with it.
+    m_own, m_during = statistics.median(own), statistics.median(during)
+    slower = m_during > m_own * 1.5 + 5
+    print("median gap during the dumps %.1f ms, the job's own %.1f ms%s" % (
+        m_during, m_own, ": more than half as long again" if slower else ""))
+    if 2 * hit > dumps or slower:
         print("stalled: %d step gaps during the dumps up to %.1f ms, the job's own are at most "
-              "%.1f ms" % (len(over), max(over), spread))
+              "%.1f ms" % (len(over), max(during), spread))
         return 1
     print("ok")
     return 0

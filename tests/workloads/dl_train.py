@@ -12,7 +12,8 @@ segment per step, the trainer's wait for the batch (DataLoader's
 __next__) inside it.
 
   dl_train.py [--workers N] [--persistent] [--pin-memory] [--epochs E]
-              [--batches K] [--slow-worker W] [--slow-ms MS] DIR
+              [--batches K] [--slow-worker W] [--slow-ms MS]
+              [--start-method fork|spawn|forkserver] DIR
 
 prints "pid=N", then "workers=P,Q" (their pids in fork order),
 "pin_memory_thread=0|1" and "loader running" once the first batch
@@ -62,13 +63,14 @@ def main():
     ap.add_argument("--batches", type=int, default=8)
     ap.add_argument("--slow-worker", type=int, default=1)
     ap.add_argument("--slow-ms", type=float, default=60.0)
+    ap.add_argument("--start-method", default="fork", choices=("fork", "spawn", "forkserver"))
     ap.add_argument("dir")
     a = ap.parse_args()
 
     ds = Timed(a.batches * B, a.slow_worker, a.slow_ms, a.workers)
     kw = {}
     if a.workers:
-        kw = dict(persistent_workers=a.persistent, multiprocessing_context="fork")
+        kw = dict(persistent_workers=a.persistent, multiprocessing_context=a.start_method)
     dl = DataLoader(ds, batch_size=B, num_workers=a.workers, pin_memory=a.pin_memory, **kw)
     print("pid=%d" % os.getpid(), flush=True)
     w = torch.zeros(8)

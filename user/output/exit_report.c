@@ -130,17 +130,33 @@ static const char *rec_text(json_object *rec, const char *key)
 }
 
 /* One written segment, from the writer's index (seg_index.h). */
+/* Files the exit report names: the first ones, and those marked (the
+ * rest are in the manifest: a 64-rank job of 1000 steps is 64000 files). */
+#define LISTED_PLAIN 16
+#define LISTED_MARKED 16
+
+struct listing {
+	size_t plain, marked, left_out;
+};
+
 static void report_file(json_object *rec, void *ctx)
 {
 	const char *why = rec_text(rec, "not_counted_why");
+	bool incomplete = rec_flag(rec, "incomplete");
+	bool truncated = rec_flag(rec, "truncated_by_memory");
+	bool marked = why[0] || incomplete || truncated;
+	struct listing *l = ctx;
 	json_object *v;
 
-	(void)ctx;
 	if (!json_object_object_get_ex(rec, "trace", &v))
 		return;
+	if (marked ? l->marked++ >= LISTED_MARKED : l->plain++ >= LISTED_PLAIN) {
+		l->left_out++;
+		return;
+	}
 	printf("  %s%s%s%s%s%s\n", json_object_get_string(v), why[0] ? "  (not counted: " : "",
-	       why, why[0] ? ")" : "", rec_flag(rec, "incomplete") ? "  (incomplete)" : "",
-	       rec_flag(rec, "truncated_by_memory") ? "  (truncated by --max-memory)" : "");
+	       why, why[0] ? ")" : "", incomplete ? "  (incomplete)" : "",
+	       truncated ? "  (truncated by --max-memory)" : "");
 }
 
 /* Of the segments written, those that count toward -n. */
@@ -191,6 +207,7 @@ void report_print(struct session *s, const struct attach_opts *o)
 {
 	struct seg_index *idx = seg_writer_index(s->writer);
 	size_t n = idx->count, uncounted = 0;
+	struct listing listed = { 0 };
 	struct fvbpf_counters bc;
 	unsigned int i;
 	int t;
@@ -201,7 +218,10 @@ void report_print(struct session *s, const struct attach_opts *o)
 		       n == 1 ? "" : "s", o->outdir, n - uncounted, uncounted);
 	else
 		printf("fvbpf: wrote %zu segment%s into %s\n", n, n == 1 ? "" : "s", o->outdir);
-	seg_index_each(idx, report_file, NULL);
+	seg_index_each(idx, report_file, &listed);
+	if (listed.left_out)
+		printf("  ... and %zu more (%s/manifest.json lists every file)\n", listed.left_out,
+		       o->outdir);
 	for (t = 0; t < s->ntargets; t++) {
 		struct session_target *st = &s->targets[t];
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "proc/proc_children.h"
+#include "proc/proc_mp.h"
 #include "proc/proc_read.h"
 #include "proc/proc_scan.h"
 
@@ -77,17 +78,31 @@ int proc_forked_children(pid_t parent)
 	return k;
 }
 
-int proc_child_rank(pid_t parent, pid_t child)
+/* Which of @parent's children are counted: forks of it, or processes
+ * the spawn method started. */
+typedef bool (*child_kind_fn)(pid_t parent, pid_t pid);
+
+static bool forked(pid_t parent, pid_t pid)
 {
-	struct child *v, me = { .pid = child };
+	return proc_same_image(parent, pid) == 1;
+}
+
+static bool spawned(pid_t parent, pid_t pid)
+{
+	(void)parent;
+	return proc_mp_kind(pid) == PROC_MP_SPAWNED;
+}
+
+/* @child's place among @parent's live children of @kind, by start time
+ * then PID (@child is one: the caller checked), or -1. */
+static int rank_among(pid_t parent, pid_t child, unsigned long long start, child_kind_fn kind)
+{
+	struct child *v, me = { .pid = child, .start = start };
 	size_t n, i;
 	pid_t ppid;
 	int rank = 0;
 	bool found = false;
 
-	if (proc_read_stat_ppid(child, &ppid, &me.start) || ppid != parent ||
-	    proc_same_image(parent, child) != 1)
-		return -1;
 	v = calloc(CHILDREN_MAX, sizeof(*v));
 	if (!v)
 		return -1;
@@ -99,9 +114,27 @@ int proc_child_rank(pid_t parent, pid_t child)
 		}
 		if (proc_read_stat_ppid(v[i].pid, &ppid, &v[i].start) || ppid != parent)
 			continue;
-		if (earlier(&v[i], &me) && proc_same_image(parent, v[i].pid) == 1)
+		if (earlier(&v[i], &me) && kind(parent, v[i].pid))
 			rank++;
 	}
 	free(v);
 	return found ? rank : -1;
+}
+
+int proc_worker_rank(pid_t trainer, pid_t worker)
+{
+	unsigned long long start, fs_start;
+	pid_t ppid, fs_ppid;
+
+	if (proc_read_stat_ppid(worker, &ppid, &start))
+		return -1;
+	if (ppid == trainer && forked(trainer, worker))
+		return rank_among(trainer, worker, start, forked);
+	if (ppid == trainer && spawned(trainer, worker))
+		return rank_among(trainer, worker, start, spawned);
+	/* forkserver: the trainer's forkserver forked it */
+	if (ppid > 0 && !proc_read_stat_ppid(ppid, &fs_ppid, &fs_start) && fs_ppid == trainer &&
+	    proc_mp_kind(ppid) == PROC_MP_FORKSERVER && forked(ppid, worker))
+		return rank_among(ppid, worker, start, forked);
+	return -1;
 }

@@ -6,13 +6,14 @@
 #include <sys/types.h>
 
 /*
- * @child's place (0, 1, ...) among @parent's live children that run its
- * program image without an exec (forked copies: DataLoader workers),
- * ordered by start time, then PID; -1 when it is not one.  A DataLoader
- * forks its workers in worker_id order, so this is their worker_id while
- * one loader's workers live at a time.
+ * A DataLoader worker's worker_id: its place (0, 1, ...) among @trainer's
+ * live children that run its image without an exec (forked copies), or
+ * among those the spawn method started, or among the forks of @trainer's
+ * forkserver, ordered by start time, then PID; -1 when it is none of
+ * these.  A DataLoader starts its workers in worker_id order, so this is
+ * their worker_id while one loader's workers live at a time.
  */
-int proc_child_rank(pid_t parent, pid_t child);
+int proc_worker_rank(pid_t trainer, pid_t worker);
 
 /* How many of @parent's live children run its image without an exec
  * (0 on any error). */

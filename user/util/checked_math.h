@@ -17,6 +17,16 @@ static inline uint64_t sat_add_u64(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+/* Signed: past either end, that end. */
+static inline int64_t sat_add_i64(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (!__builtin_add_overflow(a, b, &r))
+		return r;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 static inline uint64_t sat_mul_u64(uint64_t a, uint64_t b)
 {
 	uint64_t r;

@@ -625,6 +625,79 @@ static void test_hostile_split(void)
 	mf_free(&m);
 }
 
+/* A summary of rank @rank, @dur_us long, with @dl as its "dataloader". */
+static void dl_summary(const char *dir, const char *name, int rank, int dur_ms, int incomplete,
+		       const char *dl)
+{
+	char text[4096];
+
+	snprintf(text, sizeof(text),
+		 "{\"metadata\":{\"rank\":%d,\"region\":\"step\",\"start_us\":1000.000,"
+		 "\"end_us\":%d.000,\"duration_us\":%d.000,\"incomplete\":%s},"
+		 "\"rows\":[{\"name\":\"step\",\"kind\":\"region\",\"cpu_us\":%d}],"
+		 "\"dataloader\":%s}",
+		 rank, 1000 + dur_ms * 1000, dur_ms * 1000, incomplete ? "true" : "false",
+		 dur_ms * 1000, dl);
+	put(dir, name, text);
+}
+
+/* Per rank, the trainer's wait for its DataLoader summed over its complete
+ * segments; a null, hostile or out-of-range "dataloader" adds nothing. */
+static void test_dataloader_share(void)
+{
+	char *d = mkdir_sub("dl"), err[512], *buf = NULL;
+	struct job_report r;
+	struct manifest m;
+	const struct jr_rank *k;
+	size_t len = 0;
+	FILE *f;
+
+	put(d, "manifest.json",
+	    "{\"tool\":\"fvbpf\",\"hostname\":\"h\",\"files\":["
+	    "{\"pid\":1,\"rank\":0,\"segment\":0,\"summary_json\":\"s0.json\",\"trace\":\"t\"},"
+	    "{\"pid\":1,\"rank\":0,\"segment\":1,\"summary_json\":\"s1.json\",\"trace\":\"t\"},"
+	    "{\"pid\":1,\"rank\":0,\"segment\":2,\"summary_json\":\"s2.json\",\"trace\":\"t\"},"
+	    "{\"pid\":1,\"rank\":0,\"segment\":3,\"summary_json\":\"s3.json\",\"trace\":\"t\"},"
+	    "{\"pid\":1,\"rank\":0,\"segment\":4,\"incomplete\":true,\"summary_json\":\"s4.json\"},"
+	    "{\"pid\":1,\"rank\":0,\"segment\":5,\"summary_json\":\"s5.json\",\"trace\":\"t\"},"
+	    "{\"pid\":2,\"rank\":1,\"segment\":0,\"summary_json\":\"s6.json\",\"trace\":\"t\"}]}");
+	dl_summary(d, "s0.json", 0, 10, 0,
+		   "{\"per_batch\":[{\"batch\":0,\"wait_us\":999999}],\"wait_us\":1500.700,"
+		   "\"workers\":[{\"wait_us\":7}],\"batches\":3,\"bottleneck\":null}");
+	dl_summary(d, "s1.json", 0, 10, 0, "null");
+	dl_summary(d, "s2.json", 0, 10, 0, "{\"wait_us\":\"x\",\"batches\":-5}");
+	dl_summary(d, "s3.json", 0, 10, 0, "{\"wait_us\":1e300,\"batches\":4}");
+	dl_summary(d, "s4.json", 0, 10, 1, "{\"wait_us\":9000,\"batches\":9}");
+	dl_summary(d, "s5.json", 0, 20, 0, "{\"batches\":2,\"wait_us\":2500}");
+	dl_summary(d, "s6.json", 1, 10, 0, "{\"wait_us\":0,\"batches\":0}");
+	CHECK_EQ(mf_read(d, &m, err, sizeof(err)), 0);
+	CHECK_EQ(mf_read_summaries(&m, NULL, true, err, sizeof(err)), 0);
+	CHECK(m.files[0].have_dl && m.files[0].dl_wait_ns == 1500700 && m.files[0].dl_batches == 3);
+	CHECK(!m.files[1].have_dl && !m.files[2].have_dl && !m.files[3].have_dl);
+	CHECK_EQ(job_report_build(&m, 1, &r), 0);
+	CHECK_EQ(r.regions[0].nranks, 2);
+	k = &r.regions[0].ranks[0];
+	CHECK_EQ(k->complete, 5);
+	CHECK_EQ(k->dl_segments, 2);
+	CHECK_EQ(k->dl_wait_ns, 4000700);
+	CHECK_EQ(k->dl_batches, 5);
+	CHECK_EQ(k->dl_seg_ns, 30000000);
+	CHECK_EQ(r.regions[0].ranks[1].dl_segments, 1);
+	f = open_memstream(&buf, &len);
+	CHECK(f != NULL);
+	if (f) {
+		job_report_print(f, &r, 10);
+		fclose(f);
+	}
+	CHECK(buf && strstr(buf, "DataLoader: the trainer's wait for batches"));
+	/* 4.0007 ms of 30 ms: 13.3 % */
+	CHECK(buf && strstr(buf, "         2        4.001    13.3%        5  h rank 0\n"));
+	CHECK(buf && strstr(buf, "         1        0.000     0.0%        0  h rank 1\n"));
+	free(buf);
+	job_report_free(&r);
+	mf_free(&m);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -642,6 +715,7 @@ int main(void)
 	RUN(test_refused_files);
 	RUN(test_streamed_reading);
 	RUN(test_hostile_split);
+	RUN(test_dataloader_share);
 	{
 		char cmd[600];
 

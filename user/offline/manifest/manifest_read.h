@@ -115,6 +115,11 @@ struct mf_file {
 	struct mf_coll *colls;    /* its summary's collectives (owned) */
 	size_t ncolls, capcolls;
 	uint64_t colls_dropped;   /* past MF_COLLS_MAX or without the fields */
+	/* Its summary's "dataloader" (a trainer with DataLoader workers): the
+	 * trainer's wait for batches and the batches received, when have_dl. */
+	bool have_dl;
+	int64_t dl_wait_ns;
+	uint64_t dl_batches;
 };
 
 struct manifest {

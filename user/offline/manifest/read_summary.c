@@ -160,6 +160,48 @@ static int one_coll(struct sum_read *sr, json_object *o)
 	return 0;
 }
 
+/* Of "dataloader", @key's value into @f: the wait and the batches; the
+ * lists beside them are skipped unread. */
+static int dl_member(struct js_reader *r, struct js_text *t, struct mf_file *f, const char *key)
+{
+	json_object *v;
+	int64_t n;
+	int ret;
+
+	if (strcmp(key, "wait_us") && strcmp(key, "batches"))
+		return js_value(r, NULL, 0);
+	ret = js_value(r, t, 64);
+	if (ret)
+		return ret;
+	v = js_parse(t);
+	if (!strcmp(key, "wait_us")) {
+		f->have_dl = v && !mf_json_us_to_ns(v, &f->dl_wait_ns) && f->dl_wait_ns >= 0;
+	} else if (v && json_object_is_type(v, json_type_int)) {
+		n = json_object_get_int64(v);
+		f->dl_batches = n > 0 ? (uint64_t)n : 0;
+	}
+	json_object_put(v);
+	return 0;
+}
+
+/* "dataloader": an object (or null where the trainer had no batches). */
+static int read_dl(struct js_reader *r, struct js_text *t, struct mf_file *f)
+{
+	char key[16];
+	int ret;
+
+	if (js_ws(r) != '{')
+		return js_value(r, NULL, 0);
+	ret = js_first(r, '{');
+	while (!ret) {
+		ret = js_key(r, t, key, sizeof(key));
+		if (!ret)
+			ret = dl_member(r, t, f, key);
+		if (!ret)
+			ret = js_next(r, '}');
+	}
+	return ret < 0 ? ret : 0;
+}
 
 static int summary_member(struct js_reader *r, struct js_text *t, struct sum_read *sr,
 			  const char *key, bool rows_only)
@@ -185,6 +227,8 @@ static int summary_member(struct js_reader *r, struct js_text *t, struct sum_rea
 			return -ENOTTY;
 		return read_each(r, t, sr, one_coll); /* with the metadata: its first pass */
 	}
+	if (!strcmp(key, "dataloader") && !rows_only)
+		return read_dl(r, t, sr->f);
 	if (strcmp(key, "rows"))
 		return js_value(r, NULL, 0);
 	if (js_ws(r) != '[')

@@ -8,19 +8,10 @@
 #include "util/row_table.h"
 #include "offline/report/job_report.h"
 #include "offline/report/job_report_colls.h"
+#include "offline/report/job_report_dl.h"
 
 /* The parent of a region row of a summary written before rows had one. */
 #define SUB_UNKNOWN "\x1f"
-
-/* Sums over ranks of numbers the summaries give: saturated, never wrapped. */
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (!__builtin_add_overflow(a, b, &r))
-		return r;
-	return b > 0 ? INT64_MAX : INT64_MIN;
-}
 
 /* strdup() charged to @b: 0, -ENOSPC or -ENOMEM. */
 static int charged_strdup(struct mf_budget *b, const char *s, char **out)
@@ -276,7 +267,7 @@ static int add_sub_row(struct job_report *r, struct jr_region *g, const struct m
 		ret = rank_subs(r, k, g->nsubs);
 	if (ret)
 		return ret;
-	k->sub_ns[idx] = sat_add(k->sub_ns[idx], row_ns(row, "cpu_us"));
+	k->sub_ns[idx] = sat_add_i64(k->sub_ns[idx], row_ns(row, "cpu_us"));
 	k->sub_calls[idx] = sat_add_u64(k->sub_calls[idx], row_count(row));
 	return 0;
 }
@@ -303,10 +294,10 @@ static int add_row(struct job_report *r, struct jr_region *g, const struct manif
 	ret = op_get(r, g, name, kind, &o);
 	if (ret)
 		return ret;
-	o->device_ns = sat_add(o->device_ns, row_ns(row, "device_us"));
-	o->cpu_ns = sat_add(o->cpu_ns, row_ns(row, "cpu_us"));
-	o->self_cpu_ns = sat_add(o->self_cpu_ns, row_ns(row, "self_cpu_us"));
-	o->self_device_ns = sat_add(o->self_device_ns, row_ns(row, "self_device_us"));
+	o->device_ns = sat_add_i64(o->device_ns, row_ns(row, "device_us"));
+	o->cpu_ns = sat_add_i64(o->cpu_ns, row_ns(row, "cpu_us"));
+	o->self_cpu_ns = sat_add_i64(o->self_cpu_ns, row_ns(row, "self_cpu_us"));
+	o->self_device_ns = sat_add_i64(o->self_device_ns, row_ns(row, "self_device_us"));
 	o->count = sat_add_u64(o->count, row_count(row));
 	return 0;
 }
@@ -439,7 +430,7 @@ static int64_t sub_total(const struct jr_region *g, size_t i)
 
 	for (k = 0; k < g->nranks; k++)
 		if (g->ranks[k].nsub > i)
-			t = sat_add(t, g->ranks[k].sub_ns[i]);
+			t = sat_add_i64(t, g->ranks[k].sub_ns[i]);
 	return t;
 }
 
@@ -522,7 +513,7 @@ int64_t jr_outside_ns(const struct jr_region *g, const struct jr_rank *k)
 
 	for (i = 0; i < g->nsubs && i < k->nsub; i++)
 		if (g->subs[i].depth == 1)
-			in = sat_add(in, k->sub_ns[i]);
+			in = sat_add_i64(in, k->sub_ns[i]);
 	return in < k->sum_ns ? k->sum_ns - in : 0;
 }
 
@@ -673,7 +664,8 @@ static int add_segment(struct job_report *r, const struct manifest *m, const str
 		k->min_ns = f->duration_ns;
 	if (f->duration_ns > k->max_ns)
 		k->max_ns = f->duration_ns;
-	k->sum_ns = sat_add(k->sum_ns, f->duration_ns);
+	k->sum_ns = sat_add_i64(k->sum_ns, f->duration_ns);
+	jr_dl_add(k, f);
 	n = f->rows ? json_object_array_length(f->rows) : 0;
 	for (i = 0; i < n && !ret; i++)
 		ret = add_row(r, g, m, f, json_object_array_get_idx(f->rows, i));

@@ -66,6 +66,11 @@ struct jr_rank {
 	int64_t *sub_ns;          /* per sub-region of the region: its time summed */
 	uint64_t *sub_calls;      /* ... its count summed */
 	size_t nsub;              /* entries of both (grown as sub-regions come) */
+	/* Of its complete segments whose summary has a "dataloader": how many,
+	 * their time, the trainer's wait for batches and the batches. */
+	size_t dl_segments;
+	int64_t dl_seg_ns, dl_wait_ns;
+	uint64_t dl_batches;
 };
 
 /* A region inside the region: a region row of its summaries (name, parent). */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "offline/report/html_internal.h"
+#include "offline/report/job_report_dl.h"
 #include "util/file/output_files.h"
 #include "util/text_copy.h"
 
@@ -145,12 +146,14 @@ static void head(struct page *pg)
 static void ranks_table(FILE *f, const struct jr_region *g)
 {
 	const struct jr_rank *k;
+	bool dl = jr_dl_any(g);
 	char label[512];
 	size_t j;
 
 	fputs("<table><tr><th class=\"name\">rank</th><th>segments</th><th>incomplete</th>"
 	      "<th>mean ms</th><th>min ms</th><th>max ms</th><th>not counted</th>"
-	      "<th>steps without a segment</th></tr>\n", f);
+	      "<th>steps without a segment</th>", f);
+	fputs(dl ? "<th>DataLoader wait ms</th><th>its share</th></tr>\n" : "</tr>\n", f);
 	for (j = 0; j < g->nranks; j++) {
 		k = &g->ranks[j];
 		jr_rank_label(k, label, sizeof(label));
@@ -163,8 +166,14 @@ static void ranks_table(FILE *f, const struct jr_region *g)
 				(double)k->min_ns / 1e6, (double)k->max_ns / 1e6);
 		else
 			fputs("<td>-</td><td>-</td><td>-</td>", f);
-		fprintf(f, "<td>%zu</td><td%s>%zu</td></tr>\n", k->uncounted,
+		fprintf(f, "<td>%zu</td><td%s>%zu</td>", k->uncounted,
 			k->steps_missing ? " class=\"missing\"" : "", k->steps_missing);
+		if (dl && k->dl_segments)
+			fprintf(f, "<td>%.3f</td><td>%.1f%%</td>", (double)k->dl_wait_ns / 1e6,
+				jr_dl_share_pct(k));
+		else if (dl)
+			fputs("<td>-</td><td>-</td>", f);
+		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
 }

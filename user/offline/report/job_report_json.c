@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "offline/report/job_report.h"
+#include "offline/report/job_report_dl.h"
 #include "offline/report/job_report_colls.h"
 #include "util/json_writer.h"
 
@@ -99,6 +100,8 @@ static json_object *rank_json(const struct jr_region *g, const struct jr_rank *k
 	json_object_object_add(o, "steps_without_segment", json_object_new_uint64(k->steps_missing));
 	if (k->complete && g && g->nsubs)
 		json_object_object_add(o, "split", split_json(g, k));
+	if (k->dl_segments)
+		json_object_object_add(o, "dataloader", jr_dl_json(k));
 	if (k->complete) {
 		json_object_object_add(o, "mean_ms", jdouble(k->mean_ms, 6));
 		json_object_object_add(o, "min_ms", jms(k->min_ns));

@@ -8,6 +8,7 @@
 
 #include "offline/report/job_report.h"
 #include "offline/report/job_report_colls.h"
+#include "offline/report/job_report_dl.h"
 #include "util/text_sanitize.h"
 
 void jr_rank_label(const struct jr_rank *k, char *buf, size_t len)
@@ -211,6 +212,8 @@ static int print_region(FILE *f, const struct job_report *r, const struct jr_reg
 	ret = jr_print_steps(f, r, g);
 	if (!ret && g->colls)
 		jr_colls_print(f, r, g->colls);
+	if (!ret)
+		jr_dl_print(f, g);
 	if (!ret)
 		ret = jr_print_split(f, r, g);
 	if (!ret)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /*
  * DataLoader records into the trainer's join.  A worker's worker_id is
- * its place among the trainer's forked children (proc_children.h), read
- * once, at its first batch: the loader forks them in worker_id order.
+ * its place among the trainer's forked children, or among those the spawn
+ * method or its forkserver started (proc_children.h), read once, at its
+ * first batch: the loader starts them in worker_id order.
  */
 #include "pipeline/loader/dl_events.h"
 #include "pipeline/loader/dl_join.h"
@@ -19,7 +20,7 @@ bool dl_events_handle(struct session_target *t, const struct fvbpf_dl_event *ev)
 		if (!w || w == t->proc->pid)
 			return false;
 		if (!dl_worker_known(t->dl, w))
-			id = proc_child_rank(t->proc->pid, w);
+			id = proc_worker_rank(t->proc->pid, w);
 		dl_batch_start(t->dl, w, id, ev->idx, ev->samples, ev->hdr.ts_ns);
 		return true;
 	case FVBPF_DL_END:
