@@ -190,6 +190,34 @@ print(sum(b[i].get("run_cnt", 0) - a[i].get("run_cnt", 0) for i in ids),
 PY
 }
 
+# bpf_prog_delta A B: "RUNS NS", the runs and run time of the programs in
+# both of two `bpftool prog show ... --json` listings, A before and B
+# after (one program or a list; an unreadable one counts nothing)
+bpf_prog_delta() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+def load(p):
+    try:
+        v = json.load(open(p))
+    except (OSError, ValueError):
+        return {}
+    return {x["id"]: x for x in (v if isinstance(v, list) else [v])}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+print(sum(b[i].get("run_cnt", 0) - a[i].get("run_cnt", 0) for i in b if i in a),
+      sum(b[i].get("run_time_ns", 0) - a[i].get("run_time_ns", 0) for i in b if i in a))
+PY
+}
+
+# needs_torch "N. TITLE": the section's SKIP line, and exit 0, without a
+# torch venv at $PY; its end where $FVBPF is not built
+needs_torch() {
+	if [ ! -x "$PY" ]; then
+		echo "$1: SKIP (no torch venv at $PY: run \`make venv\`)"
+		exit 0
+	fi
+	[ -x "$FVBPF" ] || die "$FVBPF not built (make)"
+}
+
 sn() { # DIR K: the scope cost round K printed (ns)
 	local v
 	v=$(sed -n "s/^round $2 scope_ns \([0-9.]*\)\$/\1/p" "$1/wl.log")

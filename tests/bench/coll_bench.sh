@@ -38,11 +38,7 @@ cleanup() {
 on_exit cleanup
 
 echo
-if [ ! -x "$PY" ]; then
-	echo "17. collectives: SKIP (no torch venv at $PY: run \`make venv\`)"
-	exit 0
-fi
-[ -x "$FVBPF" ] || die "$FVBPF not built (make)"
+needs_torch "17. collectives"
 echo "17. collectives: 2-rank gloo job, $COUNT all-reduces of one float a phase, $ROUNDS rounds"
 
 mkdir -p "$TMP/job"
@@ -75,18 +71,8 @@ phase() {
 	touch "$TMP/job/go.$N"
 	wait_file "$TMP/job/res.$N" . 300 "$R0" || die "phase $N did not end ($TMP/job/job.log)"
 	bpftool prog show name api_call --json >"$TMP/bpf.$N.b" 2>/dev/null
-	BPF_NS=$(python3 - "$TMP/bpf.$N.a" "$TMP/bpf.$N.b" <<-'PY'
-		import json, sys
-		def load(p):
-		    try:
-		        v = json.load(open(p))
-		    except (OSError, ValueError):
-		        return {}
-		    return {x["id"]: x for x in (v if isinstance(v, list) else [v])}
-		a, b = load(sys.argv[1]), load(sys.argv[2])
-		print(sum(b[i].get("run_time_ns", 0) - a[i].get("run_time_ns", 0) for i in b if i in a))
-	PY
-	)
+	BPF_NS=$(bpf_prog_delta "$TMP/bpf.$N.a" "$TMP/bpf.$N.b")
+	BPF_NS=${BPF_NS#* }
 	if [ -n "$fv" ]; then
 		stop "$fv"
 		[ "$RC" = 0 ] || die "fvbpf exited $RC: $(tail -n 3 "$TMP/fv.$N")"

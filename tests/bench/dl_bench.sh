@@ -37,11 +37,7 @@ cleanup() {
 on_exit cleanup
 
 echo
-if [ ! -x "$PY" ]; then
-	echo "18. DataLoader workers: SKIP (no torch venv at $PY: run \`make venv\`)"
-	exit 0
-fi
-[ -x "$FVBPF" ] || die "$FVBPF not built (make)"
+needs_torch "18. DataLoader workers"
 echo "18. DataLoader workers: 2 persistent workers, batches of $SAMPLES samples, $COUNT batches a phase, $ROUNDS rounds"
 
 OMP_NUM_THREADS=1 "$PY" "$ROOT/tests/workloads/dl_cost.py" "$TMP" "$COUNT" >"$TMP/job.log" 2>&1 &
@@ -64,20 +60,8 @@ phase() {
 	touch "$TMP/go.$N"
 	wait_file "$TMP/res.$N" . 300 "$JOB" || die "phase $N did not end ($TMP/job.log)"
 	bpftool prog show name dl_pickle --json >"$TMP/bpf.$N.b" 2>/dev/null
-	BPF=$(python3 - "$TMP/bpf.$N.a" "$TMP/bpf.$N.b" "$COUNT" <<-'PY'
-		import json, sys
-		def load(p):
-		    try:
-		        v = json.load(open(p))
-		    except (OSError, ValueError):
-		        return {}
-		    return {x["id"]: x for x in (v if isinstance(v, list) else [v])}
-		a, b = load(sys.argv[1]), load(sys.argv[2])
-		runs = sum(b[i].get("run_cnt", 0) - a[i].get("run_cnt", 0) for i in b if i in a)
-		ns = sum(b[i].get("run_time_ns", 0) - a[i].get("run_time_ns", 0) for i in b if i in a)
-		print("%.2f %.0f" % (runs / int(sys.argv[3]), ns / runs if runs else 0))
-	PY
-	)
+	BPF=$(bpf_prog_delta "$TMP/bpf.$N.a" "$TMP/bpf.$N.b" |
+		awk -v n="$COUNT" '{ printf "%.2f %.0f\n", $1 / n, $1 ? $2 / $1 : 0 }')
 	if [ -n "$fv" ]; then
 		stop "$fv"
 		[ "$RC" = 0 ] || die "fvbpf exited $RC: $(tail -n 3 "$TMP/fv.$N")"

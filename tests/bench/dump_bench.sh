@@ -39,11 +39,7 @@ cleanup() {
 on_exit cleanup
 
 echo
-if [ ! -x "$PY" ]; then
-	echo "16. fvbpf dump: SKIP (no torch venv at $PY: run \`make venv\`)"
-	exit 0
-fi
-[ -x "$FVBPF" ] || die "$FVBPF not built (make)"
+needs_torch "16. fvbpf dump"
 echo "16. fvbpf dump: $(basename "$(dirname "$(dirname "$PY")")") torch, medians of $RUNS dumps"
 
 # a. idle torch processes
