@@ -97,6 +97,45 @@ print("ok")' "$OUT/manifest.json"
 	done
 }
 
+@test "dataloader: --format pftrace: each batch on its worker's own process track, a flow to the trainer's slice that received it" {
+	start_dl --workers 2 --persistent
+	local workers
+	workers=$(sed -n 's/^workers=//p' "$WL_LOG")
+	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 8 --format pftrace
+	wait_fvbpf 60
+	[ "$FV_STATUS" -eq 0 ]
+	run "$PB_PY" - "$ROOT/tests/lib" "$OUT" "$workers" <<-'EOF'
+		import glob, sys
+		sys.path.insert(0, sys.argv[1])
+		import pftrace_check as pc
+		workers = [int(w) for w in sys.argv[3].split(",")]
+		batches = flows = 0
+		for path in sorted(glob.glob(sys.argv[2] + "/trace_*.pftrace")):
+		    trace, _ = pc.read(path)
+		    tracks, slices, fo, fi, _, _ = pc.decode(trace)
+		    assert fo == fi, (path, fo, fi)
+		    for uuid, name, cat, start, end, _ in slices:
+		        if cat != "dataloader":
+		            continue
+		        assert name.startswith("DataLoader batch "), name
+		        pid, tid = pc.track_key(tracks, uuid)
+		        assert pid == tid and pid in workers, (path, name, pid, tid)
+		        proc = tracks[tracks[uuid].parent_uuid]
+		        want = "rank 0 worker %d" % workers.index(pid)
+		        assert proc.process.pid == pid and proc.process.process_name == want, (proc, want)
+		        # worker k % 2 loads batch k
+		        assert workers.index(pid) == int(name.split()[-1]) % 2, (name, pid)
+		        batches += 1
+		    flows += fo
+		# every batch's receipt lies in a slice of the trainer's (its __next__)
+		assert batches >= 6 and flows == batches, (batches, flows)
+		print("ok")
+	EOF
+	echo "$output"
+	assert_output "ok"
+	stop_dl
+}
+
 @test "dataloader: workers forked every epoch (not persistent): each epoch's on its own tracks, same worker_ids" {
 	start_dl --workers 2
 	start_fvbpf -p "$WL_PID" -o "$OUT" --step-by train_step -n 20

@@ -119,6 +119,12 @@ PY
 	assert_line "json_equal slices=18 python_lines=5"
 	assert_line "python_line cpu_op aten::mm Model.other (/w/a.py:50)"
 	assert_line "slice python_function b.py(25): Model.outer"
+	# DataLoader workers: 3 batches on their workers' tracks, their flows
+	# ending in the trainer's slices (two in one __next__), 2 launches'
+	run "$PB_PY" "$PFCHECK" "$OUT/fixture_dl.pftrace" --json "$OUT/fixture_dl.json"
+	assert_success
+	assert_line "json_equal slices=13 python_lines=0"
+	assert_line --partial "flows_out=5 flows_in=5"
 }
 
 @test "an unknown --format is a one-line error, exit 2, nothing traced" {

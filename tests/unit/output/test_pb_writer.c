@@ -18,6 +18,8 @@
 #include "util/name_table.h"
 #include "output/pftrace/pb_writer.h"
 #include "output/pftrace/pftrace_writer.h"
+#include "pipeline/loader/dl_join.h"
+#include "probes/torch_ops.h"
 #include "pipeline/pystack.h"
 #include "pipeline/registry.h"
 #include "output/seg_output.h"
@@ -410,6 +412,65 @@ static void test_formats_stacks(void)
 	teardown(&x);
 }
 
+/* DataLoader workers: each batch a slice on its worker's track, its flow
+ * ending in the trainer's slice that held the receipt, two in one. */
+static void test_formats_dl(void)
+{
+	const char *out = getenv("FVBPF_FORMATS_OUT");
+	struct torch_call op;
+	struct dl_seg d;
+	struct dl_batch b[3];
+	struct fixture x;
+	size_t njson, npf;
+	char *json, *pf;
+	uint64_t t0;
+	uint32_t me;
+
+	setup(&x);
+	t0 = x.seg.start_ns;
+	me = x.seg.pid;
+	op = (struct torch_call){ .start_ns = t0 + 1000, .end_ns = t0 + 5000, .tid = me,
+				  .kind = TORCH_SCOPE,
+				  .name = name_table_intern(&x.knames,
+							    "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__") };
+	x.seg.ops = &op;
+	x.seg.nops = 1;
+	memset(&d, 0, sizeof(d));
+	memset(b, 0, sizeof(b));
+	/* batches 0 and 1 received in one __next__, batch 2 later in the step */
+	b[0] = (struct dl_batch){ .start_ns = t0 + 100, .end_ns = t0 + 1500, .recv_ns = t0 + 2000,
+				  .idx = 0, .pid = (pid_t)me + 100, .recv_tid = me, .samples = 4 };
+	b[1] = (struct dl_batch){ .start_ns = t0 + 200, .end_ns = t0 + 2500, .recv_ns = t0 + 3000,
+				  .idx = 1, .pid = (pid_t)me + 101, .recv_tid = me, .worker_id = 1,
+				  .samples = 4 };
+	b[2] = (struct dl_batch){ .start_ns = t0 + 600000, .end_ns = t0 + 650000,
+				  .recv_ns = t0 + 700000, .idx = 2, .pid = (pid_t)me + 100,
+				  .recv_tid = me, .samples = 4 };
+	d.batches = b;
+	d.n = 3;
+	d.sum.nworkers = 2;
+	d.sum.workers[0] = (struct dl_worker_sum){ .pid = (pid_t)me + 100, .worker_id = 0 };
+	d.sum.workers[1] = (struct dl_worker_sum){ .pid = (pid_t)me + 101, .worker_id = 1 };
+	x.seg.dl = &d;
+	json = in_memory(trace_write, &x, &njson);
+	pf = in_memory(pftrace_write, &x, &npf);
+	CHECK(json && pf);
+	if (json && pf) {
+		CHECK(memmem(json, njson, "DataLoader batch 1", 18) != NULL);
+		CHECK(memmem(pf, npf, "DataLoader batch 1", 18) != NULL);
+		CHECK(memmem(pf, npf, "rank 0 worker 1", 15) != NULL);
+		if (out) {
+			save(out, "fixture_dl.json", json, njson);
+			save(out, "fixture_dl.pftrace", pf, npf);
+		}
+	}
+	free(json);
+	free(pf);
+	x.seg.ops = NULL;
+	x.seg.dl = NULL;
+	teardown(&x);
+}
+
 static void test_format_names(void)
 {
 	enum trace_format f;
@@ -431,6 +492,7 @@ int main(void)
 	RUN(test_fields);
 	RUN(test_formats);
 	RUN(test_formats_stacks);
+	RUN(test_formats_dl);
 	RUN(test_events_compact);
 	RUN(test_format_names);
 	UNIT_DONE();

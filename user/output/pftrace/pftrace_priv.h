@@ -21,6 +21,13 @@ struct pf_slice {
 	uint32_t order;
 	uint32_t stack;      /* --with-stack: its Python stack id, 0 none */
 	uint32_t pyline;     /* ... its Python line, an iid in lines; 0 none */
+	uint32_t more_in;    /* flows ending here past flow_in, in pf.more_in */
+};
+
+/* A flow that ends in slice @order besides its flow_in (a DataLoader
+ * __next__ that received two batches). */
+struct pf_flow_in {
+	uint32_t order, flow;
 };
 
 struct pf {
@@ -36,12 +43,16 @@ struct pf {
 	size_t ngpu;
 	uint32_t *py;        /* threads with a python_function track, after the GPU tracks */
 	size_t npy;
+	size_t dl_base;      /* DataLoader workers' tracks from here (pftrace_dl.h) */
+	struct pf_flow_in *more_in; /* by slice order, as added */
+	size_t nmore_in;
 	int err;
 	struct budget *mem;      /* the segment's, charged for sl; NULL in tests */
 };
 
 /* Track indices: 0 the segment's metadata track, then threads, then GPU
- * tracks, then python_function tracks. */
+ * tracks, then python_function tracks, then the process and the GPU
+ * devices, then (dl_base) the DataLoader workers' process and thread. */
 static inline uint64_t track_uuid(size_t track)
 {
 	return track + 1;
@@ -64,6 +75,8 @@ void pf_intern_once(struct pf *p, uint32_t field, uint32_t iid, const struct str
 /* A slice of @name and @cat (interned here) on @track. */
 void pf_add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
 		  const char *cat, uint32_t flow_out, uint32_t flow_in);
+/* Thread @tid's track, 0 when it has none. */
+uint32_t pf_cpu_track(const struct pf *p, uint32_t tid);
 /* The process, its threads, the GPU devices and streams, the segment's track. */
 void pf_descriptors(struct pf *p, const struct seg_output_ctx *c);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (BSD-2-Clause OR GPL-2.0-only)
 /* The pftrace's packets out, its interned entries and its track descriptors. */
+#include "output/pftrace/pftrace_dl.h"
 #include "output/pftrace/pftrace_fields.h"
 #include "output/pftrace/pftrace_priv.h"
 #include "output/pftrace/pftrace_pystack.h"
@@ -115,5 +116,6 @@ void pf_descriptors(struct pf *p, const struct seg_output_ctx *c)
 			 tid & ~0x40000000u);
 		descriptor(p, track_uuid(1 + p->ncpu + i), dev_uuid, label);
 	}
+	pf_dl_descriptors(p, c);
 }
 

@@ -29,6 +29,7 @@
 #include "output/pftrace/pf_strtab.h"
 #include "output/pftrace/pftrace_fields.h"
 #include "output/pftrace/pftrace_meta.h"
+#include "output/pftrace/pftrace_dl.h"
 #include "output/pftrace/pftrace_priv.h"
 #include "output/pftrace/pftrace_pystack.h"
 #include "output/pftrace/pftrace_writer.h"
@@ -52,7 +53,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static uint32_t cpu_track(const struct pf *p, uint32_t tid)
+uint32_t pf_cpu_track(const struct pf *p, uint32_t tid)
 {
 	uint32_t *t = bsearch(&tid, p->cpu, p->ncpu, sizeof(*t), cmp_u32);
 
@@ -89,6 +90,7 @@ static int build_tracks(struct pf *p, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
 	size_t i;
+	int ret;
 
 	long ncpu = seg_tids(s, &p->cpu);
 
@@ -101,7 +103,10 @@ static int build_tracks(struct pf *p, const struct seg_output_ctx *c)
 	for (i = 0; i < s->ngpu; i++)
 		p->gpu[i] = (uint64_t)s->gpu[i].device << 32 | gpu_tid(&s->gpu[i]);
 	p->ngpu = uniq_u64(p->gpu, s->ngpu);
-	return pf_py_tracks(p, c);
+	ret = pf_py_tracks(p, c);
+	/* past the process's (1 + ncpu + ngpu + npy) and the devices' */
+	p->dl_base = 2 + p->ncpu + 2 * p->ngpu + p->npy;
+	return ret;
 }
 
 static void add_slice_iid(struct pf *p, uint32_t track, uint64_t start, uint64_t dur,
@@ -139,6 +144,7 @@ static void add_slice_iid(struct pf *p, uint32_t track, uint64_t start, uint64_t
 	sl->order = (uint32_t)p->nsl++;
 	sl->stack = 0;
 	sl->pyline = 0;
+	sl->more_in = 0;
 }
 
 void pf_add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
@@ -169,7 +175,7 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 		}
 		if (!i || sl->tid != tid) {
 			tid = sl->tid;
-			track = cpu_track(p, tid);
+			track = pf_cpu_track(p, tid);
 		}
 		add_slice_iid(p, track, sl->start_ns, span_u64(sl->start_ns, sl->end_ns), name_iid,
 			      cat_iid, 0, 0);
@@ -181,7 +187,7 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 			       (s->end_ns > op->start_ns ? s->end_ns : op->start_ns);
 
 		name_table_get(c->knames, op->name, name, sizeof(name));
-		pf_add_slice(p, cpu_track(p, op->tid), op->start_ns, span_u64(op->start_ns, end), name,
+		pf_add_slice(p, pf_cpu_track(p, op->tid), op->start_ns, span_u64(op->start_ns, end), name,
 			     op->kind == TORCH_SCOPE ? "user_annotation" : "cpu_op", 0, 0);
 		pf_py_mark(p, c, op->stack);
 	}
@@ -191,7 +197,7 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 
 		if (!r)
 			continue;
-		pf_add_slice(p, cpu_track(p, call->tid), call->start_ns,
+		pf_add_slice(p, pf_cpu_track(p, call->tid), call->start_ns,
 			     span_u64(call->start_ns, call->end_ns), cuda_api_symbol(call->api_id),
 			     cuda_api_layer_cat(r->layer),
 			     call->correlation && call->gpu_records ? call->correlation : 0, 0);
@@ -207,6 +213,7 @@ static void collect(struct pf *p, const struct seg_output_ctx *c)
 			     a->call >= 0 && a->correlation ? a->correlation : 0);
 	}
 	pf_py_collect(p, c);
+	pf_dl_collect(p, c); /* last: its flows end in the slices above */
 	if (p->names.err || p->cats.err || p->lines.err)
 		p->err = -ENOMEM;
 }
@@ -256,6 +263,22 @@ static void seq_start(struct pf *p, struct pf_seq *q, size_t track, uint64_t bas
 	pf_put_packet(p);
 }
 
+/* The flows ending in @sl past its flow_in (pf.more_in is in slice order). */
+static void more_flows_in(struct pf *p, const struct pf_slice *sl)
+{
+	size_t lo = 0, hi = p->nmore_in, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->more_in[mid].order < sl->order)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < p->nmore_in && p->more_in[lo].order == sl->order; lo++)
+		pb_fixed64(&p->b, TE_TERMINATING_FLOW_IDS, p->more_in[lo].flow);
+}
+
 /* Begin of @sl (or its end when @sl is NULL) at @ts; @annotate writes debug annotations. */
 static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uint64_t ts,
 		  void (*annotate)(struct pb_buf *, const struct seg_output_ctx *),
@@ -283,6 +306,8 @@ static void event(struct pf *p, struct pf_seq *q, const struct pf_slice *sl, uin
 			pb_fixed64(&p->b, TE_FLOW_IDS, sl->flow_out);
 		if (sl->flow_in)
 			pb_fixed64(&p->b, TE_TERMINATING_FLOW_IDS, sl->flow_in);
+		if (sl->more_in)
+			more_flows_in(p, sl);
 		if (annotate)
 			annotate(&p->b, c);
 		pf_py_annotations(p, sl);
@@ -359,6 +384,7 @@ int pftrace_write(FILE *f, const struct seg_output_ctx *c)
 	free(p.cpu);
 	free(p.gpu);
 	free(p.py);
+	free(p.more_in);
 	strtab_free(&p.names);
 	strtab_free(&p.cats);
 	strtab_free(&p.lines);
