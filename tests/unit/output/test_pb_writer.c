@@ -336,6 +336,24 @@ static void test_formats(void)
 	teardown(&x);
 }
 
+/* Both formats of @x into *@json and *@pf, saved as BASE.json and
+ * BASE.pftrace in @out when it is set (FVBPF_FORMATS_OUT). */
+static void both_formats(const struct fixture *x, const char *out, const char *base, char **json,
+			 size_t *njson, char **pf, size_t *npf)
+{
+	char name[64];
+
+	*json = in_memory(trace_write, x, njson);
+	*pf = in_memory(pftrace_write, x, npf);
+	CHECK(*json && *pf);
+	if (!out || !*json || !*pf)
+		return;
+	snprintf(name, sizeof(name), "%s.json", base);
+	save(out, name, *json, *njson);
+	snprintf(name, sizeof(name), "%s.pftrace", base);
+	save(out, name, *pf, *npf);
+}
+
 static struct pystack_entry *two_frames(struct name_table *n, const char *func, int line,
 				       int first, int caller_line)
 {
@@ -392,18 +410,12 @@ static void test_formats_stacks(void)
 	x.seg.slices[1].stack = 2;
 	x.seg.calls[0].stack = 1;
 	x.ctx.pystacks = &tab;
-	json = in_memory(trace_write, &x, &njson);
-	pf = in_memory(pftrace_write, &x, &npf);
-	CHECK(json && pf);
+	both_formats(&x, out, "fixture_stack", &json, &njson, &pf, &npf);
 	if (json && pf) {
 		CHECK(memmem(json, njson, "\"Python line\":\"inner (/w/a.py:12)\"", 34) != NULL);
 		/* each line once per sequence: interned */
 		CHECK(memmem(pf, npf, "Python line", 11) != NULL);
 		CHECK(memmem(pf, npf, "a.py(10): inner", 15) != NULL);
-		if (out) {
-			save(out, "fixture_stack.json", json, njson);
-			save(out, "fixture_stack.pftrace", pf, npf);
-		}
 	}
 	free(json);
 	free(pf);
@@ -452,17 +464,11 @@ static void test_formats_dl(void)
 	d.sum.workers[0] = (struct dl_worker_sum){ .pid = (pid_t)me + 100, .worker_id = 0 };
 	d.sum.workers[1] = (struct dl_worker_sum){ .pid = (pid_t)me + 101, .worker_id = 1 };
 	x.seg.dl = &d;
-	json = in_memory(trace_write, &x, &njson);
-	pf = in_memory(pftrace_write, &x, &npf);
-	CHECK(json && pf);
+	both_formats(&x, out, "fixture_dl", &json, &njson, &pf, &npf);
 	if (json && pf) {
 		CHECK(memmem(json, njson, "DataLoader batch 1", 18) != NULL);
 		CHECK(memmem(pf, npf, "DataLoader batch 1", 18) != NULL);
 		CHECK(memmem(pf, npf, "rank 0 worker 1", 15) != NULL);
-		if (out) {
-			save(out, "fixture_dl.json", json, njson);
-			save(out, "fixture_dl.pftrace", pf, npf);
-		}
 	}
 	free(json);
 	free(pf);
