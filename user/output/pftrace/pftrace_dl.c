@@ -5,11 +5,9 @@
 
 #include "output/json/trace_dl.h"
 #include "output/pftrace/pftrace_dl.h"
-#include "output/pftrace/pftrace_fields.h"
 #include "pipeline/loader/dl_join.h"
 #include "pipeline/segment.h"
 #include "util/checked_math.h"
-#include "util/text_sanitize.h"
 
 /* Flow ids apart from the launch -> kernel ones (CUPTI correlation ids). */
 #define PF_DL_FLOW 0xc0000000u
@@ -96,34 +94,16 @@ void pf_dl_collect(struct pf *p, const struct seg_output_ctx *c)
 void pf_dl_descriptors(struct pf *p, const struct seg_output_ctx *c)
 {
 	const struct dl_seg *d = c->seg->dl;
-	char label[128], clean[256];
-	size_t m, mm;
+	char label[128];
 	uint32_t w;
 
 	for (w = 0; d && w < d->sum.nworkers; w++) {
 		const struct dl_worker_sum *ws = &d->sum.workers[w];
 
 		trace_dl_worker_label(c, ws->worker_id, ws->pid, label, sizeof(label));
-		text_clean_utf8(clean, sizeof(clean), label);
-		pb_uint(&p->b, TP_SEQ_ID, 1);
-		m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
-		pb_uint(&p->b, TD_UUID, track_uuid(worker_track(p, w, false)));
-		mm = pb_begin(&p->b, TD_PROCESS);
-		pb_int(&p->b, PD_PID, ws->pid);
-		pb_string(&p->b, PD_NAME, clean);
-		pb_end(&p->b, mm);
-		pb_end(&p->b, m);
-		pf_put_packet(p);
-		pb_uint(&p->b, TP_SEQ_ID, 1);
-		m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
-		pb_uint(&p->b, TD_UUID, track_uuid(worker_track(p, w, true)));
-		pb_uint(&p->b, TD_PARENT, track_uuid(worker_track(p, w, false)));
-		mm = pb_begin(&p->b, TD_THREAD);
-		pb_int(&p->b, THD_PID, ws->pid);
-		pb_int(&p->b, THD_TID, ws->pid);
-		pb_string(&p->b, THD_NAME, "DataLoader worker");
-		pb_end(&p->b, mm);
-		pb_end(&p->b, m);
-		pf_put_packet(p);
+		pf_process_descriptor(p, track_uuid(worker_track(p, w, false)), ws->pid, label, false);
+		pf_thread_descriptor(p, track_uuid(worker_track(p, w, true)),
+				     track_uuid(worker_track(p, w, false)), ws->pid, ws->pid,
+				     "DataLoader worker");
 	}
 }

@@ -75,6 +75,11 @@ void pf_intern_once(struct pf *p, uint32_t field, uint32_t iid, const struct str
 /* A slice of @name and @cat (interned here) on @track. */
 void pf_add_slice(struct pf *p, uint32_t track, uint64_t start, uint64_t dur, const char *name,
 		  const char *cat, uint32_t flow_out, uint32_t flow_in);
+/* A process track's descriptor (@first: the file's first packet, which
+ * clears sequence 1's state) and a thread track's, under @parent. */
+void pf_process_descriptor(struct pf *p, uint64_t uuid, int32_t pid, const char *name, bool first);
+void pf_thread_descriptor(struct pf *p, uint64_t uuid, uint64_t parent, int32_t pid, int32_t tid,
+			  const char *name);
 /* Thread @tid's track, 0 when it has none. */
 uint32_t pf_cpu_track(const struct pf *p, uint32_t tid);
 /* The process, its threads, the GPU devices and streams, the segment's track. */

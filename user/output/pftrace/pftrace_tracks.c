@@ -61,46 +61,64 @@ static void descriptor(struct pf *p, uint64_t uuid, uint64_t parent, const char 
 	pf_put_packet(p);
 }
 
+void pf_process_descriptor(struct pf *p, uint64_t uuid, int32_t pid, const char *name, bool first)
+{
+	char clean[256];
+	size_t m, mm;
+
+	text_clean_utf8(clean, sizeof(clean), name);
+	pb_uint(&p->b, TP_SEQ_ID, 1);
+	if (first)
+		pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
+	pb_uint(&p->b, TD_UUID, uuid);
+	mm = pb_begin(&p->b, TD_PROCESS);
+	pb_int(&p->b, PD_PID, pid);
+	pb_string(&p->b, PD_NAME, clean);
+	pb_end(&p->b, mm);
+	pb_end(&p->b, m);
+	pf_put_packet(p);
+}
+
+void pf_thread_descriptor(struct pf *p, uint64_t uuid, uint64_t parent, int32_t pid, int32_t tid,
+			  const char *name)
+{
+	char clean[256];
+	size_t m, mm;
+
+	text_clean_utf8(clean, sizeof(clean), name);
+	pb_uint(&p->b, TP_SEQ_ID, 1);
+	m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
+	pb_uint(&p->b, TD_UUID, uuid);
+	pb_uint(&p->b, TD_PARENT, parent);
+	mm = pb_begin(&p->b, TD_THREAD);
+	pb_int(&p->b, THD_PID, pid);
+	pb_int(&p->b, THD_TID, tid);
+	pb_string(&p->b, THD_NAME, clean);
+	pb_end(&p->b, mm);
+	pb_end(&p->b, m);
+	pf_put_packet(p);
+}
+
 void pf_descriptors(struct pf *p, const struct seg_output_ctx *c)
 {
 	const struct segment *s = c->seg;
 	uint64_t proc_uuid = track_uuid(1 + p->ncpu + p->ngpu + p->npy), dev_uuid = 0;
 	uint32_t dev, prev_dev = 0;
-	char label[256], clean[256];
-	size_t i, m, mm;
+	char label[256];
+	size_t i;
 
 	seg_output_proc_label(c->proc, s->pid, label, sizeof(label));
-	text_clean_utf8(clean, sizeof(clean), label);
-	pb_uint(&p->b, TP_SEQ_ID, 1);
-	pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-	m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
-	pb_uint(&p->b, TD_UUID, proc_uuid);
-	mm = pb_begin(&p->b, TD_PROCESS);
-	pb_int(&p->b, PD_PID, s->pid);
-	pb_string(&p->b, PD_NAME, clean);
-	pb_end(&p->b, mm);
-	pb_end(&p->b, m);
-	pf_put_packet(p);
+	pf_process_descriptor(p, proc_uuid, s->pid, label, true);
 
 	snprintf(label, sizeof(label), "fvbpf segment %04u: %s%s%s", s->seq,
 		 c->reg->defs[s->region].name, s->started_before_attach ? " (started before attach)" : "",
 		 s->incomplete ? " (incomplete)" : "");
 	descriptor(p, track_uuid(0), proc_uuid, label);
 
-	for (i = 0; i < p->ncpu; i++) {
-		text_clean_utf8(clean, sizeof(clean), proc_thread_name(c->proc, p->cpu[i]));
-		pb_uint(&p->b, TP_SEQ_ID, 1);
-		m = pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
-		pb_uint(&p->b, TD_UUID, track_uuid(1 + i));
-		pb_uint(&p->b, TD_PARENT, proc_uuid);
-		mm = pb_begin(&p->b, TD_THREAD);
-		pb_int(&p->b, THD_PID, s->pid);
-		pb_int(&p->b, THD_TID, (int32_t)p->cpu[i]);
-		pb_string(&p->b, THD_NAME, clean);
-		pb_end(&p->b, mm);
-		pb_end(&p->b, m);
-		pf_put_packet(p);
-	}
+	for (i = 0; i < p->ncpu; i++)
+		pf_thread_descriptor(p, track_uuid(1 + i), proc_uuid, s->pid, (int32_t)p->cpu[i],
+				     proc_thread_name(c->proc, p->cpu[i]));
 	pf_py_descriptors(p, proc_uuid);
 	for (i = 0; i < p->ngpu; i++) {
 		uint32_t tid = (uint32_t)p->gpu[i];
