@@ -129,7 +129,6 @@ static const char *rec_text(json_object *rec, const char *key)
 	return json_object_object_get_ex(rec, key, &v) ? json_object_get_string(v) : "";
 }
 
-/* One written segment, from the writer's index (seg_index.h). */
 /* Files the exit report names: the first ones, and those marked (the
  * rest are in the manifest: a 64-rank job of 1000 steps is 64000 files). */
 #define LISTED_PLAIN 16
@@ -139,6 +138,7 @@ struct listing {
 	size_t plain, marked, left_out;
 };
 
+/* One written segment, from the writer's index (seg_index.h). */
 static void report_file(json_object *rec, void *ctx)
 {
 	const char *why = rec_text(rec, "not_counted_why");

@@ -63,6 +63,12 @@ static size_t list_children(pid_t parent, struct child *v)
 	return n;
 }
 
+/* @pid runs @parent's image without an exec: a fork of it. */
+static bool forked(pid_t parent, pid_t pid)
+{
+	return proc_same_image(parent, pid) == 1;
+}
+
 int proc_forked_children(pid_t parent)
 {
 	struct child *v = calloc(CHILDREN_MAX, sizeof(*v));
@@ -73,19 +79,14 @@ int proc_forked_children(pid_t parent)
 		return 0;
 	n = list_children(parent, v);
 	for (i = 0; i < n; i++)
-		k += proc_same_image(parent, v[i].pid) == 1;
+		k += forked(parent, v[i].pid);
 	free(v);
 	return k;
 }
 
-/* Which of @parent's children are counted: forks of it, or processes
- * the spawn method started. */
+/* Which of @parent's children are counted: forks of it (forked()), or
+ * processes the spawn method started. */
 typedef bool (*child_kind_fn)(pid_t parent, pid_t pid);
-
-static bool forked(pid_t parent, pid_t pid)
-{
-	return proc_same_image(parent, pid) == 1;
-}
 
 static bool spawned(pid_t parent, pid_t pid)
 {
@@ -123,8 +124,8 @@ static int rank_among(pid_t parent, pid_t child, unsigned long long start, child
 
 int proc_worker_rank(pid_t trainer, pid_t worker)
 {
-	unsigned long long start, fs_start;
-	pid_t ppid, fs_ppid;
+	unsigned long long start;
+	pid_t ppid;
 
 	if (proc_read_stat_ppid(worker, &ppid, &start))
 		return -1;
@@ -133,8 +134,8 @@ int proc_worker_rank(pid_t trainer, pid_t worker)
 	if (ppid == trainer && spawned(trainer, worker))
 		return rank_among(trainer, worker, start, spawned);
 	/* forkserver: the trainer's forkserver forked it */
-	if (ppid > 0 && !proc_read_stat_ppid(ppid, &fs_ppid, &fs_start) && fs_ppid == trainer &&
-	    proc_mp_kind(ppid) == PROC_MP_FORKSERVER && forked(ppid, worker))
+	if (ppid > 0 && proc_read_ppid(ppid) == trainer && proc_mp_kind(ppid) == PROC_MP_FORKSERVER &&
+	    forked(ppid, worker))
 		return rank_among(ppid, worker, start, forked);
 	return -1;
 }
